@@ -1,0 +1,59 @@
+-- The audit trail: one append-only table of hash-chained events.
+-- docs/trail-format.md specifies how `hash` is computed from the other columns.
+
+CREATE TABLE events (
+    seq              INTEGER PRIMARY KEY NOT NULL,  -- contiguous from 1
+    event_id         TEXT    NOT NULL UNIQUE,
+    ts               TEXT    NOT NULL,              -- RFC 3339 UTC, microseconds
+    kind             TEXT    NOT NULL,
+    decision_id      TEXT,
+    session_id       TEXT,
+    task_type        TEXT,
+    actor_id         TEXT,
+    actor_kind       TEXT,
+    tool             TEXT,
+    action           TEXT,
+    resource_type    TEXT,
+    resource_id      TEXT,
+    args_hash        TEXT,
+    outcome          TEXT,
+    reason           TEXT,
+    policy_ids       TEXT,                          -- JSON array of policy ids
+    policy_version   TEXT,
+    max_output_chars INTEGER,
+    timeout_ms       INTEGER,
+    duration_us      INTEGER,
+    result_bytes     INTEGER,
+    truncated        INTEGER,
+    status           TEXT,
+    error            TEXT,
+    request          TEXT,                          -- normalized request, arguments by hash only
+    prev_hash        TEXT    NOT NULL,
+    hash             TEXT    NOT NULL
+) STRICT;
+
+CREATE INDEX events_session  ON events (session_id, seq);
+CREATE INDEX events_actor    ON events (actor_id, seq);
+CREATE INDEX events_tool     ON events (tool, seq);
+CREATE INDEX events_ts       ON events (ts);
+CREATE INDEX events_decision ON events (decision_id);
+
+-- Append-only: rows can be inserted, never changed or removed. `INSERT OR REPLACE` over an
+-- existing seq would delete the old row; the BEFORE DELETE trigger refuses that too only while
+-- recursive_triggers is on, so the conflict is also refused by the writer (plain INSERT) and by
+-- the trigger below, which aborts any insert that would collide with an existing row.
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'events are append-only: update refused');
+END;
+
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'events are append-only: delete refused');
+END;
+
+CREATE TRIGGER events_no_replace BEFORE INSERT ON events
+WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq OR event_id = NEW.event_id)
+BEGIN
+    SELECT RAISE(ABORT, 'events are append-only: replace refused');
+END;

@@ -1,0 +1,75 @@
+//! The `toolgate` command line: one file per subcommand, each with its arguments and its
+//! function. Exit codes: 0 ok, 1 error, 2 the trail's chain is broken.
+
+mod serve;
+mod verify;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use serve::{ServeArgs, serve};
+pub use verify::{VerifyArgs, verify};
+
+/// A policy decision point and hash-chained audit trail for AI-agent tool calls.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about)]
+pub struct Cli {
+    /// Log as JSON lines instead of text.
+    #[arg(long, global = true, env = "TOOLGATE_LOG_JSON")]
+    pub log_json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gRPC sidecar.
+    Serve(ServeArgs),
+    /// Walk the trail's hash chain and report every broken place.
+    Verify(VerifyArgs),
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Ok,
+    /// The chain was checked and is broken.
+    Broken,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        match exit {
+            Exit::Ok => Self::SUCCESS,
+            Exit::Broken => Self::from(2),
+        }
+    }
+}
+
+/// Runs the command line.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    crate::telemetry::init(cli.log_json);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+            Command::Verify(args) => verify(args).await,
+        }
+    });
+    match result {
+        Ok(exit) => exit.into(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The configuration: a TOML file whose every key has a default, so that toolgate runs with no
+//! file at all. Command-line flags override the file (see [`crate::cli::serve`]).
+//!
+//! ```toml
+//! listen = "127.0.0.1:50051"
+//! db = "toolgate.db"
+//! durability = "full"            # or "normal"
+//! policy = "policies/main.cedar" # replaces the embedded default policy
+//!
+//! [limits]                       # inputs over a limit are refused with INVALID_ARGUMENT
+//! max_args_bytes = 262144
+//!
+//! [tools.deploy]                 # added to (or replacing an entry of) the default registry
+//! safety = "bash"
+//! action = "release.deploy"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::registry::{Safety, ToolRegistry, ToolSpec};
+
+/// Why a configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file `{path}`: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file `{path}`: {source}")]
+    Parse { path: PathBuf, source: Box<toml::de::Error> },
+}
+
+/// Everything toolgate can be told.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address of the gRPC listener. Loopback by default.
+    pub listen: String,
+    /// Path of the SQLite trail; created when missing.
+    pub db: PathBuf,
+    /// A Cedar policy file that replaces the embedded default policy.
+    pub policy: Option<PathBuf>,
+    /// How hard each commit is pushed to disk.
+    pub durability: Durability,
+    /// Size limits on inputs.
+    pub limits: Limits,
+    /// Limits handed to the harness with every decision.
+    pub defaults: Defaults,
+    /// The group-committing writer.
+    pub writer: WriterConfig,
+    /// Tools added to, or overriding, the default registry.
+    pub tools: BTreeMap<String, ToolSpec>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:50051".to_owned(),
+            db: PathBuf::from("toolgate.db"),
+            policy: None,
+            durability: Durability::Full,
+            limits: Limits::default(),
+            defaults: Defaults::default(),
+            writer: WriterConfig::default(),
+            tools: BTreeMap::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads a TOML configuration file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })
+    }
+
+    /// The default tool registry with this configuration's tools laid over it.
+    pub fn registry(&self) -> ToolRegistry {
+        let mut registry = ToolRegistry::default();
+        for (name, spec) in &self.tools {
+            registry.insert(name, spec.clone());
+        }
+        registry
+    }
+}
+
+/// The SQLite `synchronous` setting of the writer (docs/operations.md says what each risks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Durability {
+    /// Every commit is synced to disk before anyone is answered: survives power loss.
+    Full,
+    /// Commits survive a crash of toolgate, but the last ones may roll back on power loss.
+    Normal,
+}
+
+/// Size limits on inputs, in bytes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// `args_json` of Decide and Execute.
+    pub max_args_bytes: usize,
+    /// `context_json` of Decide.
+    pub max_context_bytes: usize,
+    /// `output` of Execute.
+    pub max_output_bytes: usize,
+    /// `error` of Execute.
+    pub max_error_bytes: usize,
+    /// Any name or id: session, actor, tool, action, resource, keys.
+    pub max_name_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_args_bytes: 256 * 1024,
+            max_context_bytes: 256 * 1024,
+            max_output_bytes: 16 * 1024 * 1024,
+            max_error_bytes: 64 * 1024,
+            max_name_bytes: 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// The largest gRPC message the server decodes: big enough for every field at its limit, so
+    /// that an oversized field is answered (and recorded) by name rather than by the transport.
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_output_bytes
+            + self.max_args_bytes
+            + self.max_context_bytes
+            + self.max_error_bytes
+            + 64 * self.max_name_bytes
+    }
+}
+
+/// Limits returned to the harness with every decision.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Defaults {
+    /// Output characters handed back to the model; a smaller value in the request wins.
+    pub max_output_chars: u32,
+    /// Tool timeout for `read_only` tools, in milliseconds.
+    pub read_only_timeout_ms: u32,
+    /// Tool timeout for `write` tools, in milliseconds.
+    pub write_timeout_ms: u32,
+    /// Tool timeout for `bash` tools, in milliseconds.
+    pub bash_timeout_ms: u32,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Self {
+            max_output_chars: 8000,
+            read_only_timeout_ms: 10_000,
+            write_timeout_ms: 30_000,
+            bash_timeout_ms: 30_000,
+        }
+    }
+}
+
+impl Defaults {
+    /// The timeout for a tool of this safety level (unknown tools get the strictest).
+    pub fn timeout_ms(&self, safety: Safety) -> u32 {
+        match safety {
+            Safety::ReadOnly => self.read_only_timeout_ms,
+            Safety::Write => self.write_timeout_ms,
+            Safety::Bash | Safety::Unknown => self.bash_timeout_ms,
+        }
+    }
+}
+
+/// The group-committing writer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WriterConfig {
+    /// Events waiting to be committed before callers are made to wait.
+    pub queue_capacity: usize,
+    /// Most events committed in one transaction.
+    pub max_batch: usize,
+    /// How long a caller waits for its event to be committed before it is answered UNAVAILABLE.
+    pub commit_timeout_ms: u64,
+}
+
+impl Default for WriterConfig {
+    fn default() -> Self {
+        Self { queue_capacity: 16_384, max_batch: 1024, commit_timeout_ms: 5_000 }
+    }
+}
+
+impl WriterConfig {
+    /// [`Self::commit_timeout_ms`] as a duration.
+    pub fn commit_timeout(&self) -> Duration {
+        Duration::from_millis(self.commit_timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_the_defaults() {
+        let config: Config = toml::from_str("").unwrap();
+        assert_eq!(config.listen, "127.0.0.1:50051");
+        assert_eq!(config.durability, Durability::Full);
+        assert_eq!(config.defaults.max_output_chars, 8000);
+    }
+
+    #[test]
+    fn configured_tools_extend_the_default_registry() {
+        let config: Config =
+            toml::from_str("[tools.deploy]\nsafety = \"bash\"\naction = \"release.deploy\"\n")
+                .unwrap();
+        let registry = config.registry();
+        assert_eq!(registry.get("deploy").unwrap().safety, Safety::Bash);
+        assert_eq!(registry.get("read").unwrap().safety, Safety::ReadOnly);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        assert!(toml::from_str::<Config>("listn = \"x\"").is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! The error a service call can end in, and the one place that decides its gRPC status.
+
+use tonic::Status;
+
+use crate::request::FieldError;
+use crate::store::StoreError;
+
+/// Why a call was not answered with a result.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request is malformed; it was recorded as an `invalid_request` event.
+    #[error(transparent)]
+    InvalidArgument(#[from] FieldError),
+    /// The trail could not record the call, so nothing may be answered.
+    #[error("audit trail unavailable: {0}")]
+    Unavailable(#[from] StoreError),
+}
+
+impl From<Error> for Status {
+    fn from(error: Error) -> Self {
+        match error {
+            Error::InvalidArgument(e) => Status::invalid_argument(e.to_string()),
+            Error::Unavailable(e) => {
+                // The details are for the operator; the client learns only that the call was
+                // not recorded, and so must not proceed.
+                tracing::error!(error = %e, "call refused: the trail could not record it");
+                Status::unavailable("audit trail unavailable: the call was not recorded")
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The Decide/Execute logic, independent of the transport: validate, evaluate the policy, pair
+//! executions with their decisions, process output, and record every step on the trail before
+//! answering.
+//!
+//! INVARIANT (fail closed): no method returns a result before the events it describes are
+//! committed; when the trail cannot commit them the caller gets [`Error::Unavailable`].
+
+mod output;
+mod pairing;
+
+use std::sync::Arc;
+
+use crate::config::{Config, Defaults, Limits};
+use crate::error::Error;
+use crate::policy::{PolicyEngine, Verdict};
+use crate::proto;
+use crate::registry::ToolRegistry;
+use crate::request::{ActionRequest, ExecutionReport, FieldError};
+use crate::store::Writer;
+use crate::trail::{Event, Kind, Record};
+
+/// The answer to a Decide call.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub decision_id: String,
+    pub verdict: Verdict,
+    pub args_hash: String,
+    pub max_output_chars: u32,
+    pub timeout_ms: u32,
+    /// With a rewrite: the arguments to run instead. Empty otherwise.
+    pub rewritten_args_json: String,
+    pub seq: i64,
+    pub policy_version: String,
+}
+
+/// The answer to an Execute call.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    pub output: String,
+    pub truncated: bool,
+    pub result_bytes: i64,
+    pub seq: i64,
+    /// Why the execution broke its decision, if it did.
+    pub violation: Option<String>,
+}
+
+/// The decision point: cheap to clone, shared by every request.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    writer: Writer,
+    policy: Arc<PolicyEngine>,
+    registry: Arc<ToolRegistry>,
+    limits: Limits,
+    defaults: Defaults,
+}
+
+impl Gate {
+    /// A gate that decides with `policy` and records through `writer`.
+    pub fn new(config: &Config, policy: PolicyEngine, writer: Writer) -> Self {
+        Self {
+            writer,
+            policy: Arc::new(policy),
+            registry: Arc::new(config.registry()),
+            limits: config.limits.clone(),
+            defaults: config.defaults.clone(),
+        }
+    }
+
+    /// Records that the gate's policy set is in force.
+    pub async fn record_policy_loaded(&self) -> Result<Event, Error> {
+        let record = Record {
+            policy_version: Some(self.policy.version().to_owned()),
+            reason: Some(format!(
+                "loaded {} policies from {}",
+                self.policy.len(),
+                self.policy.source_name()
+            )),
+            ..Record::new(Kind::PolicyLoaded)
+        };
+        let mut events = self.writer.append(vec![record]).await?;
+        // INVARIANT: the writer returns one event per record appended.
+        Ok(events.remove(0))
+    }
+
+    /// Decides a proposed tool call and records the decision.
+    pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
+        let req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
+            Ok(req) => req,
+            Err(e) => return Err(self.refuse("Decide", e).await),
+        };
+        let safety = self.registry.safety(&req.tool);
+        let verdict = self.policy.evaluate(&req, safety);
+        let max_output_chars = req
+            .options
+            .max_output_chars
+            .map_or(self.defaults.max_output_chars, |asked| asked.min(self.defaults.max_output_chars));
+        let timeout_default = self.defaults.timeout_ms(safety);
+        let timeout_ms = req.plan.timeout_ms.map_or(timeout_default, |t| t.min(timeout_default));
+        let decision_id = uuid::Uuid::now_v7().to_string();
+        let record = Record {
+            decision_id: Some(decision_id.clone()),
+            session_id: Some(req.session_id.clone()),
+            task_type: Some(req.task_type.clone()),
+            actor_id: Some(req.actor.id.clone()),
+            actor_kind: Some(req.actor.kind.as_str().to_owned()),
+            tool: Some(req.tool.clone()),
+            action: Some(req.action.clone()),
+            resource_type: Some(req.resource.kind.clone()),
+            resource_id: Some(req.resource.id.clone()),
+            args_hash: Some(req.args_hash.clone()),
+            outcome: Some(verdict.outcome.as_str().to_owned()),
+            reason: Some(verdict.reason.clone()),
+            policy_ids: Some(serde_json::json!(verdict.policy_ids).to_string()),
+            policy_version: Some(self.policy.version().to_owned()),
+            max_output_chars: Some(i64::from(max_output_chars)),
+            timeout_ms: Some(i64::from(timeout_ms)),
+            // INVARIANT: a normalized request holds only JSON-serializable values.
+            request: Some(serde_jcs::to_string(&req).expect("the request serializes")),
+            ..Record::new(Kind::Decision)
+        };
+        let events = self.writer.append(vec![record]).await?;
+        Ok(Decision {
+            decision_id,
+            verdict,
+            args_hash: req.args_hash,
+            max_output_chars,
+            timeout_ms,
+            rewritten_args_json: String::new(),
+            seq: events[0].seq,
+            policy_version: self.policy.version().to_owned(),
+        })
+    }
+
+    /// Records a tool run, pairing it with its decision, and returns the processed output.
+    pub async fn execute(&self, raw: proto::ExecuteRequest) -> Result<Execution, Error> {
+        let report = match ExecutionReport::from_proto(raw, &self.limits) {
+            Ok(report) => report,
+            Err(e) => return Err(self.refuse("Execute", e).await),
+        };
+        let output_chars = report.output.as_deref().map(|o| o.chars().count());
+        let default_max = i64::from(self.defaults.max_output_chars);
+        let paired = report.clone();
+        // The decision is looked up inside the writer's transaction, so two executions of one
+        // decision cannot both pass as the first.
+        let events = self
+            .writer
+            .append_with(move |lookup| {
+                let decision = lookup.decision(&paired.decision_id)?;
+                let max = decision
+                    .as_ref()
+                    .and_then(|d| d.record.max_output_chars)
+                    .unwrap_or(default_max);
+                Ok(pairing::records(&paired, decision.as_ref(), max, output_chars))
+            })
+            .await?;
+        let execution = &events[0];
+        let max_chars = execution.record.max_output_chars.unwrap_or(default_max);
+        let processed = report.output.as_deref().map(|o| {
+            output::process(o, usize::try_from(max_chars).unwrap_or(usize::MAX), report.wrap_output)
+        });
+        Ok(Execution {
+            truncated: processed.as_ref().is_some_and(|p| p.truncated),
+            output: processed.map(|p| p.text).unwrap_or_default(),
+            result_bytes: report.result_bytes,
+            seq: execution.seq,
+            violation: events.get(1).and_then(|v| v.record.reason.clone()),
+        })
+    }
+
+    /// Records a malformed request (the RPC and the error, never the payload) and returns the
+    /// error to answer with.
+    async fn refuse(&self, rpc: &str, error: FieldError) -> Error {
+        let record = Record {
+            error: Some(error.to_string()),
+            request: Some(serde_json::json!({ "rpc": format!("toolgate.v1.Gate/{rpc}") }).to_string()),
+            ..Record::new(Kind::InvalidRequest)
+        };
+        match self.writer.append(vec![record]).await {
+            Ok(_) => Error::InvalidArgument(error),
+            Err(e) => Error::Unavailable(e),
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Pairing an execution with its decision: what the trail records for an Execute, including the
+//! violation when the agent ran something it was not allowed to.
+
+use crate::policy::Outcome;
+use crate::request::ExecutionReport;
+use crate::store::PairedDecision;
+use crate::trail::{Kind, Record};
+
+/// Why an execution breaks its decision, or `None` when it keeps to it.
+pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) -> Option<String> {
+    let Some(decision) = decision else {
+        return Some(format!("unknown decision: `{}`", report.decision_id));
+    };
+    let outcome = decision.record.outcome.as_deref().unwrap_or_default();
+    if outcome != Outcome::Allow.as_str() {
+        return Some(format!("the decision was not allow: {outcome}"));
+    }
+    if decision.executed {
+        return Some("the decision was already executed".to_owned());
+    }
+    let decided = decision.record.args_hash.as_deref().unwrap_or_default();
+    if report.args_hash != decided {
+        return Some(format!(
+            "the arguments' hash differs from the decided one: {} is not {decided}",
+            report.args_hash
+        ));
+    }
+    None
+}
+
+/// The events an Execute appends: the execution, and a violation event when it breaks its
+/// decision. Both carry the decision's who, what and where, so an auditor filtering by session
+/// or actor sees them beside the decision.
+pub fn records(
+    report: &ExecutionReport,
+    decision: Option<&PairedDecision>,
+    max_output_chars: i64,
+    output_chars: Option<usize>,
+) -> Vec<Record> {
+    let decided = decision.map(|d| d.record.clone()).unwrap_or_default();
+    let context = Record {
+        decision_id: Some(report.decision_id.clone()),
+        session_id: decided.session_id,
+        task_type: decided.task_type,
+        actor_id: decided.actor_id,
+        actor_kind: decided.actor_kind,
+        tool: decided.tool,
+        action: decided.action,
+        resource_type: decided.resource_type,
+        resource_id: decided.resource_id,
+        args_hash: Some(report.args_hash.clone()),
+        policy_version: decided.policy_version,
+        ..Record::default()
+    };
+    let truncated = output_chars.map(|chars| i64::from(chars as i64 > max_output_chars));
+    let execution = Record {
+        kind: Kind::Execution.as_str().to_owned(),
+        max_output_chars: Some(max_output_chars),
+        duration_us: Some(report.duration_us),
+        result_bytes: Some(report.result_bytes),
+        truncated,
+        status: Some(report.status.as_str().to_owned()),
+        error: report.error.clone(),
+        ..context.clone()
+    };
+    let mut records = vec![execution];
+    if let Some(reason) = violation(report, decision) {
+        records.push(Record {
+            kind: Kind::Violation.as_str().to_owned(),
+            reason: Some(reason),
+            ..context
+        });
+    }
+    records
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::ExecutionStatus;
+
+    fn report(args_hash: &str) -> ExecutionReport {
+        ExecutionReport {
+            decision_id: "d1".into(),
+            args_hash: args_hash.into(),
+            duration_us: 10,
+            status: ExecutionStatus::Ok,
+            error: None,
+            output: None,
+            result_bytes: 0,
+            wrap_output: false,
+        }
+    }
+
+    fn decision(outcome: &str, executed: bool) -> PairedDecision {
+        PairedDecision {
+            record: Record {
+                outcome: Some(outcome.into()),
+                args_hash: Some("h".into()),
+                ..Record::new(Kind::Decision)
+            },
+            executed,
+        }
+    }
+
+    #[test]
+    fn an_allowed_first_execution_with_the_same_arguments_keeps_to_its_decision() {
+        assert_eq!(violation(&report("h"), Some(&decision("allow", false))), None);
+    }
+
+    #[test]
+    fn each_breach_is_named() {
+        let cases = [
+            (report("h"), None, "unknown decision"),
+            (report("h"), Some(decision("deny", false)), "not allow: deny"),
+            (report("h"), Some(decision("allow", true)), "already executed"),
+            (report("other"), Some(decision("allow", false)), "hash differs"),
+        ];
+        for (report, decision, expected) in cases {
+            let found = violation(&report, decision.as_ref()).unwrap();
+            assert!(found.contains(expected), "{found}");
+        }
+    }
+
+    #[test]
+    fn a_violation_is_recorded_beside_the_execution() {
+        let records = records(&report("h"), Some(&decision("deny", false)), 8000, Some(5));
+        let kinds: Vec<_> = records.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, ["execution", "violation"]);
+        assert_eq!(records[0].truncated, Some(0));
+    }
+}

@@ -1,0 +1,78 @@
+//! `toolgate.v1.Gate`: Decide and Execute, translated between protobuf and [`crate::gate`].
+
+use tonic::{Request, Response, Status};
+
+use crate::gate::Gate;
+use crate::policy::Outcome;
+use crate::proto::{self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteResponse};
+
+/// The tonic service.
+#[derive(Debug, Clone)]
+pub struct GateService {
+    gate: Gate,
+}
+
+impl GateService {
+    /// Serves `gate`.
+    pub fn new(gate: Gate) -> Self {
+        Self { gate }
+    }
+}
+
+#[tonic::async_trait]
+impl proto::gate_server::Gate for GateService {
+    #[tracing::instrument(name = "Decide", skip_all)]
+    async fn decide(
+        &self,
+        request: Request<DecideRequest>,
+    ) -> Result<Response<DecideResponse>, Status> {
+        let decision = self.gate.decide(request.into_inner()).await?;
+        let verdict = decision.verdict;
+        tracing::debug!(outcome = %verdict.outcome, seq = decision.seq, "decided");
+        Ok(Response::new(DecideResponse {
+            decision_id: decision.decision_id,
+            outcome: outcome(verdict.outcome) as i32,
+            reason: verdict.reason,
+            policy_ids: verdict.policy_ids,
+            args_hash: decision.args_hash,
+            max_output_chars: decision.max_output_chars,
+            timeout_ms: decision.timeout_ms,
+            rewritten_args_json: decision.rewritten_args_json,
+            seq: seq(decision.seq),
+            policy_version: decision.policy_version,
+        }))
+    }
+
+    #[tracing::instrument(name = "Execute", skip_all)]
+    async fn execute(
+        &self,
+        request: Request<ExecuteRequest>,
+    ) -> Result<Response<ExecuteResponse>, Status> {
+        let execution = self.gate.execute(request.into_inner()).await?;
+        if let Some(violation) = &execution.violation {
+            tracing::warn!(%violation, seq = execution.seq, "execution broke its decision");
+        }
+        Ok(Response::new(ExecuteResponse {
+            output: execution.output,
+            truncated: execution.truncated,
+            result_bytes: execution.result_bytes.unsigned_abs(),
+            seq: seq(execution.seq),
+            violation: execution.violation.unwrap_or_default(),
+        }))
+    }
+}
+
+fn outcome(outcome: Outcome) -> proto::Outcome {
+    match outcome {
+        Outcome::Allow => proto::Outcome::Allow,
+        Outcome::Deny => proto::Outcome::Deny,
+        Outcome::RequireApproval => proto::Outcome::RequireApproval,
+        Outcome::DryRun => proto::Outcome::DryRun,
+        Outcome::Rewrite => proto::Outcome::Rewrite,
+    }
+}
+
+/// Sequence numbers start at 1 and only grow.
+fn seq(seq: i64) -> u64 {
+    seq.unsigned_abs()
+}

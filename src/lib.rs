@@ -1,0 +1,39 @@
+//! toolgate: a policy decision point and an append-only, hash-chained audit trail for the tool
+//! calls of AI agents, served over gRPC as a sidecar.
+//!
+//! An agent harness asks [`Gate`](proto::gate_server::Gate) `Decide` before it runs a
+//! tool and reports with `Execute` after it ran. Every decision and every execution is committed
+//! to the SQLite trail before the caller hears the answer.
+//!
+//! # Layout
+//!
+//! - [`config`]: the configuration file, its defaults and the tool registry.
+//! - [`registry`]: the tool registry: each tool's safety level and default action.
+//! - [`request`]: turns wire requests into validated, normalized requests (canonical arguments,
+//!   their hash, limits); every rejection names its field.
+//! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
+//! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
+//!   processing, and what goes on the trail.
+//! - [`trail`]: the event model, its canonical encoding and hash chain, and chain verification.
+//! - [`store`]: the SQLite file: migrations, the single group-committing writer, read-only reads.
+//! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
+//! - [`grpc`]: the tonic services over [`gate`], health and reflection.
+//! - [`server`]: binds everything together and serves until shut down.
+//! - [`cli`]: the `toolgate` command line, one file per subcommand.
+//! - [`error`], [`shutdown`], [`telemetry`]: the service error and its gRPC status, signal
+//!   handling, and logging.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod gate;
+pub mod grpc;
+pub mod policy;
+pub mod proto;
+pub mod registry;
+pub mod request;
+pub mod server;
+pub mod shutdown;
+pub mod store;
+pub mod telemetry;
+pub mod trail;

@@ -1,0 +1,91 @@
+//! The Cedar context a policy sees for one request (docs/policy.md lists it):
+//!
+//! ```text
+//! context.tool      { name, safety }            safety: read_only | write | bash | unknown
+//! context.actor     { kind, delegation_chain }
+//! context.resource  { type, classification }
+//! context.options   { allow_write, allow_bash }
+//! context.plan      { dry_run, idempotency_key, rollback_hint }
+//! context.session   { id, task_type }
+//! context.harness   the request's context_json
+//! ```
+
+use cedar_policy::{Context, ContextCreationError, RestrictedExpression as Expr};
+use serde_json::Value;
+
+use crate::registry::Safety;
+use crate::request::ActionRequest;
+
+/// Builds the context of a request.
+pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, ContextCreationError> {
+    let string = |s: &str| Expr::new_string(s.to_owned());
+    let pairs = [
+        ("tool", record([("name", string(&req.tool)), ("safety", string(safety.as_str()))])),
+        (
+            "actor",
+            record([
+                ("kind", string(req.actor.kind.as_str())),
+                (
+                    "delegation_chain",
+                    Expr::new_set(req.actor.delegation_chain.iter().map(|a| string(a))),
+                ),
+            ]),
+        ),
+        (
+            "resource",
+            record([
+                ("type", string(&req.resource.kind)),
+                ("classification", string(&req.resource.classification)),
+            ]),
+        ),
+        (
+            "options",
+            record([
+                ("allow_write", Expr::new_bool(req.options.allow_write)),
+                ("allow_bash", Expr::new_bool(req.options.allow_bash)),
+            ]),
+        ),
+        (
+            "plan",
+            record([
+                ("dry_run", Expr::new_bool(req.plan.dry_run)),
+                ("idempotency_key", string(&req.plan.idempotency_key)),
+                ("rollback_hint", string(&req.plan.rollback_hint)),
+            ]),
+        ),
+        (
+            "session",
+            record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))]),
+        ),
+        ("harness", json_record(&req.context)),
+    ];
+    Context::from_pairs(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)))
+}
+
+fn record<const N: usize>(fields: [(&str, Expr); N]) -> Expr {
+    // INVARIANT: the keys are distinct literals, the only way `new_record` can fail.
+    Expr::new_record(fields.into_iter().map(|(k, v)| (k.to_owned(), v)))
+        .expect("record keys are distinct")
+}
+
+/// JSON as Cedar values. Cedar has no null and no fractions: nulls are left out and numbers
+/// that are not 64-bit integers become their decimal text.
+fn json(value: &Value) -> Option<Expr> {
+    Some(match value {
+        Value::Null => return None,
+        Value::Bool(b) => Expr::new_bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Expr::new_long(i),
+            None => Expr::new_string(n.to_string()),
+        },
+        Value::String(s) => Expr::new_string(s.clone()),
+        Value::Array(items) => Expr::new_set(items.iter().filter_map(json)),
+        Value::Object(map) => json_record(map),
+    })
+}
+
+fn json_record(map: &serde_json::Map<String, Value>) -> Expr {
+    let fields = map.iter().filter_map(|(k, v)| Some((k.clone(), json(v)?)));
+    // INVARIANT: a JSON object's keys are distinct.
+    Expr::new_record(fields).expect("JSON object keys are distinct")
+}

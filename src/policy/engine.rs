@@ -1,0 +1,330 @@
+//! A loaded policy set and its evaluation.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::str::FromStr;
+
+use cedar_policy::{
+    Authorizer, Decision, Entities, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet,
+    Request,
+};
+use sha2::{Digest, Sha256};
+
+use super::{Outcome, context};
+use crate::registry::Safety;
+use crate::request::ActionRequest;
+
+/// The embedded default policy.
+const DEFAULT_POLICY: &str = include_str!("default.cedar");
+
+/// Why a policy set could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("cannot read policy file `{path}`: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("invalid policy in `{source_name}`: {message}")]
+    Parse { source_name: String, message: String },
+    #[error("duplicate policy id `{id}` in `{source_name}`")]
+    DuplicateId { source_name: String, id: String },
+}
+
+/// The answer of a policy set to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// Why, in words fit for the model and the auditor.
+    pub reason: String,
+    /// The authors' ids of the policies that determined the outcome.
+    pub policy_ids: Vec<String>,
+}
+
+/// What toolgate keeps of each policy besides Cedar's own form.
+#[derive(Debug)]
+struct Meta {
+    /// Position in the source, to report several policies in the order they were written.
+    position: usize,
+    /// The `@reason` annotation, a template (see [`render`]).
+    reason: Option<String>,
+}
+
+/// A policy set ready to evaluate requests.
+#[derive(Debug)]
+pub struct PolicyEngine {
+    set: PolicySet,
+    meta: HashMap<PolicyId, Meta>,
+    version: String,
+    source_name: String,
+    authorizer: Authorizer,
+    actor_type: EntityTypeName,
+    action_type: EntityTypeName,
+    resource_type: EntityTypeName,
+}
+
+impl PolicyEngine {
+    /// The embedded default policy.
+    pub fn embedded() -> Self {
+        // INVARIANT: the embedded policy is parsed by the unit tests below.
+        Self::parse("embedded:default.cedar", DEFAULT_POLICY).expect("the default policy parses")
+    }
+
+    /// Loads a policy file.
+    pub fn from_file(path: &Path) -> Result<Self, PolicyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&path.display().to_string(), &text)
+    }
+
+    /// Parses a policy set. Each policy's id is its `@id` annotation, or else
+    /// `<source_name>#<n>` for the n-th policy of the source (from 0).
+    pub fn parse(source_name: &str, text: &str) -> Result<Self, PolicyError> {
+        let parse_error = |message: String| PolicyError::Parse {
+            source_name: source_name.to_owned(),
+            message,
+        };
+        let parsed = PolicySet::from_str(text).map_err(|e| parse_error(format!("{e:?}")))?;
+        if parsed.templates().next().is_some() {
+            return Err(parse_error("policy templates are not supported".to_owned()));
+        }
+        // Cedar names the policies of a text `policy0`, `policy1`… in the order written.
+        let mut policies: Vec<_> = parsed
+            .policies()
+            .map(|p| {
+                let n = p.id().to_string().trim_start_matches("policy").parse::<usize>();
+                (n.unwrap_or(usize::MAX), p)
+            })
+            .collect();
+        policies.sort_by_key(|(n, _)| *n);
+
+        let mut set = PolicySet::new();
+        let mut meta = HashMap::new();
+        for (position, (_, policy)) in policies.into_iter().enumerate() {
+            let id = match policy.annotation("id") {
+                Some(id) => id.to_owned(),
+                None => format!("{source_name}#{position}"),
+            };
+            let policy_id = PolicyId::new(&id);
+            if meta.contains_key(&policy_id) {
+                return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
+            }
+            let reason = policy.annotation("reason").map(str::to_owned);
+            set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
+            meta.insert(policy_id, Meta { position, reason });
+        }
+        let type_name = |name: &str| {
+            // INVARIANT: the three names are valid Cedar identifiers.
+            EntityTypeName::from_str(name).expect("valid entity type name")
+        };
+        Ok(Self {
+            set,
+            meta,
+            version: hex::encode(Sha256::digest(text.as_bytes())),
+            source_name: source_name.to_owned(),
+            authorizer: Authorizer::new(),
+            actor_type: type_name("Actor"),
+            action_type: type_name("Action"),
+            resource_type: type_name("Resource"),
+        })
+    }
+
+    /// Hex SHA-256 of the policy text: the version recorded with every decision.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Where the policy came from: a file path or `embedded:default.cedar`.
+    pub fn source_name(&self) -> &str {
+        &self.source_name
+    }
+
+    /// How many policies the set holds.
+    pub fn len(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// Whether the set holds no policy (and so denies everything).
+    pub fn is_empty(&self) -> bool {
+        self.meta.is_empty()
+    }
+
+    /// Evaluates a request. Never fails: an evaluation error denies, with the error as reason.
+    pub fn evaluate(&self, req: &ActionRequest, safety: Safety) -> Verdict {
+        let uid = |kind: &EntityTypeName, id: &str| {
+            EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
+        };
+        let request = context::build(req, safety)
+            .map_err(|e| e.to_string())
+            .and_then(|context| {
+                Request::new(
+                    uid(&self.actor_type, &req.actor.id),
+                    uid(&self.action_type, &req.action),
+                    uid(&self.resource_type, &req.resource.id),
+                    context,
+                    None,
+                )
+                .map_err(|e| e.to_string())
+            });
+        let request = match request {
+            Ok(request) => request,
+            Err(error) => return error_verdict(vec![], &error),
+        };
+        let response = self.authorizer.is_authorized(&request, &self.set, &Entities::empty());
+        let diagnostics = response.diagnostics();
+
+        let errors: Vec<_> = diagnostics.errors().collect();
+        if !errors.is_empty() {
+            // Cedar skips a policy that errs; a skipped forbid could let through what it
+            // should stop, so any error denies.
+            let ids = errors
+                .iter()
+                .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| {
+                    e.policy_id().to_string()
+                })
+                .collect();
+            let messages: Vec<_> = errors.iter().map(|e| e.to_string()).collect();
+            return error_verdict(ids, &messages.join("; "));
+        }
+        let mut determining: Vec<_> = diagnostics.reason().collect();
+        determining.sort_by_key(|id| self.meta.get(*id).map(|m| m.position));
+        let policy_ids: Vec<String> = determining.iter().map(|id| id.to_string()).collect();
+        let reasons: Vec<String> = determining
+            .iter()
+            .filter_map(|id| self.meta.get(*id)?.reason.as_deref())
+            .map(|template| render(template, req, safety))
+            .collect();
+
+        match response.decision() {
+            Decision::Allow => Verdict {
+                outcome: Outcome::Allow,
+                reason: joined(reasons, || format!("permitted by {}", policy_ids.join(", "))),
+                policy_ids,
+            },
+            Decision::Deny if policy_ids.is_empty() => Verdict {
+                outcome: Outcome::Deny,
+                reason: format!(
+                    "not permitted: no policy permits action `{}` with tool `{}`",
+                    req.action, req.tool
+                ),
+                policy_ids,
+            },
+            Decision::Deny => Verdict {
+                outcome: Outcome::Deny,
+                reason: joined(reasons, || format!("forbidden by {}", policy_ids.join(", "))),
+                policy_ids,
+            },
+        }
+    }
+}
+
+fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
+    Verdict { outcome: Outcome::Deny, reason: format!("policy evaluation error: {error}"), policy_ids }
+}
+
+fn joined(reasons: Vec<String>, fallback: impl FnOnce() -> String) -> String {
+    if reasons.is_empty() { fallback() } else { reasons.join("; ") }
+}
+
+/// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}` and `{resource}`
+/// stand for the request's values.
+fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
+    if !template.contains('{') {
+        return template.to_owned();
+    }
+    template
+        .replace("{tool}", &req.tool)
+        .replace("{action}", &req.action)
+        .replace("{actor}", &req.actor.id)
+        .replace("{safety}", safety.as_str())
+        .replace("{resource}", &req.resource.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Limits;
+    use crate::proto;
+    use crate::registry::ToolRegistry;
+
+    fn request(tool: &str, allow_write: bool) -> ActionRequest {
+        let req = proto::DecideRequest {
+            session_id: "s".into(),
+            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
+            tool: tool.into(),
+            options: Some(proto::RunOptions { allow_write, ..Default::default() }),
+            ..Default::default()
+        };
+        ActionRequest::from_proto(req, &Limits::default(), &ToolRegistry::default()).unwrap()
+    }
+
+    fn evaluate(engine: &PolicyEngine, tool: &str, allow_write: bool) -> Verdict {
+        engine.evaluate(&request(tool, allow_write), ToolRegistry::default().safety(tool))
+    }
+
+    #[test]
+    fn the_embedded_policy_allows_reads_and_names_itself() {
+        let verdict = evaluate(&PolicyEngine::embedded(), "read", false);
+        assert_eq!(verdict.outcome, Outcome::Allow);
+        assert_eq!(verdict.policy_ids, ["default.permit_registered_tools"]);
+        assert_eq!(verdict.reason, "registered read_only tool: read");
+    }
+
+    #[test]
+    fn a_forbid_gives_its_reason() {
+        let verdict = evaluate(&PolicyEngine::embedded(), "write", false);
+        assert_eq!(verdict.outcome, Outcome::Deny);
+        assert_eq!(verdict.reason, "tool requires allow_write=true: write");
+        assert_eq!(verdict.policy_ids, ["default.write_requires_allow_write"]);
+    }
+
+    #[test]
+    fn nothing_permitted_is_told_apart_from_forbidden() {
+        let engine = PolicyEngine::parse("t", "permit(principal, action, resource) when { false };")
+            .unwrap();
+        let verdict = evaluate(&engine, "read", false);
+        assert_eq!(verdict.outcome, Outcome::Deny);
+        assert!(verdict.reason.starts_with("not permitted:"), "{}", verdict.reason);
+        assert!(verdict.policy_ids.is_empty());
+    }
+
+    #[test]
+    fn policies_without_id_are_named_by_source_and_position() {
+        let engine = PolicyEngine::parse(
+            "team.cedar",
+            "permit(principal, action, resource) when { false };\n\
+             forbid(principal, action, resource);",
+        )
+        .unwrap();
+        assert_eq!(evaluate(&engine, "read", false).policy_ids, ["team.cedar#1"]);
+    }
+
+    #[test]
+    fn an_evaluation_error_denies_with_the_error() {
+        let engine = PolicyEngine::parse(
+            "t",
+            "@id(\"p\") permit(principal, action, resource) when { context.harness.missing == 1 };",
+        )
+        .unwrap();
+        let verdict = evaluate(&engine, "read", false);
+        assert_eq!(verdict.outcome, Outcome::Deny);
+        assert!(verdict.reason.starts_with("policy evaluation error:"), "{}", verdict.reason);
+        assert_eq!(verdict.policy_ids, ["p"]);
+    }
+
+    #[test]
+    fn duplicate_ids_and_syntax_errors_are_refused() {
+        let dup = "@id(\"a\") permit(principal, action, resource);\n\
+                   @id(\"a\") forbid(principal, action, resource);";
+        assert!(matches!(PolicyEngine::parse("t", dup), Err(PolicyError::DuplicateId { .. })));
+        assert!(matches!(PolicyEngine::parse("t", "permit("), Err(PolicyError::Parse { .. })));
+    }
+
+    #[test]
+    fn the_version_is_the_sha256_of_the_text() {
+        let engine = PolicyEngine::parse("t", "").unwrap();
+        assert_eq!(
+            engine.version(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

@@ -1,0 +1,257 @@
+//! The normalized action request of a Decide call: who acts, with which tool and verb, on what,
+//! with which arguments (kept only as their hash once it leaves toolgate), options and plan.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{FieldError, canonicalize, json_object, required, within};
+use crate::config::Limits;
+use crate::proto;
+use crate::registry::ToolRegistry;
+
+/// The most actors a delegation chain may name.
+const MAX_DELEGATION_DEPTH: usize = 32;
+
+/// A validated Decide request. Its [`Serialize`] form is what the trail keeps in the `request`
+/// column: everything but the raw arguments, which are replaced by their hash.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionRequest {
+    pub session_id: String,
+    /// `default` when the caller named none.
+    pub task_type: String,
+    pub actor: Actor,
+    pub tool: String,
+    /// The registry's default action for the tool when the caller named none.
+    pub action: String,
+    pub resource: Resource,
+    /// The arguments, parsed; never stored.
+    #[serde(skip)]
+    pub args: Map<String, Value>,
+    /// Hex SHA-256 of the RFC 8785 canonical arguments.
+    pub args_hash: String,
+    /// The harness's `context_json`.
+    pub context: Map<String, Value>,
+    pub options: RunOptions,
+    pub plan: ExecutionPlan,
+}
+
+/// Who acts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Actor {
+    pub id: String,
+    pub kind: ActorKind,
+    pub delegation_chain: Vec<String>,
+}
+
+/// The kinds of actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActorKind {
+    User,
+    Agent,
+    Subagent,
+}
+
+impl ActorKind {
+    /// The name policies and the trail use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Agent => "agent",
+            Self::Subagent => "subagent",
+        }
+    }
+}
+
+/// What the call acts on; empty strings where the caller said nothing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Resource {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    /// `public`, `internal`, `confidential`, `secret`, or empty.
+    pub classification: String,
+}
+
+/// Run options granted by the harness.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunOptions {
+    pub allow_write: bool,
+    pub allow_bash: bool,
+    /// `None` when the caller left it to the server.
+    pub max_output_chars: Option<u32>,
+}
+
+/// How the harness plans to run the call.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExecutionPlan {
+    pub dry_run: bool,
+    pub idempotency_key: String,
+    /// `None` when the caller left it to the server.
+    pub timeout_ms: Option<u32>,
+    pub rollback_hint: String,
+}
+
+const CLASSIFICATIONS: [&str; 4] = ["public", "internal", "confidential", "secret"];
+
+impl ActionRequest {
+    /// Validates and normalizes a Decide request.
+    pub fn from_proto(
+        req: proto::DecideRequest,
+        limits: &Limits,
+        registry: &ToolRegistry,
+    ) -> Result<Self, FieldError> {
+        let name = limits.max_name_bytes;
+        required("session_id", &req.session_id, name)?;
+        within("task_type", &req.task_type, name)?;
+        let actor = actor(req.actor, name)?;
+        required("tool", &req.tool, name)?;
+        within("action", &req.action, name)?;
+        let resource = resource(req.resource.unwrap_or_default(), name)?;
+        let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
+        let args_hash = canonicalize(&args)
+            .map_err(|e| FieldError::new("args_json", e.to_string()))?
+            .hash;
+        let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
+        let options = req.options.unwrap_or_default();
+        let plan = req.plan.unwrap_or_default();
+        within("plan.idempotency_key", &plan.idempotency_key, name)?;
+        within("plan.rollback_hint", &plan.rollback_hint, name)?;
+
+        let action = if req.action.is_empty() {
+            registry.default_action(&req.tool).to_owned()
+        } else {
+            req.action
+        };
+        let task_type = if req.task_type.is_empty() { "default".to_owned() } else { req.task_type };
+        Ok(Self {
+            session_id: req.session_id,
+            task_type,
+            actor,
+            tool: req.tool,
+            action,
+            resource,
+            args,
+            args_hash,
+            context,
+            options: RunOptions {
+                allow_write: options.allow_write,
+                allow_bash: options.allow_bash,
+                max_output_chars: nonzero(options.max_output_chars),
+            },
+            plan: ExecutionPlan {
+                dry_run: plan.dry_run,
+                idempotency_key: plan.idempotency_key,
+                timeout_ms: nonzero(plan.timeout_ms),
+                rollback_hint: plan.rollback_hint,
+            },
+        })
+    }
+}
+
+fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError> {
+    let Some(actor) = actor else { return Err(FieldError::required("actor.id")) };
+    required("actor.id", &actor.id, limit)?;
+    let kind = match actor.kind.as_str() {
+        "" | "agent" => ActorKind::Agent,
+        "user" => ActorKind::User,
+        "subagent" => ActorKind::Subagent,
+        other => {
+            return Err(FieldError::new(
+                "actor.kind",
+                format!("must be `user`, `agent` or `subagent`, not `{}`", truncated(other)),
+            ));
+        }
+    };
+    if actor.delegation_chain.len() > MAX_DELEGATION_DEPTH {
+        return Err(FieldError::new(
+            "actor.delegation_chain",
+            format!("{} actors, over the limit of {MAX_DELEGATION_DEPTH}", actor.delegation_chain.len()),
+        ));
+    }
+    for (i, link) in actor.delegation_chain.iter().enumerate() {
+        required(&format!("actor.delegation_chain[{i}]"), link, limit)?;
+    }
+    Ok(Actor { id: actor.id, kind, delegation_chain: actor.delegation_chain })
+}
+
+fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldError> {
+    within("resource.type", &resource.r#type, limit)?;
+    within("resource.id", &resource.id, limit)?;
+    let classification = resource.classification;
+    if !classification.is_empty() && !CLASSIFICATIONS.contains(&classification.as_str()) {
+        return Err(FieldError::new(
+            "resource.classification",
+            format!(
+                "must be `public`, `internal`, `confidential` or `secret`, not `{}`",
+                truncated(&classification)
+            ),
+        ));
+    }
+    Ok(Resource { kind: resource.r#type, id: resource.id, classification })
+}
+
+fn nonzero(value: u32) -> Option<u32> {
+    (value != 0).then_some(value)
+}
+
+/// At most 64 characters of an echoed bad value, so an error message stays short.
+fn truncated(value: &str) -> String {
+    value.chars().take(64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> proto::DecideRequest {
+        proto::DecideRequest {
+            session_id: "s1".into(),
+            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
+            tool: "read".into(),
+            args_json: r#"{"path":"README.md"}"#.into(),
+            ..Default::default()
+        }
+    }
+
+    fn normalize(req: proto::DecideRequest) -> Result<ActionRequest, FieldError> {
+        ActionRequest::from_proto(req, &Limits::default(), &ToolRegistry::default())
+    }
+
+    #[test]
+    fn empty_action_takes_the_registry_default() {
+        let req = normalize(request()).unwrap();
+        assert_eq!(req.action, "fs.read");
+        assert_eq!(req.task_type, "default");
+        assert_eq!(req.actor.kind, ActorKind::Agent);
+    }
+
+    #[test]
+    fn stored_form_has_the_hash_but_not_the_arguments() {
+        let req = normalize(request()).unwrap();
+        let stored = serde_json::to_string(&req).unwrap();
+        assert!(stored.contains(&req.args_hash));
+        assert!(!stored.contains("README.md"), "{stored}");
+    }
+
+    #[test]
+    fn each_rejection_names_its_field() {
+        let cases: Vec<(&str, fn(&mut proto::DecideRequest))> = vec![
+            ("session_id", |r| r.session_id.clear()),
+            ("actor.id", |r| r.actor = None),
+            ("actor.kind", |r| r.actor.as_mut().unwrap().kind = "robot".into()),
+            ("tool", |r| r.tool.clear()),
+            ("args_json", |r| r.args_json = "[1,2]".into()),
+            ("context_json", |r| r.context_json = "not json".into()),
+            ("resource.classification", |r| {
+                r.resource = Some(proto::Resource { classification: "top".into(), ..Default::default() })
+            }),
+            ("action", |r| r.action = "x".repeat(1025)),
+        ];
+        for (field, mutate) in cases {
+            let mut req = request();
+            mutate(&mut req);
+            assert_eq!(normalize(req).unwrap_err().field, field);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The normalized report of an Execute call: which decision it follows, the hash of the arguments
+//! the tool really ran with, how long it took, how it ended, and the output's size.
+
+use super::{FieldError, canonicalize, json_object, required, within};
+use crate::config::Limits;
+use crate::proto;
+
+/// How a tool run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionStatus {
+    Ok,
+    Error,
+    Timeout,
+}
+
+impl ExecutionStatus {
+    /// The name the trail uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Timeout => "timeout",
+        }
+    }
+}
+
+/// A validated Execute request.
+#[derive(Debug, Clone)]
+pub struct ExecutionReport {
+    pub decision_id: String,
+    /// Hex SHA-256 of the canonical arguments the tool ran with.
+    pub args_hash: String,
+    pub duration_us: i64,
+    pub status: ExecutionStatus,
+    /// `None` when empty.
+    pub error: Option<String>,
+    /// The output, when the harness sent it; never stored.
+    pub output: Option<String>,
+    /// The size of the original output in bytes.
+    pub result_bytes: i64,
+    pub wrap_output: bool,
+}
+
+impl ExecutionReport {
+    /// Validates and normalizes an Execute request.
+    pub fn from_proto(req: proto::ExecuteRequest, limits: &Limits) -> Result<Self, FieldError> {
+        required("decision_id", &req.decision_id, limits.max_name_bytes)?;
+        let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
+        let args_hash = canonicalize(&args)
+            .map_err(|e| FieldError::new("args_json", e.to_string()))?
+            .hash;
+        let status = match proto::ExecutionStatus::try_from(req.status) {
+            Ok(proto::ExecutionStatus::Ok) => ExecutionStatus::Ok,
+            Ok(proto::ExecutionStatus::Error) => ExecutionStatus::Error,
+            Ok(proto::ExecutionStatus::Timeout) => ExecutionStatus::Timeout,
+            Ok(proto::ExecutionStatus::Unspecified) => {
+                return Err(FieldError::new("status", "required: OK, ERROR or TIMEOUT"));
+            }
+            Err(_) => {
+                return Err(FieldError::new(
+                    "status",
+                    format!("unknown value {}: must be OK, ERROR or TIMEOUT", req.status),
+                ));
+            }
+        };
+        within("error", &req.error, limits.max_error_bytes)?;
+        let duration_us = i64::try_from(req.duration_us)
+            .map_err(|_| FieldError::new("duration_us", "out of range"))?;
+        let result_bytes = match &req.output {
+            Some(output) => {
+                within("output", output, limits.max_output_bytes)?;
+                output.len()
+            }
+            None => usize::try_from(req.result_bytes)
+                .ok()
+                .filter(|&bytes| i64::try_from(bytes).is_ok())
+                .ok_or_else(|| FieldError::new("result_bytes", "out of range"))?,
+        };
+        Ok(Self {
+            decision_id: req.decision_id,
+            args_hash,
+            duration_us,
+            status,
+            error: (!req.error.is_empty()).then_some(req.error),
+            output: req.output,
+            // INVARIANT: checked above to fit an i64.
+            result_bytes: result_bytes as i64,
+            wrap_output: req.wrap_output,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> proto::ExecuteRequest {
+        proto::ExecuteRequest {
+            decision_id: "d1".into(),
+            status: proto::ExecutionStatus::Ok as i32,
+            output: Some("héllo".into()),
+            result_bytes: 999,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn result_bytes_come_from_the_output_when_it_is_sent() {
+        let report = ExecutionReport::from_proto(request(), &Limits::default()).unwrap();
+        assert_eq!(report.result_bytes, 6);
+    }
+
+    #[test]
+    fn unknown_and_missing_status_are_refused() {
+        for status in [0, 9] {
+            let req = proto::ExecuteRequest { status, ..request() };
+            let err = ExecutionReport::from_proto(req, &Limits::default()).unwrap_err();
+            assert_eq!(err.field, "status");
+        }
+    }
+
+    #[test]
+    fn output_over_its_limit_is_refused() {
+        let limits = Limits { max_output_bytes: 4, ..Limits::default() };
+        let err = ExecutionReport::from_proto(request(), &limits).unwrap_err();
+        assert_eq!(err.field, "output");
+    }
+}

@@ -1,0 +1,83 @@
+//! Puts the pieces together: opens the trail, loads the policy, records that it is in force,
+//! and serves gRPC on an already-bound listener until the shutdown future resolves. Then it
+//! stops taking calls, lets the calls in flight finish, and waits for the writer to commit
+//! what it holds.
+
+use std::future::Future;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::gate::Gate;
+use crate::grpc::GateService;
+use crate::policy::{PolicyEngine, PolicyError};
+use crate::proto;
+use crate::proto::gate_server::GateServer;
+use crate::store::{Store, StoreError};
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot record the policy in force: {0}")]
+    Record(#[from] Error),
+    #[error("reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves until `shutdown` resolves.
+pub async fn run(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
+    let policy = match &config.policy {
+        Some(path) => PolicyEngine::from_file(path)?,
+        None => PolicyEngine::embedded(),
+    };
+    let (store, writer_thread) = Store::open(&config.db, config.durability, &config.writer).await?;
+    let gate = Gate::new(&config, policy, store.writer.clone());
+    let loaded = gate.record_policy_loaded().await?;
+    tracing::info!(
+        policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),
+        seq = loaded.seq,
+        "policy in force"
+    );
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<GateServer<GateService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let gate_service = GateServer::new(GateService::new(gate))
+        .max_decoding_message_size(config.limits.max_message_bytes());
+
+    let stopping = async {
+        shutdown.await;
+        tracing::info!("shutting down: finishing the calls in flight");
+        health.set_not_serving::<GateServer<GateService>>().await;
+    };
+    let served = Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(gate_service)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopping)
+        .await;
+
+    // The services are gone with the server; this drops the last writer handle, so the writer
+    // commits what it holds and stops.
+    store.reader.close().await;
+    drop(store);
+    writer_thread.join().await;
+    tracing::info!("stopped");
+    Ok(served?)
+}

@@ -1,0 +1,75 @@
+//! The SQLite file behind the trail. One writer thread owns the only write connection and
+//! commits events in groups ([`writer`]); everything else reads through a read-only pool
+//! ([`reader`]), so queries and verification never block writes.
+
+mod reader;
+mod writer;
+
+use std::path::Path;
+
+use sqlx::ConnectOptions;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+
+pub use reader::Reader;
+pub use writer::{Lookup, PairedDecision, Writer, WriterThread};
+
+use crate::config::{Durability, WriterConfig};
+
+/// What can go wrong with the trail's file. The messages are for logs and operators; clients
+/// only ever learn that the trail is unavailable.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the trail `{path}`: {source}")]
+    Open { path: String, source: sqlx::Error },
+    #[error("cannot migrate the trail: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("trail writer: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot read the trail: {0}")]
+    Read(#[from] sqlx::Error),
+    #[error("the commit failed (see the writer's log)")]
+    CommitFailed,
+    #[error("the commit did not finish in time")]
+    Timeout,
+    #[error("the trail writer has stopped")]
+    Closed,
+}
+
+/// A cheaply cloneable handle on the trail: cloning is shallow.
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// Appends events.
+    pub writer: Writer,
+    /// Reads events.
+    pub reader: Reader,
+}
+
+impl Store {
+    /// Opens (creating and migrating when needed) the trail at `path` and starts its writer.
+    /// The returned [`WriterThread`] finishes once every [`Store`] clone is dropped and the
+    /// queue is drained.
+    pub async fn open(
+        path: &Path,
+        durability: Durability,
+        config: &WriterConfig,
+    ) -> Result<(Self, WriterThread), StoreError> {
+        migrate(path).await?;
+        let (writer, thread) = Writer::start(path, durability, config)?;
+        let reader = Reader::open(path).await?;
+        Ok((Self { writer, reader }, thread))
+    }
+}
+
+/// Creates the file when missing and applies `migrations/`.
+async fn migrate(path: &Path) -> Result<(), StoreError> {
+    let open_error = |source| StoreError::Open { path: path.display().to_string(), source };
+    let mut conn = SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .connect()
+        .await
+        .map_err(open_error)?;
+    sqlx::migrate!("./migrations").run(&mut conn).await?;
+    Ok(())
+}

@@ -1,0 +1,304 @@
+//! The single writer of the trail. Callers hand it records through a bounded queue; a dedicated
+//! thread drains whatever is waiting into one `BEGIN IMMEDIATE` transaction (group commit),
+//! assigns each event its `seq`, time and hashes, commits, and only then answers every caller of
+//! the group. A failed commit answers them all with an error and leaves the chain's head where it
+//! was. A dedicated thread with rusqlite costs a few microseconds per event, where an async
+//! driver would pay a thread hop per statement.
+
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use tokio::sync::{mpsc, oneshot};
+
+use super::StoreError;
+use crate::config::{Durability, WriterConfig};
+use crate::trail::{Event, GENESIS_HASH, Kind, Record, event_hash};
+
+/// Builds a job's records inside the writer's transaction, reading what it needs through a
+/// [`Lookup`] that sees every event before it, committed or in the same group.
+type Build = Box<dyn FnOnce(&Lookup<'_>) -> Result<Vec<Record>, StoreError> + Send>;
+
+struct Job {
+    build: Build,
+    reply: oneshot::Sender<Result<Vec<Event>, StoreError>>,
+}
+
+/// A cheaply cloneable handle that appends to the trail.
+#[derive(Debug, Clone)]
+pub struct Writer {
+    queue: mpsc::Sender<Job>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Job")
+    }
+}
+
+/// The writer's thread; joining it waits until the queue is drained and the connection closed.
+#[derive(Debug)]
+pub struct WriterThread(JoinHandle<()>);
+
+impl WriterThread {
+    /// Waits for the writer to commit what it holds and stop. It stops once every [`Writer`]
+    /// handle is dropped.
+    pub async fn join(self) {
+        let handle = self.0;
+        // A panicking writer already logged its panic; there is nothing more to do with it.
+        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+    }
+}
+
+impl Writer {
+    /// Opens the write connection and starts the writer thread.
+    pub(super) fn start(
+        path: &Path,
+        durability: Durability,
+        config: &WriterConfig,
+    ) -> Result<(Self, WriterThread), StoreError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        let synchronous = match durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        let head = Head::read(&conn)?;
+        let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
+        let max_batch = config.max_batch.max(1);
+        let thread = std::thread::Builder::new()
+            .name("trail-writer".into())
+            .spawn(move || run(conn, jobs, head, max_batch))
+            .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(e.into())))?;
+        Ok((Self { queue, timeout: config.commit_timeout() }, WriterThread(thread)))
+    }
+
+    /// Appends records and waits until they are committed; returns the events as stored.
+    pub async fn append(&self, records: Vec<Record>) -> Result<Vec<Event>, StoreError> {
+        self.append_with(move |_| Ok(records)).await
+    }
+
+    /// Appends the records that `build` makes from the trail as it stands at that point of the
+    /// writer's transaction, and waits until they are committed. `build` runs on the writer
+    /// thread, so everything it decides is serialized with every other append.
+    pub async fn append_with<F>(&self, build: F) -> Result<Vec<Event>, StoreError>
+    where
+        F: FnOnce(&Lookup<'_>) -> Result<Vec<Record>, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job = Job { build: Box::new(build), reply };
+        let committed = async {
+            self.queue.send(job).await.map_err(|_| StoreError::Closed)?;
+            answer.await.map_err(|_| StoreError::Closed)?
+        };
+        tokio::time::timeout(self.timeout, committed).await.map_err(|_| StoreError::Timeout)?
+    }
+}
+
+/// Read access to the trail from inside the writer's transaction.
+pub struct Lookup<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+}
+
+/// A decision as an execution finds it.
+#[derive(Debug, Clone)]
+pub struct PairedDecision {
+    /// The decision event's fields.
+    pub record: Record,
+    /// An execution was already reported for it.
+    pub executed: bool,
+}
+
+impl Lookup<'_> {
+    /// The decision event with this id, if there is one.
+    pub fn decision(&self, decision_id: &str) -> Result<Option<PairedDecision>, StoreError> {
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT decision_id, session_id, task_type, actor_id, actor_kind, tool, action,
+                    resource_type, resource_id, args_hash, outcome, policy_version,
+                    max_output_chars, timeout_ms
+             FROM events WHERE decision_id = ?1 AND kind = 'decision'",
+        )?;
+        let record = stmt
+            .query_row([decision_id], |row| {
+                Ok(Record {
+                    decision_id: row.get(0)?,
+                    session_id: row.get(1)?,
+                    task_type: row.get(2)?,
+                    actor_id: row.get(3)?,
+                    actor_kind: row.get(4)?,
+                    tool: row.get(5)?,
+                    action: row.get(6)?,
+                    resource_type: row.get(7)?,
+                    resource_id: row.get(8)?,
+                    args_hash: row.get(9)?,
+                    outcome: row.get(10)?,
+                    policy_version: row.get(11)?,
+                    max_output_chars: row.get(12)?,
+                    timeout_ms: row.get(13)?,
+                    ..Record::new(Kind::Decision)
+                })
+            })
+            .optional()?;
+        let Some(record) = record else { return Ok(None) };
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE decision_id = ?1 AND kind = 'execution')",
+        )?;
+        let executed = stmt.query_row([decision_id], |row| row.get(0))?;
+        Ok(Some(PairedDecision { record, executed }))
+    }
+}
+
+/// The last event of the chain.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    seq: i64,
+    hash: [u8; 32],
+}
+
+impl Head {
+    fn read(conn: &Connection) -> Result<Self, StoreError> {
+        let last: Option<(i64, String)> = conn
+            .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()?;
+        let Some((seq, hash_hex)) = last else { return Ok(Self { seq: 0, hash: GENESIS_HASH }) };
+        let mut hash = [0; 32];
+        hex::decode_to_slice(&hash_hex, &mut hash).map_err(|e| {
+            StoreError::Sqlite(rusqlite::Error::FromSqlConversionFailure(
+                0,
+                rusqlite::types::Type::Text,
+                Box::new(e),
+            ))
+        })?;
+        Ok(Self { seq, hash })
+    }
+
+    /// Chains a record onto the head.
+    // INVARIANT: seq is contiguous and each prev_hash is the hash of the event before; the head
+    // only moves forward inside a transaction and is restored when the transaction fails.
+    fn chain(&mut self, record: Record) -> Event {
+        let mut event = Event {
+            seq: self.seq + 1,
+            event_id: uuid::Uuid::now_v7().to_string(),
+            ts: Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true),
+            record,
+            prev_hash: hex::encode(self.hash),
+            hash: String::new(),
+        };
+        let hash = event_hash(&self.hash, &event);
+        event.hash = hex::encode(hash);
+        *self = Self { seq: event.seq, hash };
+        event
+    }
+}
+
+fn run(mut conn: Connection, mut jobs: mpsc::Receiver<Job>, mut head: Head, max_batch: usize) {
+    let mut batch = Vec::with_capacity(max_batch);
+    while let Some(job) = jobs.blocking_recv() {
+        batch.push(job);
+        while batch.len() < max_batch {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        commit(&mut conn, &mut head, &mut batch);
+    }
+    tracing::debug!(seq = head.seq, "trail writer stopped");
+}
+
+/// Commits one group and answers its callers.
+fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>) {
+    let before = *head;
+    let mut replies = Vec::with_capacity(batch.len());
+    let mut builds = Vec::with_capacity(batch.len());
+    for job in batch.drain(..) {
+        replies.push(job.reply);
+        builds.push(job.build);
+    }
+    match write_group(conn, head, builds) {
+        Ok(groups) => {
+            for (reply, events) in replies.into_iter().zip(groups) {
+                // A caller that gave up (timed out) no longer listens; its events stand.
+                let _ = reply.send(Ok(events));
+            }
+        }
+        Err(error) => {
+            *head = before;
+            tracing::error!(%error, "trail commit failed; answering the group with an error");
+            for reply in replies {
+                let _ = reply.send(Err(StoreError::CommitFailed));
+            }
+        }
+    }
+}
+
+fn write_group(
+    conn: &mut Connection,
+    head: &mut Head,
+    builds: Vec<Build>,
+) -> Result<Vec<Vec<Event>>, StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut groups = Vec::with_capacity(builds.len());
+    for build in builds {
+        let records = build(&Lookup { tx: &tx })?;
+        let mut events = Vec::with_capacity(records.len());
+        for record in records {
+            let event = head.chain(record);
+            insert(&tx, &event)?;
+            events.push(event);
+        }
+        groups.push(events);
+    }
+    tx.commit()?;
+    Ok(groups)
+}
+
+fn insert(tx: &rusqlite::Transaction<'_>, e: &Event) -> Result<(), StoreError> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO events (seq, event_id, ts, kind, decision_id, session_id, task_type,
+             actor_id, actor_kind, tool, action, resource_type, resource_id, args_hash, outcome,
+             reason, policy_ids, policy_version, max_output_chars, timeout_ms, duration_us,
+             result_bytes, truncated, status, error, request, prev_hash, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+    )?;
+    let r = &e.record;
+    stmt.execute(params![
+        e.seq,
+        e.event_id,
+        e.ts,
+        r.kind,
+        r.decision_id,
+        r.session_id,
+        r.task_type,
+        r.actor_id,
+        r.actor_kind,
+        r.tool,
+        r.action,
+        r.resource_type,
+        r.resource_id,
+        r.args_hash,
+        r.outcome,
+        r.reason,
+        r.policy_ids,
+        r.policy_version,
+        r.max_output_chars,
+        r.timeout_ms,
+        r.duration_us,
+        r.result_bytes,
+        r.truncated,
+        r.status,
+        r.error,
+        r.request,
+        e.prev_hash,
+        e.hash,
+    ])?;
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! One event of the trail: the fields its writer chose ([`Record`]) and the ones the trail assigns
+//! when it appends it (place, identity, time and hashes).
+
+use std::fmt;
+
+/// The kinds of event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A Decide call and its outcome.
+    Decision,
+    /// An Execute report.
+    Execution,
+    /// An execution that broke its decision.
+    Violation,
+    /// A request refused as malformed.
+    InvalidRequest,
+    /// A policy set put in force.
+    PolicyLoaded,
+}
+
+impl Kind {
+    /// The name stored in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Decision => "decision",
+            Self::Execution => "execution",
+            Self::Violation => "violation",
+            Self::InvalidRequest => "invalid_request",
+            Self::PolicyLoaded => "policy_loaded",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The fields of an event that its writer chooses; `None` is stored as NULL.
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct Record {
+    pub kind: String,
+    pub decision_id: Option<String>,
+    pub session_id: Option<String>,
+    pub task_type: Option<String>,
+    pub actor_id: Option<String>,
+    pub actor_kind: Option<String>,
+    pub tool: Option<String>,
+    pub action: Option<String>,
+    pub resource_type: Option<String>,
+    pub resource_id: Option<String>,
+    pub args_hash: Option<String>,
+    pub outcome: Option<String>,
+    pub reason: Option<String>,
+    /// A JSON array of policy ids.
+    pub policy_ids: Option<String>,
+    pub policy_version: Option<String>,
+    pub max_output_chars: Option<i64>,
+    pub timeout_ms: Option<i64>,
+    pub duration_us: Option<i64>,
+    pub result_bytes: Option<i64>,
+    /// 1 when the output handed back was cut, else 0.
+    pub truncated: Option<i64>,
+    pub status: Option<String>,
+    pub error: Option<String>,
+    /// The normalized request as canonical JSON, arguments by hash only.
+    pub request: Option<String>,
+}
+
+impl Record {
+    /// An empty record of the given kind.
+    pub fn new(kind: Kind) -> Self {
+        Self { kind: kind.as_str().to_owned(), ..Self::default() }
+    }
+}
+
+/// An event as it stands on the trail.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Event {
+    /// Place in the trail, contiguous from 1.
+    pub seq: i64,
+    /// A UUID (v7) naming this event.
+    pub event_id: String,
+    /// When it was appended: RFC 3339, UTC, microseconds.
+    pub ts: String,
+    #[sqlx(flatten)]
+    pub record: Record,
+    /// Hex hash of the previous event (64 zeros for the first).
+    pub prev_hash: String,
+    /// Hex SHA-256 of `prev_hash` and this event's encoding.
+    pub hash: String,
+}

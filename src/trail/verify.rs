@@ -1,0 +1,224 @@
+//! Verification of a hash chain, one event at a time, in constant memory. It does not stop at
+//! the first problem: every broken place is reported, so an auditor sees the whole damage.
+
+use std::fmt;
+
+use super::{Event, GENESIS_HASH, event_hash};
+
+/// A place where the chain is broken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The event's stored hash is not the hash of its content: it was modified.
+    HashMismatch { seq: i64 },
+    /// Events `from..=to` are missing.
+    Gap { from: i64, to: i64 },
+    /// The event's `prev_hash` is not the previous event's hash: an event before it was
+    /// replaced, or the events were reordered.
+    BrokenLink { seq: i64 },
+    /// The event's `seq` does not follow the previous one (repeated or out of order).
+    OutOfOrder { seq: i64, expected: i64 },
+    /// A stored hash is not 64 hex digits.
+    Malformed { seq: i64, field: &'static str },
+}
+
+impl Problem {
+    /// The `seq` at which the problem shows.
+    pub fn seq(&self) -> i64 {
+        match *self {
+            Self::HashMismatch { seq }
+            | Self::BrokenLink { seq }
+            | Self::OutOfOrder { seq, .. }
+            | Self::Malformed { seq, .. } => seq,
+            Self::Gap { from, .. } => from,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::HashMismatch { seq } => {
+                write!(f, "seq {seq}: hash mismatch (the event was modified)")
+            }
+            Self::Gap { from, to } if from == to => write!(f, "seq {from}: missing"),
+            Self::Gap { from, to } => write!(f, "seq {from}..{to}: missing"),
+            Self::BrokenLink { seq } => write!(
+                f,
+                "seq {seq}: broken link (prev_hash is not the hash of the event before)"
+            ),
+            Self::OutOfOrder { seq, expected } => {
+                write!(f, "seq {seq}: out of order (expected seq {expected})")
+            }
+            Self::Malformed { seq, field } => write!(f, "seq {seq}: {field} is not 64 hex digits"),
+        }
+    }
+}
+
+/// Walks a chain fed to it in order.
+#[derive(Debug)]
+pub struct Verifier {
+    next_seq: i64,
+    prev_hash: [u8; 32],
+    checked: u64,
+}
+
+impl Default for Verifier {
+    /// A verifier for a chain that starts at seq 1.
+    fn default() -> Self {
+        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0 }
+    }
+}
+
+impl Verifier {
+    /// Checks the next event and returns what is wrong at it.
+    pub fn check(&mut self, event: &Event) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let seq = event.seq;
+        let after_gap = seq > self.next_seq;
+        if after_gap {
+            problems.push(Problem::Gap { from: self.next_seq, to: seq - 1 });
+        } else if seq < self.next_seq {
+            problems.push(Problem::OutOfOrder { seq, expected: self.next_seq });
+        }
+        self.checked += 1;
+        self.next_seq = seq + 1;
+
+        let Some(prev_hash) = decode(&event.prev_hash) else {
+            problems.push(Problem::Malformed { seq, field: "prev_hash" });
+            return problems;
+        };
+        // After a gap the previous event is unknown: the gap is the finding, not the link.
+        if !after_gap && prev_hash != self.prev_hash {
+            problems.push(Problem::BrokenLink { seq });
+        }
+        match decode(&event.hash) {
+            Some(stored) => {
+                if event_hash(&prev_hash, event) != stored {
+                    problems.push(Problem::HashMismatch { seq });
+                }
+                self.prev_hash = stored;
+            }
+            None => problems.push(Problem::Malformed { seq, field: "hash" }),
+        }
+        problems
+    }
+
+    /// How many events were checked.
+    pub fn checked(&self) -> u64 {
+        self.checked
+    }
+}
+
+fn decode(hash: &str) -> Option<[u8; 32]> {
+    let mut out = [0; 32];
+    hex::decode_to_slice(hash, &mut out).ok()?;
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trail::{Kind, Record};
+
+    fn chain(n: i64) -> Vec<Event> {
+        let mut prev = GENESIS_HASH;
+        (1..=n)
+            .map(|seq| {
+                let mut event = Event {
+                    seq,
+                    event_id: format!("e{seq}"),
+                    ts: format!("2026-11-30T00:00:{seq:02}.000000Z"),
+                    record: Record { tool: Some(format!("tool{seq}")), ..Record::new(Kind::Decision) },
+                    prev_hash: hex::encode(prev),
+                    hash: String::new(),
+                };
+                prev = event_hash(&prev, &event);
+                event.hash = hex::encode(prev);
+                event
+            })
+            .collect()
+    }
+
+    fn verify(events: &[Event]) -> Vec<Problem> {
+        let mut verifier = Verifier::default();
+        events.iter().flat_map(|e| verifier.check(e)).collect()
+    }
+
+    #[test]
+    fn an_intact_chain_has_no_problems() {
+        assert_eq!(verify(&chain(10)), vec![]);
+    }
+
+    #[test]
+    fn an_edited_field_is_a_hash_mismatch_at_its_seq() {
+        let mut events = chain(10);
+        events[3].record.tool = Some("bash".into());
+        assert_eq!(verify(&events), vec![Problem::HashMismatch { seq: 4 }]);
+    }
+
+    #[test]
+    fn an_edit_with_a_recomputed_hash_breaks_the_next_link() {
+        let mut events = chain(10);
+        events[3].record.tool = Some("bash".into());
+        let prev = decode(&events[3].prev_hash).unwrap();
+        events[3].hash = hex::encode(event_hash(&prev, &events[3]));
+        assert_eq!(verify(&events), vec![Problem::BrokenLink { seq: 5 }]);
+    }
+
+    #[test]
+    fn a_deleted_event_is_a_gap() {
+        let mut events = chain(10);
+        events.remove(6);
+        assert_eq!(verify(&events), vec![Problem::Gap { from: 7, to: 7 }]);
+    }
+
+    #[test]
+    fn a_missing_start_is_a_gap() {
+        let events = chain(10);
+        assert_eq!(verify(&events[2..]), vec![Problem::Gap { from: 1, to: 2 }]);
+    }
+
+    #[test]
+    fn swapped_events_are_reported_where_they_stand() {
+        let mut events = chain(10);
+        events.swap(2, 3);
+        let problems = verify(&events);
+        assert!(problems.contains(&Problem::Gap { from: 3, to: 3 }), "{problems:?}");
+        assert!(problems.contains(&Problem::OutOfOrder { seq: 3, expected: 5 }), "{problems:?}");
+    }
+
+    #[test]
+    fn swapped_contents_under_kept_seqs_are_hash_mismatches() {
+        let mut events = chain(10);
+        let (a, b) = (events[2].record.clone(), events[3].record.clone());
+        events[2].record = b;
+        events[3].record = a;
+        assert_eq!(
+            verify(&events),
+            vec![Problem::HashMismatch { seq: 3 }, Problem::HashMismatch { seq: 4 }]
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_not_only_the_first() {
+        let mut events = chain(10);
+        events[1].record.tool = Some("bash".into());
+        events.remove(7);
+        assert_eq!(
+            verify(&events),
+            vec![Problem::HashMismatch { seq: 2 }, Problem::Gap { from: 8, to: 8 }]
+        );
+    }
+
+    #[test]
+    fn a_single_bit_flip_anywhere_in_a_hash_is_detected() {
+        let events = chain(3);
+        for i in 0..64 {
+            let mut mutated = events.clone();
+            let mut bytes = mutated[1].hash.clone().into_bytes();
+            bytes[i] = if bytes[i] == b'0' { b'1' } else { b'0' };
+            mutated[1].hash = String::from_utf8(bytes).unwrap();
+            assert!(!verify(&mutated).is_empty(), "flip at {i} undetected");
+        }
+    }
+}
