@@ -36,7 +36,9 @@ fn neutralize_close_tags(text: &str) -> String {
     while let Some(at) = rest.find("</") {
         let candidate = &rest[at..];
         out.push_str(&rest[..at]);
-        if candidate.len() >= tag.len() && candidate.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes()) {
+        if candidate.len() >= tag.len()
+            && candidate.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes())
+        {
             out.push_str("&lt;");
             rest = &candidate[1..];
         } else {
@@ -55,12 +57,24 @@ mod tests {
     #[test]
     fn cuts_in_characters_not_bytes() {
         let processed = process("héllo wörld", 5, false);
-        assert_eq!(processed, Processed { text: "héllo".into(), truncated: true });
+        assert_eq!(
+            processed,
+            Processed {
+                text: "héllo".into(),
+                truncated: true
+            }
+        );
     }
 
     #[test]
     fn output_at_the_limit_is_not_truncated() {
-        assert_eq!(process("日本語", 3, false), Processed { text: "日本語".into(), truncated: false });
+        assert_eq!(
+            process("日本語", 3, false),
+            Processed {
+                text: "日本語".into(),
+                truncated: false
+            }
+        );
     }
 
     #[test]

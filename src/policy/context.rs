@@ -17,10 +17,16 @@ use crate::registry::Safety;
 use crate::request::ActionRequest;
 
 /// Builds the context of a request.
-pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, ContextCreationError> {
+pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, Box<ContextCreationError>> {
     let string = |s: &str| Expr::new_string(s.to_owned());
     let pairs = [
-        ("tool", record([("name", string(&req.tool)), ("safety", string(safety.as_str()))])),
+        (
+            "tool",
+            record([
+                ("name", string(&req.tool)),
+                ("safety", string(safety.as_str())),
+            ]),
+        ),
         (
             "actor",
             record([
@@ -55,11 +61,14 @@ pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, ContextCrea
         ),
         (
             "session",
-            record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))]),
+            record([
+                ("id", string(&req.session_id)),
+                ("task_type", string(&req.task_type)),
+            ]),
         ),
         ("harness", json_record(&req.context)),
     ];
-    Context::from_pairs(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)))
+    Context::from_pairs(pairs.into_iter().map(|(k, v)| (k.to_owned(), v))).map_err(Box::new)
 }
 
 fn record<const N: usize>(fields: [(&str, Expr); N]) -> Expr {

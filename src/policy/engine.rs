@@ -21,9 +21,15 @@ const DEFAULT_POLICY: &str = include_str!("default.cedar");
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("cannot read policy file `{path}`: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("invalid policy in `{source_name}`: {message}")]
-    Parse { source_name: String, message: String },
+    Parse {
+        source_name: String,
+        message: String,
+    },
     #[error("duplicate policy id `{id}` in `{source_name}`")]
     DuplicateId { source_name: String, id: String },
 }
@@ -91,7 +97,11 @@ impl PolicyEngine {
         let mut policies: Vec<_> = parsed
             .policies()
             .map(|p| {
-                let n = p.id().to_string().trim_start_matches("policy").parse::<usize>();
+                let n = p
+                    .id()
+                    .to_string()
+                    .trim_start_matches("policy")
+                    .parse::<usize>();
                 (n.unwrap_or(usize::MAX), p)
             })
             .collect();
@@ -106,10 +116,14 @@ impl PolicyEngine {
             };
             let policy_id = PolicyId::new(&id);
             if meta.contains_key(&policy_id) {
-                return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
+                return Err(PolicyError::DuplicateId {
+                    source_name: source_name.to_owned(),
+                    id,
+                });
             }
             let reason = policy.annotation("reason").map(str::to_owned);
-            set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
+            set.add(policy.new_id(policy_id.clone()))
+                .map_err(|e| parse_error(e.to_string()))?;
             meta.insert(policy_id, Meta { position, reason });
         }
         let type_name = |name: &str| {
@@ -169,7 +183,9 @@ impl PolicyEngine {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
         };
-        let response = self.authorizer.is_authorized(&request, &self.set, &Entities::empty());
+        let response = self
+            .authorizer
+            .is_authorized(&request, &self.set, &Entities::empty());
         let diagnostics = response.diagnostics();
 
         let errors: Vec<_> = diagnostics.errors().collect();
@@ -178,9 +194,11 @@ impl PolicyEngine {
             // should stop, so any error denies.
             let ids = errors
                 .iter()
-                .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| {
-                    e.policy_id().to_string()
-                })
+                .map(
+                    |cedar_policy::AuthorizationError::PolicyEvaluationError(e)| {
+                        e.policy_id().to_string()
+                    },
+                )
                 .collect();
             let messages: Vec<_> = errors.iter().map(|e| e.to_string()).collect();
             return error_verdict(ids, &messages.join("; "));
@@ -197,7 +215,9 @@ impl PolicyEngine {
         match response.decision() {
             Decision::Allow => Verdict {
                 outcome: Outcome::Allow,
-                reason: joined(reasons, || format!("permitted by {}", policy_ids.join(", "))),
+                reason: joined(reasons, || {
+                    format!("permitted by {}", policy_ids.join(", "))
+                }),
                 policy_ids,
             },
             Decision::Deny if policy_ids.is_empty() => Verdict {
@@ -210,7 +230,9 @@ impl PolicyEngine {
             },
             Decision::Deny => Verdict {
                 outcome: Outcome::Deny,
-                reason: joined(reasons, || format!("forbidden by {}", policy_ids.join(", "))),
+                reason: joined(reasons, || {
+                    format!("forbidden by {}", policy_ids.join(", "))
+                }),
                 policy_ids,
             },
         }
@@ -218,11 +240,19 @@ impl PolicyEngine {
 }
 
 fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
-    Verdict { outcome: Outcome::Deny, reason: format!("policy evaluation error: {error}"), policy_ids }
+    Verdict {
+        outcome: Outcome::Deny,
+        reason: format!("policy evaluation error: {error}"),
+        policy_ids,
+    }
 }
 
 fn joined(reasons: Vec<String>, fallback: impl FnOnce() -> String) -> String {
-    if reasons.is_empty() { fallback() } else { reasons.join("; ") }
+    if reasons.is_empty() {
+        fallback()
+    } else {
+        reasons.join("; ")
+    }
 }
 
 /// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}` and `{resource}`
@@ -249,16 +279,25 @@ mod tests {
     fn request(tool: &str, allow_write: bool) -> ActionRequest {
         let req = proto::DecideRequest {
             session_id: "s".into(),
-            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
+            actor: Some(proto::Actor {
+                id: "alice".into(),
+                ..Default::default()
+            }),
             tool: tool.into(),
-            options: Some(proto::RunOptions { allow_write, ..Default::default() }),
+            options: Some(proto::RunOptions {
+                allow_write,
+                ..Default::default()
+            }),
             ..Default::default()
         };
         ActionRequest::from_proto(req, &Limits::default(), &ToolRegistry::default()).unwrap()
     }
 
     fn evaluate(engine: &PolicyEngine, tool: &str, allow_write: bool) -> Verdict {
-        engine.evaluate(&request(tool, allow_write), ToolRegistry::default().safety(tool))
+        engine.evaluate(
+            &request(tool, allow_write),
+            ToolRegistry::default().safety(tool),
+        )
     }
 
     #[test]
@@ -279,11 +318,16 @@ mod tests {
 
     #[test]
     fn nothing_permitted_is_told_apart_from_forbidden() {
-        let engine = PolicyEngine::parse("t", "permit(principal, action, resource) when { false };")
-            .unwrap();
+        let engine =
+            PolicyEngine::parse("t", "permit(principal, action, resource) when { false };")
+                .unwrap();
         let verdict = evaluate(&engine, "read", false);
         assert_eq!(verdict.outcome, Outcome::Deny);
-        assert!(verdict.reason.starts_with("not permitted:"), "{}", verdict.reason);
+        assert!(
+            verdict.reason.starts_with("not permitted:"),
+            "{}",
+            verdict.reason
+        );
         assert!(verdict.policy_ids.is_empty());
     }
 
@@ -295,7 +339,10 @@ mod tests {
              forbid(principal, action, resource);",
         )
         .unwrap();
-        assert_eq!(evaluate(&engine, "read", false).policy_ids, ["team.cedar#1"]);
+        assert_eq!(
+            evaluate(&engine, "read", false).policy_ids,
+            ["team.cedar#1"]
+        );
     }
 
     #[test]
@@ -307,7 +354,11 @@ mod tests {
         .unwrap();
         let verdict = evaluate(&engine, "read", false);
         assert_eq!(verdict.outcome, Outcome::Deny);
-        assert!(verdict.reason.starts_with("policy evaluation error:"), "{}", verdict.reason);
+        assert!(
+            verdict.reason.starts_with("policy evaluation error:"),
+            "{}",
+            verdict.reason
+        );
         assert_eq!(verdict.policy_ids, ["p"]);
     }
 
@@ -315,8 +366,14 @@ mod tests {
     fn duplicate_ids_and_syntax_errors_are_refused() {
         let dup = "@id(\"a\") permit(principal, action, resource);\n\
                    @id(\"a\") forbid(principal, action, resource);";
-        assert!(matches!(PolicyEngine::parse("t", dup), Err(PolicyError::DuplicateId { .. })));
-        assert!(matches!(PolicyEngine::parse("t", "permit("), Err(PolicyError::Parse { .. })));
+        assert!(matches!(
+            PolicyEngine::parse("t", dup),
+            Err(PolicyError::DuplicateId { .. })
+        ));
+        assert!(matches!(
+            PolicyEngine::parse("t", "permit("),
+            Err(PolicyError::Parse { .. })
+        ));
     }
 
     #[test]

@@ -123,7 +123,11 @@ impl ActionRequest {
         } else {
             req.action
         };
-        let task_type = if req.task_type.is_empty() { "default".to_owned() } else { req.task_type };
+        let task_type = if req.task_type.is_empty() {
+            "default".to_owned()
+        } else {
+            req.task_type
+        };
         Ok(Self {
             session_id: req.session_id,
             task_type,
@@ -150,7 +154,9 @@ impl ActionRequest {
 }
 
 fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError> {
-    let Some(actor) = actor else { return Err(FieldError::required("actor.id")) };
+    let Some(actor) = actor else {
+        return Err(FieldError::required("actor.id"));
+    };
     required("actor.id", &actor.id, limit)?;
     let kind = match actor.kind.as_str() {
         "" | "agent" => ActorKind::Agent,
@@ -159,20 +165,30 @@ fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError>
         other => {
             return Err(FieldError::new(
                 "actor.kind",
-                format!("must be `user`, `agent` or `subagent`, not `{}`", truncated(other)),
+                format!(
+                    "must be `user`, `agent` or `subagent`, not `{}`",
+                    truncated(other)
+                ),
             ));
         }
     };
     if actor.delegation_chain.len() > MAX_DELEGATION_DEPTH {
         return Err(FieldError::new(
             "actor.delegation_chain",
-            format!("{} actors, over the limit of {MAX_DELEGATION_DEPTH}", actor.delegation_chain.len()),
+            format!(
+                "{} actors, over the limit of {MAX_DELEGATION_DEPTH}",
+                actor.delegation_chain.len()
+            ),
         ));
     }
     for (i, link) in actor.delegation_chain.iter().enumerate() {
         required(&format!("actor.delegation_chain[{i}]"), link, limit)?;
     }
-    Ok(Actor { id: actor.id, kind, delegation_chain: actor.delegation_chain })
+    Ok(Actor {
+        id: actor.id,
+        kind,
+        delegation_chain: actor.delegation_chain,
+    })
 }
 
 fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldError> {
@@ -188,7 +204,11 @@ fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldEr
             ),
         ));
     }
-    Ok(Resource { kind: resource.r#type, id: resource.id, classification })
+    Ok(Resource {
+        kind: resource.r#type,
+        id: resource.id,
+        classification,
+    })
 }
 
 fn nonzero(value: u32) -> Option<u32> {
@@ -207,7 +227,10 @@ mod tests {
     fn request() -> proto::DecideRequest {
         proto::DecideRequest {
             session_id: "s1".into(),
-            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
+            actor: Some(proto::Actor {
+                id: "alice".into(),
+                ..Default::default()
+            }),
             tool: "read".into(),
             args_json: r#"{"path":"README.md"}"#.into(),
             ..Default::default()
@@ -236,15 +259,21 @@ mod tests {
 
     #[test]
     fn each_rejection_names_its_field() {
-        let cases: Vec<(&str, fn(&mut proto::DecideRequest))> = vec![
+        type Mutation = fn(&mut proto::DecideRequest);
+        let cases: Vec<(&str, Mutation)> = vec![
             ("session_id", |r| r.session_id.clear()),
             ("actor.id", |r| r.actor = None),
-            ("actor.kind", |r| r.actor.as_mut().unwrap().kind = "robot".into()),
+            ("actor.kind", |r| {
+                r.actor.as_mut().unwrap().kind = "robot".into()
+            }),
             ("tool", |r| r.tool.clear()),
             ("args_json", |r| r.args_json = "[1,2]".into()),
             ("context_json", |r| r.context_json = "not json".into()),
             ("resource.classification", |r| {
-                r.resource = Some(proto::Resource { classification: "top".into(), ..Default::default() })
+                r.resource = Some(proto::Resource {
+                    classification: "top".into(),
+                    ..Default::default()
+                })
             }),
             ("action", |r| r.action = "x".repeat(1025)),
         ];

@@ -113,7 +113,10 @@ mod tests {
     #[test]
     fn unknown_and_missing_status_are_refused() {
         for status in [0, 9] {
-            let req = proto::ExecuteRequest { status, ..request() };
+            let req = proto::ExecuteRequest {
+                status,
+                ..request()
+            };
             let err = ExecutionReport::from_proto(req, &Limits::default()).unwrap_err();
             assert_eq!(err.field, "status");
         }
@@ -121,7 +124,10 @@ mod tests {
 
     #[test]
     fn output_over_its_limit_is_refused() {
-        let limits = Limits { max_output_bytes: 4, ..Limits::default() };
+        let limits = Limits {
+            max_output_bytes: 4,
+            ..Limits::default()
+        };
         let err = ExecutionReport::from_proto(request(), &limits).unwrap_err();
         assert_eq!(err.field, "output");
     }

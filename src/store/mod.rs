@@ -7,8 +7,7 @@ mod writer;
 
 use std::path::Path;
 
-use sqlx::ConnectOptions;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
 pub use reader::Reader;
 pub use writer::{Lookup, PairedDecision, Writer, WriterThread};
@@ -62,14 +61,21 @@ impl Store {
 
 /// Creates the file when missing and applies `migrations/`.
 async fn migrate(path: &Path) -> Result<(), StoreError> {
-    let open_error = |source| StoreError::Open { path: path.display().to_string(), source };
-    let mut conn = SqliteConnectOptions::new()
+    let options = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .connect()
+        .journal_mode(SqliteJournalMode::Wal);
+    // A one-connection pool rather than a bare connection: `Migrator::run(&mut conn)` makes the
+    // caller's future fail rustc's `Send` check ("Acquire is not general enough").
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
         .await
-        .map_err(open_error)?;
-    sqlx::migrate!("./migrations").run(&mut conn).await?;
-    Ok(())
+        .map_err(|source| StoreError::Open {
+            path: path.display().to_string(),
+            source,
+        })?;
+    let migrated = sqlx::migrate!("./migrations").run(&pool).await;
+    pool.close().await;
+    Ok(migrated?)
 }

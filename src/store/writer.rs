@@ -75,7 +75,13 @@ impl Writer {
             .name("trail-writer".into())
             .spawn(move || run(conn, jobs, head, max_batch))
             .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(e.into())))?;
-        Ok((Self { queue, timeout: config.commit_timeout() }, WriterThread(thread)))
+        Ok((
+            Self {
+                queue,
+                timeout: config.commit_timeout(),
+            },
+            WriterThread(thread),
+        ))
     }
 
     /// Appends records and waits until they are committed; returns the events as stored.
@@ -91,12 +97,17 @@ impl Writer {
         F: FnOnce(&Lookup<'_>) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let job = Job { build: Box::new(build), reply };
+        let job = Job {
+            build: Box::new(build),
+            reply,
+        };
         let committed = async {
             self.queue.send(job).await.map_err(|_| StoreError::Closed)?;
             answer.await.map_err(|_| StoreError::Closed)?
         };
-        tokio::time::timeout(self.timeout, committed).await.map_err(|_| StoreError::Timeout)?
+        tokio::time::timeout(self.timeout, committed)
+            .await
+            .map_err(|_| StoreError::Timeout)?
     }
 }
 
@@ -144,7 +155,9 @@ impl Lookup<'_> {
                 })
             })
             .optional()?;
-        let Some(record) = record else { return Ok(None) };
+        let Some(record) = record else {
+            return Ok(None);
+        };
         let mut stmt = self.tx.prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM events WHERE decision_id = ?1 AND kind = 'execution')",
         )?;
@@ -163,11 +176,18 @@ struct Head {
 impl Head {
     fn read(conn: &Connection) -> Result<Self, StoreError> {
         let last: Option<(i64, String)> = conn
-            .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
+            .query_row(
+                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
             .optional()?;
-        let Some((seq, hash_hex)) = last else { return Ok(Self { seq: 0, hash: GENESIS_HASH }) };
+        let Some((seq, hash_hex)) = last else {
+            return Ok(Self {
+                seq: 0,
+                hash: GENESIS_HASH,
+            });
+        };
         let mut hash = [0; 32];
         hex::decode_to_slice(&hash_hex, &mut hash).map_err(|e| {
             StoreError::Sqlite(rusqlite::Error::FromSqlConversionFailure(
@@ -193,7 +213,10 @@ impl Head {
         };
         let hash = event_hash(&self.hash, &event);
         event.hash = hex::encode(hash);
-        *self = Self { seq: event.seq, hash };
+        *self = Self {
+            seq: event.seq,
+            hash,
+        };
         event
     }
 }

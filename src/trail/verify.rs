@@ -65,7 +65,11 @@ pub struct Verifier {
 impl Default for Verifier {
     /// A verifier for a chain that starts at seq 1.
     fn default() -> Self {
-        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0 }
+        Self {
+            next_seq: 1,
+            prev_hash: GENESIS_HASH,
+            checked: 0,
+        }
     }
 }
 
@@ -76,15 +80,24 @@ impl Verifier {
         let seq = event.seq;
         let after_gap = seq > self.next_seq;
         if after_gap {
-            problems.push(Problem::Gap { from: self.next_seq, to: seq - 1 });
+            problems.push(Problem::Gap {
+                from: self.next_seq,
+                to: seq - 1,
+            });
         } else if seq < self.next_seq {
-            problems.push(Problem::OutOfOrder { seq, expected: self.next_seq });
+            problems.push(Problem::OutOfOrder {
+                seq,
+                expected: self.next_seq,
+            });
         }
         self.checked += 1;
         self.next_seq = seq + 1;
 
         let Some(prev_hash) = decode(&event.prev_hash) else {
-            problems.push(Problem::Malformed { seq, field: "prev_hash" });
+            problems.push(Problem::Malformed {
+                seq,
+                field: "prev_hash",
+            });
             return problems;
         };
         // After a gap the previous event is unknown: the gap is the finding, not the link.
@@ -128,7 +141,10 @@ mod tests {
                     seq,
                     event_id: format!("e{seq}"),
                     ts: format!("2026-11-30T00:00:{seq:02}.000000Z"),
-                    record: Record { tool: Some(format!("tool{seq}")), ..Record::new(Kind::Decision) },
+                    record: Record {
+                        tool: Some(format!("tool{seq}")),
+                        ..Record::new(Kind::Decision)
+                    },
                     prev_hash: hex::encode(prev),
                     hash: String::new(),
                 };
@@ -183,8 +199,17 @@ mod tests {
         let mut events = chain(10);
         events.swap(2, 3);
         let problems = verify(&events);
-        assert!(problems.contains(&Problem::Gap { from: 3, to: 3 }), "{problems:?}");
-        assert!(problems.contains(&Problem::OutOfOrder { seq: 3, expected: 5 }), "{problems:?}");
+        assert!(
+            problems.contains(&Problem::Gap { from: 3, to: 3 }),
+            "{problems:?}"
+        );
+        assert!(
+            problems.contains(&Problem::OutOfOrder {
+                seq: 3,
+                expected: 5
+            }),
+            "{problems:?}"
+        );
     }
 
     #[test]
@@ -195,7 +220,10 @@ mod tests {
         events[3].record = a;
         assert_eq!(
             verify(&events),
-            vec![Problem::HashMismatch { seq: 3 }, Problem::HashMismatch { seq: 4 }]
+            vec![
+                Problem::HashMismatch { seq: 3 },
+                Problem::HashMismatch { seq: 4 }
+            ]
         );
     }
 
@@ -206,7 +234,10 @@ mod tests {
         events.remove(7);
         assert_eq!(
             verify(&events),
-            vec![Problem::HashMismatch { seq: 2 }, Problem::Gap { from: 8, to: 8 }]
+            vec![
+                Problem::HashMismatch { seq: 2 },
+                Problem::Gap { from: 8, to: 8 }
+            ]
         );
     }
 

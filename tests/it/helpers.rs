@@ -1,0 +1,196 @@
+//! Starting the real server for a test, and reading its trail from outside.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use tempfile::TempDir;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use toolgate::config::Config;
+use toolgate::proto::gate_client::GateClient;
+use toolgate::proto::{Actor, DecideRequest, DecideResponse, RunOptions};
+use toolgate::server::ServerError;
+
+/// A running server and a client connected to it.
+pub struct TestApp {
+    pub client: GateClient<Channel>,
+    pub channel: Channel,
+    pub db: PathBuf,
+    pub dir: TempDir,
+    stop: oneshot::Sender<()>,
+    server: JoinHandle<Result<(), ServerError>>,
+}
+
+/// Starts a server with the default configuration on a fresh database.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts a server on a fresh database, with the configuration changed by `configure`.
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        db: dir.path().join("trail.db"),
+        ..Config::default()
+    };
+    configure(&mut config);
+    start(config, dir).await
+}
+
+/// Starts a server with `config`, keeping `dir` alive as long as the app.
+pub async fn start(config: Config, dir: TempDir) -> TestApp {
+    init_logs();
+    let db = config.db.clone();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(toolgate::server::run(config, listener, async {
+        let _ = stopped.await;
+    }));
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    wait_until_serving(channel.clone()).await;
+    TestApp {
+        client: GateClient::new(channel.clone()),
+        channel,
+        db,
+        dir,
+        stop,
+        server,
+    }
+}
+
+impl TestApp {
+    /// Shuts the server down gracefully and returns its directory, so that a test can restart
+    /// on the same database.
+    pub async fn stop(self) -> (TempDir, PathBuf) {
+        drop(self.client);
+        drop(self.channel);
+        self.stop.send(()).unwrap();
+        self.server.await.unwrap().unwrap();
+        (self.dir, self.db)
+    }
+
+    /// Decides a request, panicking on a gRPC error.
+    pub async fn decide(&mut self, request: DecideRequest) -> DecideResponse {
+        self.client.decide(request).await.unwrap().into_inner()
+    }
+}
+
+/// A well-formed request for `tool`, by actor `alice` in session `s1`.
+pub fn request(tool: &str) -> DecideRequest {
+    DecideRequest {
+        session_id: "s1".into(),
+        actor: Some(Actor {
+            id: "alice".into(),
+            kind: "agent".into(),
+            ..Default::default()
+        }),
+        tool: tool.into(),
+        args_json: r#"{"path":"src/main.rs"}"#.into(),
+        ..Default::default()
+    }
+}
+
+/// The same request with the given run options.
+pub fn with_options(
+    mut request: DecideRequest,
+    allow_write: bool,
+    allow_bash: bool,
+) -> DecideRequest {
+    request.options = Some(RunOptions {
+        allow_write,
+        allow_bash,
+        max_output_chars: 0,
+    });
+    request
+}
+
+/// One trail row as the tests look at it.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub seq: i64,
+    pub kind: String,
+    pub decision_id: Option<String>,
+    pub outcome: Option<String>,
+    pub reason: Option<String>,
+    pub error: Option<String>,
+    pub request: Option<String>,
+    pub truncated: Option<i64>,
+}
+
+/// Every row of the trail, read with a separate SQLite connection.
+pub fn rows(db: &Path) -> Vec<Row> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT seq, kind, decision_id, outcome, reason, error, request, truncated
+             FROM events ORDER BY seq",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(Row {
+            seq: r.get(0)?,
+            kind: r.get(1)?,
+            decision_id: r.get(2)?,
+            outcome: r.get(3)?,
+            reason: r.get(4)?,
+            error: r.get(5)?,
+            request: r.get(6)?,
+            truncated: r.get(7)?,
+        })
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// Runs the real `toolgate` binary.
+pub fn toolgate(args: &[&str]) -> Output {
+    assert_cmd::Command::cargo_bin("toolgate")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `toolgate verify --db DB`: its exit code and stdout.
+pub fn verify(db: &Path) -> (i32, String) {
+    let out = toolgate(&["verify", "--db", db.to_str().unwrap()]);
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+/// Polls the health service until the gate serves: the trail is open and the policy recorded.
+async fn wait_until_serving(channel: Channel) {
+    let mut health = HealthClient::new(channel);
+    for _ in 0..500 {
+        let ask = HealthCheckRequest {
+            service: "toolgate.v1.Gate".into(),
+        };
+        if let Ok(answer) = health.check(ask).await
+            && answer.into_inner().status() == ServingStatus::Serving
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the server did not start serving within 5 s");
+}
+
+fn init_logs() {
+    if std::env::var_os("TEST_LOG").is_some() {
+        toolgate::telemetry::init(false);
+    }
+}

@@ -1,0 +1,231 @@
+//! Bad input: INVALID_ARGUMENT naming the field, and an `invalid_request` event on the trail.
+
+use tonic::Code;
+use toolgate::proto::{Actor, DecideRequest, ExecuteRequest, ExecutionStatus, Resource};
+
+use crate::helpers::{TestApp, request, rows, spawn_app_with, verify};
+
+async fn app() -> TestApp {
+    spawn_app_with(|c| {
+        c.limits.max_args_bytes = 64;
+        c.limits.max_name_bytes = 16;
+        c.limits.max_output_bytes = 32;
+    })
+    .await
+}
+
+/// Sends a bad Decide and returns the start of the error message (the field).
+async fn refused_decide(app: &mut TestApp, req: DecideRequest) -> String {
+    let status = app.client.decide(req).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    status.message().to_owned()
+}
+
+async fn refused_execute(app: &mut TestApp, req: ExecuteRequest) -> String {
+    let status = app.client.execute(req).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    status.message().to_owned()
+}
+
+#[tokio::test]
+async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
+    let mut app = app().await;
+    let cases: Vec<(&str, DecideRequest)> = vec![
+        (
+            "tool: required",
+            DecideRequest {
+                tool: String::new(),
+                ..request("read")
+            },
+        ),
+        (
+            "session_id: required",
+            DecideRequest {
+                session_id: String::new(),
+                ..request("read")
+            },
+        ),
+        (
+            "actor.id: required",
+            DecideRequest {
+                actor: None,
+                ..request("read")
+            },
+        ),
+        (
+            "actor.id: required",
+            DecideRequest {
+                actor: Some(Actor::default()),
+                ..request("read")
+            },
+        ),
+        (
+            "args_json: must be a JSON object",
+            DecideRequest {
+                args_json: "[1]".into(),
+                ..request("read")
+            },
+        ),
+        (
+            "args_json: must be a JSON object",
+            DecideRequest {
+                args_json: "{".into(),
+                ..request("read")
+            },
+        ),
+        (
+            "context_json: must be a JSON object",
+            DecideRequest {
+                context_json: "42".into(),
+                ..request("read")
+            },
+        ),
+        (
+            "args_json: 75 bytes, over the limit of 64",
+            DecideRequest {
+                args_json: format!(r#"{{"p":"{}"}}"#, "x".repeat(67)),
+                ..request("read")
+            },
+        ),
+        (
+            "tool: 17 bytes, over the limit of 16",
+            DecideRequest {
+                tool: "t".repeat(17),
+                ..request("read")
+            },
+        ),
+        (
+            "actor.kind: must be",
+            DecideRequest {
+                actor: Some(Actor {
+                    id: "a".into(),
+                    kind: "robot".into(),
+                    ..Default::default()
+                }),
+                ..request("read")
+            },
+        ),
+        (
+            "resource.classification: must be",
+            DecideRequest {
+                resource: Some(Resource {
+                    classification: "ultra".into(),
+                    ..Default::default()
+                }),
+                ..request("read")
+            },
+        ),
+    ];
+    let count = cases.len();
+
+    for (expected, req) in cases {
+        let message = refused_decide(&mut app, req).await;
+        assert!(
+            message.starts_with(expected),
+            "{message:?} does not start with {expected:?}"
+        );
+    }
+
+    let refused: Vec<_> = rows(&app.db)
+        .into_iter()
+        .filter(|r| r.kind == "invalid_request")
+        .collect();
+    assert_eq!(refused.len(), count);
+    assert_eq!(refused[0].error.as_deref(), Some("tool: required"));
+    assert_eq!(
+        refused[0].request.as_deref(),
+        Some(r#"{"rpc":"toolgate.v1.Gate/Decide"}"#)
+    );
+    assert!(rows(&app.db).iter().all(|r| r.kind != "decision"));
+}
+
+#[tokio::test]
+async fn each_bad_execute_is_refused_by_field_name_and_recorded() {
+    let mut app = app().await;
+    let ok = ExecuteRequest {
+        decision_id: "d".into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+    let cases: Vec<(&str, ExecuteRequest)> = vec![
+        (
+            "decision_id: required",
+            ExecuteRequest {
+                decision_id: String::new(),
+                ..ok.clone()
+            },
+        ),
+        (
+            "status: required",
+            ExecuteRequest {
+                status: 0,
+                ..ok.clone()
+            },
+        ),
+        (
+            "status: unknown value 7",
+            ExecuteRequest {
+                status: 7,
+                ..ok.clone()
+            },
+        ),
+        (
+            "output: 33 bytes, over the limit of 32",
+            ExecuteRequest {
+                output: Some("o".repeat(33)),
+                ..ok.clone()
+            },
+        ),
+        (
+            "args_json: must be a JSON object",
+            ExecuteRequest {
+                args_json: "null".into(),
+                ..ok.clone()
+            },
+        ),
+        (
+            "duration_us: out of range",
+            ExecuteRequest {
+                duration_us: u64::MAX,
+                ..ok.clone()
+            },
+        ),
+    ];
+
+    for (expected, req) in cases {
+        let message = refused_execute(&mut app, req).await;
+        assert!(
+            message.starts_with(expected),
+            "{message:?} does not start with {expected:?}"
+        );
+    }
+
+    let refused: Vec<_> = rows(&app.db)
+        .into_iter()
+        .filter(|r| r.kind == "invalid_request")
+        .collect();
+    assert_eq!(refused.len(), 6);
+    assert_eq!(
+        refused[0].request.as_deref(),
+        Some(r#"{"rpc":"toolgate.v1.Gate/Execute"}"#)
+    );
+    let (code, _) = verify(&app.db);
+    assert_eq!(code, 0);
+}
+
+#[tokio::test]
+async fn a_refused_request_stores_no_part_of_its_payload() {
+    let mut app = app().await;
+    let req = DecideRequest {
+        args_json: r#"{"secret":"hunter2"#.into(),
+        ..request("read")
+    };
+
+    refused_decide(&mut app, req).await;
+
+    let refused = rows(&app.db)
+        .into_iter()
+        .find(|r| r.kind == "invalid_request")
+        .unwrap();
+    assert!(!refused.error.unwrap().contains("hunter2"));
+}

@@ -1,0 +1,9 @@
+//! Integration tests: the real server on an ephemeral port over a fresh SQLite file, driven
+//! through the generated gRPC client. One binary, so it links once.
+
+mod decide;
+mod execute;
+mod helpers;
+mod invalid;
+mod server;
+mod trail;

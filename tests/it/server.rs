@@ -1,0 +1,113 @@
+//! The server around the gate: health, reflection, and failing closed when the trail cannot
+//! commit.
+
+use std::time::Duration;
+
+use tonic::Code;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_reflection::pb::v1::ServerReflectionRequest;
+use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+use toolgate::proto::Outcome;
+
+use crate::helpers::{request, rows, spawn_app, spawn_app_with, verify};
+
+#[tokio::test]
+async fn health_reports_the_gate_serving() {
+    let app = spawn_app().await;
+    let mut health = HealthClient::new(app.channel.clone());
+
+    let status = health
+        .check(HealthCheckRequest {
+            service: "toolgate.v1.Gate".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+
+    assert_eq!(status.status(), ServingStatus::Serving);
+}
+
+#[tokio::test]
+async fn reflection_lists_the_gate_and_health_services() {
+    let app = spawn_app().await;
+    let mut reflection = ServerReflectionClient::new(app.channel.clone());
+    let ask = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+
+    let mut answers = reflection
+        .server_reflection_info(tokio_stream::iter([ask]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.message().await.unwrap().unwrap();
+
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("unexpected answer {answer:?}")
+    };
+    let names: Vec<_> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(names.contains(&"toolgate.v1.Gate".to_owned()), "{names:?}");
+    assert!(
+        names.contains(&"grpc.health.v1.Health".to_owned()),
+        "{names:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_commit_that_does_not_finish_in_time_answers_unavailable_never_allow() {
+    let mut app = spawn_app_with(|c| c.writer.commit_timeout_ms = 300).await;
+    // Another process holds the database's write lock, so the writer cannot commit.
+    let blocker = rusqlite::Connection::open(&app.db).unwrap();
+    blocker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+
+    let status = app.client.decide(request("read")).await.unwrap_err();
+
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(
+        status.message(),
+        "audit trail unavailable: the call was not recorded"
+    );
+    blocker.execute_batch("COMMIT").unwrap();
+    drop(blocker);
+    // Once the lock is gone the gate recovers by itself.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let answer = app.decide(request("read")).await;
+    assert_eq!(answer.outcome(), Outcome::Allow);
+}
+
+#[tokio::test]
+async fn a_failed_commit_answers_unavailable_and_leaves_the_chain_intact() {
+    let mut app = spawn_app().await;
+    app.decide(request("read")).await;
+    // A trigger added behind toolgate's back makes one kind of insert fail inside the writer.
+    let conn = rusqlite::Connection::open(&app.db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.tool = 'poison'
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+    )
+    .unwrap();
+    let mut poison = request("poison");
+    poison.options = None;
+
+    let status = app.client.decide(poison).await.unwrap_err();
+    let after = app.decide(request("read")).await;
+
+    assert_eq!(status.code(), Code::Unavailable);
+    assert!(
+        !status.message().contains("injected"),
+        "internal errors stay internal"
+    );
+    assert_eq!(after.seq, 3, "the failed event took no seq");
+    assert!(
+        rows(&app.db)
+            .iter()
+            .all(|r| r.reason.as_deref() != Some("unknown tool: poison"))
+    );
+    let (code, out) = verify(&app.db);
+    assert_eq!(code, 0, "{out}");
+}
