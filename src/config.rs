@@ -98,7 +98,7 @@ impl Config {
     }
 }
 
-/// The SQLite `synchronous` setting of the writer (docs/operations.md says what each risks).
+/// The SQLite `synchronous` setting of the writer (docs/configuration.md says what each risks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Durability {
