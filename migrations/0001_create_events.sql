@@ -3,7 +3,7 @@
 
 CREATE TABLE events (
     seq              INTEGER PRIMARY KEY NOT NULL,  -- contiguous from 1
-    event_id         TEXT    NOT NULL UNIQUE,
+    event_id         TEXT    NOT NULL,              -- UUID v7, unique by construction
     ts               TEXT    NOT NULL,              -- RFC 3339 UTC, microseconds
     kind             TEXT    NOT NULL,
     decision_id      TEXT,
@@ -39,9 +39,9 @@ CREATE INDEX events_ts       ON events (ts);
 CREATE INDEX events_decision ON events (decision_id);
 
 -- Append-only: rows can be inserted, never changed or removed. `INSERT OR REPLACE` over an
--- existing seq would delete the old row; the BEFORE DELETE trigger refuses that too only while
--- recursive_triggers is on, so the conflict is also refused by the writer (plain INSERT) and by
--- the trigger below, which aborts any insert that would collide with an existing row.
+-- existing seq would delete the old row without firing the DELETE trigger (unless the
+-- connection turned recursive_triggers on), so a third trigger refuses any insert whose seq is
+-- taken. seq is the only unique key, so it is the only conflict REPLACE could resolve.
 CREATE TRIGGER events_no_update BEFORE UPDATE ON events
 BEGIN
     SELECT RAISE(ABORT, 'events are append-only: update refused');
@@ -53,7 +53,7 @@ BEGIN
 END;
 
 CREATE TRIGGER events_no_replace BEFORE INSERT ON events
-WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq OR event_id = NEW.event_id)
+WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq)
 BEGIN
     SELECT RAISE(ABORT, 'events are append-only: replace refused');
 END;

@@ -27,15 +27,9 @@ use crate::registry::{Safety, ToolRegistry, ToolSpec};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file `{path}`: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("invalid config file `{path}`: {source}")]
-    Parse {
-        path: PathBuf,
-        source: Box<toml::de::Error>,
-    },
+    Parse { path: PathBuf, source: Box<toml::de::Error> },
 }
 
 /// Everything toolgate can be told.
@@ -78,10 +72,8 @@ impl Default for Config {
 impl Config {
     /// Reads a TOML configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
         toml::from_str(&text).map_err(|source| ConfigError::Parse {
             path: path.to_owned(),
             source: Box::new(source),
@@ -198,11 +190,7 @@ pub struct WriterConfig {
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        Self {
-            queue_capacity: 16_384,
-            max_batch: 1024,
-            commit_timeout_ms: 5_000,
-        }
+        Self { queue_capacity: 16_384, max_batch: 1024, commit_timeout_ms: 5_000 }
     }
 }
 

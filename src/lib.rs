@@ -19,10 +19,12 @@
 //! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
 //! - [`grpc`]: the tonic services over [`gate`], health and reflection.
 //! - [`server`]: binds everything together and serves until shut down.
+//! - [`bench`]: the load generator behind `toolgate bench`.
 //! - [`cli`]: the `toolgate` command line, one file per subcommand.
 //! - [`error`], [`shutdown`], [`telemetry`]: the service error and its gRPC status, signal
 //!   handling, and logging.
 
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod error;

@@ -71,13 +71,7 @@ impl Default for ToolRegistry {
         let tools = builtin
             .into_iter()
             .map(|(name, safety, action)| {
-                (
-                    name.to_owned(),
-                    ToolSpec {
-                        safety,
-                        action: action.to_owned(),
-                    },
-                )
+                (name.to_owned(), ToolSpec { safety, action: action.to_owned() })
             })
             .collect();
         Self { tools }

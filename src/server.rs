@@ -6,6 +6,7 @@
 use std::future::Future;
 
 use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 
@@ -31,6 +32,18 @@ pub enum ServerError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+}
+
+/// The accepted connections, with Nagle's algorithm off: a small response must not wait for
+/// the peer's delayed ACK (40 ms on Linux).
+fn incoming(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    TcpListenerStream::new(listener).map(|stream| {
+        let stream = stream?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    })
 }
 
 /// Serves until `shutdown` resolves.
@@ -70,7 +83,7 @@ pub async fn run(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(gate_service)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopping)
+        .serve_with_incoming_shutdown(incoming(listener), stopping)
         .await;
 
     // The services are gone with the server; this drops the last writer handle, so the writer

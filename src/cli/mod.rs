@@ -1,6 +1,7 @@
 //! The `toolgate` command line: one file per subcommand, each with its arguments and its
 //! function. Exit codes: 0 ok, 1 error, 2 the trail's chain is broken.
 
+mod bench;
 mod serve;
 mod verify;
 
@@ -8,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use bench::{BenchArgs, bench};
 pub use serve::{ServeArgs, serve};
 pub use verify::{VerifyArgs, verify};
 
@@ -29,6 +31,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Walk the trail's hash chain and report every broken place.
     Verify(VerifyArgs),
+    /// Measure throughput and latency against the health-check baseline.
+    Bench(BenchArgs),
 }
 
 /// How a command ended.
@@ -63,6 +67,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await,
             Command::Verify(args) => verify(args).await,
+            Command::Bench(args) => bench(args).await,
         }
     });
     match result {

@@ -53,7 +53,7 @@ impl ServeArgs {
     }
 }
 
-fn parse_durability(value: &str) -> Result<Durability, String> {
+pub(super) fn parse_durability(value: &str) -> Result<Durability, String> {
     match value {
         "full" => Ok(Durability::Full),
         "normal" => Ok(Durability::Normal),

@@ -90,17 +90,12 @@ impl Gate {
         };
         let safety = self.registry.safety(&req.tool);
         let verdict = self.policy.evaluate(&req, safety);
-        let max_output_chars = req
-            .options
-            .max_output_chars
-            .map_or(self.defaults.max_output_chars, |asked| {
+        let max_output_chars =
+            req.options.max_output_chars.map_or(self.defaults.max_output_chars, |asked| {
                 asked.min(self.defaults.max_output_chars)
             });
         let timeout_default = self.defaults.timeout_ms(safety);
-        let timeout_ms = req
-            .plan
-            .timeout_ms
-            .map_or(timeout_default, |t| t.min(timeout_default));
+        let timeout_ms = req.plan.timeout_ms.map_or(timeout_default, |t| t.min(timeout_default));
         let decision_id = uuid::Uuid::now_v7().to_string();
         let record = Record {
             decision_id: Some(decision_id.clone()),
@@ -155,22 +150,13 @@ impl Gate {
                     .as_ref()
                     .and_then(|d| d.record.max_output_chars)
                     .unwrap_or(default_max);
-                Ok(pairing::records(
-                    &paired,
-                    decision.as_ref(),
-                    max,
-                    output_chars,
-                ))
+                Ok(pairing::records(&paired, decision.as_ref(), max, output_chars))
             })
             .await?;
         let execution = &events[0];
         let max_chars = execution.record.max_output_chars.unwrap_or(default_max);
         let processed = report.output.as_deref().map(|o| {
-            output::process(
-                o,
-                usize::try_from(max_chars).unwrap_or(usize::MAX),
-                report.wrap_output,
-            )
+            output::process(o, usize::try_from(max_chars).unwrap_or(usize::MAX), report.wrap_output)
         });
         Ok(Execution {
             truncated: processed.as_ref().is_some_and(|p| p.truncated),

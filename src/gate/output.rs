@@ -57,23 +57,14 @@ mod tests {
     #[test]
     fn cuts_in_characters_not_bytes() {
         let processed = process("héllo wörld", 5, false);
-        assert_eq!(
-            processed,
-            Processed {
-                text: "héllo".into(),
-                truncated: true
-            }
-        );
+        assert_eq!(processed, Processed { text: "héllo".into(), truncated: true });
     }
 
     #[test]
     fn output_at_the_limit_is_not_truncated() {
         assert_eq!(
             process("日本語", 3, false),
-            Processed {
-                text: "日本語".into(),
-                truncated: false
-            }
+            Processed { text: "日本語".into(), truncated: false }
         );
     }
 

@@ -105,31 +105,16 @@ mod tests {
 
     #[test]
     fn an_allowed_first_execution_with_the_same_arguments_keeps_to_its_decision() {
-        assert_eq!(
-            violation(&report("h"), Some(&decision("allow", false))),
-            None
-        );
+        assert_eq!(violation(&report("h"), Some(&decision("allow", false))), None);
     }
 
     #[test]
     fn each_breach_is_named() {
         let cases = [
             (report("h"), None, "unknown decision"),
-            (
-                report("h"),
-                Some(decision("deny", false)),
-                "not allow: deny",
-            ),
-            (
-                report("h"),
-                Some(decision("allow", true)),
-                "already executed",
-            ),
-            (
-                report("other"),
-                Some(decision("allow", false)),
-                "hash differs",
-            ),
+            (report("h"), Some(decision("deny", false)), "not allow: deny"),
+            (report("h"), Some(decision("allow", true)), "already executed"),
+            (report("other"), Some(decision("allow", false)), "hash differs"),
         ];
         for (report, decision, expected) in cases {
             let found = violation(&report, decision.as_ref()).unwrap();

@@ -20,13 +20,7 @@ use crate::request::ActionRequest;
 pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, Box<ContextCreationError>> {
     let string = |s: &str| Expr::new_string(s.to_owned());
     let pairs = [
-        (
-            "tool",
-            record([
-                ("name", string(&req.tool)),
-                ("safety", string(safety.as_str())),
-            ]),
-        ),
+        ("tool", record([("name", string(&req.tool)), ("safety", string(safety.as_str()))])),
         (
             "actor",
             record([
@@ -61,10 +55,7 @@ pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, Box<Context
         ),
         (
             "session",
-            record([
-                ("id", string(&req.session_id)),
-                ("task_type", string(&req.task_type)),
-            ]),
+            record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))]),
         ),
         ("harness", json_record(&req.context)),
     ];

@@ -21,15 +21,9 @@ const DEFAULT_POLICY: &str = include_str!("default.cedar");
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("cannot read policy file `{path}`: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    Read { path: String, source: std::io::Error },
     #[error("invalid policy in `{source_name}`: {message}")]
-    Parse {
-        source_name: String,
-        message: String,
-    },
+    Parse { source_name: String, message: String },
     #[error("duplicate policy id `{id}` in `{source_name}`")]
     DuplicateId { source_name: String, id: String },
 }
@@ -75,20 +69,16 @@ impl PolicyEngine {
 
     /// Loads a policy file.
     pub fn from_file(path: &Path) -> Result<Self, PolicyError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| PolicyError::Read { path: path.display().to_string(), source })?;
         Self::parse(&path.display().to_string(), &text)
     }
 
     /// Parses a policy set. Each policy's id is its `@id` annotation, or else
     /// `<source_name>#<n>` for the n-th policy of the source (from 0).
     pub fn parse(source_name: &str, text: &str) -> Result<Self, PolicyError> {
-        let parse_error = |message: String| PolicyError::Parse {
-            source_name: source_name.to_owned(),
-            message,
-        };
+        let parse_error =
+            |message: String| PolicyError::Parse { source_name: source_name.to_owned(), message };
         let parsed = PolicySet::from_str(text).map_err(|e| parse_error(format!("{e:?}")))?;
         if parsed.templates().next().is_some() {
             return Err(parse_error("policy templates are not supported".to_owned()));
@@ -97,11 +87,7 @@ impl PolicyEngine {
         let mut policies: Vec<_> = parsed
             .policies()
             .map(|p| {
-                let n = p
-                    .id()
-                    .to_string()
-                    .trim_start_matches("policy")
-                    .parse::<usize>();
+                let n = p.id().to_string().trim_start_matches("policy").parse::<usize>();
                 (n.unwrap_or(usize::MAX), p)
             })
             .collect();
@@ -116,14 +102,10 @@ impl PolicyEngine {
             };
             let policy_id = PolicyId::new(&id);
             if meta.contains_key(&policy_id) {
-                return Err(PolicyError::DuplicateId {
-                    source_name: source_name.to_owned(),
-                    id,
-                });
+                return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
             }
             let reason = policy.annotation("reason").map(str::to_owned);
-            set.add(policy.new_id(policy_id.clone()))
-                .map_err(|e| parse_error(e.to_string()))?;
+            set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
             meta.insert(policy_id, Meta { position, reason });
         }
         let type_name = |name: &str| {
@@ -167,25 +149,21 @@ impl PolicyEngine {
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
         };
-        let request = context::build(req, safety)
+        let request = context::build(req, safety).map_err(|e| e.to_string()).and_then(|context| {
+            Request::new(
+                uid(&self.actor_type, &req.actor.id),
+                uid(&self.action_type, &req.action),
+                uid(&self.resource_type, &req.resource.id),
+                context,
+                None,
+            )
             .map_err(|e| e.to_string())
-            .and_then(|context| {
-                Request::new(
-                    uid(&self.actor_type, &req.actor.id),
-                    uid(&self.action_type, &req.action),
-                    uid(&self.resource_type, &req.resource.id),
-                    context,
-                    None,
-                )
-                .map_err(|e| e.to_string())
-            });
+        });
         let request = match request {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
         };
-        let response = self
-            .authorizer
-            .is_authorized(&request, &self.set, &Entities::empty());
+        let response = self.authorizer.is_authorized(&request, &self.set, &Entities::empty());
         let diagnostics = response.diagnostics();
 
         let errors: Vec<_> = diagnostics.errors().collect();
@@ -194,11 +172,9 @@ impl PolicyEngine {
             // should stop, so any error denies.
             let ids = errors
                 .iter()
-                .map(
-                    |cedar_policy::AuthorizationError::PolicyEvaluationError(e)| {
-                        e.policy_id().to_string()
-                    },
-                )
+                .map(|cedar_policy::AuthorizationError::PolicyEvaluationError(e)| {
+                    e.policy_id().to_string()
+                })
                 .collect();
             let messages: Vec<_> = errors.iter().map(|e| e.to_string()).collect();
             return error_verdict(ids, &messages.join("; "));
@@ -215,9 +191,7 @@ impl PolicyEngine {
         match response.decision() {
             Decision::Allow => Verdict {
                 outcome: Outcome::Allow,
-                reason: joined(reasons, || {
-                    format!("permitted by {}", policy_ids.join(", "))
-                }),
+                reason: joined(reasons, || format!("permitted by {}", policy_ids.join(", "))),
                 policy_ids,
             },
             Decision::Deny if policy_ids.is_empty() => Verdict {
@@ -230,9 +204,7 @@ impl PolicyEngine {
             },
             Decision::Deny => Verdict {
                 outcome: Outcome::Deny,
-                reason: joined(reasons, || {
-                    format!("forbidden by {}", policy_ids.join(", "))
-                }),
+                reason: joined(reasons, || format!("forbidden by {}", policy_ids.join(", "))),
                 policy_ids,
             },
         }
@@ -248,11 +220,7 @@ fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
 }
 
 fn joined(reasons: Vec<String>, fallback: impl FnOnce() -> String) -> String {
-    if reasons.is_empty() {
-        fallback()
-    } else {
-        reasons.join("; ")
-    }
+    if reasons.is_empty() { fallback() } else { reasons.join("; ") }
 }
 
 /// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}` and `{resource}`
@@ -279,25 +247,16 @@ mod tests {
     fn request(tool: &str, allow_write: bool) -> ActionRequest {
         let req = proto::DecideRequest {
             session_id: "s".into(),
-            actor: Some(proto::Actor {
-                id: "alice".into(),
-                ..Default::default()
-            }),
+            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
             tool: tool.into(),
-            options: Some(proto::RunOptions {
-                allow_write,
-                ..Default::default()
-            }),
+            options: Some(proto::RunOptions { allow_write, ..Default::default() }),
             ..Default::default()
         };
         ActionRequest::from_proto(req, &Limits::default(), &ToolRegistry::default()).unwrap()
     }
 
     fn evaluate(engine: &PolicyEngine, tool: &str, allow_write: bool) -> Verdict {
-        engine.evaluate(
-            &request(tool, allow_write),
-            ToolRegistry::default().safety(tool),
-        )
+        engine.evaluate(&request(tool, allow_write), ToolRegistry::default().safety(tool))
     }
 
     #[test]
@@ -323,11 +282,7 @@ mod tests {
                 .unwrap();
         let verdict = evaluate(&engine, "read", false);
         assert_eq!(verdict.outcome, Outcome::Deny);
-        assert!(
-            verdict.reason.starts_with("not permitted:"),
-            "{}",
-            verdict.reason
-        );
+        assert!(verdict.reason.starts_with("not permitted:"), "{}", verdict.reason);
         assert!(verdict.policy_ids.is_empty());
     }
 
@@ -339,10 +294,7 @@ mod tests {
              forbid(principal, action, resource);",
         )
         .unwrap();
-        assert_eq!(
-            evaluate(&engine, "read", false).policy_ids,
-            ["team.cedar#1"]
-        );
+        assert_eq!(evaluate(&engine, "read", false).policy_ids, ["team.cedar#1"]);
     }
 
     #[test]
@@ -354,11 +306,7 @@ mod tests {
         .unwrap();
         let verdict = evaluate(&engine, "read", false);
         assert_eq!(verdict.outcome, Outcome::Deny);
-        assert!(
-            verdict.reason.starts_with("policy evaluation error:"),
-            "{}",
-            verdict.reason
-        );
+        assert!(verdict.reason.starts_with("policy evaluation error:"), "{}", verdict.reason);
         assert_eq!(verdict.policy_ids, ["p"]);
     }
 
@@ -366,14 +314,8 @@ mod tests {
     fn duplicate_ids_and_syntax_errors_are_refused() {
         let dup = "@id(\"a\") permit(principal, action, resource);\n\
                    @id(\"a\") forbid(principal, action, resource);";
-        assert!(matches!(
-            PolicyEngine::parse("t", dup),
-            Err(PolicyError::DuplicateId { .. })
-        ));
-        assert!(matches!(
-            PolicyEngine::parse("t", "permit("),
-            Err(PolicyError::Parse { .. })
-        ));
+        assert!(matches!(PolicyEngine::parse("t", dup), Err(PolicyError::DuplicateId { .. })));
+        assert!(matches!(PolicyEngine::parse("t", "permit("), Err(PolicyError::Parse { .. })));
     }
 
     #[test]

@@ -41,10 +41,7 @@ mod tests {
         let a = canon(r#"{"path": "/tmp/x", "limit": 10, "opts": {"b": 1.0, "a": 1e2}}"#);
         let b = canon(r#"{"opts":{"a":100,"b":1},"limit":1e1,"path":"/tmp/x"}"#);
         assert_eq!(a, b);
-        assert_eq!(
-            a.json,
-            r#"{"limit":10,"opts":{"a":100,"b":1},"path":"/tmp/x"}"#
-        );
+        assert_eq!(a.json, r#"{"limit":10,"opts":{"a":100,"b":1},"path":"/tmp/x"}"#);
     }
 
     #[test]
@@ -59,9 +56,6 @@ mod tests {
     fn hash_is_sha256_of_the_canonical_text() {
         let a = canon(r#"{"b":2,"a":1}"#);
         // printf '{"a":1,"b":2}' | sha256sum
-        assert_eq!(
-            a.hash,
-            "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777"
-        );
+        assert_eq!(a.hash, "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777");
     }
 }

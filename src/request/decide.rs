@@ -109,9 +109,8 @@ impl ActionRequest {
         within("action", &req.action, name)?;
         let resource = resource(req.resource.unwrap_or_default(), name)?;
         let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
-        let args_hash = canonicalize(&args)
-            .map_err(|e| FieldError::new("args_json", e.to_string()))?
-            .hash;
+        let args_hash =
+            canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
         let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
         let options = req.options.unwrap_or_default();
         let plan = req.plan.unwrap_or_default();
@@ -123,11 +122,7 @@ impl ActionRequest {
         } else {
             req.action
         };
-        let task_type = if req.task_type.is_empty() {
-            "default".to_owned()
-        } else {
-            req.task_type
-        };
+        let task_type = if req.task_type.is_empty() { "default".to_owned() } else { req.task_type };
         Ok(Self {
             session_id: req.session_id,
             task_type,
@@ -165,10 +160,7 @@ fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError>
         other => {
             return Err(FieldError::new(
                 "actor.kind",
-                format!(
-                    "must be `user`, `agent` or `subagent`, not `{}`",
-                    truncated(other)
-                ),
+                format!("must be `user`, `agent` or `subagent`, not `{}`", truncated(other)),
             ));
         }
     };
@@ -184,11 +176,7 @@ fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError>
     for (i, link) in actor.delegation_chain.iter().enumerate() {
         required(&format!("actor.delegation_chain[{i}]"), link, limit)?;
     }
-    Ok(Actor {
-        id: actor.id,
-        kind,
-        delegation_chain: actor.delegation_chain,
-    })
+    Ok(Actor { id: actor.id, kind, delegation_chain: actor.delegation_chain })
 }
 
 fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldError> {
@@ -204,11 +192,7 @@ fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldEr
             ),
         ));
     }
-    Ok(Resource {
-        kind: resource.r#type,
-        id: resource.id,
-        classification,
-    })
+    Ok(Resource { kind: resource.r#type, id: resource.id, classification })
 }
 
 fn nonzero(value: u32) -> Option<u32> {
@@ -227,10 +211,7 @@ mod tests {
     fn request() -> proto::DecideRequest {
         proto::DecideRequest {
             session_id: "s1".into(),
-            actor: Some(proto::Actor {
-                id: "alice".into(),
-                ..Default::default()
-            }),
+            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
             tool: "read".into(),
             args_json: r#"{"path":"README.md"}"#.into(),
             ..Default::default()
@@ -263,17 +244,13 @@ mod tests {
         let cases: Vec<(&str, Mutation)> = vec![
             ("session_id", |r| r.session_id.clear()),
             ("actor.id", |r| r.actor = None),
-            ("actor.kind", |r| {
-                r.actor.as_mut().unwrap().kind = "robot".into()
-            }),
+            ("actor.kind", |r| r.actor.as_mut().unwrap().kind = "robot".into()),
             ("tool", |r| r.tool.clear()),
             ("args_json", |r| r.args_json = "[1,2]".into()),
             ("context_json", |r| r.context_json = "not json".into()),
             ("resource.classification", |r| {
-                r.resource = Some(proto::Resource {
-                    classification: "top".into(),
-                    ..Default::default()
-                })
+                r.resource =
+                    Some(proto::Resource { classification: "top".into(), ..Default::default() })
             }),
             ("action", |r| r.action = "x".repeat(1025)),
         ];

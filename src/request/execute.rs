@@ -46,9 +46,8 @@ impl ExecutionReport {
     pub fn from_proto(req: proto::ExecuteRequest, limits: &Limits) -> Result<Self, FieldError> {
         required("decision_id", &req.decision_id, limits.max_name_bytes)?;
         let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
-        let args_hash = canonicalize(&args)
-            .map_err(|e| FieldError::new("args_json", e.to_string()))?
-            .hash;
+        let args_hash =
+            canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
         let status = match proto::ExecutionStatus::try_from(req.status) {
             Ok(proto::ExecutionStatus::Ok) => ExecutionStatus::Ok,
             Ok(proto::ExecutionStatus::Error) => ExecutionStatus::Error,
@@ -113,10 +112,7 @@ mod tests {
     #[test]
     fn unknown_and_missing_status_are_refused() {
         for status in [0, 9] {
-            let req = proto::ExecuteRequest {
-                status,
-                ..request()
-            };
+            let req = proto::ExecuteRequest { status, ..request() };
             let err = ExecutionReport::from_proto(req, &Limits::default()).unwrap_err();
             assert_eq!(err.field, "status");
         }
@@ -124,10 +120,7 @@ mod tests {
 
     #[test]
     fn output_over_its_limit_is_refused() {
-        let limits = Limits {
-            max_output_bytes: 4,
-            ..Limits::default()
-        };
+        let limits = Limits { max_output_bytes: 4, ..Limits::default() };
         let err = ExecutionReport::from_proto(request(), &limits).unwrap_err();
         assert_eq!(err.field, "output");
     }

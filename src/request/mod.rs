@@ -22,10 +22,7 @@ pub struct FieldError {
 
 impl FieldError {
     fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            problem: problem.into(),
-        }
+        Self { field: field.into(), problem: problem.into() }
     }
 
     fn required(field: &str) -> Self {
@@ -65,9 +62,6 @@ fn json_object(
     match serde_json::from_str(text) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
         Ok(_) => Err(FieldError::new(field, "must be a JSON object")),
-        Err(e) => Err(FieldError::new(
-            field,
-            format!("must be a JSON object: {e}"),
-        )),
+        Err(e) => Err(FieldError::new(field, format!("must be a JSON object: {e}"))),
     }
 }

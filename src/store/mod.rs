@@ -1,7 +1,9 @@
 //! The SQLite file behind the trail. One writer thread owns the only write connection and
 //! commits events in groups ([`writer`]); everything else reads through a read-only pool
-//! ([`reader`]), so queries and verification never block writes.
+//! ([`reader`]), so queries and verification never block writes. A third connection
+//! checkpoints the WAL in the background ([`checkpoint`]).
 
+mod checkpoint;
 mod reader;
 mod writer;
 
@@ -32,6 +34,8 @@ pub enum StoreError {
     Timeout,
     #[error("the trail writer has stopped")]
     Closed,
+    #[error("cannot start a thread: {0}")]
+    Thread(String),
 }
 
 /// A cheaply cloneable handle on the trail: cloning is shallow.
@@ -71,10 +75,7 @@ async fn migrate(path: &Path) -> Result<(), StoreError> {
         .max_connections(1)
         .connect_with(options)
         .await
-        .map_err(|source| StoreError::Open {
-            path: path.display().to_string(),
-            source,
-        })?;
+        .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
     let migrated = sqlx::migrate!("./migrations").run(&pool).await;
     pool.close().await;
     Ok(migrated?)

@@ -27,10 +27,7 @@ impl Reader {
             .max_connections(4)
             .connect_with(options)
             .await
-            .map_err(|source| StoreError::Open {
-                path: path.display().to_string(),
-                source,
-            })?;
+            .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
         Ok(Self { pool })
     }
 

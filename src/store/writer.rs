@@ -39,17 +39,25 @@ impl std::fmt::Debug for Job {
     }
 }
 
-/// The writer's thread; joining it waits until the queue is drained and the connection closed.
+/// The writer's thread (and its checkpointer); joining it waits until the queue is drained
+/// and the connections closed.
 #[derive(Debug)]
-pub struct WriterThread(JoinHandle<()>);
+pub struct WriterThread {
+    writer: JoinHandle<()>,
+    checkpointer: JoinHandle<()>,
+}
 
 impl WriterThread {
     /// Waits for the writer to commit what it holds and stop. It stops once every [`Writer`]
     /// handle is dropped.
     pub async fn join(self) {
-        let handle = self.0;
-        // A panicking writer already logged its panic; there is nothing more to do with it.
-        let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+        let Self { writer, checkpointer } = self;
+        // A panicking thread already logged its panic; there is nothing more to do with it.
+        let _ = tokio::task::spawn_blocking(move || {
+            let _ = writer.join();
+            let _ = checkpointer.join();
+        })
+        .await;
     }
 }
 
@@ -67,21 +75,25 @@ impl Writer {
             Durability::Normal => "NORMAL",
         };
         conn.pragma_update(None, "synchronous", synchronous)?;
+        // Checkpoints happen on their own thread (see `checkpoint`), not inside commits.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        // Index pages of a large trail stay in memory instead of being read back per commit.
+        conn.pragma_update(None, "cache_size", -32 * 1024)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         let head = Head::read(&conn)?;
+        let (stop_checkpoints, checkpoints) = std::sync::mpsc::channel();
+        let checkpointer = super::checkpoint::start(path, checkpoints)?;
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
         let max_batch = config.max_batch.max(1);
-        let thread = std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("trail-writer".into())
-            .spawn(move || run(conn, jobs, head, max_batch))
-            .map_err(|e| StoreError::Sqlite(rusqlite::Error::ToSqlConversionFailure(e.into())))?;
-        Ok((
-            Self {
-                queue,
-                timeout: config.commit_timeout(),
-            },
-            WriterThread(thread),
-        ))
+            .spawn(move || {
+                run(conn, jobs, head, max_batch);
+                drop(stop_checkpoints);
+            })
+            .map_err(|e| StoreError::Thread(e.to_string()))?;
+        let thread = WriterThread { writer, checkpointer };
+        Ok((Self { queue, timeout: config.commit_timeout() }, thread))
     }
 
     /// Appends records and waits until they are committed; returns the events as stored.
@@ -97,17 +109,12 @@ impl Writer {
         F: FnOnce(&Lookup<'_>) -> Result<Vec<Record>, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let job = Job {
-            build: Box::new(build),
-            reply,
-        };
+        let job = Job { build: Box::new(build), reply };
         let committed = async {
             self.queue.send(job).await.map_err(|_| StoreError::Closed)?;
             answer.await.map_err(|_| StoreError::Closed)?
         };
-        tokio::time::timeout(self.timeout, committed)
-            .await
-            .map_err(|_| StoreError::Timeout)?
+        tokio::time::timeout(self.timeout, committed).await.map_err(|_| StoreError::Timeout)?
     }
 }
 
@@ -176,17 +183,12 @@ struct Head {
 impl Head {
     fn read(conn: &Connection) -> Result<Self, StoreError> {
         let last: Option<(i64, String)> = conn
-            .query_row(
-                "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
+            .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
             .optional()?;
         let Some((seq, hash_hex)) = last else {
-            return Ok(Self {
-                seq: 0,
-                hash: GENESIS_HASH,
-            });
+            return Ok(Self { seq: 0, hash: GENESIS_HASH });
         };
         let mut hash = [0; 32];
         hex::decode_to_slice(&hash_hex, &mut hash).map_err(|e| {
@@ -213,10 +215,7 @@ impl Head {
         };
         let hash = event_hash(&self.hash, &event);
         event.hash = hex::encode(hash);
-        *self = Self {
-            seq: event.seq,
-            hash,
-        };
+        *self = Self { seq: event.seq, hash };
         event
     }
 }
@@ -245,8 +244,16 @@ fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>) {
         replies.push(job.reply);
         builds.push(job.build);
     }
+    let started = std::time::Instant::now();
+    let jobs = builds.len();
     match write_group(conn, head, builds) {
         Ok(groups) => {
+            tracing::debug!(
+                jobs,
+                seq = head.seq,
+                elapsed_us = started.elapsed().as_micros() as u64,
+                "committed"
+            );
             for (reply, events) in replies.into_iter().zip(groups) {
                 // A caller that gave up (timed out) no longer listens; its events stand.
                 let _ = reply.send(Ok(events));

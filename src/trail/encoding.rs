@@ -154,11 +154,7 @@ mod tests {
     #[test]
     fn nulls_are_left_out_and_values_are_tagged() {
         let mut expected = vec![FORMAT_VERSION];
-        field(
-            &mut expected,
-            "event_id",
-            &text("0192f0c1-0000-7000-8000-000000000001"),
-        );
+        field(&mut expected, "event_id", &text("0192f0c1-0000-7000-8000-000000000001"));
         field(&mut expected, "kind", &text("decision"));
         field(&mut expected, "max_output_chars", &int(8000));
         field(&mut expected, "outcome", &text("allow"));
@@ -172,14 +168,9 @@ mod tests {
     #[test]
     fn the_worked_example_of_the_docs_is_true() {
         // docs/trail-format.md shows this event's encoding and hash, for independent verifiers.
-        let docs: String = include_str!("../../docs/trail-format.md")
-            .split_whitespace()
-            .collect();
+        let docs: String = include_str!("../../docs/trail-format.md").split_whitespace().collect();
         let event = example();
-        assert!(
-            docs.contains(&hex::encode(encode(&event))),
-            "encoding not in the docs"
-        );
+        assert!(docs.contains(&hex::encode(encode(&event))), "encoding not in the docs");
         assert!(
             docs.contains(&hex::encode(event_hash(&GENESIS_HASH, &event))),
             "hash not in the docs"

@@ -71,10 +71,7 @@ pub struct Record {
 impl Record {
     /// An empty record of the given kind.
     pub fn new(kind: Kind) -> Self {
-        Self {
-            kind: kind.as_str().to_owned(),
-            ..Self::default()
-        }
+        Self { kind: kind.as_str().to_owned(), ..Self::default() }
     }
 }
 

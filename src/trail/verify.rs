@@ -42,10 +42,9 @@ impl fmt::Display for Problem {
             }
             Self::Gap { from, to } if from == to => write!(f, "seq {from}: missing"),
             Self::Gap { from, to } => write!(f, "seq {from}..{to}: missing"),
-            Self::BrokenLink { seq } => write!(
-                f,
-                "seq {seq}: broken link (prev_hash is not the hash of the event before)"
-            ),
+            Self::BrokenLink { seq } => {
+                write!(f, "seq {seq}: broken link (prev_hash is not the hash of the event before)")
+            }
             Self::OutOfOrder { seq, expected } => {
                 write!(f, "seq {seq}: out of order (expected seq {expected})")
             }
@@ -65,11 +64,7 @@ pub struct Verifier {
 impl Default for Verifier {
     /// A verifier for a chain that starts at seq 1.
     fn default() -> Self {
-        Self {
-            next_seq: 1,
-            prev_hash: GENESIS_HASH,
-            checked: 0,
-        }
+        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0 }
     }
 }
 
@@ -80,24 +75,15 @@ impl Verifier {
         let seq = event.seq;
         let after_gap = seq > self.next_seq;
         if after_gap {
-            problems.push(Problem::Gap {
-                from: self.next_seq,
-                to: seq - 1,
-            });
+            problems.push(Problem::Gap { from: self.next_seq, to: seq - 1 });
         } else if seq < self.next_seq {
-            problems.push(Problem::OutOfOrder {
-                seq,
-                expected: self.next_seq,
-            });
+            problems.push(Problem::OutOfOrder { seq, expected: self.next_seq });
         }
         self.checked += 1;
         self.next_seq = seq + 1;
 
         let Some(prev_hash) = decode(&event.prev_hash) else {
-            problems.push(Problem::Malformed {
-                seq,
-                field: "prev_hash",
-            });
+            problems.push(Problem::Malformed { seq, field: "prev_hash" });
             return problems;
         };
         // After a gap the previous event is unknown: the gap is the finding, not the link.
@@ -199,17 +185,8 @@ mod tests {
         let mut events = chain(10);
         events.swap(2, 3);
         let problems = verify(&events);
-        assert!(
-            problems.contains(&Problem::Gap { from: 3, to: 3 }),
-            "{problems:?}"
-        );
-        assert!(
-            problems.contains(&Problem::OutOfOrder {
-                seq: 3,
-                expected: 5
-            }),
-            "{problems:?}"
-        );
+        assert!(problems.contains(&Problem::Gap { from: 3, to: 3 }), "{problems:?}");
+        assert!(problems.contains(&Problem::OutOfOrder { seq: 3, expected: 5 }), "{problems:?}");
     }
 
     #[test]
@@ -220,10 +197,7 @@ mod tests {
         events[3].record = a;
         assert_eq!(
             verify(&events),
-            vec![
-                Problem::HashMismatch { seq: 3 },
-                Problem::HashMismatch { seq: 4 }
-            ]
+            vec![Problem::HashMismatch { seq: 3 }, Problem::HashMismatch { seq: 4 }]
         );
     }
 
@@ -234,10 +208,7 @@ mod tests {
         events.remove(7);
         assert_eq!(
             verify(&events),
-            vec![
-                Problem::HashMismatch { seq: 2 },
-                Problem::Gap { from: 8, to: 8 }
-            ]
+            vec![Problem::HashMismatch { seq: 2 }, Problem::Gap { from: 8, to: 8 }]
         );
     }
 

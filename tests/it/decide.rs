@@ -73,35 +73,18 @@ async fn decide_allows_a_tool_the_configured_registry_adds() {
     let answer = app.decide(request("deploy")).await;
 
     assert_eq!(answer.outcome(), Outcome::Allow);
-    let stored = rows(&app.db)
-        .into_iter()
-        .find(|r| r.kind == "decision")
-        .unwrap();
-    assert!(
-        stored
-            .request
-            .unwrap()
-            .contains(r#""action":"release.status""#)
-    );
+    let stored = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
+    assert!(stored.request.unwrap().contains(r#""action":"release.status""#));
 }
 
 #[tokio::test]
 async fn decide_takes_the_smaller_of_requested_and_default_limits() {
     let mut app = spawn_app().await;
     let mut smaller = request("read");
-    smaller.options = Some(RunOptions {
-        max_output_chars: 100,
-        ..Default::default()
-    });
-    smaller.plan = Some(ExecutionPlan {
-        timeout_ms: 500,
-        ..Default::default()
-    });
+    smaller.options = Some(RunOptions { max_output_chars: 100, ..Default::default() });
+    smaller.plan = Some(ExecutionPlan { timeout_ms: 500, ..Default::default() });
     let mut larger = request("read");
-    larger.options = Some(RunOptions {
-        max_output_chars: 1_000_000,
-        ..Default::default()
-    });
+    larger.options = Some(RunOptions { max_output_chars: 1_000_000, ..Default::default() });
 
     let small = app.decide(smaller).await;
     let large = app.decide(larger).await;
@@ -119,10 +102,7 @@ async fn decision_is_on_disk_when_it_is_answered() {
     let stored = rows(&app.db);
     let row = stored.iter().find(|r| r.seq == answer.seq as i64).unwrap();
     assert_eq!(row.kind, "decision");
-    assert_eq!(
-        row.decision_id.as_deref(),
-        Some(answer.decision_id.as_str())
-    );
+    assert_eq!(row.decision_id.as_deref(), Some(answer.decision_id.as_str()));
     assert_eq!(row.outcome.as_deref(), Some("allow"));
 }
 
@@ -134,10 +114,7 @@ async fn stored_request_keeps_the_argument_hash_not_the_arguments() {
 
     let answer = app.decide(secret).await;
 
-    let stored = rows(&app.db)
-        .into_iter()
-        .find(|r| r.kind == "decision")
-        .unwrap();
+    let stored = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
     let stored_request = stored.request.unwrap();
     assert!(stored_request.contains(&answer.args_hash));
     assert!(!stored_request.contains("id_rsa"));
@@ -158,19 +135,10 @@ async fn policy_file_replaces_the_default_policy_and_is_recorded() {
     let read = app.decide(request("read")).await;
     let ls = app.decide(request("ls")).await;
 
-    assert_eq!(
-        (read.outcome(), read.reason.as_str()),
-        (Outcome::Allow, "alice may read")
-    );
+    assert_eq!((read.outcome(), read.reason.as_str()), (Outcome::Allow, "alice may read"));
     assert_eq!(read.policy_ids, ["only-alice-reads"]);
     assert_eq!(ls.outcome(), Outcome::Deny);
-    assert_eq!(
-        ls.reason,
-        "not permitted: no policy permits action `fs.list` with tool `ls`"
-    );
-    let loaded = rows(&app.db)
-        .into_iter()
-        .find(|r| r.kind == "policy_loaded")
-        .unwrap();
+    assert_eq!(ls.reason, "not permitted: no policy permits action `fs.list` with tool `ls`");
+    let loaded = rows(&app.db).into_iter().find(|r| r.kind == "policy_loaded").unwrap();
     assert!(loaded.reason.unwrap().contains("strict.cedar"));
 }

@@ -35,10 +35,7 @@ pub async fn spawn_app() -> TestApp {
 /// Starts a server on a fresh database, with the configuration changed by `configure`.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        db: dir.path().join("trail.db"),
-        ..Config::default()
-    };
+    let mut config = Config { db: dir.path().join("trail.db"), ..Config::default() };
     configure(&mut config);
     start(config, dir).await
 }
@@ -53,20 +50,9 @@ pub async fn start(config: Config, dir: TempDir) -> TestApp {
     let server = tokio::spawn(toolgate::server::run(config, listener, async {
         let _ = stopped.await;
     }));
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
     wait_until_serving(channel.clone()).await;
-    TestApp {
-        client: GateClient::new(channel.clone()),
-        channel,
-        db,
-        dir,
-        stop,
-        server,
-    }
+    TestApp { client: GateClient::new(channel.clone()), channel, db, dir, stop, server }
 }
 
 impl TestApp {
@@ -90,11 +76,7 @@ impl TestApp {
 pub fn request(tool: &str) -> DecideRequest {
     DecideRequest {
         session_id: "s1".into(),
-        actor: Some(Actor {
-            id: "alice".into(),
-            kind: "agent".into(),
-            ..Default::default()
-        }),
+        actor: Some(Actor { id: "alice".into(), kind: "agent".into(), ..Default::default() }),
         tool: tool.into(),
         args_json: r#"{"path":"src/main.rs"}"#.into(),
         ..Default::default()
@@ -107,11 +89,7 @@ pub fn with_options(
     allow_write: bool,
     allow_bash: bool,
 ) -> DecideRequest {
-    request.options = Some(RunOptions {
-        allow_write,
-        allow_bash,
-        max_output_chars: 0,
-    });
+    request.options = Some(RunOptions { allow_write, allow_bash, max_output_chars: 0 });
     request
 }
 
@@ -156,29 +134,20 @@ pub fn rows(db: &Path) -> Vec<Row> {
 
 /// Runs the real `toolgate` binary.
 pub fn toolgate(args: &[&str]) -> Output {
-    assert_cmd::Command::cargo_bin("toolgate")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap()
+    assert_cmd::Command::cargo_bin("toolgate").unwrap().args(args).output().unwrap()
 }
 
 /// `toolgate verify --db DB`: its exit code and stdout.
 pub fn verify(db: &Path) -> (i32, String) {
     let out = toolgate(&["verify", "--db", db.to_str().unwrap()]);
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-    )
+    (out.status.code().unwrap(), String::from_utf8(out.stdout).unwrap())
 }
 
 /// Polls the health service until the gate serves: the trail is open and the policy recorded.
 async fn wait_until_serving(channel: Channel) {
     let mut health = HealthClient::new(channel);
     for _ in 0..500 {
-        let ask = HealthCheckRequest {
-            service: "toolgate.v1.Gate".into(),
-        };
+        let ask = HealthCheckRequest { service: "toolgate.v1.Gate".into() };
         if let Ok(answer) = health.check(ask).await
             && answer.into_inner().status() == ServingStatus::Serving
         {

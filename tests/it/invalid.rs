@@ -31,54 +31,21 @@ async fn refused_execute(app: &mut TestApp, req: ExecuteRequest) -> String {
 async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
     let mut app = app().await;
     let cases: Vec<(&str, DecideRequest)> = vec![
+        ("tool: required", DecideRequest { tool: String::new(), ..request("read") }),
+        ("session_id: required", DecideRequest { session_id: String::new(), ..request("read") }),
+        ("actor.id: required", DecideRequest { actor: None, ..request("read") }),
+        ("actor.id: required", DecideRequest { actor: Some(Actor::default()), ..request("read") }),
         (
-            "tool: required",
-            DecideRequest {
-                tool: String::new(),
-                ..request("read")
-            },
-        ),
-        (
-            "session_id: required",
-            DecideRequest {
-                session_id: String::new(),
-                ..request("read")
-            },
-        ),
-        (
-            "actor.id: required",
-            DecideRequest {
-                actor: None,
-                ..request("read")
-            },
-        ),
-        (
-            "actor.id: required",
-            DecideRequest {
-                actor: Some(Actor::default()),
-                ..request("read")
-            },
+            "args_json: must be a JSON object",
+            DecideRequest { args_json: "[1]".into(), ..request("read") },
         ),
         (
             "args_json: must be a JSON object",
-            DecideRequest {
-                args_json: "[1]".into(),
-                ..request("read")
-            },
-        ),
-        (
-            "args_json: must be a JSON object",
-            DecideRequest {
-                args_json: "{".into(),
-                ..request("read")
-            },
+            DecideRequest { args_json: "{".into(), ..request("read") },
         ),
         (
             "context_json: must be a JSON object",
-            DecideRequest {
-                context_json: "42".into(),
-                ..request("read")
-            },
+            DecideRequest { context_json: "42".into(), ..request("read") },
         ),
         (
             "args_json: 75 bytes, over the limit of 64",
@@ -89,29 +56,19 @@ async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
         ),
         (
             "tool: 17 bytes, over the limit of 16",
-            DecideRequest {
-                tool: "t".repeat(17),
-                ..request("read")
-            },
+            DecideRequest { tool: "t".repeat(17), ..request("read") },
         ),
         (
             "actor.kind: must be",
             DecideRequest {
-                actor: Some(Actor {
-                    id: "a".into(),
-                    kind: "robot".into(),
-                    ..Default::default()
-                }),
+                actor: Some(Actor { id: "a".into(), kind: "robot".into(), ..Default::default() }),
                 ..request("read")
             },
         ),
         (
             "resource.classification: must be",
             DecideRequest {
-                resource: Some(Resource {
-                    classification: "ultra".into(),
-                    ..Default::default()
-                }),
+                resource: Some(Resource { classification: "ultra".into(), ..Default::default() }),
                 ..request("read")
             },
         ),
@@ -120,22 +77,14 @@ async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
 
     for (expected, req) in cases {
         let message = refused_decide(&mut app, req).await;
-        assert!(
-            message.starts_with(expected),
-            "{message:?} does not start with {expected:?}"
-        );
+        assert!(message.starts_with(expected), "{message:?} does not start with {expected:?}");
     }
 
-    let refused: Vec<_> = rows(&app.db)
-        .into_iter()
-        .filter(|r| r.kind == "invalid_request")
-        .collect();
+    let refused: Vec<_> =
+        rows(&app.db).into_iter().filter(|r| r.kind == "invalid_request").collect();
     assert_eq!(refused.len(), count);
     assert_eq!(refused[0].error.as_deref(), Some("tool: required"));
-    assert_eq!(
-        refused[0].request.as_deref(),
-        Some(r#"{"rpc":"toolgate.v1.Gate/Decide"}"#)
-    );
+    assert_eq!(refused[0].request.as_deref(), Some(r#"{"rpc":"toolgate.v1.Gate/Decide"}"#));
     assert!(rows(&app.db).iter().all(|r| r.kind != "decision"));
 }
 
@@ -148,67 +97,29 @@ async fn each_bad_execute_is_refused_by_field_name_and_recorded() {
         ..Default::default()
     };
     let cases: Vec<(&str, ExecuteRequest)> = vec![
-        (
-            "decision_id: required",
-            ExecuteRequest {
-                decision_id: String::new(),
-                ..ok.clone()
-            },
-        ),
-        (
-            "status: required",
-            ExecuteRequest {
-                status: 0,
-                ..ok.clone()
-            },
-        ),
-        (
-            "status: unknown value 7",
-            ExecuteRequest {
-                status: 7,
-                ..ok.clone()
-            },
-        ),
+        ("decision_id: required", ExecuteRequest { decision_id: String::new(), ..ok.clone() }),
+        ("status: required", ExecuteRequest { status: 0, ..ok.clone() }),
+        ("status: unknown value 7", ExecuteRequest { status: 7, ..ok.clone() }),
         (
             "output: 33 bytes, over the limit of 32",
-            ExecuteRequest {
-                output: Some("o".repeat(33)),
-                ..ok.clone()
-            },
+            ExecuteRequest { output: Some("o".repeat(33)), ..ok.clone() },
         ),
         (
             "args_json: must be a JSON object",
-            ExecuteRequest {
-                args_json: "null".into(),
-                ..ok.clone()
-            },
+            ExecuteRequest { args_json: "null".into(), ..ok.clone() },
         ),
-        (
-            "duration_us: out of range",
-            ExecuteRequest {
-                duration_us: u64::MAX,
-                ..ok.clone()
-            },
-        ),
+        ("duration_us: out of range", ExecuteRequest { duration_us: u64::MAX, ..ok.clone() }),
     ];
 
     for (expected, req) in cases {
         let message = refused_execute(&mut app, req).await;
-        assert!(
-            message.starts_with(expected),
-            "{message:?} does not start with {expected:?}"
-        );
+        assert!(message.starts_with(expected), "{message:?} does not start with {expected:?}");
     }
 
-    let refused: Vec<_> = rows(&app.db)
-        .into_iter()
-        .filter(|r| r.kind == "invalid_request")
-        .collect();
+    let refused: Vec<_> =
+        rows(&app.db).into_iter().filter(|r| r.kind == "invalid_request").collect();
     assert_eq!(refused.len(), 6);
-    assert_eq!(
-        refused[0].request.as_deref(),
-        Some(r#"{"rpc":"toolgate.v1.Gate/Execute"}"#)
-    );
+    assert_eq!(refused[0].request.as_deref(), Some(r#"{"rpc":"toolgate.v1.Gate/Execute"}"#));
     let (code, _) = verify(&app.db);
     assert_eq!(code, 0);
 }
@@ -216,16 +127,10 @@ async fn each_bad_execute_is_refused_by_field_name_and_recorded() {
 #[tokio::test]
 async fn a_refused_request_stores_no_part_of_its_payload() {
     let mut app = app().await;
-    let req = DecideRequest {
-        args_json: r#"{"secret":"hunter2"#.into(),
-        ..request("read")
-    };
+    let req = DecideRequest { args_json: r#"{"secret":"hunter2"#.into(), ..request("read") };
 
     refused_decide(&mut app, req).await;
 
-    let refused = rows(&app.db)
-        .into_iter()
-        .find(|r| r.kind == "invalid_request")
-        .unwrap();
+    let refused = rows(&app.db).into_iter().find(|r| r.kind == "invalid_request").unwrap();
     assert!(!refused.error.unwrap().contains("hunter2"));
 }

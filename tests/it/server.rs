@@ -21,9 +21,7 @@ async fn health_reports_the_gate_serving() {
     let mut health = HealthClient::new(app.channel.clone());
 
     let status = health
-        .check(HealthCheckRequest {
-            service: "toolgate.v1.Gate".into(),
-        })
+        .check(HealthCheckRequest { service: "toolgate.v1.Gate".into() })
         .await
         .unwrap()
         .into_inner();
@@ -40,11 +38,8 @@ async fn reflection_lists_the_gate_and_health_services() {
         message_request: Some(MessageRequest::ListServices(String::new())),
     };
 
-    let mut answers = reflection
-        .server_reflection_info(tokio_stream::iter([ask]))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut answers =
+        reflection.server_reflection_info(tokio_stream::iter([ask])).await.unwrap().into_inner();
     let answer = answers.message().await.unwrap().unwrap();
 
     let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
@@ -52,10 +47,7 @@ async fn reflection_lists_the_gate_and_health_services() {
     };
     let names: Vec<_> = list.service.into_iter().map(|s| s.name).collect();
     assert!(names.contains(&"toolgate.v1.Gate".to_owned()), "{names:?}");
-    assert!(
-        names.contains(&"grpc.health.v1.Health".to_owned()),
-        "{names:?}"
-    );
+    assert!(names.contains(&"grpc.health.v1.Health".to_owned()), "{names:?}");
 }
 
 #[tokio::test]
@@ -68,10 +60,7 @@ async fn a_commit_that_does_not_finish_in_time_answers_unavailable_never_allow()
     let status = app.client.decide(request("read")).await.unwrap_err();
 
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
-    assert_eq!(
-        status.message(),
-        "audit trail unavailable: the call was not recorded"
-    );
+    assert_eq!(status.message(), "audit trail unavailable: the call was not recorded");
     blocker.execute_batch("COMMIT").unwrap();
     drop(blocker);
     // Once the lock is gone the gate recovers by itself.
@@ -98,16 +87,9 @@ async fn a_failed_commit_answers_unavailable_and_leaves_the_chain_intact() {
     let after = app.decide(request("read")).await;
 
     assert_eq!(status.code(), Code::Unavailable);
-    assert!(
-        !status.message().contains("injected"),
-        "internal errors stay internal"
-    );
+    assert!(!status.message().contains("injected"), "internal errors stay internal");
     assert_eq!(after.seq, 3, "the failed event took no seq");
-    assert!(
-        rows(&app.db)
-            .iter()
-            .all(|r| r.reason.as_deref() != Some("unknown tool: poison"))
-    );
+    assert!(rows(&app.db).iter().all(|r| r.reason.as_deref() != Some("unknown tool: poison")));
     let (code, out) = verify(&app.db);
     assert_eq!(code, 0, "{out}");
 }

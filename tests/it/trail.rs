@@ -38,16 +38,8 @@ async fn concurrent_decides_are_all_committed_in_one_contiguous_chain() {
     assert_eq!(answered.len(), 500);
     let stored = rows(&app.db);
     let seqs: Vec<i64> = stored.iter().map(|r| r.seq).collect();
-    assert_eq!(
-        seqs,
-        (1..=501).collect::<Vec<_>>(),
-        "seq is contiguous from 1"
-    );
-    assert!(
-        answered
-            .iter()
-            .all(|seq| stored[*seq as usize - 1].kind == "decision")
-    );
+    assert_eq!(seqs, (1..=501).collect::<Vec<_>>(), "seq is contiguous from 1");
+    assert!(answered.iter().all(|seq| stored[*seq as usize - 1].kind == "decision"));
     let (code, out) = verify(&app.db);
     assert_eq!(code, 0, "{out}");
     assert!(out.starts_with("intact: 501 events"), "{out}");
@@ -118,24 +110,15 @@ async fn a_restart_continues_the_chain() {
     let mut app = spawn_app().await;
     let before = app.decide(request("read")).await;
     let (dir, db) = app.stop().await;
-    let config = toolgate::config::Config {
-        db: db.clone(),
-        ..Default::default()
-    };
+    let config = toolgate::config::Config { db: db.clone(), ..Default::default() };
 
     let mut app = start(config, dir).await;
     let after = app.decide(request("read")).await;
 
     assert_eq!(before.seq, 2);
-    assert_eq!(
-        after.seq, 4,
-        "a policy_loaded event at seq 3, then the decision"
-    );
+    assert_eq!(after.seq, 4, "a policy_loaded event at seq 3, then the decision");
     let kinds: Vec<_> = rows(&db).into_iter().map(|r| r.kind).collect();
-    assert_eq!(
-        kinds,
-        ["policy_loaded", "decision", "policy_loaded", "decision"]
-    );
+    assert_eq!(kinds, ["policy_loaded", "decision", "policy_loaded", "decision"]);
     let (code, out) = verify(&db);
     assert_eq!(code, 0, "{out}");
 }

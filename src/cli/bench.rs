@@ -1,0 +1,171 @@
+//! `toolgate bench`: measures the server against its own health-check baseline and prints the
+//! figures (BENCHMARKS.md records them, with the command).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::Exit;
+use super::serve::parse_durability;
+use crate::bench::{self, Call, Figure, ServerProcess};
+use crate::config::Durability;
+
+/// Arguments of `toolgate bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Benchmark this running server (for example `http://127.0.0.1:50051`) instead of starting
+    /// one per durability on a fresh database.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// Seconds each figure is measured for.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Concurrent callers, as a list.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    pub concurrency: Vec<usize>,
+    /// HTTP/2 connections the callers share.
+    #[arg(long, default_value_t = 4)]
+    pub connections: usize,
+    /// Durability settings to start servers with, as a list.
+    #[arg(long, value_delimiter = ',', default_value = "full,normal", value_parser = parse_durability)]
+    pub durability: Vec<Durability>,
+    /// Also compare Decide on an empty trail with Decide on a trail of this many events.
+    #[arg(long, default_value_t = 0)]
+    pub growth: usize,
+    /// What to measure beside the baseline: `decide`, `tool-call` (Decide then Execute).
+    #[arg(long, value_delimiter = ',', default_value = "decide,tool-call", value_parser = parse_call)]
+    pub calls: Vec<Call>,
+    /// Bytes of tool output each Execute reports.
+    #[arg(long, default_value_t = 1024)]
+    pub output_bytes: usize,
+}
+
+fn parse_call(value: &str) -> Result<Call, String> {
+    match value {
+        "decide" => Ok(Call::Decide),
+        "tool-call" => Ok(Call::ToolCall),
+        other => Err(format!("`{other}` is not `decide` or `tool-call`")),
+    }
+}
+
+/// Runs the benchmark and prints its figures.
+pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
+    let duration = Duration::from_secs_f64(args.duration);
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "toolgate bench: {cores} cores, {} connections, {:.1} s per figure, load generator on the same machine",
+        args.connections, args.duration
+    );
+    if let Some(url) = &args.server {
+        let channels = bench::connect(url, args.connections).await?;
+        let figures =
+            bench::measure(&channels, &args.concurrency, &args.calls, duration, args.output_bytes)
+                .await;
+        println!("\nserver {url}");
+        print_figures(&figures);
+        return Ok(Exit::Ok);
+    }
+    for &durability in &args.durability {
+        let dir = tempfile::tempdir()?;
+        let db = dir.path().join("bench.db");
+        let server = ServerProcess::start(&db, durability).await?;
+        let channels = bench::connect(&server.url, args.connections).await?;
+        let figures =
+            bench::measure(&channels, &args.concurrency, &args.calls, duration, args.output_bytes)
+                .await;
+        let memory = server.memory_kib();
+        drop(channels);
+        server.stop().await;
+        println!("\ndurability = \"{}\"", durability_name(durability));
+        print_figures(&figures);
+        if let Some((rss, peak)) = memory {
+            println!(
+                "server memory: {} MiB resident at the end, {} MiB at the peak",
+                rss / 1024,
+                peak / 1024
+            );
+        }
+        if let Some((events, bytes)) = trail_size(&db)? {
+            println!(
+                "trail: {events} events, {bytes} bytes on disk, {} bytes per event",
+                bytes / events.max(1)
+            );
+        }
+    }
+    if args.growth > 0 {
+        growth(&args, duration).await?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// Decide throughput on an empty trail and on one of `args.growth` events, back to back.
+async fn growth(args: &BenchArgs, duration: Duration) -> anyhow::Result<()> {
+    let concurrency = args.concurrency.iter().copied().max().unwrap_or(1);
+    let mut rates = Vec::new();
+    for events in [0, args.growth] {
+        let dir = tempfile::tempdir()?;
+        let db = dir.path().join("bench.db");
+        if events > 0 {
+            let started = std::time::Instant::now();
+            bench::prefill(&db, events).await.context("cannot prefill the trail")?;
+            println!("\nprefilled {events} events in {:.1} s", started.elapsed().as_secs_f64());
+        }
+        let server = ServerProcess::start(&db, Durability::Full).await?;
+        let channels = bench::connect(&server.url, args.connections).await?;
+        let figures = bench::measure(&channels, &[concurrency], &[Call::Decide], duration, 0).await;
+        drop(channels);
+        server.stop().await;
+        let decide = &figures[1];
+        println!(
+            "growth: trail of {events} events: decide at concurrency {concurrency}: {:.0}/s ({:.2} of baseline), p99 {} µs",
+            decide.sample.rate(),
+            decide.vs_baseline,
+            decide.sample.quantile_us(0.99)
+        );
+        rates.push(decide.vs_baseline);
+    }
+    if let [empty, full] = rates[..] {
+        println!("growth: the full trail's ratio is {:.2} of the empty trail's", full / empty);
+    }
+    Ok(())
+}
+
+fn print_figures(figures: &[Figure]) {
+    println!(
+        "{:<20} {:>5} {:>10} {:>8} {:>8} {:>9} {:>7} {:>12}",
+        "call", "conc", "per s", "p50 µs", "p99 µs", "p99.9 µs", "errors", "vs baseline"
+    );
+    for f in figures {
+        println!(
+            "{:<20} {:>5} {:>10.0} {:>8} {:>8} {:>9} {:>7} {:>12.2}",
+            f.call.to_string(),
+            f.concurrency,
+            f.sample.rate(),
+            f.sample.quantile_us(0.5),
+            f.sample.quantile_us(0.99),
+            f.sample.quantile_us(0.999),
+            f.sample.errors,
+            f.vs_baseline
+        );
+    }
+}
+
+/// Events on the trail and bytes of its files (database and WAL).
+fn trail_size(db: &Path) -> anyhow::Result<Option<(u64, u64)>> {
+    let conn = rusqlite::Connection::open(db)?;
+    let events: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
+    drop(conn);
+    let size = |suffix: &str| {
+        std::fs::metadata(format!("{}{suffix}", db.display())).map_or(0, |m| m.len())
+    };
+    Ok(Some((events.unsigned_abs(), size("") + size("-wal"))))
+}
+
+fn durability_name(durability: Durability) -> &'static str {
+    match durability {
+        Durability::Full => "full",
+        Durability::Normal => "normal",
+    }
+}

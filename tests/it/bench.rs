@@ -1,0 +1,40 @@
+//! A smoke run of `toolgate bench`: it starts its own servers, measures, and reports figures.
+//! It asserts only that it runs and that the figures are sane, never a timing.
+
+use crate::helpers::toolgate;
+
+#[test]
+fn bench_smoke_run_reports_every_figure_without_errors() {
+    let out = toolgate(&[
+        "bench",
+        "--duration",
+        "0.3",
+        "--concurrency",
+        "1,4",
+        "--connections",
+        "2",
+        "--durability",
+        "full",
+        "--growth",
+        "2000",
+    ]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("health") || l.starts_with("decide"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 6, "{stdout}");
+    for row in &rows {
+        // call name(s), conc, per s, p50, p99, p99.9, errors, vs baseline
+        let n = row.len();
+        let per_second: f64 = row[n - 6].parse().unwrap();
+        let errors: u64 = row[n - 2].parse().unwrap();
+        assert!(per_second > 0.0, "{row:?}");
+        assert_eq!(errors, 0, "{row:?}");
+    }
+    assert!(stdout.contains("bytes per event"), "{stdout}");
+    assert!(stdout.contains("growth: the full trail's ratio is"), "{stdout}");
+}
