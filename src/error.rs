@@ -3,7 +3,8 @@
 use tonic::Status;
 
 use crate::request::FieldError;
-use crate::store::StoreError;
+use crate::store::{StoreError, Writer};
+use crate::trail::{Kind, Record};
 
 /// Why a call was not answered with a result.
 #[derive(Debug, thiserror::Error)]
@@ -27,5 +28,20 @@ impl From<Error> for Status {
                 Status::unavailable("audit trail unavailable: the call was not recorded")
             }
         }
+    }
+}
+
+/// Records a refused request on the trail — the RPC and the error, never the payload — and
+/// returns the error to answer with: INVALID_ARGUMENT once it is recorded, UNAVAILABLE if it
+/// could not be.
+pub async fn refuse(writer: &Writer, rpc: &str, error: FieldError) -> Error {
+    let record = Record {
+        error: Some(error.to_string()),
+        request: Some(serde_json::json!({ "rpc": rpc }).to_string()),
+        ..Record::new(Kind::InvalidRequest)
+    };
+    match writer.append(vec![record]).await {
+        Ok(_) => Error::InvalidArgument(error),
+        Err(e) => Error::Unavailable(e),
     }
 }

@@ -19,11 +19,14 @@
 //! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
 //! - [`grpc`]: the tonic services over [`gate`], health and reflection.
 //! - [`server`]: binds everything together and serves until shut down.
+//! - [`audit`]: what auditors do with the trail: CSV export with a manifest, and verification of
+//!   the trail and of exports.
 //! - [`bench`]: the load generator behind `toolgate bench`.
 //! - [`cli`]: the `toolgate` command line, one file per subcommand.
 //! - [`error`], [`shutdown`], [`telemetry`]: the service error and its gRPC status, signal
 //!   handling, and logging.
 
+pub mod audit;
 pub mod bench;
 pub mod cli;
 pub mod config;

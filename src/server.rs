@@ -13,9 +13,10 @@ use tonic::transport::Server;
 use crate::config::Config;
 use crate::error::Error;
 use crate::gate::Gate;
-use crate::grpc::GateService;
+use crate::grpc::{AuditService, GateService};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::proto;
+use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::store::{Store, StoreError};
 
@@ -67,22 +68,27 @@ pub async fn run(
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GateServer<GateService>>().await;
+    health.set_serving::<AuditServer<AuditService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let gate_service = GateServer::new(GateService::new(gate))
         .max_decoding_message_size(config.limits.max_message_bytes());
+    let audit_service =
+        AuditServer::new(AuditService::new(store.reader.clone(), store.writer.clone()));
 
     let stopping = async {
         shutdown.await;
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<GateServer<GateService>>().await;
+        health.set_not_serving::<AuditServer<AuditService>>().await;
     };
     let served = Server::builder()
         .add_service(health_service)
         .add_service(reflection)
         .add_service(gate_service)
+        .add_service(audit_service)
         .serve_with_incoming_shutdown(incoming(listener), stopping)
         .await;
 

@@ -1,8 +1,12 @@
 //! The `toolgate` command line: one file per subcommand, each with its arguments and its
 //! function. Exit codes: 0 ok, 1 error, 2 the trail's chain is broken.
 
+mod args;
 mod bench;
+mod export;
+mod query;
 mod serve;
+mod stats;
 mod verify;
 
 use std::process::ExitCode;
@@ -10,7 +14,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use bench::{BenchArgs, bench};
+pub use export::{ExportArgs, export};
+pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
+pub use stats::{StatsArgs, stats};
 pub use verify::{VerifyArgs, verify};
 
 /// A policy decision point and hash-chained audit trail for AI-agent tool calls.
@@ -29,8 +36,14 @@ pub struct Cli {
 pub enum Command {
     /// Run the gRPC sidecar.
     Serve(ServeArgs),
-    /// Walk the trail's hash chain and report every broken place.
+    /// Print the events that match a filter.
+    Query(QueryArgs),
+    /// Export the events that match a filter as CSV, with an optional manifest.
+    Export(ExportArgs),
+    /// Verify the trail's hash chain, or a CSV export, and report every broken place.
     Verify(VerifyArgs),
+    /// Count events by outcome, tool, actor and kind.
+    Stats(StatsArgs),
     /// Measure throughput and latency against the health-check baseline.
     Bench(BenchArgs),
 }
@@ -66,7 +79,10 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
+            Command::Query(args) => query(args).await,
+            Command::Export(args) => export(args).await,
             Command::Verify(args) => verify(args).await,
+            Command::Stats(args) => stats(args).await,
             Command::Bench(args) => bench(args).await,
         }
     });

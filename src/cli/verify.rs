@@ -1,47 +1,118 @@
-//! `toolgate verify`: walks the trail's hash chain and names every broken place.
+//! `toolgate verify`: walks the trail's hash chain (read directly or through a server), or checks
+//! a CSV export, and names every broken place.
 
+use std::fs::File;
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use futures_util::TryStreamExt;
+use indicatif::ProgressBar;
 
 use super::Exit;
+use crate::audit::{Manifest, Report, verify_csv, verify_trail};
+use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
-use crate::trail::Verifier;
 
 /// Arguments of `toolgate verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The SQLite trail to verify; opened read-only, so a running server may keep writing.
-    #[arg(long, env = "TOOLGATE_DB")]
-    pub db: PathBuf,
+    /// The SQLite trail (read-only: a running server may keep writing it). With --csv, every
+    /// exported row must also stand unchanged in it.
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Ask this running server to verify its trail.
+    #[arg(long, conflicts_with_all = ["db", "csv"])]
+    pub server: Option<String>,
+    /// Verify this CSV export instead of the trail.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// The export was filtered: gaps between rows are expected.
+    #[arg(long, requires = "csv")]
+    pub filtered: bool,
+    /// The export's manifest: the file must match it (hash, rows, seq range).
+    #[arg(long, requires = "csv")]
+    pub manifest: Option<PathBuf>,
+    /// First seq to verify (trail only).
+    #[arg(long, default_value_t = 1, conflicts_with = "csv")]
+    pub from: i64,
+    /// Last seq to verify (trail only); the head when absent.
+    #[arg(long, conflicts_with = "csv")]
+    pub to: Option<i64>,
 }
 
-/// Verifies the chain; prints one line per problem and a summary.
+/// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
 pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
-    let reader = Reader::open(&args.db).await?;
-    let mut verifier = Verifier::default();
-    let mut problems = 0u64;
-    let mut head = None;
-    let mut events = reader.events();
-    while let Some(event) = events.try_next().await.context("cannot read the trail")? {
-        for problem in verifier.check(&event) {
-            problems += 1;
-            println!("BROKEN {problem}");
+    let progress = ProgressBar::new_spinner();
+    let on_page = |checked: u64| progress.set_message(format!("{checked} checked"));
+    let findings = if let Some(url) = &args.server {
+        remote(url, args.from, args.to).await?
+    } else if let Some(csv) = &args.csv {
+        let file = File::open(csv).with_context(|| format!("cannot open `{}`", csv.display()))?;
+        let trail = match &args.db {
+            Some(db) => Some(Reader::open(db).await?),
+            None => None,
+        };
+        let manifest: Option<Manifest> = match &args.manifest {
+            Some(path) => Some(
+                serde_json::from_slice(&std::fs::read(path)?)
+                    .with_context(|| format!("`{}` is not a toolgate manifest", path.display()))?,
+            ),
+            None => None,
+        };
+        verify_csv(file, args.filtered, trail.as_ref(), manifest.as_ref(), on_page).await?.into()
+    } else if let Some(db) = &args.db {
+        let reader = Reader::open(db).await?;
+        let report = verify_trail(&reader, args.from, args.to, on_page).await?;
+        reader.close().await;
+        report.into()
+    } else {
+        anyhow::bail!("give --db PATH, --server URL or --csv FILE");
+    };
+    progress.finish_and_clear();
+    Ok(print(&findings))
+}
+
+/// A verification's findings as printed.
+struct Findings {
+    checked: u64,
+    problems: Vec<String>,
+    last: Option<(i64, String)>,
+}
+
+impl From<Report> for Findings {
+    fn from(report: Report) -> Self {
+        let problems = report.problems.iter().map(ToString::to_string).collect();
+        Self { checked: report.checked, problems, last: report.last }
+    }
+}
+
+async fn remote(url: &str, from: i64, to: Option<i64>) -> anyhow::Result<Findings> {
+    let mut client = AuditClient::connect(url.to_owned())
+        .await
+        .with_context(|| format!("cannot connect to `{url}`"))?;
+    let request = proto::VerifyRequest {
+        from_seq: from.unsigned_abs(),
+        to_seq: to.unwrap_or(0).unsigned_abs(),
+    };
+    let answer = client.verify(request).await?.into_inner();
+    let problems = answer.problems.into_iter().map(|p| p.message).collect();
+    let last = (answer.last_seq > 0).then_some((answer.last_seq as i64, answer.last_hash));
+    Ok(Findings { checked: answer.checked, problems, last })
+}
+
+fn print(findings: &Findings) -> Exit {
+    for problem in &findings.problems {
+        println!("BROKEN {problem}");
+    }
+    if !findings.problems.is_empty() {
+        println!("broken: {} problem(s) in {} events", findings.problems.len(), findings.checked);
+        return Exit::Broken;
+    }
+    match &findings.last {
+        Some((seq, hash)) => {
+            println!("intact: {} events, head seq {seq} hash {hash}", findings.checked)
         }
-        head = Some((event.seq, event.hash));
+        None => println!("intact: nothing to verify"),
     }
-    drop(events);
-    reader.close().await;
-    let checked = verifier.checked();
-    if problems > 0 {
-        println!("broken: {problems} problem(s) in {checked} events");
-        return Ok(Exit::Broken);
-    }
-    match head {
-        Some((seq, hash)) => println!("intact: {checked} events, head seq {seq} hash {hash}"),
-        None => println!("intact: the trail is empty"),
-    }
-    Ok(Exit::Ok)
+    Exit::Ok
 }

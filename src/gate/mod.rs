@@ -11,11 +11,11 @@ mod pairing;
 use std::sync::Arc;
 
 use crate::config::{Config, Defaults, Limits};
-use crate::error::Error;
+use crate::error::{Error, refuse};
 use crate::policy::{PolicyEngine, Verdict};
 use crate::proto;
 use crate::registry::ToolRegistry;
-use crate::request::{ActionRequest, ExecutionReport, FieldError};
+use crate::request::{ActionRequest, ExecutionReport};
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
 
@@ -86,7 +86,7 @@ impl Gate {
     pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
         let req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
             Ok(req) => req,
-            Err(e) => return Err(self.refuse("Decide", e).await),
+            Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Decide", e).await),
         };
         let safety = self.registry.safety(&req.tool);
         let verdict = self.policy.evaluate(&req, safety);
@@ -135,7 +135,7 @@ impl Gate {
     pub async fn execute(&self, raw: proto::ExecuteRequest) -> Result<Execution, Error> {
         let report = match ExecutionReport::from_proto(raw, &self.limits) {
             Ok(report) => report,
-            Err(e) => return Err(self.refuse("Execute", e).await),
+            Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Execute", e).await),
         };
         let output_chars = report.output.as_deref().map(|o| o.chars().count());
         let default_max = i64::from(self.defaults.max_output_chars);
@@ -165,21 +165,5 @@ impl Gate {
             seq: execution.seq,
             violation: events.get(1).and_then(|v| v.record.reason.clone()),
         })
-    }
-
-    /// Records a malformed request (the RPC and the error, never the payload) and returns the
-    /// error to answer with.
-    async fn refuse(&self, rpc: &str, error: FieldError) -> Error {
-        let record = Record {
-            error: Some(error.to_string()),
-            request: Some(
-                serde_json::json!({ "rpc": format!("toolgate.v1.Gate/{rpc}") }).to_string(),
-            ),
-            ..Record::new(Kind::InvalidRequest)
-        };
-        match self.writer.append(vec![record]).await {
-            Ok(_) => Error::InvalidArgument(error),
-            Err(e) => Error::Unavailable(e),
-        }
     }
 }

@@ -2,6 +2,10 @@
 //! health (`grpc.health.v1`) and reflection services so that generic clients can list and call
 //! the API.
 
+mod audit;
+mod convert;
 mod gate;
 
+pub use audit::AuditService;
+pub use convert::{event_from_proto, event_to_proto};
 pub use gate::GateService;

@@ -5,10 +5,12 @@
 mod canonical;
 mod decide;
 mod execute;
+mod filter;
 
 pub use canonical::{ArgsError, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
+pub use filter::{Filter, parse_time};
 
 /// A request field that is missing, malformed or over its limit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,7 +23,8 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+    /// A problem with a field.
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
         Self { field: field.into(), problem: problem.into() }
     }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
-pub use reader::Reader;
+pub use reader::{Head, PAGE, Reader, Stats};
 pub use writer::{Lookup, PairedDecision, Writer, WriterThread};
 
 use crate::config::{Durability, WriterConfig};

@@ -205,6 +205,7 @@ impl Head {
     // INVARIANT: seq is contiguous and each prev_hash is the hash of the event before; the head
     // only moves forward inside a transaction and is restored when the transaction fails.
     fn chain(&mut self, record: Record) -> Event {
+        let record = record.without_empty_texts();
         let mut event = Event {
             seq: self.seq + 1,
             event_id: uuid::Uuid::now_v7().to_string(),

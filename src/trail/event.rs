@@ -38,7 +38,7 @@ impl fmt::Display for Kind {
 }
 
 /// The fields of an event that its writer chooses; `None` is stored as NULL.
-#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct Record {
     pub kind: String,
     pub decision_id: Option<String>,
@@ -73,10 +73,39 @@ impl Record {
     pub fn new(kind: Kind) -> Self {
         Self { kind: kind.as_str().to_owned(), ..Self::default() }
     }
+
+    /// The record with every empty text made NULL. The trail stores no empty texts, so that a
+    /// CSV export (where both would be an empty cell) reads back to exactly what was hashed.
+    pub fn without_empty_texts(mut self) -> Self {
+        for field in [
+            &mut self.decision_id,
+            &mut self.session_id,
+            &mut self.task_type,
+            &mut self.actor_id,
+            &mut self.actor_kind,
+            &mut self.tool,
+            &mut self.action,
+            &mut self.resource_type,
+            &mut self.resource_id,
+            &mut self.args_hash,
+            &mut self.outcome,
+            &mut self.reason,
+            &mut self.policy_ids,
+            &mut self.policy_version,
+            &mut self.status,
+            &mut self.error,
+            &mut self.request,
+        ] {
+            if field.as_deref() == Some("") {
+                *field = None;
+            }
+        }
+        self
+    }
 }
 
 /// An event as it stands on the trail.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct Event {
     /// Place in the trail, contiguous from 1.
     pub seq: i64,
@@ -85,6 +114,7 @@ pub struct Event {
     /// When it was appended: RFC 3339, UTC, microseconds.
     pub ts: String,
     #[sqlx(flatten)]
+    #[serde(flatten)]
     pub record: Record,
     /// Hex hash of the previous event (64 zeros for the first).
     pub prev_hash: String,

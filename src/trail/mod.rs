@@ -1,11 +1,12 @@
 //! The audit trail's model, independent of where it is stored: the events, their canonical
-//! encoding and hash chain, and the verification of a chain. All of it is pure; `docs/trail-format.md`
+//! encoding and hash chain, their CSV form, and the verification of a chain. All of it is pure; `docs/trail-format.md`
 //! specifies the same rules for people who write their own verifier.
 
+pub mod csv;
 mod encoding;
 mod event;
 mod verify;
 
 pub use encoding::{GENESIS_HASH, encode, event_hash};
 pub use event::{Event, Kind, Record};
-pub use verify::{Problem, Verifier};
+pub use verify::{Problem, Verifier, decode};

@@ -19,6 +19,14 @@ pub enum Problem {
     OutOfOrder { seq: i64, expected: i64 },
     /// A stored hash is not 64 hex digits.
     Malformed { seq: i64, field: &'static str },
+    /// An exported row is not in the trail it is checked against.
+    NotInTrail { seq: i64 },
+    /// An exported row differs from the trail's event at its `seq`.
+    DiffersFromTrail { seq: i64 },
+    /// An exported row could not be read (`line` of the file).
+    Unreadable { line: u64, message: String },
+    /// The export does not match its manifest.
+    ManifestMismatch { what: String },
 }
 
 impl Problem {
@@ -28,8 +36,26 @@ impl Problem {
             Self::HashMismatch { seq }
             | Self::BrokenLink { seq }
             | Self::OutOfOrder { seq, .. }
-            | Self::Malformed { seq, .. } => seq,
+            | Self::Malformed { seq, .. }
+            | Self::NotInTrail { seq }
+            | Self::DiffersFromTrail { seq } => seq,
             Self::Gap { from, .. } => from,
+            Self::Unreadable { .. } | Self::ManifestMismatch { .. } => 0,
+        }
+    }
+
+    /// A short name of the kind of problem.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::HashMismatch { .. } => "hash_mismatch",
+            Self::Gap { .. } => "gap",
+            Self::BrokenLink { .. } => "broken_link",
+            Self::OutOfOrder { .. } => "out_of_order",
+            Self::Malformed { .. } => "malformed",
+            Self::NotInTrail { .. } => "not_in_trail",
+            Self::DiffersFromTrail { .. } => "differs_from_trail",
+            Self::Unreadable { .. } => "unreadable",
+            Self::ManifestMismatch { .. } => "manifest_mismatch",
         }
     }
 }
@@ -49,6 +75,12 @@ impl fmt::Display for Problem {
                 write!(f, "seq {seq}: out of order (expected seq {expected})")
             }
             Self::Malformed { seq, field } => write!(f, "seq {seq}: {field} is not 64 hex digits"),
+            Self::NotInTrail { seq } => write!(f, "seq {seq}: not in the trail"),
+            Self::DiffersFromTrail { seq } => {
+                write!(f, "seq {seq}: differs from the trail's event")
+            }
+            Self::Unreadable { line, message } => write!(f, "line {line}: unreadable: {message}"),
+            Self::ManifestMismatch { what } => write!(f, "manifest: {what}"),
         }
     }
 }
@@ -59,22 +91,35 @@ pub struct Verifier {
     next_seq: i64,
     prev_hash: [u8; 32],
     checked: u64,
+    /// Gaps are expected (a filtered export): each event's own hash is checked, and the link
+    /// only between events whose `seq` follow each other.
+    filtered: bool,
 }
 
 impl Default for Verifier {
-    /// A verifier for a chain that starts at seq 1.
+    /// A verifier for a whole chain, from seq 1.
     fn default() -> Self {
-        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0 }
+        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0, filtered: false }
     }
 }
 
 impl Verifier {
+    /// A verifier for the chain from `seq` on, whose previous event has hash `prev_hash`.
+    pub fn starting_at(seq: i64, prev_hash: [u8; 32]) -> Self {
+        Self { next_seq: seq, prev_hash, ..Self::default() }
+    }
+
+    /// A verifier for events selected by a filter: gaps between them are expected.
+    pub fn filtered() -> Self {
+        Self { filtered: true, ..Self::default() }
+    }
+
     /// Checks the next event and returns what is wrong at it.
     pub fn check(&mut self, event: &Event) -> Vec<Problem> {
         let mut problems = Vec::new();
         let seq = event.seq;
         let after_gap = seq > self.next_seq;
-        if after_gap {
+        if after_gap && !self.filtered {
             problems.push(Problem::Gap { from: self.next_seq, to: seq - 1 });
         } else if seq < self.next_seq {
             problems.push(Problem::OutOfOrder { seq, expected: self.next_seq });
@@ -108,7 +153,8 @@ impl Verifier {
     }
 }
 
-fn decode(hash: &str) -> Option<[u8; 32]> {
+/// A stored hash as bytes; `None` when it is not 64 hex digits.
+pub fn decode(hash: &str) -> Option<[u8; 32]> {
     let mut out = [0; 32];
     hex::decode_to_slice(hash, &mut out).ok()?;
     Some(out)
@@ -199,6 +245,33 @@ mod tests {
             verify(&events),
             vec![Problem::HashMismatch { seq: 3 }, Problem::HashMismatch { seq: 4 }]
         );
+    }
+
+    #[test]
+    fn a_filtered_selection_checks_hashes_and_consecutive_links_but_not_gaps() {
+        let events = chain(10);
+        let selected: Vec<_> = [1, 2, 5, 8, 9].iter().map(|&i| events[i].clone()).collect();
+        let mut verifier = Verifier::filtered();
+        assert!(selected.iter().all(|e| verifier.check(e).is_empty()));
+
+        let mut edited = selected.clone();
+        edited[2].record.tool = Some("bash".into());
+        let mut swapped = selected.clone();
+        swapped.swap(3, 4);
+        let mut verifier = Verifier::filtered();
+        let found: Vec<_> = edited.iter().flat_map(|e| verifier.check(e)).collect();
+        assert_eq!(found, vec![Problem::HashMismatch { seq: 6 }]);
+        let mut verifier = Verifier::filtered();
+        let found: Vec<_> = swapped.iter().flat_map(|e| verifier.check(e)).collect();
+        assert!(found.contains(&Problem::OutOfOrder { seq: 9, expected: 11 }), "{found:?}");
+    }
+
+    #[test]
+    fn a_range_starts_from_the_hash_of_the_event_before_it() {
+        let events = chain(10);
+        let prev = decode(&events[3].hash).unwrap();
+        let mut verifier = Verifier::starting_at(5, prev);
+        assert!(events[4..].iter().all(|e| verifier.check(e).is_empty()));
     }
 
     #[test]

@@ -19,6 +19,8 @@ use toolgate::server::ServerError;
 
 /// A running server and a client connected to it.
 pub struct TestApp {
+    /// `http://127.0.0.1:PORT`, for the command line's `--server`.
+    pub url: String,
     pub client: GateClient<Channel>,
     pub channel: Channel,
     pub db: PathBuf,
@@ -52,7 +54,8 @@ pub async fn start(config: Config, dir: TempDir) -> TestApp {
     }));
     let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();
     wait_until_serving(channel.clone()).await;
-    TestApp { client: GateClient::new(channel.clone()), channel, db, dir, stop, server }
+    let url = format!("http://{addr}");
+    TestApp { url, client: GateClient::new(channel.clone()), channel, db, dir, stop, server }
 }
 
 impl TestApp {
@@ -135,6 +138,17 @@ pub fn rows(db: &Path) -> Vec<Row> {
 /// Runs the real `toolgate` binary.
 pub fn toolgate(args: &[&str]) -> Output {
     assert_cmd::Command::cargo_bin("toolgate").unwrap().args(args).output().unwrap()
+}
+
+/// Runs the real `toolgate` binary off the async runtime (the server under test runs on it).
+pub async fn toolgate_async(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        toolgate(&args)
+    })
+    .await
+    .unwrap()
 }
 
 /// `toolgate verify --db DB`: its exit code and stdout.

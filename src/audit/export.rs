@@ -1,0 +1,121 @@
+//! A CSV export in constant memory: events are read a page at a time and written through a
+//! hashing writer, so that the file's SHA-256 is known when the last byte is out.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use sha2::{Digest, Sha256};
+
+use crate::request::Filter;
+use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::csv::{CsvError, CsvWriter};
+
+/// Why an export stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot write the CSV: {0}")]
+    Csv(#[from] CsvError),
+}
+
+/// An export under way.
+pub struct Export<W: Write> {
+    csv: CsvWriter<Hashing<W>>,
+    filter: Filter,
+    after: i64,
+    /// Rows written so far.
+    pub rows: u64,
+    /// `seq` of the first and last rows written.
+    pub first_seq: Option<i64>,
+    pub last_seq: Option<i64>,
+    done: bool,
+}
+
+impl<W: Write> Export<W> {
+    /// Starts an export of the events matching `filter` into `out`.
+    pub fn new(out: W, filter: Filter, bom: bool) -> Result<Self, ExportError> {
+        let hashing = Hashing { inner: out, hasher: Sha256::new() };
+        Ok(Self {
+            csv: CsvWriter::new(hashing, bom)?,
+            filter,
+            after: 0,
+            rows: 0,
+            first_seq: None,
+            last_seq: None,
+            done: false,
+        })
+    }
+
+    /// Writes the next page of events; `false` once everything was written. The export covers
+    /// the events that existed when each page was read: it ends at the first short page.
+    pub async fn next_page(&mut self, reader: &Reader) -> Result<bool, ExportError> {
+        if self.done {
+            return Ok(false);
+        }
+        let events = reader.query(&self.filter, self.after, PAGE).await?;
+        for event in &events {
+            self.csv.write(event)?;
+        }
+        if let (Some(first), Some(last)) = (events.first(), events.last()) {
+            self.first_seq.get_or_insert(first.seq);
+            self.last_seq = Some(last.seq);
+            self.after = last.seq;
+        }
+        self.rows += events.len() as u64;
+        self.done = events.len() < PAGE as usize;
+        Ok(!self.done)
+    }
+
+    /// Flushes what was written so far to the underlying writer.
+    pub fn flush(&mut self) -> Result<(), ExportError> {
+        self.csv.flush()?;
+        Ok(())
+    }
+
+    /// Ends the export: the underlying writer and the hex SHA-256 of every byte written.
+    pub fn finish(self) -> Result<(W, String), ExportError> {
+        let hashing = self.csv.finish()?;
+        Ok((hashing.inner, hex::encode(hashing.hasher.finalize())))
+    }
+}
+
+/// Passes bytes through and hashes them.
+struct Hashing<W> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A byte buffer that an export writes into and a streaming response drains between pages.
+#[derive(Debug, Clone, Default)]
+pub struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    /// Takes what was written since the last call.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

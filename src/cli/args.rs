@@ -1,0 +1,116 @@
+//! Arguments shared by the auditors' commands: where the trail is read from, and the filter.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use tonic::transport::Channel;
+
+use crate::grpc::event_from_proto;
+use crate::proto::{self, audit_client::AuditClient};
+use crate::request::Filter;
+use crate::store::Reader;
+use crate::trail::Event;
+
+/// Where to read the trail.
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// Read this SQLite trail directly (read-only: a running server may keep writing it).
+    #[arg(long, conflicts_with = "server")]
+    pub db: Option<PathBuf>,
+    /// Ask this running server, for example `http://127.0.0.1:50051`.
+    #[arg(long)]
+    pub server: Option<String>,
+}
+
+/// The trail, read directly or through a server.
+pub enum Source {
+    Db(Reader),
+    Server(AuditClient<Channel>),
+}
+
+impl SourceArgs {
+    /// Opens the source named by the arguments.
+    pub async fn open(&self) -> anyhow::Result<Source> {
+        match (&self.db, &self.server) {
+            (Some(db), _) => Ok(Source::Db(Reader::open(db).await?)),
+            (None, Some(url)) => {
+                let client = AuditClient::connect(url.clone())
+                    .await
+                    .with_context(|| format!("cannot connect to `{url}`"))?;
+                Ok(Source::Server(client.max_decoding_message_size(64 * 1024 * 1024)))
+            }
+            (None, None) => anyhow::bail!("give --db PATH or --server URL"),
+        }
+    }
+}
+
+impl Source {
+    /// At most `limit` events matching `filter` after `seq`.
+    pub async fn page(
+        &mut self,
+        filter: &Filter,
+        after: i64,
+        limit: u32,
+    ) -> anyhow::Result<Vec<Event>> {
+        match self {
+            Self::Db(reader) => Ok(reader.query(filter, after, limit).await?),
+            Self::Server(client) => {
+                let request = proto::QueryRequest {
+                    filter: Some(filter.to_proto()),
+                    page_size: limit,
+                    page_token: after.to_string(),
+                };
+                let events = client.query(request).await?.into_inner().events;
+                Ok(events.into_iter().map(event_from_proto).collect())
+            }
+        }
+    }
+}
+
+/// Which events: every flag optional, combined with AND.
+#[derive(Debug, Args)]
+pub struct FilterArgs {
+    /// At or after this time: RFC 3339, or a duration back from now (`24h`, `7d`, `30m`).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Before this time, in the same forms.
+    #[arg(long)]
+    pub until: Option<String>,
+    #[arg(long)]
+    pub session: Option<String>,
+    #[arg(long)]
+    pub actor: Option<String>,
+    #[arg(long)]
+    pub tool: Option<String>,
+    #[arg(long)]
+    pub action: Option<String>,
+    /// allow, deny, require_approval, dry_run or rewrite.
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// decision, execution, violation, invalid_request or policy_loaded.
+    #[arg(long)]
+    pub kind: Option<String>,
+    #[arg(long)]
+    pub decision: Option<String>,
+}
+
+impl FilterArgs {
+    /// The validated filter (times normalized).
+    pub fn filter(&self) -> anyhow::Result<Filter> {
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        let wire = proto::Filter {
+            since: text(&self.since),
+            until: text(&self.until),
+            session_id: text(&self.session),
+            actor_id: text(&self.actor),
+            tool: text(&self.tool),
+            action: text(&self.action),
+            outcome: text(&self.outcome),
+            kind: text(&self.kind),
+            decision_id: text(&self.decision),
+        };
+        // Only the times, the kind and the outcome can be refused; they carry the flags' names.
+        Ok(Filter::from_proto(wire, "--")?)
+    }
+}

@@ -1,0 +1,127 @@
+//! `toolgate export`: the events that match a filter as CSV (docs/csv-export.md), with an
+//! optional manifest that lets the receiver check the file.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use chrono::{SecondsFormat, Utc};
+use clap::Args;
+use indicatif::ProgressBar;
+use sha2::{Digest, Sha256};
+
+use super::Exit;
+use super::args::{FilterArgs, Source, SourceArgs};
+use crate::audit::{Export, MANIFEST_FORMAT, Manifest};
+use crate::proto;
+
+/// Arguments of `toolgate export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Write the CSV here instead of to standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Start with a UTF-8 byte order mark, for spreadsheets on Windows.
+    #[arg(long)]
+    pub bom: bool,
+    /// Also write a JSON manifest: filter, seq range, row count, head, the file's SHA-256.
+    #[arg(long)]
+    pub manifest: Option<PathBuf>,
+}
+
+/// What an export wrote, for the manifest.
+struct Written {
+    rows: u64,
+    first_seq: Option<i64>,
+    last_seq: Option<i64>,
+    sha256: String,
+}
+
+/// Exports the matching events.
+pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
+    let filter = args.filter.filter()?;
+    let out: Box<dyn Write + Send> = match &args.output {
+        Some(path) => Box::new(BufWriter::new(
+            File::create(path).with_context(|| format!("cannot create `{}`", path.display()))?,
+        )),
+        None => Box::new(BufWriter::new(io::stdout())),
+    };
+    let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+    let (written, head) = match args.source.open().await? {
+        Source::Db(reader) => {
+            let head = reader.head().await?.map(|h| (h.seq, h.hash));
+            let progress = ProgressBar::new(reader.count(&filter).await?);
+            let mut export = Export::new(out, filter.clone(), args.bom)?;
+            while export.next_page(&reader).await? {
+                progress.set_position(export.rows);
+            }
+            progress.finish_and_clear();
+            let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
+            let (mut out, sha256) = export.finish()?;
+            out.flush()?;
+            (Written { rows, first_seq, last_seq, sha256 }, head)
+        }
+        Source::Server(mut client) => {
+            let head = client.head(proto::HeadRequest {}).await?.into_inner();
+            let head = (head.seq > 0).then_some((head.seq as i64, head.hash));
+            let request = proto::ExportRequest { filter: Some(filter.to_proto()), bom: args.bom };
+            let written = receive(&mut client, request, out).await?;
+            (written, head)
+        }
+    };
+    if let Some(path) = &args.manifest {
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT.to_owned(),
+            filter,
+            first_seq: written.first_seq,
+            last_seq: written.last_seq,
+            rows: written.rows,
+            head_seq: head.as_ref().map(|(seq, _)| *seq),
+            head_hash: head.map(|(_, hash)| hash),
+            csv_sha256: written.sha256,
+            bom: args.bom,
+            exported_at,
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&manifest)? + "\n")
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// Streams an export from a server into `out`, checking the server's hash of it.
+async fn receive(
+    client: &mut proto::audit_client::AuditClient<tonic::transport::Channel>,
+    request: proto::ExportRequest,
+    mut out: Box<dyn Write + Send>,
+) -> anyhow::Result<Written> {
+    let mut stream = client.export_csv(request).await?.into_inner();
+    let mut hasher = Sha256::new();
+    let progress = ProgressBar::new_spinner();
+    let mut summary = None;
+    while let Some(chunk) = stream.message().await? {
+        hasher.update(&chunk.data);
+        out.write_all(&chunk.data)?;
+        progress.inc(1);
+        summary = chunk.summary.or(summary);
+    }
+    progress.finish_and_clear();
+    out.flush()?;
+    let summary = summary.context("the server's export ended without its summary")?;
+    let sha256 = hex::encode(hasher.finalize());
+    anyhow::ensure!(
+        sha256 == summary.csv_sha256,
+        "the export was damaged on its way: its hash differs from the server's"
+    );
+    let seq = |n: u64| (summary.rows > 0).then_some(n as i64);
+    Ok(Written {
+        rows: summary.rows,
+        first_seq: seq(summary.first_seq),
+        last_seq: seq(summary.last_seq),
+        sha256,
+    })
+}

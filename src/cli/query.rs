@@ -1,0 +1,104 @@
+//! `toolgate query`: the events that match a filter, as an aligned table or JSON lines.
+
+use clap::Args;
+
+use super::Exit;
+use super::args::{FilterArgs, SourceArgs};
+use crate::store::PAGE;
+use crate::trail::Event;
+
+/// Arguments of `toolgate query`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// One JSON object per line, with every stored field, instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Most events to print.
+    #[arg(long, default_value_t = 1000)]
+    pub limit: u64,
+}
+
+/// Prints the matching events in `seq` order.
+pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
+    let filter = args.filter.filter()?;
+    let mut source = args.source.open().await?;
+    let mut table = Vec::new();
+    let (mut printed, mut after) = (0u64, 0);
+    while printed < args.limit {
+        let want = u32::try_from(args.limit - printed).unwrap_or(PAGE).min(PAGE);
+        let page = source.page(&filter, after, want).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        printed += page.len() as u64;
+        let short = page.len() < want as usize;
+        if args.json {
+            for event in &page {
+                println!("{}", serde_json::to_string(event)?);
+            }
+        } else {
+            table.extend(page);
+        }
+        if short {
+            break;
+        }
+    }
+    if !args.json {
+        print_table(&table);
+    }
+    Ok(Exit::Ok)
+}
+
+const HEADERS: [&str; 11] =
+    ["seq", "ts", "kind", "session", "actor", "tool", "action", "outcome", "detail", "us", "bytes"];
+
+fn print_table(events: &[Event]) {
+    let rows: Vec<[String; 11]> = events.iter().map(row).collect();
+    let mut widths = HEADERS.map(str::len);
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String; 11]| {
+        let padded: Vec<String> =
+            cells.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(&HEADERS.map(str::to_owned));
+    for row in &rows {
+        line(row);
+    }
+}
+
+fn row(e: &Event) -> [String; 11] {
+    let r = &e.record;
+    let text = |v: &Option<String>| short(v.as_deref().unwrap_or("-"));
+    let int = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());
+    let detail = r.reason.as_ref().or(r.error.as_ref()).cloned();
+    [
+        e.seq.to_string(),
+        e.ts.clone(),
+        r.kind.clone(),
+        text(&r.session_id),
+        text(&r.actor_id),
+        text(&r.tool),
+        text(&r.action),
+        text(&r.outcome),
+        text(&detail),
+        int(r.duration_us),
+        int(r.result_bytes),
+    ]
+}
+
+/// At most 48 characters of a cell, on one line.
+fn short(text: &str) -> String {
+    let one_line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    match one_line.char_indices().nth(47) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
+}

@@ -1,0 +1,80 @@
+//! `toolgate stats`: the compliance summary, counts by outcome, tool, actor and kind.
+
+use clap::Args;
+
+use super::Exit;
+use super::args::{Source, SourceArgs};
+use crate::proto;
+use crate::request::parse_time;
+use crate::store::Stats;
+
+/// Arguments of `toolgate stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// At or after this time: RFC 3339, or a duration back from now (`24h`, `7d`).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Before this time, in the same forms.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// One JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prints the counts.
+pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
+    let now = chrono::Utc::now();
+    let time = |flag: &str, v: &Option<String>| -> anyhow::Result<Option<String>> {
+        v.as_deref()
+            .map(|v| parse_time(v, now).map_err(|p| anyhow::anyhow!("--{flag}: {p}")))
+            .transpose()
+    };
+    let (since, until) = (time("since", &args.since)?, time("until", &args.until)?);
+    let stats = match args.source.open().await? {
+        Source::Db(reader) => reader.stats(since.as_deref(), until.as_deref()).await?,
+        Source::Server(mut client) => {
+            let request = proto::StatsRequest {
+                since: since.clone().unwrap_or_default(),
+                until: until.clone().unwrap_or_default(),
+            };
+            let s = client.stats(request).await?.into_inner();
+            let counts =
+                |list: Vec<proto::Count>| list.into_iter().map(|c| (c.key, c.count)).collect();
+            Stats {
+                total: s.total,
+                by_outcome: counts(s.by_outcome),
+                by_tool: counts(s.by_tool),
+                by_actor: counts(s.by_actor),
+                by_kind: counts(s.by_kind),
+            }
+        }
+    };
+    let sections = [
+        ("outcome", &stats.by_outcome),
+        ("tool", &stats.by_tool),
+        ("actor", &stats.by_actor),
+        ("kind", &stats.by_kind),
+    ];
+    if args.json {
+        let mut object =
+            serde_json::json!({ "since": since, "until": until, "total": stats.total });
+        for (name, counts) in sections {
+            object[format!("by_{name}")] =
+                counts.iter().map(|(k, n)| (k.clone(), serde_json::json!(n))).collect();
+        }
+        println!("{object}");
+        return Ok(Exit::Ok);
+    }
+    println!("events: {}", stats.total);
+    for (name, counts) in sections {
+        println!("\nby {name}:");
+        let width = counts.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+        for (key, count) in counts {
+            println!("  {key:<width$}  {count}");
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,263 @@
+//! The CSV form of the trail (docs/csv-export.md): one header row, then one row per event with
+//! every column in table order, RFC 4180 quoting (through the `csv` crate), CRLF line ends.
+//!
+//! Spreadsheets evaluate a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage
+//! return as a formula (OWASP "CSV injection"). Every text cell that begins with one of those,
+//! or with `'`, is written with a `'` in front; reading removes the first `'` of any text cell
+//! that has one. The rule is exactly reversible, so an export verifies against its hashes.
+//! NULL is an empty cell; the trail stores no empty texts, so an empty cell is always NULL.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use super::{Event, Record};
+
+/// The columns, in order.
+pub const COLUMNS: [&str; 28] = [
+    "seq",
+    "event_id",
+    "ts",
+    "kind",
+    "decision_id",
+    "session_id",
+    "task_type",
+    "actor_id",
+    "actor_kind",
+    "tool",
+    "action",
+    "resource_type",
+    "resource_id",
+    "args_hash",
+    "outcome",
+    "reason",
+    "policy_ids",
+    "policy_version",
+    "max_output_chars",
+    "timeout_ms",
+    "duration_us",
+    "result_bytes",
+    "truncated",
+    "status",
+    "error",
+    "request",
+    "prev_hash",
+    "hash",
+];
+
+/// The UTF-8 byte order mark some spreadsheets need to read UTF-8.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Why a CSV row could not be read back into an event.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    #[error("line {line}: {message}")]
+    Row { line: u64, message: String },
+    #[error("the header is not toolgate's: expected `{}`", COLUMNS.join(","))]
+    Header,
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+}
+
+/// Prefixes `'` to a text that a spreadsheet would take for a formula, and to one that begins
+/// with `'` itself (so that reading back is unambiguous).
+pub fn guard(text: &str) -> Cow<'_, str> {
+    match text.as_bytes().first() {
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r' | b'\'') => Cow::Owned(format!("'{text}")),
+        _ => Cow::Borrowed(text),
+    }
+}
+
+/// Reverses [`guard`].
+pub fn unguard(cell: &str) -> &str {
+    cell.strip_prefix('\'').unwrap_or(cell)
+}
+
+/// Writes events as CSV.
+pub struct CsvWriter<W: Write> {
+    inner: csv::Writer<W>,
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// Starts a file: the byte order mark when asked, then the header.
+    pub fn new(mut out: W, bom: bool) -> Result<Self, CsvError> {
+        if bom {
+            out.write_all(BOM).map_err(csv::Error::from)?;
+        }
+        let mut inner =
+            csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(out);
+        inner.write_record(COLUMNS)?;
+        Ok(Self { inner })
+    }
+
+    /// Writes one event.
+    pub fn write(&mut self, e: &Event) -> Result<(), CsvError> {
+        let r = &e.record;
+        fn text(v: &Option<String>) -> Cow<'_, str> {
+            v.as_deref().map(guard).unwrap_or_default()
+        }
+        fn int(v: Option<i64>) -> Cow<'static, str> {
+            v.map(|n| Cow::Owned(n.to_string())).unwrap_or_default()
+        }
+        let row: [Cow<'_, str>; 28] = [
+            Cow::Owned(e.seq.to_string()),
+            guard(&e.event_id),
+            guard(&e.ts),
+            guard(&r.kind),
+            text(&r.decision_id),
+            text(&r.session_id),
+            text(&r.task_type),
+            text(&r.actor_id),
+            text(&r.actor_kind),
+            text(&r.tool),
+            text(&r.action),
+            text(&r.resource_type),
+            text(&r.resource_id),
+            text(&r.args_hash),
+            text(&r.outcome),
+            text(&r.reason),
+            text(&r.policy_ids),
+            text(&r.policy_version),
+            int(r.max_output_chars),
+            int(r.timeout_ms),
+            int(r.duration_us),
+            int(r.result_bytes),
+            int(r.truncated),
+            text(&r.status),
+            text(&r.error),
+            text(&r.request),
+            guard(&e.prev_hash),
+            guard(&e.hash),
+        ];
+        self.inner.write_record(row.iter().map(|c| c.as_bytes()))?;
+        Ok(())
+    }
+
+    /// Flushes the rows written so far to the underlying writer.
+    pub fn flush(&mut self) -> Result<(), CsvError> {
+        self.inner.flush().map_err(csv::Error::from)?;
+        Ok(())
+    }
+
+    /// Flushes and returns the underlying writer.
+    pub fn finish(self) -> Result<W, CsvError> {
+        self.inner.into_inner().map_err(|e| CsvError::Csv(csv::Error::from(e.into_error())))
+    }
+}
+
+/// Checks that a header row is toolgate's.
+pub fn check_header(header: &csv::StringRecord) -> Result<(), CsvError> {
+    if header.iter().eq(COLUMNS) { Ok(()) } else { Err(CsvError::Header) }
+}
+
+/// Reads one data row back into the event it was written from.
+pub fn parse(row: &csv::StringRecord) -> Result<Event, CsvError> {
+    let line = row.position().map_or(0, |p| p.line());
+    let error = |message: String| CsvError::Row { line, message };
+    if row.len() != COLUMNS.len() {
+        return Err(error(format!("{} cells, expected {}", row.len(), COLUMNS.len())));
+    }
+    let cell = |i: usize| unguard(&row[i]);
+    let text = |i: usize| Some(cell(i)).filter(|c| !c.is_empty()).map(str::to_owned);
+    let int = |i: usize| -> Result<Option<i64>, CsvError> {
+        match cell(i) {
+            "" => Ok(None),
+            c => c
+                .parse()
+                .map(Some)
+                .map_err(|_| error(format!("{}: `{c}` is not an integer", COLUMNS[i]))),
+        }
+    };
+    let seq = int(0)?.ok_or_else(|| error("seq: empty".to_owned()))?;
+    Ok(Event {
+        seq,
+        event_id: cell(1).to_owned(),
+        ts: cell(2).to_owned(),
+        record: Record {
+            kind: cell(3).to_owned(),
+            decision_id: text(4),
+            session_id: text(5),
+            task_type: text(6),
+            actor_id: text(7),
+            actor_kind: text(8),
+            tool: text(9),
+            action: text(10),
+            resource_type: text(11),
+            resource_id: text(12),
+            args_hash: text(13),
+            outcome: text(14),
+            reason: text(15),
+            policy_ids: text(16),
+            policy_version: text(17),
+            max_output_chars: int(18)?,
+            timeout_ms: int(19)?,
+            duration_us: int(20)?,
+            result_bytes: int(21)?,
+            truncated: int(22)?,
+            status: text(23),
+            error: text(24),
+            request: text(25),
+        },
+        prev_hash: cell(26).to_owned(),
+        hash: cell(27).to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trail::Kind;
+
+    #[test]
+    fn guard_prefixes_formula_starts_and_reverses_exactly() {
+        for text in
+            ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", "''", "plain", "", "é=1"]
+        {
+            let guarded = guard(text);
+            assert_eq!(unguard(&guarded), text, "{text:?}");
+            let first = guarded.as_bytes().first().copied();
+            assert!(
+                !matches!(first, Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')),
+                "{guarded:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn events_read_back_exactly_through_a_strict_parser() {
+        let nasty = "=1+1, \"quoted\"\r\nline 2 -2 @SUM(A1) 日本語 🚀";
+        let event = Event {
+            seq: 7,
+            event_id: "e".into(),
+            ts: "2026-11-30T00:00:00.000000Z".into(),
+            record: Record {
+                reason: Some(nasty.into()),
+                error: Some("\tleading tab".into()),
+                session_id: Some("-s".into()),
+                duration_us: Some(-1),
+                ..Record::new(Kind::Execution)
+            },
+            prev_hash: "0".repeat(64),
+            hash: "1".repeat(64),
+        };
+        let mut writer = CsvWriter::new(Vec::new(), true).unwrap();
+        writer.write(&event).unwrap();
+        let bytes = writer.finish().unwrap();
+
+        assert!(bytes.starts_with(BOM));
+        let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(&bytes[3..]);
+        let mut rows = reader.records();
+        check_header(&rows.next().unwrap().unwrap()).unwrap();
+        let back = parse(&rows.next().unwrap().unwrap()).unwrap();
+        assert_eq!(back, event);
+    }
+
+    #[test]
+    fn a_short_row_is_an_error_naming_its_line() {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(&b"1,2\r\n"[..]);
+        let row = reader.records().next().unwrap().unwrap();
+        assert!(matches!(parse(&row), Err(CsvError::Row { line: 1, .. })));
+    }
+}
