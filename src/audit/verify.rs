@@ -58,10 +58,13 @@ pub async fn verify_trail(
             }
         }
     };
-    let mut after = from - 1;
-    loop {
-        let events = reader.query(&Filter::default(), after, PAGE).await?;
-        let full_page = events.len() == PAGE as usize;
+    // The next page is read while this one is checked: reading and hashing overlap.
+    let mut next = Some(prefetch(reader, from - 1));
+    while let Some(page) = next.take() {
+        let events = page.await.map_err(|e| StoreError::Thread(e.to_string()))??;
+        if let (Some(last), true) = (events.last(), events.len() == PAGE as usize) {
+            next = Some(prefetch(reader, last.seq));
+        }
         for event in events {
             if to.is_some_and(|to| event.seq > to) {
                 return Ok(report);
@@ -69,11 +72,13 @@ pub async fn verify_trail(
             check(&mut verifier, &mut report, event);
         }
         progress(report.checked);
-        match &report.last {
-            Some((seq, _)) if full_page => after = *seq,
-            _ => return Ok(report),
-        }
     }
+    Ok(report)
+}
+
+fn prefetch(reader: &Reader, after: i64) -> tokio::task::JoinHandle<Result<Vec<Event>, StoreError>> {
+    let reader = reader.clone();
+    tokio::spawn(async move { reader.query(&Filter::default(), after, PAGE).await })
 }
 
 fn check(verifier: &mut Verifier, report: &mut Report, event: Event) {

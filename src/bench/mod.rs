@@ -4,6 +4,7 @@
 //! connections — the health `Check` call, which does no work — because absolute numbers on a
 //! shared two-core machine drift from run to run; the ratio is what compares.
 
+pub mod audit;
 mod load;
 mod prefill;
 mod process;

@@ -37,6 +37,13 @@ pub struct BenchArgs {
     /// What to measure beside the baseline: `decide`, `tool-call` (Decide then Execute).
     #[arg(long, value_delimiter = ',', default_value = "decide,tool-call", value_parser = parse_call)]
     pub calls: Vec<Call>,
+    /// Measure the auditors' side instead: query, export and verify on a trail of this many
+    /// events (made once in `--audit-db`, or in a temporary file).
+    #[arg(long)]
+    pub audit: Option<usize>,
+    /// The trail file for `--audit`; filled up to `--audit` events when it holds fewer.
+    #[arg(long, requires = "audit")]
+    pub audit_db: Option<std::path::PathBuf>,
     /// Bytes of tool output each Execute reports.
     #[arg(long, default_value_t = 1024)]
     pub output_bytes: usize,
@@ -58,6 +65,10 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
         "toolgate bench: {cores} cores, {} connections, {:.1} s per figure, load generator on the same machine",
         args.connections, args.duration
     );
+    if let Some(events) = args.audit {
+        audit(events, args.audit_db.as_deref()).await?;
+        return Ok(Exit::Ok);
+    }
     if let Some(url) = &args.server {
         let channels = bench::connect(url, args.connections).await?;
         let figures =
@@ -129,6 +140,38 @@ async fn growth(args: &BenchArgs, duration: Duration) -> anyhow::Result<()> {
     if let [empty, full] = rates[..] {
         println!("growth: the full trail's ratio is {:.2} of the empty trail's", full / empty);
     }
+    Ok(())
+}
+
+/// The auditors' figures on a trail of `events` events.
+async fn audit(events: usize, db: Option<&Path>) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = db.map_or_else(|| dir.path().join("audit.db"), Path::to_path_buf);
+    let existing = match crate::store::Reader::open(&db).await {
+        Ok(reader) => {
+            let n = reader.count(&crate::request::Filter::default()).await.unwrap_or(0);
+            reader.close().await;
+            n as usize
+        }
+        Err(_) => 0,
+    };
+    if existing < events {
+        let started = std::time::Instant::now();
+        bench::prefill(&db, events - existing).await.context("cannot fill the trail")?;
+        println!("filled {} events in {:.1} s", events - existing, started.elapsed().as_secs_f64());
+    }
+    let figures = bench::audit::measure(&db).await?;
+    println!("
+audit: a trail of {} events ({})", figures.events, db.display());
+    for (name, median, slowest) in &figures.first_page {
+        println!(
+            "first page (100 events) of a query by {name:<8} median {:>7.2} ms, slowest of 21 {:>7.2} ms",
+            median.as_secs_f64() * 1e3,
+            slowest.as_secs_f64() * 1e3
+        );
+    }
+    println!("export to CSV: {:.0} rows/s", figures.export_rows_per_s);
+    println!("verify the chain: {:.0} events/s", figures.verify_events_per_s);
     Ok(())
 }
 

@@ -26,8 +26,6 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("trail writer: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("cannot read the trail: {0}")]
-    Read(#[from] sqlx::Error),
     #[error("the commit failed (see the writer's log)")]
     CommitFailed,
     #[error("the commit did not finish in time")]
@@ -36,6 +34,8 @@ pub enum StoreError {
     Closed,
     #[error("cannot start a thread: {0}")]
     Thread(String),
+    #[error("no trail at `{0}`")]
+    Missing(String),
 }
 
 /// A cheaply cloneable handle on the trail: cloning is shallow.

@@ -69,36 +69,42 @@ fn fields(event: &Event) -> [(&'static str, Option<Value<'_>>); 26] {
     ]
 }
 
-/// The canonical encoding of an event's hashed fields.
-pub fn encode(event: &Event) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512);
-    out.push(FORMAT_VERSION);
+/// Feeds the canonical encoding of an event's hashed fields to `out`, piece by piece.
+fn encode_into(event: &Event, out: &mut impl FnMut(&[u8])) {
+    out(&[FORMAT_VERSION]);
     for (name, value) in fields(event) {
         let Some(value) = value else { continue };
         // INVARIANT: field names are short ASCII constants.
-        out.push(name.len() as u8);
-        out.extend_from_slice(name.as_bytes());
+        out(&[name.len() as u8]);
+        out(name.as_bytes());
         match value {
             Value::Integer(n) => {
-                out.push(TAG_INTEGER);
-                out.extend_from_slice(&n.to_be_bytes());
+                out(&[TAG_INTEGER]);
+                out(&n.to_be_bytes());
             }
             Value::Text(s) => {
-                out.push(TAG_TEXT);
+                out(&[TAG_TEXT]);
                 // INVARIANT: every text is far below 4 GiB (inputs are limited to MiBs).
-                out.extend_from_slice(&(s.len() as u32).to_be_bytes());
-                out.extend_from_slice(s.as_bytes());
+                out(&(s.len() as u32).to_be_bytes());
+                out(s.as_bytes());
             }
         }
     }
-    out
+}
+
+/// The canonical encoding of an event's hashed fields.
+pub fn encode(event: &Event) -> Vec<u8> {
+    let mut encoded = Vec::with_capacity(512);
+    encode_into(event, &mut |bytes| encoded.extend_from_slice(bytes));
+    encoded
 }
 
 /// The hash of an event that follows an event whose hash is `prev`.
 pub fn event_hash(prev: &[u8; 32], event: &Event) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(prev);
-    hasher.update(encode(event));
+    // Hashed as it is encoded, without building the encoding.
+    encode_into(event, &mut |bytes| hasher.update(bytes));
     hasher.finalize().into()
 }
 

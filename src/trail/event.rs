@@ -38,7 +38,7 @@ impl fmt::Display for Kind {
 }
 
 /// The fields of an event that its writer chooses; `None` is stored as NULL.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Record {
     pub kind: String,
     pub decision_id: Option<String>,
@@ -105,7 +105,7 @@ impl Record {
 }
 
 /// An event as it stands on the trail.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Event {
     /// Place in the trail, contiguous from 1.
     pub seq: i64,
@@ -113,7 +113,6 @@ pub struct Event {
     pub event_id: String,
     /// When it was appended: RFC 3339, UTC, microseconds.
     pub ts: String,
-    #[sqlx(flatten)]
     #[serde(flatten)]
     pub record: Record,
     /// Hex hash of the previous event (64 zeros for the first).
