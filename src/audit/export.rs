@@ -5,9 +5,11 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use sha2::{Digest, Sha256};
+use tokio::task::JoinHandle;
 
 use crate::request::Filter;
 use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::Event;
 use crate::trail::csv::{CsvError, CsvWriter};
 
 /// Why an export stopped.
@@ -30,6 +32,8 @@ pub struct Export<W: Write> {
     pub first_seq: Option<i64>,
     pub last_seq: Option<i64>,
     done: bool,
+    /// The next page, being read while this one is written.
+    pending: Option<JoinHandle<Result<Vec<Event>, StoreError>>>,
 }
 
 impl<W: Write> Export<W> {
@@ -44,6 +48,7 @@ impl<W: Write> Export<W> {
             first_seq: None,
             last_seq: None,
             done: false,
+            pending: None,
         })
     }
 
@@ -53,7 +58,15 @@ impl<W: Write> Export<W> {
         if self.done {
             return Ok(false);
         }
-        let events = reader.query(&self.filter, self.after, PAGE).await?;
+        let events = match self.pending.take() {
+            Some(pending) => pending.await.map_err(|e| StoreError::Thread(e.to_string()))??,
+            None => reader.query(&self.filter, self.after, PAGE).await?,
+        };
+        if let (Some(last), true) = (events.last(), events.len() == PAGE as usize) {
+            let (reader, filter, after) = (reader.clone(), self.filter.clone(), last.seq);
+            self.pending =
+                Some(tokio::spawn(async move { reader.query(&filter, after, PAGE).await }));
+        }
         for event in &events {
             self.csv.write(event)?;
         }

@@ -6,9 +6,10 @@ use std::io::{self, BufRead, BufReader, Read};
 use sha2::{Digest, Sha256};
 
 use super::Manifest;
-use crate::request::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::csv::{self, CsvError};
+use futures_util::StreamExt;
+
 use crate::trail::{Event, Problem, Verifier, decode};
 
 /// What a verification found.
@@ -54,31 +55,35 @@ pub async fn verify_trail(
             Some(before) => Verifier::starting_at(from, decode(&before.hash).unwrap_or_default()),
             None => {
                 report.problems.push(Problem::Gap { from: from - 1, to: from - 1 });
-                Verifier::filtered()
+                Verifier::starting_unlinked(from)
             }
         }
     };
-    // The next page is read while this one is checked: reading and hashing overlap.
-    let mut next = Some(prefetch(reader, from - 1));
-    while let Some(page) = next.take() {
-        let events = page.await.map_err(|e| StoreError::Thread(e.to_string()))??;
-        if let (Some(last), true) = (events.last(), events.len() == PAGE as usize) {
-            next = Some(prefetch(reader, last.seq));
+    // Up to the head as it is now; events appended meanwhile are for the next verification.
+    let head = reader.head().await?.map_or(0, |h| h.seq);
+    let last = to.map_or(head, |to| to.min(head));
+    let page = i64::from(PAGE);
+    let ranges =
+        (from..=last).step_by(PAGE as usize).map(|first| (first, (first + page - 1).min(last)));
+    // Two pages are read at once, on two connections, while the one before is checked.
+    let mut pages = futures_util::stream::iter(ranges)
+        .map(|(first, last)| {
+            let reader = reader.clone();
+            async move { reader.links(first, last).await }
+        })
+        .buffered(2);
+    while let Some(links) = pages.next().await {
+        let links = links?;
+        for link in &links {
+            report.problems.extend(verifier.check_link(link));
         }
-        for event in events {
-            if to.is_some_and(|to| event.seq > to) {
-                return Ok(report);
-            }
-            check(&mut verifier, &mut report, event);
+        report.checked += links.len() as u64;
+        if let Some(link) = links.last() {
+            report.last = Some((link.seq, link.hash.map(hex::encode).unwrap_or_default()));
         }
         progress(report.checked);
     }
     Ok(report)
-}
-
-fn prefetch(reader: &Reader, after: i64) -> tokio::task::JoinHandle<Result<Vec<Event>, StoreError>> {
-    let reader = reader.clone();
-    tokio::spawn(async move { reader.query(&Filter::default(), after, PAGE).await })
 }
 
 fn check(verifier: &mut Verifier, report: &mut Report, event: Event) {

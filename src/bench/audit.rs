@@ -23,7 +23,10 @@ pub async fn measure(db: &Path) -> Result<AuditFigures, ExportError> {
     let reader = Reader::open(db).await?;
     let events = reader.count(&Filter::default()).await?;
     let queries = [
-        ("session", Filter { session_id: Some(format!("prefill-{}", events / 200)), ..Filter::default() }),
+        (
+            "session",
+            Filter { session_id: Some(format!("prefill-{}", events / 200)), ..Filter::default() },
+        ),
         ("actor", Filter { actor_id: Some("agent-7".into()), ..Filter::default() }),
         ("tool", Filter { tool: Some("read".into()), ..Filter::default() }),
     ];

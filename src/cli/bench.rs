@@ -161,8 +161,12 @@ async fn audit(events: usize, db: Option<&Path>) -> anyhow::Result<()> {
         println!("filled {} events in {:.1} s", events - existing, started.elapsed().as_secs_f64());
     }
     let figures = bench::audit::measure(&db).await?;
-    println!("
-audit: a trail of {} events ({})", figures.events, db.display());
+    println!(
+        "
+audit: a trail of {} events ({})",
+        figures.events,
+        db.display()
+    );
     for (name, median, slowest) in &figures.first_page {
         println!(
             "first page (100 events) of a query by {name:<8} median {:>7.2} ms, slowest of 21 {:>7.2} ms",

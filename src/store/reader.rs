@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params_from_iter};
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_from_iter};
 
 use super::StoreError;
 use crate::request::Filter;
-use crate::trail::{Event, Record};
+use crate::trail::{Event, HASHED_COLUMNS, Link, Record, Value as HashValue, hash_values};
 
 /// Events read per page by exports and verification.
 pub const PAGE: u32 = 1000;
@@ -61,6 +61,8 @@ impl Connections {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)?;
         conn.busy_timeout(Duration::from_secs(5))?;
+        // Pages are read from the mapped file rather than copied out of the kernel's cache.
+        conn.pragma_update(None, "mmap_size", 256 * 1024 * 1024)?;
         Ok(conn)
     }
 
@@ -81,10 +83,15 @@ impl Reader {
             return Err(StoreError::Missing(path.display().to_string()));
         }
         let reader = Self {
-            connections: Arc::new(Connections { path: path.to_owned(), idle: Mutex::new(Vec::new()) }),
+            connections: Arc::new(Connections {
+                path: path.to_owned(),
+                idle: Mutex::new(Vec::new()),
+            }),
         };
         // Open one connection now, so that a file that is not a trail fails here.
-        reader.with(|conn| conn.query_row("SELECT count(*) FROM events WHERE 0", [], |_| Ok(()))).await?;
+        reader
+            .with(|conn| conn.query_row("SELECT count(*) FROM events WHERE 0", [], |_| Ok(())))
+            .await?;
         Ok(reader)
     }
 
@@ -106,7 +113,12 @@ impl Reader {
     }
 
     /// At most `limit` events matching `filter` with `seq` above `after`, in `seq` order.
-    pub async fn query(&self, filter: &Filter, after: i64, limit: u32) -> Result<Vec<Event>, StoreError> {
+    pub async fn query(
+        &self,
+        filter: &Filter,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Event>, StoreError> {
         let (conditions, mut values) = conditions(filter);
         values.insert(0, Value::Integer(after));
         values.push(Value::Integer(i64::from(limit)));
@@ -115,6 +127,26 @@ impl Reader {
             let mut stmt = conn.prepare_cached(&sql)?;
             let events = stmt.query_map(params_from_iter(values), event)?;
             events.collect()
+        })
+        .await
+    }
+
+    /// The chain links of the events with `seq` from `first` to `last`, in `seq` order: each
+    /// event's content is hashed straight from its row, without building the event.
+    pub async fn links(&self, first: i64, last: i64) -> Result<Vec<Link>, StoreError> {
+        let sql = format!(
+            "SELECT seq, prev_hash, hash, {} FROM events WHERE seq >= ?1 AND seq <= ?2 ORDER BY seq",
+            HASHED_COLUMNS.join(", ")
+        );
+        self.with(move |conn| {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let mut rows = stmt.query(params![first, last])?;
+            let mut links =
+                Vec::with_capacity(usize::try_from(last - first + 1).unwrap_or(0).min(4096));
+            while let Some(row) = rows.next()? {
+                links.push(link(row)?);
+            }
+            Ok(links)
         })
         .await
     }
@@ -132,7 +164,9 @@ impl Reader {
     /// The event at `seq`, if there is one.
     pub async fn event(&self, seq: i64) -> Result<Option<Event>, StoreError> {
         self.with(move |conn| {
-            conn.prepare_cached(&format!("{SELECT} WHERE seq = ?1"))?.query_row([seq], event).optional()
+            conn.prepare_cached(&format!("{SELECT} WHERE seq = ?1"))?
+                .query_row([seq], event)
+                .optional()
         })
         .await
     }
@@ -140,16 +174,22 @@ impl Reader {
     /// The last event, if the trail has any.
     pub async fn head(&self) -> Result<Option<Head>, StoreError> {
         self.with(|conn| {
-            conn.query_row("SELECT seq, hash, ts FROM events ORDER BY seq DESC LIMIT 1", [], |row| {
-                Ok(Head { seq: row.get(0)?, hash: row.get(1)?, ts: row.get(2)? })
-            })
+            conn.query_row(
+                "SELECT seq, hash, ts FROM events ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| Ok(Head { seq: row.get(0)?, hash: row.get(1)?, ts: row.get(2)? }),
+            )
             .optional()
         })
         .await
     }
 
     /// Counts of the events in a time range, by outcome, tool, actor and kind.
-    pub async fn stats(&self, since: Option<&str>, until: Option<&str>) -> Result<Stats, StoreError> {
+    pub async fn stats(
+        &self,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Stats, StoreError> {
         let range = Filter {
             since: since.map(str::to_owned),
             until: until.map(str::to_owned),
@@ -209,6 +249,33 @@ fn conditions(filter: &Filter) -> (String, Vec<Value>) {
         }
     }
     (sql, values)
+}
+
+/// The link of a row of `seq, prev_hash, hash` and the hashed columns.
+fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
+    let stored = |i: usize| -> rusqlite::Result<Option<[u8; 32]>> {
+        Ok(match row.get_ref(i)? {
+            ValueRef::Text(hex) => {
+                let mut out = [0; 32];
+                hex::decode_to_slice(hex, &mut out).ok().map(|()| out)
+            }
+            _ => None,
+        })
+    };
+    let (prev_hash, hash) = (stored(1)?, stored(2)?);
+    let content_matches = match (prev_hash, hash) {
+        (Some(prev), Some(hash)) => {
+            let values = (3..3 + HASHED_COLUMNS.len()).map(|i| match row.get_ref(i) {
+                Ok(ValueRef::Integer(n)) => Some(HashValue::Integer(n)),
+                Ok(ValueRef::Text(bytes) | ValueRef::Blob(bytes)) => Some(HashValue::Text(bytes)),
+                // A STRICT table holds no reals; NULL (or an unreadable cell) is left out.
+                _ => None,
+            });
+            hash_values(&prev, values) == hash
+        }
+        _ => false,
+    };
+    Ok(Link { seq: row.get(0)?, prev_hash, hash, content_matches })
 }
 
 /// An event from a row of [`SELECT`].

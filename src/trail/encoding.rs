@@ -24,57 +24,94 @@ const TAG_INTEGER: u8 = 1;
 const TAG_TEXT: u8 = 2;
 
 /// A field's value in the encoding.
-enum Value<'a> {
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
     Integer(i64),
-    Text(&'a str),
+    /// UTF-8 text, as bytes.
+    Text(&'a [u8]),
 }
 
-/// Every hashed field of an event (all but `prev_hash` and `hash`), in byte order of names.
-fn fields(event: &Event) -> [(&'static str, Option<Value<'_>>); 26] {
+/// The hashed columns (all but `prev_hash` and `hash`), in byte order of their names: the
+/// order in which they are encoded.
+// INVARIANT: sorted; `hashed_columns_are_in_byte_order…` checks it, and `values` follows it.
+pub const HASHED_COLUMNS: [&str; 26] = [
+    "action",
+    "actor_id",
+    "actor_kind",
+    "args_hash",
+    "decision_id",
+    "duration_us",
+    "error",
+    "event_id",
+    "kind",
+    "max_output_chars",
+    "outcome",
+    "policy_ids",
+    "policy_version",
+    "reason",
+    "request",
+    "resource_id",
+    "resource_type",
+    "result_bytes",
+    "seq",
+    "session_id",
+    "status",
+    "task_type",
+    "timeout_ms",
+    "tool",
+    "truncated",
+    "ts",
+];
+
+/// The values of an event's hashed columns, in [`HASHED_COLUMNS`] order.
+fn values(event: &Event) -> [Option<Value<'_>>; 26] {
     let r = &event.record;
     fn text(v: &Option<String>) -> Option<Value<'_>> {
-        v.as_deref().map(Value::Text)
+        v.as_deref().map(|s| Value::Text(s.as_bytes()))
     }
     fn int(v: Option<i64>) -> Option<Value<'static>> {
         v.map(Value::Integer)
     }
-    // INVARIANT: sorted by name; `fields_are_in_byte_order` checks it.
     [
-        ("action", text(&r.action)),
-        ("actor_id", text(&r.actor_id)),
-        ("actor_kind", text(&r.actor_kind)),
-        ("args_hash", text(&r.args_hash)),
-        ("decision_id", text(&r.decision_id)),
-        ("duration_us", int(r.duration_us)),
-        ("error", text(&r.error)),
-        ("event_id", Some(Value::Text(&event.event_id))),
-        ("kind", Some(Value::Text(&r.kind))),
-        ("max_output_chars", int(r.max_output_chars)),
-        ("outcome", text(&r.outcome)),
-        ("policy_ids", text(&r.policy_ids)),
-        ("policy_version", text(&r.policy_version)),
-        ("reason", text(&r.reason)),
-        ("request", text(&r.request)),
-        ("resource_id", text(&r.resource_id)),
-        ("resource_type", text(&r.resource_type)),
-        ("result_bytes", int(r.result_bytes)),
-        ("seq", Some(Value::Integer(event.seq))),
-        ("session_id", text(&r.session_id)),
-        ("status", text(&r.status)),
-        ("task_type", text(&r.task_type)),
-        ("timeout_ms", int(r.timeout_ms)),
-        ("tool", text(&r.tool)),
-        ("truncated", int(r.truncated)),
-        ("ts", Some(Value::Text(&event.ts))),
+        text(&r.action),
+        text(&r.actor_id),
+        text(&r.actor_kind),
+        text(&r.args_hash),
+        text(&r.decision_id),
+        int(r.duration_us),
+        text(&r.error),
+        Some(Value::Text(event.event_id.as_bytes())),
+        Some(Value::Text(r.kind.as_bytes())),
+        int(r.max_output_chars),
+        text(&r.outcome),
+        text(&r.policy_ids),
+        text(&r.policy_version),
+        text(&r.reason),
+        text(&r.request),
+        text(&r.resource_id),
+        text(&r.resource_type),
+        int(r.result_bytes),
+        Some(Value::Integer(event.seq)),
+        text(&r.session_id),
+        text(&r.status),
+        text(&r.task_type),
+        int(r.timeout_ms),
+        text(&r.tool),
+        int(r.truncated),
+        Some(Value::Text(event.ts.as_bytes())),
     ]
 }
 
-/// Feeds the canonical encoding of an event's hashed fields to `out`, piece by piece.
-fn encode_into(event: &Event, out: &mut impl FnMut(&[u8])) {
+/// Feeds the canonical encoding of the hashed columns' values (in [`HASHED_COLUMNS`] order)
+/// to `out`, piece by piece.
+fn encode_into<'a>(
+    values: impl IntoIterator<Item = Option<Value<'a>>>,
+    out: &mut impl FnMut(&[u8]),
+) {
     out(&[FORMAT_VERSION]);
-    for (name, value) in fields(event) {
+    for (name, value) in HASHED_COLUMNS.iter().zip(values) {
         let Some(value) = value else { continue };
-        // INVARIANT: field names are short ASCII constants.
+        // INVARIANT: column names are short ASCII constants.
         out(&[name.len() as u8]);
         out(name.as_bytes());
         match value {
@@ -82,11 +119,11 @@ fn encode_into(event: &Event, out: &mut impl FnMut(&[u8])) {
                 out(&[TAG_INTEGER]);
                 out(&n.to_be_bytes());
             }
-            Value::Text(s) => {
+            Value::Text(bytes) => {
                 out(&[TAG_TEXT]);
                 // INVARIANT: every text is far below 4 GiB (inputs are limited to MiBs).
-                out(&(s.len() as u32).to_be_bytes());
-                out(s.as_bytes());
+                out(&(bytes.len() as u32).to_be_bytes());
+                out(bytes);
             }
         }
     }
@@ -95,16 +132,24 @@ fn encode_into(event: &Event, out: &mut impl FnMut(&[u8])) {
 /// The canonical encoding of an event's hashed fields.
 pub fn encode(event: &Event) -> Vec<u8> {
     let mut encoded = Vec::with_capacity(512);
-    encode_into(event, &mut |bytes| encoded.extend_from_slice(bytes));
+    encode_into(values(event), &mut |bytes| encoded.extend_from_slice(bytes));
     encoded
 }
 
 /// The hash of an event that follows an event whose hash is `prev`.
 pub fn event_hash(prev: &[u8; 32], event: &Event) -> [u8; 32] {
+    hash_values(prev, values(event))
+}
+
+/// The hash of an event given as its hashed columns' values in [`HASHED_COLUMNS`] order
+/// (straight from a database row, say), hashed as it is encoded.
+pub fn hash_values<'a>(
+    prev: &[u8; 32],
+    values: impl IntoIterator<Item = Option<Value<'a>>>,
+) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(prev);
-    // Hashed as it is encoded, without building the encoding.
-    encode_into(event, &mut |bytes| hasher.update(bytes));
+    encode_into(values, &mut |bytes| hasher.update(bytes));
     hasher.finalize().into()
 }
 
@@ -131,11 +176,17 @@ mod tests {
     }
 
     #[test]
-    fn fields_are_in_byte_order() {
-        let names: Vec<_> = fields(&example()).iter().map(|(name, _)| *name).collect();
-        let mut sorted = names.clone();
+    fn hashed_columns_are_in_byte_order_and_are_every_column_but_the_hashes() {
+        let mut sorted = HASHED_COLUMNS;
         sorted.sort_unstable();
-        assert_eq!(names, sorted);
+        assert_eq!(HASHED_COLUMNS, sorted);
+        let mut columns: Vec<_> = crate::trail::csv::COLUMNS
+            .iter()
+            .filter(|c| !matches!(**c, "prev_hash" | "hash"))
+            .copied()
+            .collect();
+        columns.sort_unstable();
+        assert_eq!(columns, HASHED_COLUMNS);
     }
 
     fn field(out: &mut Vec<u8>, name: &str, value: &[u8]) {

@@ -7,6 +7,6 @@ mod encoding;
 mod event;
 mod verify;
 
-pub use encoding::{GENESIS_HASH, encode, event_hash};
+pub use encoding::{GENESIS_HASH, HASHED_COLUMNS, Value, encode, event_hash, hash_values};
 pub use event::{Event, Kind, Record};
-pub use verify::{Problem, Verifier, decode};
+pub use verify::{Link, Problem, Verifier, decode};

@@ -85,6 +85,32 @@ impl fmt::Display for Problem {
     }
 }
 
+/// What the chain rules need of an event: its place, its two stored hashes, and whether its
+/// content hashes to the stored `hash`. Verifying from links spares building whole events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    pub seq: i64,
+    /// The stored `prev_hash`; `None` when it is not 64 hex digits.
+    pub prev_hash: Option<[u8; 32]>,
+    /// The stored `hash`; `None` when it is not 64 hex digits.
+    pub hash: Option<[u8; 32]>,
+    /// The hash of the content, chained from the stored `prev_hash`, equals the stored `hash`.
+    pub content_matches: bool,
+}
+
+impl Link {
+    /// The link of an event.
+    pub fn of(event: &Event) -> Self {
+        let prev_hash = decode(&event.prev_hash);
+        let hash = decode(&event.hash);
+        let content_matches = match (prev_hash, hash) {
+            (Some(prev), Some(hash)) => event_hash(&prev, event) == hash,
+            _ => false,
+        };
+        Self { seq: event.seq, prev_hash, hash, content_matches }
+    }
+}
+
 /// Walks a chain fed to it in order.
 #[derive(Debug)]
 pub struct Verifier {
@@ -94,12 +120,14 @@ pub struct Verifier {
     /// Gaps are expected (a filtered export): each event's own hash is checked, and the link
     /// only between events whose `seq` follow each other.
     filtered: bool,
+    /// The previous event is unknown: the next link is not checked.
+    unlinked: bool,
 }
 
 impl Default for Verifier {
     /// A verifier for a whole chain, from seq 1.
     fn default() -> Self {
-        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0, filtered: false }
+        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0, filtered: false, unlinked: false }
     }
 }
 
@@ -109,6 +137,12 @@ impl Verifier {
         Self { next_seq: seq, prev_hash, ..Self::default() }
     }
 
+    /// A verifier for the chain from `seq` on, whose previous event is unknown (missing): the
+    /// first event's link is not checked.
+    pub fn starting_unlinked(seq: i64) -> Self {
+        Self { next_seq: seq, unlinked: true, ..Self::default() }
+    }
+
     /// A verifier for events selected by a filter: gaps between them are expected.
     pub fn filtered() -> Self {
         Self { filtered: true, ..Self::default() }
@@ -116,8 +150,13 @@ impl Verifier {
 
     /// Checks the next event and returns what is wrong at it.
     pub fn check(&mut self, event: &Event) -> Vec<Problem> {
+        self.check_link(&Link::of(event))
+    }
+
+    /// Checks the next event, given as its link.
+    pub fn check_link(&mut self, link: &Link) -> Vec<Problem> {
         let mut problems = Vec::new();
-        let seq = event.seq;
+        let seq = link.seq;
         let after_gap = seq > self.next_seq;
         if after_gap && !self.filtered {
             problems.push(Problem::Gap { from: self.next_seq, to: seq - 1 });
@@ -127,17 +166,18 @@ impl Verifier {
         self.checked += 1;
         self.next_seq = seq + 1;
 
-        let Some(prev_hash) = decode(&event.prev_hash) else {
+        let Some(prev_hash) = link.prev_hash else {
             problems.push(Problem::Malformed { seq, field: "prev_hash" });
             return problems;
         };
         // After a gap the previous event is unknown: the gap is the finding, not the link.
-        if !after_gap && prev_hash != self.prev_hash {
+        let unlinked = std::mem::take(&mut self.unlinked);
+        if !after_gap && !unlinked && prev_hash != self.prev_hash {
             problems.push(Problem::BrokenLink { seq });
         }
-        match decode(&event.hash) {
+        match link.hash {
             Some(stored) => {
-                if event_hash(&prev_hash, event) != stored {
+                if !link.content_matches {
                     problems.push(Problem::HashMismatch { seq });
                 }
                 self.prev_hash = stored;
@@ -272,6 +312,17 @@ mod tests {
         let prev = decode(&events[3].hash).unwrap();
         let mut verifier = Verifier::starting_at(5, prev);
         assert!(events[4..].iter().all(|e| verifier.check(e).is_empty()));
+    }
+
+    #[test]
+    fn a_range_whose_previous_event_is_unknown_skips_only_its_first_link() {
+        let mut events = chain(10);
+        let mut verifier = Verifier::starting_unlinked(5);
+        assert!(events[4..].iter().all(|e| verifier.check(e).is_empty()));
+        events[7].prev_hash = events[4].hash.clone();
+        let mut verifier = Verifier::starting_unlinked(5);
+        let found: Vec<_> = events[4..].iter().flat_map(|e| verifier.check(e)).collect();
+        assert_eq!(found, vec![Problem::BrokenLink { seq: 8 }, Problem::HashMismatch { seq: 8 }]);
     }
 
     #[test]
