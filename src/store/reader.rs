@@ -61,8 +61,6 @@ impl Connections {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)?;
         conn.busy_timeout(Duration::from_secs(5))?;
-        // Pages are read from the mapped file rather than copied out of the kernel's cache.
-        conn.pragma_update(None, "mmap_size", 256 * 1024 * 1024)?;
         Ok(conn)
     }
 
