@@ -16,6 +16,7 @@ CREATE TABLE events (
     resource_type    TEXT,
     resource_id      TEXT,
     args_hash        TEXT,
+    rewritten_args_hash TEXT,                       -- with outcome rewrite: hash of the arguments to run
     outcome          TEXT,
     reason           TEXT,
     policy_ids       TEXT,                          -- JSON array of policy ids

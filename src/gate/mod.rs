@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
-use crate::policy::{PolicyEngine, Verdict};
+use crate::policy::{Outcome, PolicyEngine, Verdict};
 use crate::proto;
 use crate::registry::ToolRegistry;
-use crate::request::{ActionRequest, ExecutionReport};
+use crate::request::{ActionRequest, ArgsError, CanonicalArgs, ExecutionReport, canonicalize};
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
 
@@ -90,6 +90,16 @@ impl Gate {
         };
         let safety = self.registry.safety(&req.tool);
         let verdict = self.policy.evaluate(&req, safety);
+        let (verdict, rewritten) = match verdict.outcome {
+            Outcome::Rewrite => match rewrite(&req.args, &verdict.patches) {
+                Ok(args) => (verdict, Some(args)),
+                Err(e) => {
+                    let reason = format!("{}; the rewrite failed: {e}", verdict.reason);
+                    (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
+                }
+            },
+            _ => (verdict, None),
+        };
         let max_output_chars =
             req.options.max_output_chars.map_or(self.defaults.max_output_chars, |asked| {
                 asked.min(self.defaults.max_output_chars)
@@ -108,6 +118,7 @@ impl Gate {
             resource_type: Some(req.resource.kind.clone()),
             resource_id: Some(req.resource.id.clone()),
             args_hash: Some(req.args_hash.clone()),
+            rewritten_args_hash: rewritten.as_ref().map(|args| args.hash.clone()),
             outcome: Some(verdict.outcome.as_str().to_owned()),
             reason: Some(verdict.reason.clone()),
             policy_ids: Some(serde_json::json!(verdict.policy_ids).to_string()),
@@ -127,7 +138,7 @@ impl Gate {
             args_hash: req.args_hash,
             max_output_chars,
             timeout_ms,
-            rewritten_args_json: String::new(),
+            rewritten_args_json: rewritten.map(|args| args.json).unwrap_or_default(),
             seq: events[0].seq,
             policy_version: self.policy.version().to_owned(),
         })
@@ -168,4 +179,19 @@ impl Gate {
             violation: events.get(1).and_then(|v| v.record.reason.clone()),
         })
     }
+}
+
+/// The arguments with the rewrite policies' merge patches (RFC 7386) applied, in order.
+fn rewrite(
+    args: &serde_json::Map<String, serde_json::Value>,
+    patches: &[serde_json::Value],
+) -> Result<CanonicalArgs, ArgsError> {
+    let mut value = serde_json::Value::Object(args.clone());
+    for patch in patches {
+        json_patch::merge(&mut value, patch);
+    }
+    // INVARIANT: patches are JSON objects (checked when the policy loads), and merging an
+    // object into an object leaves an object.
+    let serde_json::Value::Object(rewritten) = value else { unreachable!("merge kept an object") };
+    canonicalize(&rewritten)
 }

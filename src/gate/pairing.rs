@@ -11,14 +11,21 @@ pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) ->
     let Some(decision) = decision else {
         return Some(format!("unknown decision: `{}`", report.decision_id));
     };
-    let outcome = decision.record.outcome.as_deref().unwrap_or_default();
-    if outcome != Outcome::Allow.as_str() {
+    let record = &decision.record;
+    let outcome = record.outcome.as_deref().unwrap_or_default();
+    // What may run: the decided arguments after allow (and, as a dry run, after dry_run), the
+    // rewritten ones after rewrite; nothing else.
+    let decided = if outcome == Outcome::Allow.as_str() || outcome == Outcome::DryRun.as_str() {
+        record.args_hash.as_deref()
+    } else if outcome == Outcome::Rewrite.as_str() {
+        record.rewritten_args_hash.as_deref()
+    } else {
         return Some(format!("the decision was not allow: {outcome}"));
-    }
+    };
     if decision.executed {
         return Some("the decision was already executed".to_owned());
     }
-    let decided = decision.record.args_hash.as_deref().unwrap_or_default();
+    let decided = decided.unwrap_or_default();
     if report.args_hash != decided {
         return Some(format!(
             "the arguments' hash differs from the decided one: {} is not {decided}",

@@ -26,6 +26,8 @@ pub enum PolicyError {
     Parse { source_name: String, message: String },
     #[error("duplicate policy id `{id}` in `{source_name}`")]
     DuplicateId { source_name: String, id: String },
+    #[error("policy `{id}` in `{source_name}`: {message}")]
+    Annotation { source_name: String, id: String, message: String },
 }
 
 /// The answer of a policy set to one request.
@@ -36,6 +38,9 @@ pub struct Verdict {
     pub reason: String,
     /// The authors' ids of the policies that determined the outcome.
     pub policy_ids: Vec<String>,
+    /// With [`Outcome::Rewrite`]: the JSON merge patches (RFC 7386) to apply to the arguments,
+    /// in policy order.
+    pub patches: Vec<serde_json::Value>,
 }
 
 /// What toolgate keeps of each policy besides Cedar's own form.
@@ -45,6 +50,10 @@ struct Meta {
     position: usize,
     /// The `@reason` annotation, a template (see [`render`]).
     reason: Option<String>,
+    /// The `@outcome` annotation of a forbid: what a match turns the denial into.
+    outcome: Option<Outcome>,
+    /// The `@rewrite` annotation: a JSON merge patch over the arguments.
+    patch: Option<serde_json::Value>,
 }
 
 /// A policy set ready to evaluate requests.
@@ -105,8 +114,14 @@ impl PolicyEngine {
                 return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
             }
             let reason = policy.annotation("reason").map(str::to_owned);
+            let (outcome, patch) =
+                outcome_annotations(policy).map_err(|message| PolicyError::Annotation {
+                    source_name: source_name.to_owned(),
+                    id: id.clone(),
+                    message,
+                })?;
             set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
-            meta.insert(policy_id, Meta { position, reason });
+            meta.insert(policy_id, Meta { position, reason, outcome, patch });
         }
         let type_name = |name: &str| {
             // INVARIANT: the three names are valid Cedar identifiers.
@@ -193,6 +208,7 @@ impl PolicyEngine {
                 outcome: Outcome::Allow,
                 reason: joined(reasons, || format!("permitted by {}", policy_ids.join(", "))),
                 policy_ids,
+                patches: Vec::new(),
             },
             Decision::Deny if policy_ids.is_empty() => Verdict {
                 outcome: Outcome::Deny,
@@ -201,14 +217,79 @@ impl PolicyEngine {
                     req.action, req.tool
                 ),
                 policy_ids,
+                patches: Vec::new(),
             },
-            Decision::Deny => Verdict {
-                outcome: Outcome::Deny,
-                reason: joined(reasons, || format!("forbidden by {}", policy_ids.join(", "))),
-                policy_ids,
-            },
+            Decision::Deny => {
+                let forbids: Vec<&Meta> =
+                    determining.iter().filter_map(|id| self.meta.get(*id)).collect();
+                let (outcome, patches) = softened(&forbids);
+                Verdict {
+                    outcome,
+                    reason: joined(reasons, || format!("forbidden by {}", policy_ids.join(", "))),
+                    policy_ids,
+                    patches,
+                }
+            }
         }
     }
+}
+
+/// What the forbids that denied a request turn the denial into: a plain deny unless every one
+/// of them carries an `@outcome`; then the most restrictive of those (require_approval, then
+/// dry_run, then rewrite), with the rewrites' patches in policy order.
+fn softened(forbids: &[&Meta]) -> (Outcome, Vec<serde_json::Value>) {
+    let rank = |outcome: Outcome| match outcome {
+        Outcome::RequireApproval => 3,
+        Outcome::DryRun => 2,
+        Outcome::Rewrite => 1,
+        Outcome::Allow | Outcome::Deny => 0,
+    };
+    let Some(outcomes) = forbids.iter().map(|m| m.outcome).collect::<Option<Vec<_>>>() else {
+        return (Outcome::Deny, Vec::new());
+    };
+    match outcomes.into_iter().max_by_key(|o| rank(*o)) {
+        Some(Outcome::Rewrite) => {
+            (Outcome::Rewrite, forbids.iter().filter_map(|m| m.patch.clone()).collect())
+        }
+        Some(outcome) => (outcome, Vec::new()),
+        None => (Outcome::Deny, Vec::new()),
+    }
+}
+
+/// Reads and checks a policy's `@outcome` and `@rewrite` annotations.
+fn outcome_annotations(
+    policy: &cedar_policy::Policy,
+) -> Result<(Option<Outcome>, Option<serde_json::Value>), String> {
+    let outcome = match policy.annotation("outcome") {
+        None => None,
+        Some(_) if policy.effect() == cedar_policy::Effect::Permit => {
+            return Err("`@outcome` applies to forbid policies only".to_owned());
+        }
+        Some("require_approval") => Some(Outcome::RequireApproval),
+        Some("dry_run") => Some(Outcome::DryRun),
+        Some("rewrite") => Some(Outcome::Rewrite),
+        Some(other) => {
+            return Err(format!(
+                "`@outcome` must be `require_approval`, `dry_run` or `rewrite`, not `{other}`"
+            ));
+        }
+    };
+    let patch = match (policy.annotation("rewrite"), outcome) {
+        (None, Some(Outcome::Rewrite)) => {
+            return Err("`@outcome(\"rewrite\")` needs a `@rewrite` merge patch".to_owned());
+        }
+        (None, _) => None,
+        (Some(_), outcome) if outcome != Some(Outcome::Rewrite) => {
+            return Err("`@rewrite` needs `@outcome(\"rewrite\")`".to_owned());
+        }
+        (Some(text), _) => match serde_json::from_str(text) {
+            Ok(patch @ serde_json::Value::Object(_)) => Some(patch),
+            _ => {
+                return Err("`@rewrite` must be a JSON object (an RFC 7386 merge patch)".to_owned());
+            }
+        },
+    };
+    Ok((outcome, patch))
 }
 
 fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
@@ -216,6 +297,7 @@ fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
         outcome: Outcome::Deny,
         reason: format!("policy evaluation error: {error}"),
         policy_ids,
+        patches: Vec::new(),
     }
 }
 
@@ -316,6 +398,36 @@ mod tests {
                    @id(\"a\") forbid(principal, action, resource);";
         assert!(matches!(PolicyEngine::parse("t", dup), Err(PolicyError::DuplicateId { .. })));
         assert!(matches!(PolicyEngine::parse("t", "permit("), Err(PolicyError::Parse { .. })));
+    }
+
+    #[test]
+    fn outcome_annotations_are_checked_when_the_policy_loads() {
+        let bad = [
+            "@outcome(\"maybe\") forbid(principal, action, resource);",
+            "@outcome(\"dry_run\") permit(principal, action, resource);",
+            "@outcome(\"rewrite\") forbid(principal, action, resource);",
+            "@outcome(\"rewrite\") @rewrite(\"[1]\") forbid(principal, action, resource);",
+            "@rewrite(\"{}\") forbid(principal, action, resource);",
+        ];
+        for text in bad {
+            let result = PolicyEngine::parse("t", text);
+            assert!(matches!(result, Err(PolicyError::Annotation { .. })), "{text}: {result:?}");
+        }
+    }
+
+    #[test]
+    fn the_most_restrictive_annotated_outcome_wins() {
+        let engine = PolicyEngine::parse(
+            "t",
+            "permit(principal, action, resource);\n\
+             @id(\"r\") @outcome(\"rewrite\") @rewrite(\"{\\\"a\\\":1}\") forbid(principal, action, resource);\n\
+             @id(\"d\") @outcome(\"dry_run\") forbid(principal, action, resource);",
+        )
+        .unwrap();
+        let verdict = evaluate(&engine, "read", false);
+        assert_eq!(verdict.outcome, Outcome::DryRun);
+        assert_eq!(verdict.policy_ids, ["r", "d"]);
+        assert!(verdict.patches.is_empty());
     }
 
     #[test]

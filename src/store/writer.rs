@@ -138,7 +138,7 @@ impl Lookup<'_> {
         let mut stmt = self.tx.prepare_cached(
             "SELECT decision_id, session_id, task_type, actor_id, actor_kind, tool, action,
                     resource_type, resource_id, args_hash, outcome, policy_version,
-                    max_output_chars, timeout_ms
+                    max_output_chars, timeout_ms, rewritten_args_hash
              FROM events WHERE decision_id = ?1 AND kind = 'decision'",
         )?;
         let record = stmt
@@ -158,6 +158,7 @@ impl Lookup<'_> {
                     policy_version: row.get(11)?,
                     max_output_chars: row.get(12)?,
                     timeout_ms: row.get(13)?,
+                    rewritten_args_hash: row.get(14)?,
                     ..Record::new(Kind::Decision)
                 })
             })
@@ -294,11 +295,12 @@ fn write_group(
 fn insert(tx: &rusqlite::Transaction<'_>, e: &Event) -> Result<(), StoreError> {
     let mut stmt = tx.prepare_cached(
         "INSERT INTO events (seq, event_id, ts, kind, decision_id, session_id, task_type,
-             actor_id, actor_kind, tool, action, resource_type, resource_id, args_hash, outcome,
-             reason, policy_ids, policy_version, max_output_chars, timeout_ms, duration_us,
-             result_bytes, truncated, status, error, request, prev_hash, hash)
+             actor_id, actor_kind, tool, action, resource_type, resource_id, args_hash,
+             rewritten_args_hash, outcome, reason, policy_ids, policy_version, max_output_chars,
+             timeout_ms, duration_us, result_bytes, truncated, status, error, request, prev_hash,
+             hash)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
     )?;
     let r = &e.record;
     stmt.execute(params![
@@ -316,6 +318,7 @@ fn insert(tx: &rusqlite::Transaction<'_>, e: &Event) -> Result<(), StoreError> {
         r.resource_type,
         r.resource_id,
         r.args_hash,
+        r.rewritten_args_hash,
         r.outcome,
         r.reason,
         r.policy_ids,

@@ -13,7 +13,7 @@ use std::io::Write;
 use super::{Event, Record};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 28] = [
+pub const COLUMNS: [&str; 29] = [
     "seq",
     "event_id",
     "ts",
@@ -28,6 +28,7 @@ pub const COLUMNS: [&str; 28] = [
     "resource_type",
     "resource_id",
     "args_hash",
+    "rewritten_args_hash",
     "outcome",
     "reason",
     "policy_ids",
@@ -98,7 +99,7 @@ impl<W: Write> CsvWriter<W> {
         fn int(v: Option<i64>) -> Cow<'static, str> {
             v.map(|n| Cow::Owned(n.to_string())).unwrap_or_default()
         }
-        let row: [Cow<'_, str>; 28] = [
+        let row: [Cow<'_, str>; 29] = [
             Cow::Owned(e.seq.to_string()),
             guard(&e.event_id),
             guard(&e.ts),
@@ -113,6 +114,7 @@ impl<W: Write> CsvWriter<W> {
             text(&r.resource_type),
             text(&r.resource_id),
             text(&r.args_hash),
+            text(&r.rewritten_args_hash),
             text(&r.outcome),
             text(&r.reason),
             text(&r.policy_ids),
@@ -184,21 +186,22 @@ pub fn parse(row: &csv::StringRecord) -> Result<Event, CsvError> {
             resource_type: text(11),
             resource_id: text(12),
             args_hash: text(13),
-            outcome: text(14),
-            reason: text(15),
-            policy_ids: text(16),
-            policy_version: text(17),
-            max_output_chars: int(18)?,
-            timeout_ms: int(19)?,
-            duration_us: int(20)?,
-            result_bytes: int(21)?,
-            truncated: int(22)?,
-            status: text(23),
-            error: text(24),
-            request: text(25),
+            rewritten_args_hash: text(14),
+            outcome: text(15),
+            reason: text(16),
+            policy_ids: text(17),
+            policy_version: text(18),
+            max_output_chars: int(19)?,
+            timeout_ms: int(20)?,
+            duration_us: int(21)?,
+            result_bytes: int(22)?,
+            truncated: int(23)?,
+            status: text(24),
+            error: text(25),
+            request: text(26),
         },
-        prev_hash: cell(26).to_owned(),
-        hash: cell(27).to_owned(),
+        prev_hash: cell(27).to_owned(),
+        hash: cell(28).to_owned(),
     })
 }
 

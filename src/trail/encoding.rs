@@ -34,7 +34,7 @@ pub enum Value<'a> {
 /// The hashed columns (all but `prev_hash` and `hash`), in byte order of their names: the
 /// order in which they are encoded.
 // INVARIANT: sorted; `hashed_columns_are_in_byte_order…` checks it, and `values` follows it.
-pub const HASHED_COLUMNS: [&str; 26] = [
+pub const HASHED_COLUMNS: [&str; 27] = [
     "action",
     "actor_id",
     "actor_kind",
@@ -53,6 +53,7 @@ pub const HASHED_COLUMNS: [&str; 26] = [
     "resource_id",
     "resource_type",
     "result_bytes",
+    "rewritten_args_hash",
     "seq",
     "session_id",
     "status",
@@ -64,7 +65,7 @@ pub const HASHED_COLUMNS: [&str; 26] = [
 ];
 
 /// The values of an event's hashed columns, in [`HASHED_COLUMNS`] order.
-fn values(event: &Event) -> [Option<Value<'_>>; 26] {
+fn values(event: &Event) -> [Option<Value<'_>>; 27] {
     let r = &event.record;
     fn text(v: &Option<String>) -> Option<Value<'_>> {
         v.as_deref().map(|s| Value::Text(s.as_bytes()))
@@ -91,6 +92,7 @@ fn values(event: &Event) -> [Option<Value<'_>>; 26] {
         text(&r.resource_id),
         text(&r.resource_type),
         int(r.result_bytes),
+        text(&r.rewritten_args_hash),
         Some(Value::Integer(event.seq)),
         text(&r.session_id),
         text(&r.status),

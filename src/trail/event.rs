@@ -51,6 +51,8 @@ pub struct Record {
     pub resource_type: Option<String>,
     pub resource_id: Option<String>,
     pub args_hash: Option<String>,
+    /// With a rewrite: hex SHA-256 of the canonical rewritten arguments.
+    pub rewritten_args_hash: Option<String>,
     pub outcome: Option<String>,
     pub reason: Option<String>,
     /// A JSON array of policy ids.
@@ -88,6 +90,7 @@ impl Record {
             &mut self.resource_type,
             &mut self.resource_id,
             &mut self.args_hash,
+            &mut self.rewritten_args_hash,
             &mut self.outcome,
             &mut self.reason,
             &mut self.policy_ids,

@@ -7,5 +7,6 @@ mod decide;
 mod execute;
 mod helpers;
 mod invalid;
+mod outcomes;
 mod server;
 mod trail;
