@@ -1,9 +1,12 @@
 //! The `toolgate` command line: one file per subcommand, each with its arguments and its
-//! function. Exit codes: 0 ok, 1 error, 2 the trail's chain is broken.
+//! function. Exit codes: 0 ok, 1 error (or a failed policy check or test), 2 the trail's chain
+//! is broken.
 
 mod args;
 mod bench;
+mod decide;
 mod export;
+mod policy;
 mod query;
 mod serve;
 mod stats;
@@ -14,7 +17,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use bench::{BenchArgs, bench};
+pub use decide::{DecideArgs, decide};
 pub use export::{ExportArgs, export};
+pub use policy::{PolicyArgs, policy};
 pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
 pub use stats::{StatsArgs, stats};
@@ -46,12 +51,18 @@ pub enum Command {
     Stats(StatsArgs),
     /// Measure throughput and latency against the health-check baseline.
     Bench(BenchArgs),
+    /// Check and test policy files.
+    Policy(PolicyArgs),
+    /// Try one request against a policy file or a running server.
+    Decide(DecideArgs),
 }
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Ok,
+    /// A check ran and found failures (policy check, policy test).
+    Failed,
     /// The chain was checked and is broken.
     Broken,
 }
@@ -60,6 +71,7 @@ impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         match exit {
             Exit::Ok => Self::SUCCESS,
+            Exit::Failed => Self::FAILURE,
             Exit::Broken => Self::from(2),
         }
     }
@@ -84,6 +96,8 @@ pub fn main() -> ExitCode {
             Command::Verify(args) => verify(args).await,
             Command::Stats(args) => stats(args).await,
             Command::Bench(args) => bench(args).await,
+            Command::Policy(args) => policy(args).await,
+            Command::Decide(args) => decide(args).await,
         }
     });
     match result {

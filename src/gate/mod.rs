@@ -182,7 +182,7 @@ impl Gate {
 }
 
 /// The arguments with the rewrite policies' merge patches (RFC 7386) applied, in order.
-fn rewrite(
+pub fn rewrite(
     args: &serde_json::Map<String, serde_json::Value>,
     patches: &[serde_json::Value],
 ) -> Result<CanonicalArgs, ArgsError> {

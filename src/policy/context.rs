@@ -3,7 +3,7 @@
 //! ```text
 //! context.tool      { name, safety }            safety: read_only | write | bash | unknown
 //! context.actor     { kind, delegation_chain }
-//! context.resource  { type, classification }
+//! context.resource  { type, id, classification }
 //! context.options   { allow_write, allow_bash }
 //! context.plan      { dry_run, idempotency_key, rollback_hint }
 //! context.session   { id, task_type }
@@ -35,6 +35,7 @@ pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, Box<Context
             "resource",
             record([
                 ("type", string(&req.resource.kind)),
+                ("id", string(&req.resource.id)),
                 ("classification", string(&req.resource.classification)),
             ]),
         ),

@@ -8,5 +8,6 @@ mod execute;
 mod helpers;
 mod invalid;
 mod outcomes;
+mod policy_cli;
 mod server;
 mod trail;

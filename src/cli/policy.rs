@@ -1,0 +1,217 @@
+//! `toolgate policy check` and `toolgate policy test`: tools for policy authors, run offline
+//! against policy files — no server, no trail.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use serde::Deserialize;
+
+use super::Exit;
+use crate::config::Config;
+use crate::policy::PolicyEngine;
+use crate::proto;
+use crate::registry::ToolRegistry;
+use crate::request::ActionRequest;
+
+/// Arguments of `toolgate policy`.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    #[command(subcommand)]
+    pub command: PolicyCommand,
+}
+
+/// The policy authors' commands.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Parse each policy file and check its annotations; exit 1 if any is invalid.
+    Check(CheckArgs),
+    /// Evaluate a table of requests against a policy file and compare the outcomes.
+    Test(TestArgs),
+}
+
+/// Arguments of `toolgate policy check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Cedar policy files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+/// Arguments of `toolgate policy test`.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The Cedar policy file under test.
+    pub file: PathBuf,
+    /// A TOML file of `[[case]]` tables (docs/policy.md shows the form).
+    #[arg(long)]
+    pub cases: PathBuf,
+    /// A configuration file whose `[tools]` extend the registry, as the server would load it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// Runs a policy subcommand.
+pub async fn policy(args: PolicyArgs) -> anyhow::Result<Exit> {
+    match args.command {
+        PolicyCommand::Check(args) => Ok(check(&args)),
+        PolicyCommand::Test(args) => test(&args),
+    }
+}
+
+fn check(args: &CheckArgs) -> Exit {
+    let mut failed = false;
+    for file in &args.files {
+        match PolicyEngine::from_file(file) {
+            Ok(engine) => println!(
+                "ok {}: {} policies, version {}",
+                file.display(),
+                engine.len(),
+                engine.version()
+            ),
+            Err(e) => {
+                failed = true;
+                println!("FAILED {}: {e}", file.display());
+            }
+        }
+    }
+    if failed { Exit::Failed } else { Exit::Ok }
+}
+
+/// One request of a test table, and what the policy should answer.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// A name for the report.
+    #[serde(default)]
+    pub name: String,
+    pub tool: String,
+    #[serde(default)]
+    pub action: String,
+    #[serde(default = "default_actor")]
+    pub actor: String,
+    #[serde(default)]
+    pub actor_kind: String,
+    #[serde(default)]
+    pub delegation_chain: Vec<String>,
+    #[serde(default = "default_session")]
+    pub session: String,
+    #[serde(default)]
+    pub task_type: String,
+    #[serde(default)]
+    pub resource_type: String,
+    #[serde(default)]
+    pub resource_id: String,
+    #[serde(default)]
+    pub classification: String,
+    /// The tool's arguments.
+    #[serde(default)]
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// The harness's context.
+    #[serde(default)]
+    pub context: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    pub allow_write: bool,
+    #[serde(default)]
+    pub allow_bash: bool,
+    /// The expected outcome: allow, deny, require_approval, dry_run or rewrite.
+    #[serde(default)]
+    pub expect: String,
+    /// The expected reason, exactly.
+    pub reason: Option<String>,
+    /// The expected policy ids, exactly and in order.
+    pub policies: Option<Vec<String>>,
+}
+
+fn default_actor() -> String {
+    "test-actor".to_owned()
+}
+
+fn default_session() -> String {
+    "test-session".to_owned()
+}
+
+impl Case {
+    /// The Decide request this case describes.
+    pub fn request(&self) -> proto::DecideRequest {
+        proto::DecideRequest {
+            session_id: self.session.clone(),
+            task_type: self.task_type.clone(),
+            actor: Some(proto::Actor {
+                id: self.actor.clone(),
+                kind: self.actor_kind.clone(),
+                delegation_chain: self.delegation_chain.clone(),
+            }),
+            tool: self.tool.clone(),
+            action: self.action.clone(),
+            resource: Some(proto::Resource {
+                r#type: self.resource_type.clone(),
+                id: self.resource_id.clone(),
+                classification: self.classification.clone(),
+            }),
+            args_json: serde_json::Value::Object(self.args.clone()).to_string(),
+            context_json: serde_json::Value::Object(self.context.clone()).to_string(),
+            options: Some(proto::RunOptions {
+                allow_write: self.allow_write,
+                allow_bash: self.allow_bash,
+                max_output_chars: 0,
+            }),
+            plan: None,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Cases {
+    case: Vec<Case>,
+}
+
+/// The registry a configuration file (or the default) describes.
+pub fn registry(config: Option<&Path>) -> anyhow::Result<ToolRegistry> {
+    Ok(match config {
+        Some(path) => Config::load(path)?.registry(),
+        None => ToolRegistry::default(),
+    })
+}
+
+fn test(args: &TestArgs) -> anyhow::Result<Exit> {
+    let engine = PolicyEngine::from_file(&args.file)?;
+    let registry = registry(args.config.as_deref())?;
+    let text = std::fs::read_to_string(&args.cases)
+        .with_context(|| format!("cannot read `{}`", args.cases.display()))?;
+    let cases: Cases = toml::from_str(&text)
+        .with_context(|| format!("`{}` is not a table of [[case]]", args.cases.display()))?;
+    let limits = Config::default().limits;
+    let (mut passed, mut failed) = (0, 0);
+    for (i, case) in cases.case.iter().enumerate() {
+        let name = if case.name.is_empty() { format!("case {}", i + 1) } else { case.name.clone() };
+        let problems = match ActionRequest::from_proto(case.request(), &limits, &registry) {
+            Err(e) => vec![format!("the request is invalid: {e}")],
+            Ok(req) => {
+                let verdict = engine.evaluate(&req, registry.safety(&req.tool));
+                let mut problems = Vec::new();
+                if verdict.outcome.as_str() != case.expect {
+                    problems.push(format!("outcome {}, expected {}", verdict.outcome, case.expect));
+                }
+                if let Some(reason) = case.reason.as_ref().filter(|r| **r != verdict.reason) {
+                    problems.push(format!("reason `{}`, expected `{reason}`", verdict.reason));
+                }
+                if let Some(ids) = case.policies.as_ref().filter(|ids| **ids != verdict.policy_ids)
+                {
+                    problems.push(format!("policies {:?}, expected {ids:?}", verdict.policy_ids));
+                }
+                problems
+            }
+        };
+        if problems.is_empty() {
+            passed += 1;
+            println!("ok {name}");
+        } else {
+            failed += 1;
+            println!("FAILED {name}: {}", problems.join("; "));
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed > 0 { Exit::Failed } else { Exit::Ok })
+}

@@ -1,0 +1,124 @@
+//! The policy authors' commands: `policy check`, `policy test` (on the shipped examples too)
+//! and `decide`, offline and against a server.
+
+use std::path::Path;
+
+use crate::helpers::{rows, spawn_app, toolgate, toolgate_async};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn policy_check_passes_a_valid_file_and_names_an_invalid_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.cedar");
+    std::fs::write(&broken, "@outcome(\"sometimes\") forbid (principal, action, resource);")
+        .unwrap();
+
+    let good = toolgate(&["policy", "check", "src/policy/default.cedar"]);
+    let bad = toolgate(&["policy", "check", "src/policy/default.cedar", broken.to_str().unwrap()]);
+
+    assert_eq!(good.status.code(), Some(0), "{}", stdout(&good));
+    assert!(stdout(&good).starts_with("ok src/policy/default.cedar: 4 policies"));
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stdout(&bad).contains("FAILED"), "{}", stdout(&bad));
+    assert!(stdout(&bad).contains("`@outcome` must be"), "{}", stdout(&bad));
+}
+
+#[test]
+fn policy_test_reports_each_case_and_fails_on_a_wrong_expectation() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases.toml");
+    std::fs::write(
+        &cases,
+        "[[case]]\nname = \"reads\"\ntool = \"read\"\nexpect = \"allow\"\n\n\
+         [[case]]\nname = \"writes\"\ntool = \"write\"\nexpect = \"allow\"\n",
+    )
+    .unwrap();
+
+    let out = toolgate(&[
+        "policy",
+        "test",
+        "src/policy/default.cedar",
+        "--cases",
+        cases.to_str().unwrap(),
+    ]);
+
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("ok reads"), "{text}");
+    assert!(text.contains("FAILED writes: outcome deny, expected allow"), "{text}");
+    assert!(text.contains("1 passed, 1 failed"), "{text}");
+}
+
+#[test]
+fn every_example_policy_passes_its_cases() {
+    let examples = Path::new("examples/policies");
+    let mut tested = 0;
+    for entry in std::fs::read_dir(examples).unwrap() {
+        let dir = entry.unwrap().path();
+        let mut args = vec![
+            "policy".to_owned(),
+            "test".to_owned(),
+            dir.join("policy.cedar").display().to_string(),
+            "--cases".to_owned(),
+            dir.join("cases.toml").display().to_string(),
+        ];
+        if dir.join("toolgate.toml").exists() {
+            args.extend(["--config".to_owned(), dir.join("toolgate.toml").display().to_string()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = toolgate(&args);
+        assert_eq!(out.status.code(), Some(0), "{}:\n{}", dir.display(), stdout(&out));
+        assert!(stdout(&out).contains(", 0 failed"));
+        tested += 1;
+    }
+    assert!(tested >= 3, "only {tested} example policies");
+}
+
+#[test]
+fn decide_offline_shows_outcome_reason_and_policies() {
+    let out = toolgate(&["decide", "--tool", "write", "--args", r#"{"path":"a.txt"}"#]);
+
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("outcome: deny"), "{text}");
+    assert!(text.contains("reason: tool requires allow_write=true: write"), "{text}");
+    assert!(text.contains("policies: default.write_requires_allow_write"), "{text}");
+}
+
+#[test]
+fn decide_offline_shows_the_rewritten_arguments() {
+    let out = toolgate(&[
+        "decide",
+        "--policy",
+        "examples/policies/coding/policy.cedar",
+        "--tool",
+        "bash",
+        "--allow-bash",
+        "--resource-id",
+        "git clean -fd",
+        "--args",
+        r#"{"command":"git clean -fd"}"#,
+    ]);
+
+    let text = stdout(&out);
+    assert!(text.contains("outcome: rewrite"), "{text}");
+    assert!(
+        text.contains(r#"rewritten_args: {"command":"git clean -fd","dry_run":true}"#),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn decide_against_a_server_is_recorded() {
+    let app = spawn_app().await;
+
+    let out = toolgate_async(&["decide", "--server", &app.url, "--tool", "read"]).await;
+
+    let text = stdout(&out);
+    assert!(text.contains("outcome: ALLOW"), "{text}");
+    assert!(text.contains("recorded: decision"), "{text}");
+    assert!(rows(&app.db).iter().any(|r| r.kind == "decision"));
+}
