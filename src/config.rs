@@ -52,6 +52,9 @@ pub struct Config {
     pub writer: WriterConfig,
     /// Tools added to, or overriding, the default registry.
     pub tools: BTreeMap<String, ToolSpec>,
+    /// Most calls a session of each task type may make (`default` for the others); the
+    /// default policy denies past it.
+    pub session_caps: BTreeMap<String, u64>,
 }
 
 impl Default for Config {
@@ -65,6 +68,7 @@ impl Default for Config {
             defaults: Defaults::default(),
             writer: WriterConfig::default(),
             tools: BTreeMap::new(),
+            session_caps: BTreeMap::from([("default".to_owned(), 10_000)]),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! - [`registry`]: the tool registry: each tool's safety level and default action.
 //! - [`request`]: turns wire requests into validated, normalized requests (canonical arguments,
 //!   their hash, limits); every rejection names its field.
+//! - [`facts`]: per-session and per-actor counts (loops, caps, rates) handed to the policy.
 //! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
 //! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
 //!   processing, and what goes on the trail.
@@ -31,6 +32,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod facts;
 pub mod gate;
 pub mod grpc;
 pub mod policy;

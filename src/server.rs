@@ -4,6 +4,7 @@
 //! what it holds.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
@@ -12,6 +13,7 @@ use tonic::transport::Server;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::facts::Facts;
 use crate::gate::Gate;
 use crate::grpc::{AuditService, GateService};
 use crate::policy::{PolicyEngine, PolicyError};
@@ -58,7 +60,10 @@ pub async fn run(
         None => PolicyEngine::embedded(),
     };
     let (store, writer_thread) = Store::open(&config.db, config.durability, &config.writer).await?;
-    let gate = Gate::new(&config, policy, store.writer.clone());
+    let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
+    let rebuilt = facts.rebuild(&store.reader).await?;
+    tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
+    let gate = Gate::new(&config, policy, facts, store.writer.clone());
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),

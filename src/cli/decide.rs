@@ -100,7 +100,7 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     };
     let registry = registry(args.config.as_deref())?;
     let req = ActionRequest::from_proto(case.request(), &Config::default().limits, &registry)?;
-    let verdict = engine.evaluate(&req, registry.safety(&req.tool));
+    let verdict = engine.evaluate(&req, registry.safety(&req.tool), &case.facts);
     println!("outcome: {}", verdict.outcome);
     println!("reason: {}", verdict.reason);
     println!("policies: {}", verdict.policy_ids.join(", "));

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::Exit;
 use crate::config::Config;
+use crate::facts::Observed;
 use crate::policy::PolicyEngine;
 use crate::proto;
 use crate::registry::ToolRegistry;
@@ -121,6 +122,9 @@ pub struct Case {
     pub reason: Option<String>,
     /// The expected policy ids, exactly and in order.
     pub policies: Option<Vec<String>>,
+    /// The session facts the policy sees (those of a first call when absent).
+    #[serde(default)]
+    pub facts: Observed,
 }
 
 fn default_actor() -> String {
@@ -189,7 +193,7 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
         let problems = match ActionRequest::from_proto(case.request(), &limits, &registry) {
             Err(e) => vec![format!("the request is invalid: {e}")],
             Ok(req) => {
-                let verdict = engine.evaluate(&req, registry.safety(&req.tool));
+                let verdict = engine.evaluate(&req, registry.safety(&req.tool), &case.facts);
                 let mut problems = Vec::new();
                 if verdict.outcome.as_str() != case.expect {
                     problems.push(format!("outcome {}, expected {}", verdict.outcome, case.expect));

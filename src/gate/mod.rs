@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
+use crate::facts::{Call, Facts};
 use crate::policy::{Outcome, PolicyEngine, Verdict};
 use crate::proto;
 use crate::registry::ToolRegistry;
@@ -48,6 +49,7 @@ pub struct Execution {
 #[derive(Debug, Clone)]
 pub struct Gate {
     writer: Writer,
+    facts: Arc<Facts>,
     policy: Arc<PolicyEngine>,
     registry: Arc<ToolRegistry>,
     limits: Limits,
@@ -55,10 +57,11 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// A gate that decides with `policy` and records through `writer`.
-    pub fn new(config: &Config, policy: PolicyEngine, writer: Writer) -> Self {
+    /// A gate that decides with `policy`, counts with `facts` and records through `writer`.
+    pub fn new(config: &Config, policy: PolicyEngine, facts: Arc<Facts>, writer: Writer) -> Self {
         Self {
             writer,
+            facts,
             policy: Arc::new(policy),
             registry: Arc::new(config.registry()),
             limits: config.limits.clone(),
@@ -89,7 +92,18 @@ impl Gate {
             Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Decide", e).await),
         };
         let safety = self.registry.safety(&req.tool);
-        let verdict = self.policy.evaluate(&req, safety);
+        let observed = self.facts.observe(Call {
+            session: &req.session_id,
+            task_type: &req.task_type,
+            actor: &req.actor.id,
+            tool: &req.tool,
+            args_hash: &req.args_hash,
+            at_us: chrono::Utc::now().timestamp_micros(),
+        });
+        let verdict = self.policy.evaluate(&req, safety, &observed);
+        if verdict.outcome == Outcome::Deny {
+            self.facts.denied(&req.session_id);
+        }
         let (verdict, rewritten) = match verdict.outcome {
             Outcome::Rewrite => match rewrite(&req.args, &verdict.patches) {
                 Ok(args) => (verdict, Some(args)),

@@ -7,17 +7,26 @@
 //! context.options   { allow_write, allow_bash }
 //! context.plan      { dry_run, idempotency_key, rollback_hint }
 //! context.session   { id, task_type }
+//! context.facts     { session_calls, session_tool_calls, identical_calls,
+//!                     consecutive_identical, session_denials, actor_calls_last_minute,
+//!                     session_cap }   (this call included)
 //! context.harness   the request's context_json
 //! ```
 
 use cedar_policy::{Context, ContextCreationError, RestrictedExpression as Expr};
 use serde_json::Value;
 
+use crate::facts::Observed;
 use crate::registry::Safety;
 use crate::request::ActionRequest;
 
 /// Builds the context of a request.
-pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, Box<ContextCreationError>> {
+pub fn build(
+    req: &ActionRequest,
+    safety: Safety,
+    facts: &Observed,
+) -> Result<Context, Box<ContextCreationError>> {
+    let long = |n: u64| Expr::new_long(i64::try_from(n).unwrap_or(i64::MAX));
     let string = |s: &str| Expr::new_string(s.to_owned());
     let pairs = [
         ("tool", record([("name", string(&req.tool)), ("safety", string(safety.as_str()))])),
@@ -57,6 +66,18 @@ pub fn build(req: &ActionRequest, safety: Safety) -> Result<Context, Box<Context
         (
             "session",
             record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))]),
+        ),
+        (
+            "facts",
+            record([
+                ("session_calls", long(facts.session_calls)),
+                ("session_tool_calls", long(facts.session_tool_calls)),
+                ("identical_calls", long(facts.identical_calls)),
+                ("consecutive_identical", long(facts.consecutive_identical)),
+                ("session_denials", long(facts.session_denials)),
+                ("actor_calls_last_minute", long(facts.actor_calls_last_minute)),
+                ("session_cap", long(facts.session_cap)),
+            ]),
         ),
         ("harness", json_record(&req.context)),
     ];

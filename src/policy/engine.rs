@@ -11,6 +11,7 @@ use cedar_policy::{
 use sha2::{Digest, Sha256};
 
 use super::{Outcome, context};
+use crate::facts::Observed;
 use crate::registry::Safety;
 use crate::request::ActionRequest;
 
@@ -160,20 +161,21 @@ impl PolicyEngine {
     }
 
     /// Evaluates a request. Never fails: an evaluation error denies, with the error as reason.
-    pub fn evaluate(&self, req: &ActionRequest, safety: Safety) -> Verdict {
+    pub fn evaluate(&self, req: &ActionRequest, safety: Safety, facts: &Observed) -> Verdict {
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
         };
-        let request = context::build(req, safety).map_err(|e| e.to_string()).and_then(|context| {
-            Request::new(
-                uid(&self.actor_type, &req.actor.id),
-                uid(&self.action_type, &req.action),
-                uid(&self.resource_type, &req.resource.id),
-                context,
-                None,
-            )
-            .map_err(|e| e.to_string())
-        });
+        let request =
+            context::build(req, safety, facts).map_err(|e| e.to_string()).and_then(|context| {
+                Request::new(
+                    uid(&self.actor_type, &req.actor.id),
+                    uid(&self.action_type, &req.action),
+                    uid(&self.resource_type, &req.resource.id),
+                    context,
+                    None,
+                )
+                .map_err(|e| e.to_string())
+            });
         let request = match request {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
@@ -305,8 +307,8 @@ fn joined(reasons: Vec<String>, fallback: impl FnOnce() -> String) -> String {
     if reasons.is_empty() { fallback() } else { reasons.join("; ") }
 }
 
-/// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}` and `{resource}`
-/// stand for the request's values.
+/// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}`, `{resource}` and
+/// `{task_type}` stand for the request's values.
 fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
     if !template.contains('{') {
         return template.to_owned();
@@ -317,6 +319,7 @@ fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
         .replace("{actor}", &req.actor.id)
         .replace("{safety}", safety.as_str())
         .replace("{resource}", &req.resource.id)
+        .replace("{task_type}", &req.task_type)
 }
 
 #[cfg(test)]
@@ -338,7 +341,11 @@ mod tests {
     }
 
     fn evaluate(engine: &PolicyEngine, tool: &str, allow_write: bool) -> Verdict {
-        engine.evaluate(&request(tool, allow_write), ToolRegistry::default().safety(tool))
+        engine.evaluate(
+            &request(tool, allow_write),
+            ToolRegistry::default().safety(tool),
+            &Observed::default(),
+        )
     }
 
     #[test]

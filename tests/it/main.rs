@@ -5,6 +5,7 @@ mod audit;
 mod bench;
 mod decide;
 mod execute;
+mod facts;
 mod helpers;
 mod invalid;
 mod outcomes;

@@ -20,7 +20,7 @@ fn policy_check_passes_a_valid_file_and_names_an_invalid_one() {
     let bad = toolgate(&["policy", "check", "src/policy/default.cedar", broken.to_str().unwrap()]);
 
     assert_eq!(good.status.code(), Some(0), "{}", stdout(&good));
-    assert!(stdout(&good).starts_with("ok src/policy/default.cedar: 4 policies"));
+    assert!(stdout(&good).starts_with("ok src/policy/default.cedar: 6 policies"));
     assert_eq!(bad.status.code(), Some(1));
     assert!(stdout(&bad).contains("FAILED"), "{}", stdout(&bad));
     assert!(stdout(&bad).contains("`@outcome` must be"), "{}", stdout(&bad));

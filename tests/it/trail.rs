@@ -22,6 +22,7 @@ async fn concurrent_decides_are_all_committed_in_one_contiguous_chain() {
                     }
                     let mut req = request("read");
                     req.session_id = format!("session-{task}");
+                    req.args_json = format!(r#"{{"path":"src/main.rs","call":{i}}}"#);
                     let answer = client.decide(req).await.unwrap().into_inner();
                     assert_eq!(answer.outcome(), Outcome::Allow);
                     seqs.push(answer.seq as i64);

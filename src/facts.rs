@@ -1,0 +1,232 @@
+//! Stateful facts: what toolgate has seen in a session and from an actor, computed for every
+//! decision and handed to the policy in `context.facts`, so that limits and loop detection stay
+//! declarative. They live in memory, are rebuilt from the trail at start, and are updated under
+//! one lock so that two concurrent calls cannot both be "the fifth".
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
+
+use chrono::{DateTime, Utc};
+
+use crate::request::Filter;
+use crate::store::{PAGE, Reader, StoreError};
+
+/// The window of the per-actor rate, in microseconds: one minute.
+const RATE_WINDOW_US: i64 = 60_000_000;
+/// Sessions idle this long are forgotten (in microseconds): one day.
+const SESSION_IDLE_US: i64 = 24 * 3600 * 1_000_000;
+/// Forgetting idle sessions is checked every this many calls.
+const PRUNE_EVERY: u64 = 10_000;
+
+/// The facts of one call, this call included in every count. `policy test` cases may set them
+/// (a `facts` table); unset ones are those of a first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Observed {
+    /// Calls in this session.
+    pub session_calls: u64,
+    /// Calls of this tool in this session.
+    pub session_tool_calls: u64,
+    /// Calls in this session with this tool and these arguments (by hash).
+    pub identical_calls: u64,
+    /// How many calls in a row, ending with this one, were this same call.
+    pub consecutive_identical: u64,
+    /// Denials in this session before this call.
+    pub session_denials: u64,
+    /// Calls by this actor in the last minute.
+    pub actor_calls_last_minute: u64,
+    /// The configured cap on calls for this session's task type.
+    pub session_cap: u64,
+}
+
+impl Default for Observed {
+    /// The facts of the first call of a session, with no cap.
+    fn default() -> Self {
+        Self {
+            session_calls: 1,
+            session_tool_calls: 1,
+            identical_calls: 1,
+            consecutive_identical: 1,
+            session_denials: 0,
+            actor_calls_last_minute: 1,
+            session_cap: u64::MAX,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    calls: u64,
+    denials: u64,
+    per_tool: HashMap<String, u64>,
+    per_call: HashMap<(String, String), u64>,
+    last: Option<(String, String)>,
+    consecutive: u64,
+    last_seen_us: i64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    sessions: HashMap<String, Session>,
+    actors: HashMap<String, VecDeque<i64>>,
+    observed: u64,
+}
+
+/// The facts of every live session and actor.
+#[derive(Debug)]
+pub struct Facts {
+    state: Mutex<State>,
+    caps: HashMap<String, u64>,
+}
+
+/// One call, as the facts count it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub session: &'a str,
+    pub task_type: &'a str,
+    pub actor: &'a str,
+    pub tool: &'a str,
+    pub args_hash: &'a str,
+    /// When it was made, in microseconds since the Unix epoch.
+    pub at_us: i64,
+}
+
+impl Facts {
+    /// Empty facts; `caps` maps task types to session caps (`default` for the others).
+    pub fn new(caps: HashMap<String, u64>) -> Self {
+        Self { state: Mutex::new(State::default()), caps }
+    }
+
+    fn cap(&self, task_type: &str) -> u64 {
+        self.caps.get(task_type).or_else(|| self.caps.get("default")).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Counts a call and returns its facts.
+    pub fn observe(&self, call: Call<'_>) -> Observed {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.observed += 1;
+        if state.observed % PRUNE_EVERY == 0 {
+            state.sessions.retain(|_, s| call.at_us - s.last_seen_us < SESSION_IDLE_US);
+            state
+                .actors
+                .retain(|_, times| times.back().is_some_and(|t| call.at_us - t < RATE_WINDOW_US));
+        }
+        let times = state.actors.entry(call.actor.to_owned()).or_default();
+        times.push_back(call.at_us);
+        while times.front().is_some_and(|t| call.at_us - t >= RATE_WINDOW_US) {
+            times.pop_front();
+        }
+        let actor_calls_last_minute = times.len() as u64;
+
+        let session = state.sessions.entry(call.session.to_owned()).or_default();
+        session.calls += 1;
+        session.last_seen_us = call.at_us;
+        let tool_calls = session.per_tool.entry(call.tool.to_owned()).or_default();
+        *tool_calls += 1;
+        let session_tool_calls = *tool_calls;
+        let key = (call.tool.to_owned(), call.args_hash.to_owned());
+        let identical = session.per_call.entry(key.clone()).or_default();
+        *identical += 1;
+        let identical_calls = *identical;
+        session.consecutive =
+            if session.last.as_ref() == Some(&key) { session.consecutive + 1 } else { 1 };
+        session.last = Some(key);
+        Observed {
+            session_calls: session.calls,
+            session_tool_calls,
+            identical_calls,
+            consecutive_identical: session.consecutive,
+            session_denials: session.denials,
+            actor_calls_last_minute,
+            session_cap: self.cap(call.task_type),
+        }
+    }
+
+    /// Counts a denial in a session (after the policy answered).
+    pub fn denied(&self, session: &str) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = state.sessions.get_mut(session) {
+            session.denials += 1;
+        }
+    }
+
+    /// Rebuilds the facts from the decisions on the trail.
+    pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
+        let decisions = Filter { kind: Some("decision".to_owned()), ..Filter::default() };
+        let (mut after, mut seen) = (0, 0);
+        loop {
+            let events = reader.query(&decisions, after, PAGE).await?;
+            for event in &events {
+                let r = &event.record;
+                let text = |v: &Option<String>| v.clone().unwrap_or_default();
+                let at_us = DateTime::parse_from_rfc3339(&event.ts)
+                    .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
+                let (session, task_type, actor, tool, args_hash) = (
+                    text(&r.session_id),
+                    text(&r.task_type),
+                    text(&r.actor_id),
+                    text(&r.tool),
+                    text(&r.args_hash),
+                );
+                self.observe(Call {
+                    session: &session,
+                    task_type: &task_type,
+                    actor: &actor,
+                    tool: &tool,
+                    args_hash: &args_hash,
+                    at_us,
+                });
+                if r.outcome.as_deref() == Some("deny") {
+                    self.denied(&session);
+                }
+            }
+            seen += events.len() as u64;
+            match events.last() {
+                Some(last) if events.len() == PAGE as usize => after = last.seq,
+                _ => return Ok(seen),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call<'a>(session: &'a str, tool: &'a str, args_hash: &'a str, at_us: i64) -> Call<'a> {
+        Call { session, task_type: "default", actor: "a", tool, args_hash, at_us }
+    }
+
+    #[test]
+    fn identical_calls_count_per_session_tool_and_arguments() {
+        let facts = Facts::new(HashMap::from([("default".to_owned(), 100)]));
+        for i in 0..5 {
+            assert_eq!(facts.observe(call("s", "read", "h", i)).identical_calls, i as u64 + 1);
+        }
+        let other = facts.observe(call("s", "read", "other", 5));
+        let elsewhere = facts.observe(call("t", "read", "h", 6));
+        let back = facts.observe(call("s", "read", "h", 7));
+        assert_eq!((other.identical_calls, other.consecutive_identical), (1, 1));
+        assert_eq!(elsewhere.identical_calls, 1);
+        assert_eq!((back.identical_calls, back.consecutive_identical), (6, 1));
+        assert_eq!((back.session_calls, back.session_tool_calls, back.session_cap), (7, 7, 100));
+    }
+
+    #[test]
+    fn the_actor_rate_counts_only_the_last_minute() {
+        let facts = Facts::new(HashMap::new());
+        facts.observe(call("s", "read", "1", 0));
+        facts.observe(call("s", "read", "2", 30_000_000));
+        let later = facts.observe(call("s", "read", "3", 61_000_000));
+        assert_eq!(later.actor_calls_last_minute, 2);
+        assert_eq!(later.session_cap, u64::MAX);
+    }
+
+    #[test]
+    fn denials_are_counted_for_the_calls_after_them() {
+        let facts = Facts::new(HashMap::new());
+        facts.observe(call("s", "bash", "1", 0));
+        facts.denied("s");
+        assert_eq!(facts.observe(call("s", "bash", "2", 1)).session_denials, 1);
+    }
+}
