@@ -105,7 +105,7 @@ impl Facts {
     pub fn observe(&self, call: Call<'_>) -> Observed {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.observed += 1;
-        if state.observed % PRUNE_EVERY == 0 {
+        if state.observed.is_multiple_of(PRUNE_EVERY) {
             state.sessions.retain(|_, s| call.at_us - s.last_seen_us < SESSION_IDLE_US);
             state
                 .actors
