@@ -5,7 +5,11 @@ use std::path::PathBuf;
 
 use protox::prost::Message;
 
-const PROTOS: &[&str] = &["proto/toolgate/v1/gate.proto", "proto/toolgate/v1/audit.proto"];
+const PROTOS: &[&str] = &[
+    "proto/toolgate/v1/gate.proto",
+    "proto/toolgate/v1/audit.proto",
+    "proto/toolgate/v1/admin.proto",
+];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");

@@ -15,9 +15,10 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
-use crate::grpc::{AuditService, GateService};
+use crate::grpc::{AdminService, AuditService, GateService};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::proto;
+use crate::proto::admin_server::AdminServer;
 use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::store::{Store, StoreError};
@@ -55,6 +56,7 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
+    let hangups = hangups();
     let policy = match &config.policy {
         Some(path) => PolicyEngine::from_file(path)?,
         None => PolicyEngine::embedded(),
@@ -78,6 +80,8 @@ pub async fn run(
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
+    let admin_service = AdminServer::new(AdminService::new(gate.clone()));
+    let reloads = tokio::spawn(reload_on_sighup(gate.clone(), hangups));
     let gate_service = GateServer::new(GateService::new(gate))
         .max_decoding_message_size(config.limits.max_message_bytes());
     let audit_service =
@@ -94,14 +98,47 @@ pub async fn run(
         .add_service(reflection)
         .add_service(gate_service)
         .add_service(audit_service)
+        .add_service(admin_service)
         .serve_with_incoming_shutdown(incoming(listener), stopping)
         .await;
 
-    // The services are gone with the server; this drops the last writer handle, so the writer
-    // commits what it holds and stops.
+    // The services are gone with the server, and the reload task with this abort; that drops
+    // the last writer handle, so the writer commits what it holds and stops.
+    reloads.abort();
+    let _ = reloads.await;
     store.reader.close().await;
     drop(store);
     writer_thread.join().await;
     tracing::info!("stopped");
     Ok(served?)
 }
+
+/// Reloads the policy at every SIGHUP; a policy that does not load is logged and the one in
+/// force stays. The listener is installed before the server records that it started, so a
+/// SIGHUP that follows the `policy_loaded` event can never meet SIGHUP's default (exit).
+#[cfg(unix)]
+fn hangups() -> Option<tokio::signal::unix::Signal> {
+    use tokio::signal::unix::{SignalKind, signal};
+    signal(SignalKind::hangup())
+        .inspect_err(|e| tracing::error!(error = %e, "no SIGHUP reloads: use the Admin service"))
+        .ok()
+}
+
+#[cfg(unix)]
+async fn reload_on_sighup(gate: Gate, hangups: Option<tokio::signal::unix::Signal>) {
+    let Some(mut hangups) = hangups else { return };
+    while hangups.recv().await.is_some() {
+        tracing::info!("SIGHUP received: reloading the policy");
+        if let Err(e) = gate.reload_policy().await {
+            tracing::error!(error = %e, "reload refused; the policy in force stays");
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn hangups() -> Option<()> {
+    None
+}
+
+#[cfg(not(unix))]
+async fn reload_on_sighup(_gate: Gate, _hangups: Option<()>) {}

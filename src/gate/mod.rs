@@ -8,12 +8,15 @@
 mod output;
 mod pairing;
 
+use std::path::PathBuf;
 use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
 use crate::facts::{Call, Facts};
-use crate::policy::{Outcome, PolicyEngine, Verdict};
+use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict};
 use crate::proto;
 use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, ArgsError, CanonicalArgs, ExecutionReport, canonicalize};
@@ -45,12 +48,26 @@ pub struct Execution {
     pub violation: Option<String>,
 }
 
+/// Why a reload did not put a new policy in force.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    /// The policy does not load; the one in force stays.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The load could not be recorded; the one in force stays.
+    #[error(transparent)]
+    Record(#[from] Error),
+}
+
 /// The decision point: cheap to clone, shared by every request.
 #[derive(Debug, Clone)]
 pub struct Gate {
     writer: Writer,
     facts: Arc<Facts>,
-    policy: Arc<PolicyEngine>,
+    /// The policy in force; swapped whole by a reload, so a decision sees one version.
+    policy: Arc<ArcSwap<PolicyEngine>>,
+    /// Where a reload reads the policy from (`None`: the embedded default).
+    policy_path: Option<PathBuf>,
     registry: Arc<ToolRegistry>,
     limits: Limits,
     defaults: Defaults,
@@ -62,7 +79,8 @@ impl Gate {
         Self {
             writer,
             facts,
-            policy: Arc::new(policy),
+            policy: Arc::new(ArcSwap::from_pointee(policy)),
+            policy_path: config.policy.clone(),
             registry: Arc::new(config.registry()),
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
@@ -71,18 +89,32 @@ impl Gate {
 
     /// Records that the gate's policy set is in force.
     pub async fn record_policy_loaded(&self) -> Result<Event, Error> {
+        self.record_loaded(&self.policy.load()).await
+    }
+
+    async fn record_loaded(&self, policy: &PolicyEngine) -> Result<Event, Error> {
         let record = Record {
-            policy_version: Some(self.policy.version().to_owned()),
-            reason: Some(format!(
-                "loaded {} policies from {}",
-                self.policy.len(),
-                self.policy.source_name()
-            )),
+            policy_version: Some(policy.version().to_owned()),
+            reason: Some(format!("loaded {} policies from {}", policy.len(), policy.source_name())),
             ..Record::new(Kind::PolicyLoaded)
         };
         let mut events = self.writer.append(vec![record]).await?;
         // INVARIANT: the writer returns one event per record appended.
         Ok(events.remove(0))
+    }
+
+    /// Loads the configured policy again and puts it in force once its `policy_loaded` event
+    /// is committed. A policy that does not load leaves the one in force untouched.
+    pub async fn reload_policy(&self) -> Result<(Arc<PolicyEngine>, Event), ReloadError> {
+        let policy = match &self.policy_path {
+            Some(path) => PolicyEngine::from_file(path)?,
+            None => PolicyEngine::embedded(),
+        };
+        let event = self.record_loaded(&policy).await?;
+        let policy = Arc::new(policy);
+        self.policy.store(policy.clone());
+        tracing::info!(policy_version = policy.version(), seq = event.seq, "policy reloaded");
+        Ok((policy, event))
     }
 
     /// Decides a proposed tool call and records the decision.
@@ -100,7 +132,8 @@ impl Gate {
             args_hash: &req.args_hash,
             at_us: chrono::Utc::now().timestamp_micros(),
         });
-        let verdict = self.policy.evaluate(&req, safety, &observed);
+        let policy = self.policy.load();
+        let verdict = policy.evaluate(&req, safety, &observed);
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.session_id);
         }
@@ -136,7 +169,7 @@ impl Gate {
             outcome: Some(verdict.outcome.as_str().to_owned()),
             reason: Some(verdict.reason.clone()),
             policy_ids: Some(serde_json::json!(verdict.policy_ids).to_string()),
-            policy_version: Some(self.policy.version().to_owned()),
+            policy_version: Some(policy.version().to_owned()),
             max_output_chars: Some(i64::from(max_output_chars)),
             timeout_ms: Some(i64::from(timeout_ms)),
             // Plain serde_json, not RFC 8785: the fields come in declaration order and the
@@ -154,7 +187,7 @@ impl Gate {
             timeout_ms,
             rewritten_args_json: rewritten.map(|args| args.json).unwrap_or_default(),
             seq: events[0].seq,
-            policy_version: self.policy.version().to_owned(),
+            policy_version: policy.version().to_owned(),
         })
     }
 

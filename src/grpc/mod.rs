@@ -2,10 +2,12 @@
 //! health (`grpc.health.v1`) and reflection services so that generic clients can list and call
 //! the API.
 
+mod admin;
 mod audit;
 mod convert;
 mod gate;
 
+pub use admin::AdminService;
 pub use audit::AuditService;
 pub use convert::{event_from_proto, event_to_proto};
 pub use gate::GateService;

@@ -10,5 +10,6 @@ mod helpers;
 mod invalid;
 mod outcomes;
 mod policy_cli;
+mod reload;
 mod server;
 mod trail;

@@ -1,0 +1,42 @@
+//! `toolgate.v1.Admin`: operations on the running server.
+
+use tonic::{Request, Response, Status};
+
+use crate::gate::{Gate, ReloadError};
+use crate::proto::{self, admin_server::Admin};
+
+/// The tonic service.
+#[derive(Debug, Clone)]
+pub struct AdminService {
+    gate: Gate,
+}
+
+impl AdminService {
+    /// Operates `gate`.
+    pub fn new(gate: Gate) -> Self {
+        Self { gate }
+    }
+}
+
+#[tonic::async_trait]
+impl Admin for AdminService {
+    #[tracing::instrument(name = "ReloadPolicy", skip_all)]
+    async fn reload_policy(
+        &self,
+        _request: Request<proto::ReloadPolicyRequest>,
+    ) -> Result<Response<proto::ReloadPolicyResponse>, Status> {
+        match self.gate.reload_policy().await {
+            Ok((policy, event)) => Ok(Response::new(proto::ReloadPolicyResponse {
+                policy_version: policy.version().to_owned(),
+                source: policy.source_name().to_owned(),
+                policies: u32::try_from(policy.len()).unwrap_or(u32::MAX),
+                seq: event.seq.unsigned_abs(),
+            })),
+            Err(ReloadError::Policy(e)) => {
+                tracing::warn!(error = %e, "reload refused; the policy in force stays");
+                Err(Status::failed_precondition(format!("the policy in force stays: {e}")))
+            }
+            Err(ReloadError::Record(e)) => Err(e.into()),
+        }
+    }
+}
