@@ -21,6 +21,8 @@ CREATE TABLE events (
     reason           TEXT,
     policy_ids       TEXT,                          -- JSON array of policy ids
     policy_version   TEXT,
+    shadow_outcome   TEXT,                          -- the candidate (shadow) policy's outcome
+    shadow_reason    TEXT,
     max_output_chars INTEGER,
     timeout_ms       INTEGER,
     duration_us      INTEGER,

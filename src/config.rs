@@ -42,6 +42,9 @@ pub struct Config {
     pub db: PathBuf,
     /// A Cedar policy file that replaces the embedded default policy.
     pub policy: Option<PathBuf>,
+    /// A candidate policy file evaluated beside the enforced one (shadow mode): its outcome
+    /// is recorded with every decision and never changes the answer.
+    pub shadow_policy: Option<PathBuf>,
     /// How hard each commit is pushed to disk.
     pub durability: Durability,
     /// Size limits on inputs.
@@ -63,6 +66,7 @@ impl Default for Config {
             listen: "127.0.0.1:50051".to_owned(),
             db: PathBuf::from("toolgate.db"),
             policy: None,
+            shadow_policy: None,
             durability: Durability::Full,
             limits: Limits::default(),
             defaults: Defaults::default(),

@@ -65,7 +65,8 @@ pub async fn run(
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
     let rebuilt = facts.rebuild(&store.reader).await?;
     tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
-    let gate = Gate::new(&config, policy, facts, store.writer.clone());
+    let shadow = config.shadow_policy.as_deref().map(PolicyEngine::from_file).transpose()?;
+    let gate = Gate::new(&config, policy, shadow, facts, store.writer.clone());
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),

@@ -93,6 +93,9 @@ pub struct FilterArgs {
     pub kind: Option<String>,
     #[arg(long)]
     pub decision: Option<String>,
+    /// Only decisions whose shadow policy answered otherwise than the enforced one.
+    #[arg(long)]
+    pub shadow_disagrees: bool,
 }
 
 impl FilterArgs {
@@ -109,6 +112,7 @@ impl FilterArgs {
             outcome: text(&self.outcome),
             kind: text(&self.kind),
             decision_id: text(&self.decision),
+            shadow_disagrees: self.shadow_disagrees,
         };
         // Only the times, the kind and the outcome can be refused; they carry the flags' names.
         Ok(Filter::from_proto(wire, "--")?)

@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// Cedar policy file replacing the embedded default policy.
     #[arg(long, env = "TOOLGATE_POLICY")]
     pub policy: Option<PathBuf>,
+    /// Candidate Cedar policy evaluated beside the enforced one; recorded, never enforced.
+    #[arg(long, env = "TOOLGATE_SHADOW_POLICY")]
+    pub shadow_policy: Option<PathBuf>,
     /// `full` (survives power loss) or `normal` (survives a crash) [default: full].
     #[arg(long, env = "TOOLGATE_DURABILITY", value_parser = parse_durability)]
     pub durability: Option<Durability>,
@@ -45,6 +48,9 @@ impl ServeArgs {
         }
         if let Some(policy) = &self.policy {
             config.policy = Some(policy.clone());
+        }
+        if let Some(shadow) = &self.shadow_policy {
+            config.shadow_policy = Some(shadow.clone());
         }
         if let Some(durability) = self.durability {
             config.durability = durability;

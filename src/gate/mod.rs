@@ -11,7 +11,7 @@ mod pairing;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
@@ -68,51 +68,79 @@ pub struct Gate {
     policy: Arc<ArcSwap<PolicyEngine>>,
     /// Where a reload reads the policy from (`None`: the embedded default).
     policy_path: Option<PathBuf>,
+    /// The candidate policy of shadow mode, if any: evaluated and recorded, never enforced.
+    shadow: Arc<ArcSwapOption<PolicyEngine>>,
+    shadow_path: Option<PathBuf>,
     registry: Arc<ToolRegistry>,
     limits: Limits,
     defaults: Defaults,
 }
 
 impl Gate {
-    /// A gate that decides with `policy`, counts with `facts` and records through `writer`.
-    pub fn new(config: &Config, policy: PolicyEngine, facts: Arc<Facts>, writer: Writer) -> Self {
+    /// A gate that decides with `policy` (and shadows it with `shadow`), counts with `facts`
+    /// and records through `writer`.
+    pub fn new(
+        config: &Config,
+        policy: PolicyEngine,
+        shadow: Option<PolicyEngine>,
+        facts: Arc<Facts>,
+        writer: Writer,
+    ) -> Self {
         Self {
             writer,
             facts,
             policy: Arc::new(ArcSwap::from_pointee(policy)),
             policy_path: config.policy.clone(),
+            shadow: Arc::new(ArcSwapOption::from(shadow.map(Arc::new))),
+            shadow_path: config.shadow_policy.clone(),
             registry: Arc::new(config.registry()),
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
         }
     }
 
-    /// Records that the gate's policy set is in force.
+    /// Records that the gate's policy set (and its shadow, if any) is in force.
     pub async fn record_policy_loaded(&self) -> Result<Event, Error> {
-        self.record_loaded(&self.policy.load()).await
+        self.record_loaded(&self.policy.load(), self.shadow.load().as_deref()).await
     }
 
-    async fn record_loaded(&self, policy: &PolicyEngine) -> Result<Event, Error> {
-        let record = Record {
+    /// Records a policy put in force, and its shadow; returns the enforced one's event.
+    async fn record_loaded(
+        &self,
+        policy: &PolicyEngine,
+        shadow: Option<&PolicyEngine>,
+    ) -> Result<Event, Error> {
+        let loaded = |policy: &PolicyEngine, role: &str| Record {
             policy_version: Some(policy.version().to_owned()),
-            reason: Some(format!("loaded {} policies from {}", policy.len(), policy.source_name())),
+            reason: Some(format!(
+                "{role}loaded {} policies from {}",
+                policy.len(),
+                policy.source_name()
+            )),
             ..Record::new(Kind::PolicyLoaded)
         };
-        let mut events = self.writer.append(vec![record]).await?;
-        // INVARIANT: the writer returns one event per record appended.
+        let mut records = vec![loaded(policy, "")];
+        records.extend(shadow.map(|shadow| loaded(shadow, "shadow: ")));
+        let mut events = self.writer.append(records).await?;
+        // INVARIANT: the writer returns one event per record appended, in order.
         Ok(events.remove(0))
     }
 
-    /// Loads the configured policy again and puts it in force once its `policy_loaded` event
-    /// is committed. A policy that does not load leaves the one in force untouched.
+    /// Loads the configured policy (and shadow policy) again and puts them in force once their
+    /// `policy_loaded` events are committed. If either does not load, both stay as they were.
     pub async fn reload_policy(&self) -> Result<(Arc<PolicyEngine>, Event), ReloadError> {
         let policy = match &self.policy_path {
             Some(path) => PolicyEngine::from_file(path)?,
             None => PolicyEngine::embedded(),
         };
-        let event = self.record_loaded(&policy).await?;
+        let shadow = match &self.shadow_path {
+            Some(path) => Some(PolicyEngine::from_file(path)?),
+            None => None,
+        };
+        let event = self.record_loaded(&policy, shadow.as_ref()).await?;
         let policy = Arc::new(policy);
         self.policy.store(policy.clone());
+        self.shadow.store(shadow.map(Arc::new));
         tracing::info!(policy_version = policy.version(), seq = event.seq, "policy reloaded");
         Ok((policy, event))
     }
@@ -134,6 +162,8 @@ impl Gate {
         });
         let policy = self.policy.load();
         let verdict = policy.evaluate(&req, safety, &observed);
+        let shadow =
+            self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, safety, &observed));
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.session_id);
         }
@@ -170,6 +200,8 @@ impl Gate {
             reason: Some(verdict.reason.clone()),
             policy_ids: Some(serde_json::json!(verdict.policy_ids).to_string()),
             policy_version: Some(policy.version().to_owned()),
+            shadow_outcome: shadow.as_ref().map(|s| s.outcome.as_str().to_owned()),
+            shadow_reason: shadow.map(|s| s.reason),
             max_output_chars: Some(i64::from(max_output_chars)),
             timeout_ms: Some(i64::from(timeout_ms)),
             // Plain serde_json, not RFC 8785: the fields come in declaration order and the

@@ -34,6 +34,9 @@ pub struct Filter {
     pub kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision_id: Option<String>,
+    /// Only decisions whose shadow policy answered otherwise than the enforced one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shadow_disagrees: bool,
 }
 
 const KINDS: [Kind; 5] =
@@ -61,6 +64,7 @@ impl Filter {
             outcome: text(filter.outcome),
             kind: text(filter.kind),
             decision_id: text(filter.decision_id),
+            shadow_disagrees: filter.shadow_disagrees,
         };
         if let Some(kind) = &filter.kind
             && !KINDS.iter().any(|k| k.as_str() == kind)
@@ -96,6 +100,7 @@ impl Filter {
             outcome: text(&self.outcome),
             kind: text(&self.kind),
             decision_id: text(&self.decision_id),
+            shadow_disagrees: self.shadow_disagrees,
         }
     }
 

@@ -22,7 +22,7 @@ pub const PAGE: u32 = 1000;
 /// Every column, in table order (and in the order [`event`] reads them).
 const SELECT: &str = "SELECT seq, event_id, ts, kind, decision_id, session_id, task_type, actor_id,
     actor_kind, tool, action, resource_type, resource_id, args_hash, rewritten_args_hash, outcome, reason, policy_ids,
-    policy_version, max_output_chars, timeout_ms, duration_us, result_bytes, truncated, status,
+    policy_version, shadow_outcome, shadow_reason, max_output_chars, timeout_ms, duration_us, result_bytes, truncated, status,
     error, request, prev_hash, hash FROM events";
 
 /// A cheaply cloneable read-only handle: cloning is shallow.
@@ -240,6 +240,9 @@ fn conditions(filter: &Filter) -> (String, Vec<Value>) {
     ];
     let mut sql = String::new();
     let mut values = Vec::new();
+    if filter.shadow_disagrees {
+        sql.push_str(" AND shadow_outcome IS NOT NULL AND shadow_outcome <> outcome");
+    }
     for (condition, value) in conditions {
         if let Some(value) = value {
             sql.push_str(condition);
@@ -299,16 +302,18 @@ fn event(row: &Row<'_>) -> rusqlite::Result<Event> {
             reason: row.get(16)?,
             policy_ids: row.get(17)?,
             policy_version: row.get(18)?,
-            max_output_chars: row.get(19)?,
-            timeout_ms: row.get(20)?,
-            duration_us: row.get(21)?,
-            result_bytes: row.get(22)?,
-            truncated: row.get(23)?,
-            status: row.get(24)?,
-            error: row.get(25)?,
-            request: row.get(26)?,
+            shadow_outcome: row.get(19)?,
+            shadow_reason: row.get(20)?,
+            max_output_chars: row.get(21)?,
+            timeout_ms: row.get(22)?,
+            duration_us: row.get(23)?,
+            result_bytes: row.get(24)?,
+            truncated: row.get(25)?,
+            status: row.get(26)?,
+            error: row.get(27)?,
+            request: row.get(28)?,
         },
-        prev_hash: row.get(27)?,
-        hash: row.get(28)?,
+        prev_hash: row.get(29)?,
+        hash: row.get(30)?,
     })
 }

@@ -296,11 +296,11 @@ fn insert(tx: &rusqlite::Transaction<'_>, e: &Event) -> Result<(), StoreError> {
     let mut stmt = tx.prepare_cached(
         "INSERT INTO events (seq, event_id, ts, kind, decision_id, session_id, task_type,
              actor_id, actor_kind, tool, action, resource_type, resource_id, args_hash,
-             rewritten_args_hash, outcome, reason, policy_ids, policy_version, max_output_chars,
-             timeout_ms, duration_us, result_bytes, truncated, status, error, request, prev_hash,
-             hash)
+             rewritten_args_hash, outcome, reason, policy_ids, policy_version, shadow_outcome,
+             shadow_reason, max_output_chars, timeout_ms, duration_us, result_bytes, truncated,
+             status, error, request, prev_hash, hash)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
     )?;
     let r = &e.record;
     stmt.execute(params![
@@ -323,6 +323,8 @@ fn insert(tx: &rusqlite::Transaction<'_>, e: &Event) -> Result<(), StoreError> {
         r.reason,
         r.policy_ids,
         r.policy_version,
+        r.shadow_outcome,
+        r.shadow_reason,
         r.max_output_chars,
         r.timeout_ms,
         r.duration_us,

@@ -13,7 +13,7 @@ use std::io::Write;
 use super::{Event, Record};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 29] = [
+pub const COLUMNS: [&str; 31] = [
     "seq",
     "event_id",
     "ts",
@@ -33,6 +33,8 @@ pub const COLUMNS: [&str; 29] = [
     "reason",
     "policy_ids",
     "policy_version",
+    "shadow_outcome",
+    "shadow_reason",
     "max_output_chars",
     "timeout_ms",
     "duration_us",
@@ -99,7 +101,7 @@ impl<W: Write> CsvWriter<W> {
         fn int(v: Option<i64>) -> Cow<'static, str> {
             v.map(|n| Cow::Owned(n.to_string())).unwrap_or_default()
         }
-        let row: [Cow<'_, str>; 29] = [
+        let row: [Cow<'_, str>; 31] = [
             Cow::Owned(e.seq.to_string()),
             guard(&e.event_id),
             guard(&e.ts),
@@ -119,6 +121,8 @@ impl<W: Write> CsvWriter<W> {
             text(&r.reason),
             text(&r.policy_ids),
             text(&r.policy_version),
+            text(&r.shadow_outcome),
+            text(&r.shadow_reason),
             int(r.max_output_chars),
             int(r.timeout_ms),
             int(r.duration_us),
@@ -191,17 +195,19 @@ pub fn parse(row: &csv::StringRecord) -> Result<Event, CsvError> {
             reason: text(16),
             policy_ids: text(17),
             policy_version: text(18),
-            max_output_chars: int(19)?,
-            timeout_ms: int(20)?,
-            duration_us: int(21)?,
-            result_bytes: int(22)?,
-            truncated: int(23)?,
-            status: text(24),
-            error: text(25),
-            request: text(26),
+            shadow_outcome: text(19),
+            shadow_reason: text(20),
+            max_output_chars: int(21)?,
+            timeout_ms: int(22)?,
+            duration_us: int(23)?,
+            result_bytes: int(24)?,
+            truncated: int(25)?,
+            status: text(26),
+            error: text(27),
+            request: text(28),
         },
-        prev_hash: cell(27).to_owned(),
-        hash: cell(28).to_owned(),
+        prev_hash: cell(29).to_owned(),
+        hash: cell(30).to_owned(),
     })
 }
 

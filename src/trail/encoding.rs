@@ -34,7 +34,7 @@ pub enum Value<'a> {
 /// The hashed columns (all but `prev_hash` and `hash`), in byte order of their names: the
 /// order in which they are encoded.
 // INVARIANT: sorted; `hashed_columns_are_in_byte_order…` checks it, and `values` follows it.
-pub const HASHED_COLUMNS: [&str; 27] = [
+pub const HASHED_COLUMNS: [&str; 29] = [
     "action",
     "actor_id",
     "actor_kind",
@@ -56,6 +56,8 @@ pub const HASHED_COLUMNS: [&str; 27] = [
     "rewritten_args_hash",
     "seq",
     "session_id",
+    "shadow_outcome",
+    "shadow_reason",
     "status",
     "task_type",
     "timeout_ms",
@@ -65,7 +67,7 @@ pub const HASHED_COLUMNS: [&str; 27] = [
 ];
 
 /// The values of an event's hashed columns, in [`HASHED_COLUMNS`] order.
-fn values(event: &Event) -> [Option<Value<'_>>; 27] {
+fn values(event: &Event) -> [Option<Value<'_>>; 29] {
     let r = &event.record;
     fn text(v: &Option<String>) -> Option<Value<'_>> {
         v.as_deref().map(|s| Value::Text(s.as_bytes()))
@@ -95,6 +97,8 @@ fn values(event: &Event) -> [Option<Value<'_>>; 27] {
         text(&r.rewritten_args_hash),
         Some(Value::Integer(event.seq)),
         text(&r.session_id),
+        text(&r.shadow_outcome),
+        text(&r.shadow_reason),
         text(&r.status),
         text(&r.task_type),
         int(r.timeout_ms),

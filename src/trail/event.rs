@@ -58,6 +58,9 @@ pub struct Record {
     /// A JSON array of policy ids.
     pub policy_ids: Option<String>,
     pub policy_version: Option<String>,
+    /// The shadow (candidate) policy's outcome, which never changes the answer.
+    pub shadow_outcome: Option<String>,
+    pub shadow_reason: Option<String>,
     pub max_output_chars: Option<i64>,
     pub timeout_ms: Option<i64>,
     pub duration_us: Option<i64>,
@@ -95,6 +98,8 @@ impl Record {
             &mut self.reason,
             &mut self.policy_ids,
             &mut self.policy_version,
+            &mut self.shadow_outcome,
+            &mut self.shadow_reason,
             &mut self.status,
             &mut self.error,
             &mut self.request,

@@ -12,4 +12,5 @@ mod outcomes;
 mod policy_cli;
 mod reload;
 mod server;
+mod shadow;
 mod trail;
