@@ -1,6 +1,7 @@
-//! `toolgate policy check` and `toolgate policy test`: tools for policy authors, run offline
-//! against policy files — no server, no trail.
+//! `toolgate policy check`, `test` and `replay`: tools for policy authors, run offline against
+//! policy files (and, for replay, a trail read-only) — no server.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -9,11 +10,12 @@ use serde::Deserialize;
 
 use super::Exit;
 use crate::config::Config;
-use crate::facts::Observed;
+use crate::facts::{Call, Facts, Observed};
 use crate::policy::PolicyEngine;
 use crate::proto;
 use crate::registry::ToolRegistry;
-use crate::request::ActionRequest;
+use crate::request::{ActionRequest, Filter};
+use crate::store::{PAGE, Reader};
 
 /// Arguments of `toolgate policy`.
 #[derive(Debug, Args)]
@@ -29,6 +31,22 @@ pub enum PolicyCommand {
     Check(CheckArgs),
     /// Evaluate a table of requests against a policy file and compare the outcomes.
     Test(TestArgs),
+    /// Re-evaluate the decisions recorded on a trail under another policy; print what changes.
+    Replay(ReplayArgs),
+}
+
+/// Arguments of `toolgate policy replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trail whose decisions are replayed (read-only).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// The policy to replay them under.
+    #[arg(long)]
+    pub policy: PathBuf,
+    /// A configuration file whose `[tools]` and `[session_caps]` apply, as the server's did.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// Arguments of `toolgate policy check`.
@@ -57,6 +75,7 @@ pub async fn policy(args: PolicyArgs) -> anyhow::Result<Exit> {
     match args.command {
         PolicyCommand::Check(args) => Ok(check(&args)),
         PolicyCommand::Test(args) => test(&args),
+        PolicyCommand::Replay(args) => replay(&args).await,
     }
 }
 
@@ -218,4 +237,68 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
     }
     println!("{passed} passed, {failed} failed");
     Ok(if failed > 0 { Exit::Failed } else { Exit::Ok })
+}
+
+/// Replays every recorded decision, in order, under another policy: the stored normalized
+/// request (arguments by hash only) and facts recounted as the server counted them.
+async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
+    let engine = PolicyEngine::from_file(&args.policy)?;
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let registry = config.registry();
+    let facts = Facts::new(config.session_caps.clone().into_iter().collect());
+    let reader = Reader::open(&args.db).await?;
+    let decisions = Filter { kind: Some("decision".to_owned()), ..Filter::default() };
+    let mut changes: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let (mut replayed, mut after) = (0u64, 0);
+    loop {
+        let events = reader.query(&decisions, after, PAGE).await?;
+        for event in &events {
+            let Some(text) = &event.record.request else { continue };
+            let req: ActionRequest = serde_json::from_str(text).with_context(|| {
+                format!("seq {}: the stored request does not read back", event.seq)
+            })?;
+            let at_us =
+                chrono::DateTime::parse_from_rfc3339(&event.ts).map_or(0, |t| t.timestamp_micros());
+            let observed = facts.observe(Call {
+                session: &req.session_id,
+                task_type: &req.task_type,
+                actor: &req.actor.id,
+                tool: &req.tool,
+                args_hash: &req.args_hash,
+                at_us,
+            });
+            let recorded = event.record.outcome.clone().unwrap_or_default();
+            if recorded == "deny" {
+                facts.denied(&req.session_id);
+            }
+            let verdict = engine.evaluate(&req, registry.safety(&req.tool), &observed);
+            replayed += 1;
+            if verdict.outcome.as_str() != recorded {
+                println!(
+                    "seq {}: {recorded} -> {} ({}) {}",
+                    event.seq,
+                    verdict.outcome,
+                    verdict.policy_ids.join(", "),
+                    verdict.reason
+                );
+                *changes.entry((recorded, verdict.outcome.to_string())).or_default() += 1;
+            }
+        }
+        match events.last() {
+            Some(last) if events.len() == PAGE as usize => after = last.seq,
+            _ => break,
+        }
+    }
+    let changed: u64 = changes.values().sum();
+    println!(
+        "replayed {replayed} decisions under {}: {changed} would change",
+        args.policy.display()
+    );
+    for ((from, to), n) in &changes {
+        println!("  {from} -> {to}: {n}");
+    }
+    Ok(Exit::Ok)
 }

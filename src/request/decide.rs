@@ -1,7 +1,7 @@
 //! The normalized action request of a Decide call: who acts, with which tool and verb, on what,
 //! with which arguments (kept only as their hash once it leaves toolgate), options and plan.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{FieldError, canonicalize, json_object, required, within};
@@ -13,8 +13,9 @@ use crate::registry::ToolRegistry;
 const MAX_DELEGATION_DEPTH: usize = 32;
 
 /// A validated Decide request. Its [`Serialize`] form is what the trail keeps in the `request`
-/// column: everything but the raw arguments, which are replaced by their hash.
-#[derive(Debug, Clone, Serialize)]
+/// column: everything but the raw arguments, which are replaced by their hash; `policy replay`
+/// reads it back with [`Deserialize`] (without the arguments).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActionRequest {
     pub session_id: String,
     /// `default` when the caller named none.
@@ -36,7 +37,7 @@ pub struct ActionRequest {
 }
 
 /// Who acts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Actor {
     pub id: String,
     pub kind: ActorKind,
@@ -44,7 +45,7 @@ pub struct Actor {
 }
 
 /// The kinds of actor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ActorKind {
     User,
@@ -64,7 +65,7 @@ impl ActorKind {
 }
 
 /// What the call acts on; empty strings where the caller said nothing.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Resource {
     #[serde(rename = "type")]
     pub kind: String,
@@ -74,7 +75,7 @@ pub struct Resource {
 }
 
 /// Run options granted by the harness.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunOptions {
     pub allow_write: bool,
     pub allow_bash: bool,
@@ -83,7 +84,7 @@ pub struct RunOptions {
 }
 
 /// How the harness plans to run the call.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ExecutionPlan {
     pub dry_run: bool,
     pub idempotency_key: String,

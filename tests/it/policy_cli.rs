@@ -122,3 +122,45 @@ async fn decide_against_a_server_is_recorded() {
     assert!(text.contains("recorded: decision"), "{text}");
     assert!(rows(&app.db).iter().any(|r| r.kind == "decision"));
 }
+
+#[tokio::test]
+async fn replay_changes_nothing_under_the_same_policy_and_names_what_a_stricter_one_changes() {
+    let mut app = spawn_app().await;
+    // The sixth and seventh identical reads are loops: replay must count facts as the server did.
+    for _ in 0..7 {
+        app.decide(crate::helpers::request("read")).await;
+    }
+    let write = app
+        .decide(crate::helpers::with_options(crate::helpers::request("write"), true, false))
+        .await;
+    app.decide(crate::helpers::request("bash")).await;
+    let strict = app.dir.path().join("strict.cedar");
+    let default = std::fs::read_to_string("src/policy/default.cedar").unwrap();
+    std::fs::write(
+        &strict,
+        default.clone()
+            + "\n@id(\"no-writes\") forbid (principal, action == Action::\"fs.write\", resource);",
+    )
+    .unwrap();
+    let same = app.dir.path().join("same.cedar");
+    std::fs::write(&same, default).unwrap();
+    let db = app.db.to_str().unwrap().to_owned();
+
+    let unchanged =
+        toolgate_async(&["policy", "replay", "--db", &db, "--policy", same.to_str().unwrap()])
+            .await;
+    let stricter =
+        toolgate_async(&["policy", "replay", "--db", &db, "--policy", strict.to_str().unwrap()])
+            .await;
+
+    let unchanged = stdout(&unchanged);
+    assert!(unchanged.contains("replayed 9 decisions"), "{unchanged}");
+    assert!(unchanged.contains(": 0 would change"), "{unchanged}");
+    let stricter = stdout(&stricter);
+    assert!(
+        stricter.contains(&format!("seq {}: allow -> deny (no-writes)", write.seq)),
+        "{stricter}"
+    );
+    assert!(stricter.contains(": 1 would change"), "{stricter}");
+    assert!(stricter.contains("allow -> deny: 1"), "{stricter}");
+}
