@@ -58,6 +58,10 @@ pub struct Config {
     /// Most calls a session of each task type may make (`default` for the others); the
     /// default policy denies past it.
     pub session_caps: BTreeMap<String, u64>,
+    /// Actors policies know by id: roles (`principal in Role::"admin"`) and attributes.
+    pub actors: BTreeMap<String, ActorSpec>,
+    /// Action groups: `action in Action::"<group>"` for each member action.
+    pub action_groups: BTreeMap<String, Vec<String>>,
 }
 
 impl Default for Config {
@@ -73,6 +77,8 @@ impl Default for Config {
             writer: WriterConfig::default(),
             tools: BTreeMap::new(),
             session_caps: BTreeMap::from([("default".to_owned(), 10_000)]),
+            actors: BTreeMap::new(),
+            action_groups: BTreeMap::new(),
         }
     }
 }
@@ -96,6 +102,18 @@ impl Config {
         }
         registry
     }
+}
+
+/// One actor policies know by id.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActorSpec {
+    /// Roles or groups: the actor is `in Role::"<name>"` for each.
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// Attributes, as `principal.<key>` (JSON values; no nulls, integers only).
+    #[serde(default)]
+    pub attributes: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The SQLite `synchronous` setting of the writer (docs/configuration.md says what each risks).

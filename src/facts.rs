@@ -37,6 +37,9 @@ pub struct Observed {
     pub actor_calls_last_minute: u64,
     /// The configured cap on calls for this session's task type.
     pub session_cap: u64,
+    /// When the call was made, in microseconds since the Unix epoch (`context.time`).
+    #[serde(skip)]
+    pub at_us: i64,
 }
 
 impl Default for Observed {
@@ -50,6 +53,7 @@ impl Default for Observed {
             session_denials: 0,
             actor_calls_last_minute: 1,
             session_cap: u64::MAX,
+            at_us: chrono::Utc::now().timestamp_micros(),
         }
     }
 }
@@ -139,6 +143,7 @@ impl Facts {
             session_denials: session.denials,
             actor_calls_last_minute,
             session_cap: self.cap(call.task_type),
+            at_us: call.at_us,
         }
     }
 

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
 use crate::grpc::{AdminService, AuditService, GateService};
-use crate::policy::{PolicyEngine, PolicyError};
+use crate::policy::PolicyError;
 use crate::proto;
 use crate::proto::admin_server::AdminServer;
 use crate::proto::audit_server::AuditServer;
@@ -57,16 +57,11 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
     let hangups = hangups();
-    let policy = match &config.policy {
-        Some(path) => PolicyEngine::from_file(path)?,
-        None => PolicyEngine::embedded(),
-    };
     let (store, writer_thread) = Store::open(&config.db, config.durability, &config.writer).await?;
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
     let rebuilt = facts.rebuild(&store.reader).await?;
     tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
-    let shadow = config.shadow_policy.as_deref().map(PolicyEngine::from_file).transpose()?;
-    let gate = Gate::new(&config, policy, shadow, facts, store.writer.clone());
+    let gate = Gate::new(&config, facts, store.writer.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),

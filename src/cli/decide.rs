@@ -7,10 +7,9 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Exit;
-use super::policy::{Case, registry};
-use crate::config::Config;
+use super::policy::{Case, config};
 use crate::gate::rewrite;
-use crate::policy::{Outcome, PolicyEngine};
+use crate::policy::{Outcome, PolicyEngine, entities};
 use crate::proto::gate_client::GateClient;
 use crate::request::ActionRequest;
 
@@ -94,12 +93,10 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
         println!("recorded: decision {} at seq {}", answer.decision_id, answer.seq);
         return Ok(Exit::Ok);
     }
-    let engine = match &args.policy {
-        Some(path) => PolicyEngine::from_file(path)?,
-        None => PolicyEngine::embedded(),
-    };
-    let registry = registry(args.config.as_deref())?;
-    let req = ActionRequest::from_proto(case.request(), &Config::default().limits, &registry)?;
+    let config = config(args.config.as_deref())?;
+    let engine = PolicyEngine::load(args.policy.as_deref(), entities(&config)?)?;
+    let registry = config.registry();
+    let req = ActionRequest::from_proto(case.request(), &config.limits, &registry)?;
     let verdict = engine.evaluate(&req, registry.safety(&req.tool), &case.facts);
     println!("outcome: {}", verdict.outcome);
     println!("reason: {}", verdict.reason);

@@ -11,9 +11,8 @@ use serde::Deserialize;
 use super::Exit;
 use crate::config::Config;
 use crate::facts::{Call, Facts, Observed};
-use crate::policy::PolicyEngine;
+use crate::policy::{PolicyEngine, entities};
 use crate::proto;
-use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, Filter};
 use crate::store::{PAGE, Reader};
 
@@ -144,6 +143,8 @@ pub struct Case {
     /// The session facts the policy sees (those of a first call when absent).
     #[serde(default)]
     pub facts: Observed,
+    /// When the call is made (RFC 3339); now when absent.
+    pub time: Option<String>,
 }
 
 fn default_actor() -> String {
@@ -190,29 +191,36 @@ struct Cases {
     case: Vec<Case>,
 }
 
-/// The registry a configuration file (or the default) describes.
-pub fn registry(config: Option<&Path>) -> anyhow::Result<ToolRegistry> {
-    Ok(match config {
-        Some(path) => Config::load(path)?.registry(),
-        None => ToolRegistry::default(),
+/// The configuration a file describes (the defaults without one), as the server would load it.
+pub fn config(path: Option<&Path>) -> anyhow::Result<Config> {
+    Ok(match path {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
     })
 }
 
 fn test(args: &TestArgs) -> anyhow::Result<Exit> {
-    let engine = PolicyEngine::from_file(&args.file)?;
-    let registry = registry(args.config.as_deref())?;
+    let config = config(args.config.as_deref())?;
+    let engine = PolicyEngine::load(Some(&args.file), entities(&config)?)?;
+    let registry = config.registry();
     let text = std::fs::read_to_string(&args.cases)
         .with_context(|| format!("cannot read `{}`", args.cases.display()))?;
     let cases: Cases = toml::from_str(&text)
         .with_context(|| format!("`{}` is not a table of [[case]]", args.cases.display()))?;
-    let limits = Config::default().limits;
+    let limits = config.limits;
     let (mut passed, mut failed) = (0, 0);
     for (i, case) in cases.case.iter().enumerate() {
         let name = if case.name.is_empty() { format!("case {}", i + 1) } else { case.name.clone() };
         let problems = match ActionRequest::from_proto(case.request(), &limits, &registry) {
             Err(e) => vec![format!("the request is invalid: {e}")],
             Ok(req) => {
-                let verdict = engine.evaluate(&req, registry.safety(&req.tool), &case.facts);
+                let mut facts = case.facts;
+                if let Some(time) = &case.time {
+                    facts.at_us = chrono::DateTime::parse_from_rfc3339(time)
+                        .with_context(|| format!("{name}: `{time}` is not an RFC 3339 time"))?
+                        .timestamp_micros();
+                }
+                let verdict = engine.evaluate(&req, registry.safety(&req.tool), &facts);
                 let mut problems = Vec::new();
                 if verdict.outcome.as_str() != case.expect {
                     problems.push(format!("outcome {}, expected {}", verdict.outcome, case.expect));
@@ -242,11 +250,8 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
 /// Replays every recorded decision, in order, under another policy: the stored normalized
 /// request (arguments by hash only) and facts recounted as the server counted them.
 async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
-    let engine = PolicyEngine::from_file(&args.policy)?;
-    let config = match &args.config {
-        Some(path) => Config::load(path)?,
-        None => Config::default(),
-    };
+    let config = config(args.config.as_deref())?;
+    let engine = PolicyEngine::load(Some(&args.policy), entities(&config)?)?;
     let registry = config.registry();
     let facts = Facts::new(config.session_caps.clone().into_iter().collect());
     let reader = Reader::open(&args.db).await?;

@@ -16,7 +16,9 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
 use crate::facts::{Call, Facts};
-use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict};
+use cedar_policy::Entities;
+
+use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, ArgsError, CanonicalArgs, ExecutionReport, canonicalize};
@@ -71,22 +73,25 @@ pub struct Gate {
     /// The candidate policy of shadow mode, if any: evaluated and recorded, never enforced.
     shadow: Arc<ArcSwapOption<PolicyEngine>>,
     shadow_path: Option<PathBuf>,
+    /// Configured actors and action groups, for the policies a reload loads.
+    entities: Arc<Entities>,
     registry: Arc<ToolRegistry>,
     limits: Limits,
     defaults: Defaults,
 }
 
 impl Gate {
-    /// A gate that decides with `policy` (and shadows it with `shadow`), counts with `facts`
-    /// and records through `writer`.
-    pub fn new(
-        config: &Config,
-        policy: PolicyEngine,
-        shadow: Option<PolicyEngine>,
-        facts: Arc<Facts>,
-        writer: Writer,
-    ) -> Self {
-        Self {
+    /// A gate for `config`: it decides with the configured policy (and shadow policy), counts
+    /// with `facts` and records through `writer`.
+    pub fn new(config: &Config, facts: Arc<Facts>, writer: Writer) -> Result<Self, PolicyError> {
+        let entities = entities(config)?;
+        let policy = PolicyEngine::load(config.policy.as_deref(), entities.clone())?;
+        let shadow = match &config.shadow_policy {
+            Some(path) => Some(PolicyEngine::load(Some(path), entities.clone())?),
+            None => None,
+        };
+        Ok(Self {
+            entities,
             writer,
             facts,
             policy: Arc::new(ArcSwap::from_pointee(policy)),
@@ -96,7 +101,7 @@ impl Gate {
             registry: Arc::new(config.registry()),
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
-        }
+        })
     }
 
     /// Records that the gate's policy set (and its shadow, if any) is in force.
@@ -129,12 +134,9 @@ impl Gate {
     /// Loads the configured policy (and shadow policy) again and puts them in force once their
     /// `policy_loaded` events are committed. If either does not load, both stay as they were.
     pub async fn reload_policy(&self) -> Result<(Arc<PolicyEngine>, Event), ReloadError> {
-        let policy = match &self.policy_path {
-            Some(path) => PolicyEngine::from_file(path)?,
-            None => PolicyEngine::embedded(),
-        };
+        let policy = PolicyEngine::load(self.policy_path.as_deref(), self.entities.clone())?;
         let shadow = match &self.shadow_path {
-            Some(path) => Some(PolicyEngine::from_file(path)?),
+            Some(path) => Some(PolicyEngine::load(Some(path), self.entities.clone())?),
             None => None,
         };
         let event = self.record_loaded(&policy, shadow.as_ref()).await?;

@@ -10,10 +10,12 @@
 //! context.facts     { session_calls, session_tool_calls, identical_calls,
 //!                     consecutive_identical, session_denials, actor_calls_last_minute,
 //!                     session_cap }   (this call included)
+//! context.time      { unix, hour, weekday }   (UTC; weekday 0 = Monday)
 //! context.harness   the request's context_json
 //! ```
 
 use cedar_policy::{Context, ContextCreationError, RestrictedExpression as Expr};
+use chrono::{DateTime, Datelike, Timelike};
 use serde_json::Value;
 
 use crate::facts::Observed;
@@ -79,9 +81,20 @@ pub fn build(
                 ("session_cap", long(facts.session_cap)),
             ]),
         ),
+        ("time", time(facts.at_us)),
         ("harness", json_record(&req.context)),
     ];
     Context::from_pairs(pairs.into_iter().map(|(k, v)| (k.to_owned(), v))).map_err(Box::new)
+}
+
+/// The time of the call: Unix seconds, and the UTC hour (0–23) and weekday (0 = Monday).
+fn time(at_us: i64) -> Expr {
+    let at = DateTime::from_timestamp_micros(at_us).unwrap_or_default();
+    record([
+        ("unix", Expr::new_long(at.timestamp())),
+        ("hour", Expr::new_long(i64::from(at.hour()))),
+        ("weekday", Expr::new_long(i64::from(at.weekday().num_days_from_monday()))),
+    ])
 }
 
 fn record<const N: usize>(fields: [(&str, Expr); N]) -> Expr {
@@ -92,7 +105,7 @@ fn record<const N: usize>(fields: [(&str, Expr); N]) -> Expr {
 
 /// JSON as Cedar values. Cedar has no null and no fractions: nulls are left out and numbers
 /// that are not 64-bit integers become their decimal text.
-fn json(value: &Value) -> Option<Expr> {
+pub(super) fn json_expr(value: &Value) -> Option<Expr> {
     Some(match value {
         Value::Null => return None,
         Value::Bool(b) => Expr::new_bool(*b),
@@ -101,13 +114,13 @@ fn json(value: &Value) -> Option<Expr> {
             None => Expr::new_string(n.to_string()),
         },
         Value::String(s) => Expr::new_string(s.clone()),
-        Value::Array(items) => Expr::new_set(items.iter().filter_map(json)),
+        Value::Array(items) => Expr::new_set(items.iter().filter_map(json_expr)),
         Value::Object(map) => json_record(map),
     })
 }
 
 fn json_record(map: &serde_json::Map<String, Value>) -> Expr {
-    let fields = map.iter().filter_map(|(k, v)| Some((k.clone(), json(v)?)));
+    let fields = map.iter().filter_map(|(k, v)| Some((k.clone(), json_expr(v)?)));
     // INVARIANT: a JSON object's keys are distinct.
     Expr::new_record(fields).expect("JSON object keys are distinct")
 }

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use cedar_policy::{
     Authorizer, Decision, Entities, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet,
@@ -29,6 +30,8 @@ pub enum PolicyError {
     DuplicateId { source_name: String, id: String },
     #[error("policy `{id}` in `{source_name}`: {message}")]
     Annotation { source_name: String, id: String, message: String },
+    #[error("invalid actors or action groups in the configuration: {0}")]
+    Directory(String),
 }
 
 /// The answer of a policy set to one request.
@@ -64,6 +67,8 @@ pub struct PolicyEngine {
     meta: HashMap<PolicyId, Meta>,
     version: String,
     source_name: String,
+    /// Configured actors and action groups (see [`super::entities`]); empty by default.
+    entities: Arc<Entities>,
     authorizer: Authorizer,
     actor_type: EntityTypeName,
     action_type: EntityTypeName,
@@ -75,6 +80,16 @@ impl PolicyEngine {
     pub fn embedded() -> Self {
         // INVARIANT: the embedded policy is parsed by the unit tests below.
         Self::parse("embedded:default.cedar", DEFAULT_POLICY).expect("the default policy parses")
+    }
+
+    /// The policy a server runs with: the file at `path` (the embedded default when `None`),
+    /// evaluating with the configured actors and action groups.
+    pub fn load(path: Option<&Path>, entities: Arc<Entities>) -> Result<Self, PolicyError> {
+        let engine = match path {
+            Some(path) => Self::from_file(path)?,
+            None => Self::embedded(),
+        };
+        Ok(engine.with_entities(entities))
     }
 
     /// Loads a policy file.
@@ -133,11 +148,18 @@ impl PolicyEngine {
             meta,
             version: hex::encode(Sha256::digest(text.as_bytes())),
             source_name: source_name.to_owned(),
+            entities: Arc::new(Entities::empty()),
             authorizer: Authorizer::new(),
             actor_type: type_name("Actor"),
             action_type: type_name("Action"),
             resource_type: type_name("Resource"),
         })
+    }
+
+    /// The engine, evaluating with these configured actors and action groups.
+    pub fn with_entities(mut self, entities: Arc<Entities>) -> Self {
+        self.entities = entities;
+        self
     }
 
     /// Hex SHA-256 of the policy text: the version recorded with every decision.
@@ -180,7 +202,7 @@ impl PolicyEngine {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
         };
-        let response = self.authorizer.is_authorized(&request, &self.set, &Entities::empty());
+        let response = self.authorizer.is_authorized(&request, &self.set, &self.entities);
         let diagnostics = response.diagnostics();
 
         let errors: Vec<_> = diagnostics.errors().collect();
@@ -435,6 +457,53 @@ mod tests {
         assert_eq!(verdict.outcome, Outcome::DryRun);
         assert_eq!(verdict.policy_ids, ["r", "d"]);
         assert!(verdict.patches.is_empty());
+    }
+
+    #[test]
+    fn configured_roles_attributes_and_action_groups_are_visible_to_policies() {
+        let config: crate::config::Config = toml::from_str(
+            "[actors.alice]\nroles = [\"admin\"]\nattributes = { team = \"payments\", level = 3 }\n\
+             [action_groups]\nreads = [\"fs.read\", \"fs.list\"]\n",
+        )
+        .unwrap();
+        let text = "@id(\"admins\") permit (principal in Role::\"admin\", action in Action::\"reads\", resource)\n\
+                    when { principal.team == \"payments\" && principal.level > 2 };";
+        let engine = PolicyEngine::parse("t", text)
+            .unwrap()
+            .with_entities(crate::policy::entities(&config).unwrap());
+        let read = evaluate(&engine, "read", false);
+        let grep = evaluate(&engine, "grep", false);
+        assert_eq!(
+            (read.outcome, read.policy_ids.as_slice()),
+            (Outcome::Allow, &["admins".to_owned()][..])
+        );
+        assert_eq!(grep.outcome, Outcome::Deny, "fs.search is not in the group");
+        let mut bob = request("read", false);
+        bob.actor.id = "bob".into();
+        let bob = engine.evaluate(&bob, Safety::ReadOnly, &Observed::default());
+        assert_eq!(bob.outcome, Outcome::Deny, "an unconfigured actor has no role");
+    }
+
+    #[test]
+    fn the_time_of_the_call_is_in_the_context() {
+        let engine = PolicyEngine::parse(
+            "t",
+            "@id(\"weekdays\") permit (principal, action, resource) when { context.time.weekday < 5 && context.time.hour >= 8 };",
+        )
+        .unwrap();
+        let at = |rfc3339: &str| Observed {
+            at_us: chrono::DateTime::parse_from_rfc3339(rfc3339).unwrap().timestamp_micros(),
+            ..Observed::default()
+        };
+        let req = request("read", false);
+        // 2026-11-30 is a Monday.
+        let monday = engine.evaluate(&req, Safety::ReadOnly, &at("2026-11-30T09:00:00Z"));
+        let sunday = engine.evaluate(&req, Safety::ReadOnly, &at("2026-11-29T09:00:00Z"));
+        let early = engine.evaluate(&req, Safety::ReadOnly, &at("2026-11-30T07:59:59Z"));
+        assert_eq!(
+            (monday.outcome, sunday.outcome, early.outcome),
+            (Outcome::Allow, Outcome::Deny, Outcome::Deny)
+        );
     }
 
     #[test]

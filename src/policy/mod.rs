@@ -4,8 +4,10 @@
 //! annotations.
 
 mod context;
+mod directory;
 mod engine;
 
+pub use directory::entities;
 pub use engine::{PolicyEngine, PolicyError, Verdict};
 
 use std::fmt;

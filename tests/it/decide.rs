@@ -142,3 +142,30 @@ async fn policy_file_replaces_the_default_policy_and_is_recorded() {
     let loaded = rows(&app.db).into_iter().find(|r| r.kind == "policy_loaded").unwrap();
     assert!(loaded.reason.unwrap().contains("strict.cedar"));
 }
+
+#[tokio::test]
+async fn configured_roles_and_action_groups_reach_the_policy() {
+    let mut app = spawn_app_with(|c| {
+        let policy = c.db.with_file_name("roles.cedar");
+        std::fs::write(
+            &policy,
+            "@id(\"readers\") permit (principal in Role::\"reader\", action in Action::\"reads\", resource);",
+        )
+        .unwrap();
+        c.policy = Some(policy);
+        c.actors = toml::from_str("[alice]\nroles = [\"reader\"]").unwrap();
+        c.action_groups = toml::from_str("reads = [\"fs.read\", \"fs.list\"]").unwrap();
+    })
+    .await;
+    let mut bob = request("read");
+    bob.actor = Some(toolgate::proto::Actor { id: "bob".into(), ..Default::default() });
+
+    let alice = app.decide(request("ls")).await;
+    let bob = app.decide(bob).await;
+
+    assert_eq!(
+        (alice.outcome(), alice.policy_ids.as_slice()),
+        (Outcome::Allow, &["readers".to_owned()][..])
+    );
+    assert_eq!(bob.outcome(), Outcome::Deny);
+}
