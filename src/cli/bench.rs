@@ -44,6 +44,13 @@ pub struct BenchArgs {
     /// The trail file for `--audit`; filled up to `--audit` events when it holds fewer.
     #[arg(long, requires = "audit")]
     pub audit_db: Option<std::path::PathBuf>,
+    /// Measure policy evaluation in process instead (facts included): the default policy and a
+    /// generated set of this many policies.
+    #[arg(long)]
+    pub policy_eval: Option<usize>,
+    /// Decisions timed per policy set with `--policy-eval`.
+    #[arg(long, default_value_t = 200_000, requires = "policy_eval")]
+    pub iterations: usize,
     /// Bytes of tool output each Execute reports.
     #[arg(long, default_value_t = 1024)]
     pub output_bytes: usize,
@@ -60,15 +67,28 @@ fn parse_call(value: &str) -> Result<Call, String> {
 /// Runs the benchmark and prints its figures.
 pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
     let duration = Duration::from_secs_f64(args.duration);
+    if let Some(policies) = args.policy_eval {
+        for engine in [crate::policy::PolicyEngine::embedded(), bench::policy::generated(policies)?]
+        {
+            let figures = bench::policy::measure(&engine, args.iterations);
+            println!(
+                "policy evaluation, facts included, {} policies: median {:.1} µs, p99 {:.1} µs",
+                figures.policies,
+                figures.median_ns as f64 / 1e3,
+                figures.p99_ns as f64 / 1e3
+            );
+        }
+        return Ok(Exit::Ok);
+    }
+    if let Some(events) = args.audit {
+        audit(events, args.audit_db.as_deref()).await?;
+        return Ok(Exit::Ok);
+    }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
         "toolgate bench: {cores} cores, {} connections, {:.1} s per figure, load generator on the same machine",
         args.connections, args.duration
     );
-    if let Some(events) = args.audit {
-        audit(events, args.audit_db.as_deref()).await?;
-        return Ok(Exit::Ok);
-    }
     if let Some(url) = &args.server {
         let channels = bench::connect(url, args.connections).await?;
         let figures =

@@ -38,3 +38,16 @@ fn bench_smoke_run_reports_every_figure_without_errors() {
     assert!(stdout.contains("bytes per event"), "{stdout}");
     assert!(stdout.contains("growth: the full trail's ratio is"), "{stdout}");
 }
+
+#[test]
+fn policy_and_audit_smoke_runs_report_their_figures() {
+    let policy = toolgate(&["bench", "--policy-eval", "20", "--iterations", "200"]);
+    let audit = toolgate(&["bench", "--audit", "3000"]);
+
+    let policy = String::from_utf8(policy.stdout).unwrap();
+    let audit = String::from_utf8(audit.stdout).unwrap();
+    assert!(policy.contains("6 policies: median"), "{policy}");
+    assert!(policy.contains("20 policies: median"), "{policy}");
+    assert!(audit.contains("a trail of 3000 events"), "{audit}");
+    assert!(audit.contains("verify the chain:"), "{audit}");
+}

@@ -1,0 +1,100 @@
+//! The cost of one policy decision in process, session facts included: what `Decide` spends
+//! before the trail, measured for the default policy and for a generated set of 100 policies.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+
+use crate::config::Limits;
+use crate::facts::{Call, Facts};
+use crate::policy::{PolicyEngine, PolicyError};
+use crate::proto;
+use crate::registry::ToolRegistry;
+use crate::request::ActionRequest;
+
+/// Median and 99th percentile of one evaluation, in nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct EvalFigures {
+    pub policies: usize,
+    pub median_ns: u64,
+    pub p99_ns: u64,
+}
+
+/// A policy set of `n` policies in the shapes real sets use: scoped permits and forbids with
+/// `like` patterns, role membership and context conditions. Every request matches some.
+pub fn generated(n: usize) -> Result<PolicyEngine, PolicyError> {
+    let mut text = String::from(
+        "@id(\"base\") permit (principal, action, resource) when { context.tool.safety != \"unknown\" };\n",
+    );
+    for i in 1..n {
+        let policy = match i % 4 {
+            0 => format!(
+                "@id(\"p{i}\") @reason(\"area {i} is closed\") forbid (principal, action, resource) \
+                 when {{ context.resource.id like \"/area{i}/*\" }};\n"
+            ),
+            1 => format!(
+                "@id(\"p{i}\") forbid (principal, action == Action::\"svc{i}.call\", resource) \
+                 when {{ !context.options.allow_write }};\n"
+            ),
+            2 => format!(
+                "@id(\"p{i}\") permit (principal in Role::\"team{i}\", action, resource) \
+                 when {{ context.session.task_type == \"task{i}\" }};\n"
+            ),
+            _ => format!(
+                "@id(\"p{i}\") forbid (principal, action, resource) \
+                 when {{ context.facts.identical_calls > {} && context.tool.name == \"tool{i}\" }};\n",
+                5 + i % 7
+            ),
+        };
+        text.push_str(&policy);
+    }
+    PolicyEngine::parse(&format!("generated-{n}"), &text)
+}
+
+/// Times `iterations` decisions (facts, then evaluation) of varied read requests.
+pub fn measure(engine: &PolicyEngine, iterations: usize) -> EvalFigures {
+    let registry = ToolRegistry::default();
+    let limits = Limits::default();
+    let requests: Vec<ActionRequest> = (0..100)
+        .filter_map(|i| {
+            let req = proto::DecideRequest {
+                session_id: format!("s{}", i % 8),
+                actor: Some(proto::Actor { id: format!("agent-{}", i % 4), ..Default::default() }),
+                tool: "read".into(),
+                resource: Some(proto::Resource {
+                    id: format!("/work/src/file{i}.rs"),
+                    ..Default::default()
+                }),
+                args_json: format!(r#"{{"path":"/work/src/file{i}.rs"}}"#),
+                ..Default::default()
+            };
+            ActionRequest::from_proto(req, &limits, &registry).ok()
+        })
+        .collect();
+    let facts = Facts::new(HashMap::new());
+    // INVARIANT: valid bounds and precision.
+    let mut histogram =
+        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");
+    let started = Instant::now();
+    for i in 0..iterations {
+        let req = &requests[i % requests.len()];
+        let t0 = Instant::now();
+        let observed = facts.observe(Call {
+            session: &req.session_id,
+            task_type: &req.task_type,
+            actor: &req.actor.id,
+            tool: &req.tool,
+            args_hash: &req.args_hash,
+            at_us: started.elapsed().as_micros() as i64,
+        });
+        let verdict = engine.evaluate(req, registry.safety(&req.tool), &observed);
+        std::hint::black_box(verdict);
+        histogram.saturating_record(t0.elapsed().as_nanos() as u64);
+    }
+    EvalFigures {
+        policies: engine.len(),
+        median_ns: histogram.value_at_quantile(0.5),
+        p99_ns: histogram.value_at_quantile(0.99),
+    }
+}
