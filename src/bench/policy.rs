@@ -88,7 +88,7 @@ pub fn measure(engine: &PolicyEngine, iterations: usize) -> EvalFigures {
             args_hash: &req.args_hash,
             at_us: started.elapsed().as_micros() as i64,
         });
-        let verdict = engine.evaluate(req, registry.safety(&req.tool), &observed);
+        let verdict = engine.evaluate(req, &registry, &observed);
         std::hint::black_box(verdict);
         histogram.saturating_record(t0.elapsed().as_nanos() as u64);
     }

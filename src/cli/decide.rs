@@ -97,7 +97,7 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     let engine = PolicyEngine::load(args.policy.as_deref(), entities(&config)?)?;
     let registry = config.registry();
     let req = ActionRequest::from_proto(case.request(), &config.limits, &registry)?;
-    let verdict = engine.evaluate(&req, registry.safety(&req.tool), &case.facts);
+    let verdict = engine.evaluate(&req, &registry, &case.facts);
     println!("outcome: {}", verdict.outcome);
     println!("reason: {}", verdict.reason);
     println!("policies: {}", verdict.policy_ids.join(", "));

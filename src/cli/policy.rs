@@ -220,7 +220,7 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
                         .with_context(|| format!("{name}: `{time}` is not an RFC 3339 time"))?
                         .timestamp_micros();
                 }
-                let verdict = engine.evaluate(&req, registry.safety(&req.tool), &facts);
+                let verdict = engine.evaluate(&req, &registry, &facts);
                 let mut problems = Vec::new();
                 if verdict.outcome.as_str() != case.expect {
                     problems.push(format!("outcome {}, expected {}", verdict.outcome, case.expect));
@@ -279,7 +279,7 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
             if recorded == "deny" {
                 facts.denied(&req.session_id);
             }
-            let verdict = engine.evaluate(&req, registry.safety(&req.tool), &observed);
+            let verdict = engine.evaluate(&req, &registry, &observed);
             replayed += 1;
             if verdict.outcome.as_str() != recorded {
                 println!(

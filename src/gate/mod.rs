@@ -163,9 +163,12 @@ impl Gate {
             at_us: chrono::Utc::now().timestamp_micros(),
         });
         let policy = self.policy.load();
-        let verdict = policy.evaluate(&req, safety, &observed);
-        let shadow =
-            self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, safety, &observed));
+        let verdict = policy.evaluate(&req, &self.registry, &observed);
+        let shadow = self
+            .shadow
+            .load()
+            .as_ref()
+            .map(|shadow| shadow.evaluate(&req, &self.registry, &observed));
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.session_id);
         }

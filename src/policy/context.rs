@@ -1,7 +1,7 @@
 //! The Cedar context a policy sees for one request (docs/policy.md lists it):
 //!
 //! ```text
-//! context.tool      { name, safety }            safety: read_only | write | bash | unknown
+//! context.tool      { name, safety, default_action }   safety: read_only | write | bash | unknown
 //! context.actor     { kind, delegation_chain }
 //! context.resource  { type, id, classification }
 //! context.options   { allow_write, allow_bash }
@@ -26,12 +26,20 @@ use crate::request::ActionRequest;
 pub fn build(
     req: &ActionRequest,
     safety: Safety,
+    default_action: &str,
     facts: &Observed,
 ) -> Result<Context, Box<ContextCreationError>> {
     let long = |n: u64| Expr::new_long(i64::try_from(n).unwrap_or(i64::MAX));
     let string = |s: &str| Expr::new_string(s.to_owned());
     let pairs = [
-        ("tool", record([("name", string(&req.tool)), ("safety", string(safety.as_str()))])),
+        (
+            "tool",
+            record([
+                ("name", string(&req.tool)),
+                ("safety", string(safety.as_str())),
+                ("default_action", string(default_action)),
+            ]),
+        ),
         (
             "actor",
             record([

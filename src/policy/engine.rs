@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Outcome, context};
 use crate::facts::Observed;
-use crate::registry::Safety;
+use crate::registry::{Safety, ToolRegistry};
 use crate::request::ActionRequest;
 
 /// The embedded default policy.
@@ -183,12 +183,19 @@ impl PolicyEngine {
     }
 
     /// Evaluates a request. Never fails: an evaluation error denies, with the error as reason.
-    pub fn evaluate(&self, req: &ActionRequest, safety: Safety, facts: &Observed) -> Verdict {
+    pub fn evaluate(
+        &self,
+        req: &ActionRequest,
+        registry: &ToolRegistry,
+        facts: &Observed,
+    ) -> Verdict {
+        let safety = registry.safety(&req.tool);
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
         };
-        let request =
-            context::build(req, safety, facts).map_err(|e| e.to_string()).and_then(|context| {
+        let request = context::build(req, safety, registry.default_action(&req.tool), facts)
+            .map_err(|e| e.to_string())
+            .and_then(|context| {
                 Request::new(
                     uid(&self.actor_type, &req.actor.id),
                     uid(&self.action_type, &req.action),
@@ -349,7 +356,6 @@ mod tests {
     use super::*;
     use crate::config::Limits;
     use crate::proto;
-    use crate::registry::ToolRegistry;
 
     fn request(tool: &str, allow_write: bool) -> ActionRequest {
         let req = proto::DecideRequest {
@@ -363,11 +369,7 @@ mod tests {
     }
 
     fn evaluate(engine: &PolicyEngine, tool: &str, allow_write: bool) -> Verdict {
-        engine.evaluate(
-            &request(tool, allow_write),
-            ToolRegistry::default().safety(tool),
-            &Observed::default(),
-        )
+        engine.evaluate(&request(tool, allow_write), &ToolRegistry::default(), &Observed::default())
     }
 
     #[test]
@@ -480,7 +482,7 @@ mod tests {
         assert_eq!(grep.outcome, Outcome::Deny, "fs.search is not in the group");
         let mut bob = request("read", false);
         bob.actor.id = "bob".into();
-        let bob = engine.evaluate(&bob, Safety::ReadOnly, &Observed::default());
+        let bob = engine.evaluate(&bob, &ToolRegistry::default(), &Observed::default());
         assert_eq!(bob.outcome, Outcome::Deny, "an unconfigured actor has no role");
     }
 
@@ -496,14 +498,26 @@ mod tests {
             ..Observed::default()
         };
         let req = request("read", false);
+        let registry = ToolRegistry::default();
         // 2026-11-30 is a Monday.
-        let monday = engine.evaluate(&req, Safety::ReadOnly, &at("2026-11-30T09:00:00Z"));
-        let sunday = engine.evaluate(&req, Safety::ReadOnly, &at("2026-11-29T09:00:00Z"));
-        let early = engine.evaluate(&req, Safety::ReadOnly, &at("2026-11-30T07:59:59Z"));
+        let monday = engine.evaluate(&req, &registry, &at("2026-11-30T09:00:00Z"));
+        let sunday = engine.evaluate(&req, &registry, &at("2026-11-29T09:00:00Z"));
+        let early = engine.evaluate(&req, &registry, &at("2026-11-30T07:59:59Z"));
         assert_eq!(
             (monday.outcome, sunday.outcome, early.outcome),
             (Outcome::Allow, Outcome::Deny, Outcome::Deny)
         );
+    }
+
+    #[test]
+    fn the_registry_entry_of_the_tool_is_visible() {
+        let engine = PolicyEngine::parse(
+            "t",
+            "@id(\"p\") permit (principal, action, resource) when { context.tool.default_action == \"fs.edit\" && context.tool.safety == \"write\" };",
+        )
+        .unwrap();
+        assert_eq!(evaluate(&engine, "edit", false).outcome, Outcome::Allow);
+        assert_eq!(evaluate(&engine, "write", false).outcome, Outcome::Deny);
     }
 
     #[test]
