@@ -32,6 +32,8 @@ pub enum PolicyCommand {
     Test(TestArgs),
     /// Re-evaluate the decisions recorded on a trail under another policy; print what changes.
     Replay(ReplayArgs),
+    /// Print what toolgate hands a policy: principal, action, resource and every context record.
+    Schema,
 }
 
 /// Arguments of `toolgate policy replay`.
@@ -75,6 +77,10 @@ pub async fn policy(args: PolicyArgs) -> anyhow::Result<Exit> {
         PolicyCommand::Check(args) => Ok(check(&args)),
         PolicyCommand::Test(args) => test(&args),
         PolicyCommand::Replay(args) => replay(&args).await,
+        PolicyCommand::Schema => {
+            print!("{}", crate::policy::describe_shape());
+            Ok(Exit::Ok)
+        }
     }
 }
 

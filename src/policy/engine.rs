@@ -129,6 +129,20 @@ impl PolicyEngine {
             if meta.contains_key(&policy_id) {
                 return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
             }
+            let unknown = policy
+                .to_json()
+                .map(|json| super::shape::unknown_attributes(&json))
+                .unwrap_or_default();
+            if !unknown.is_empty() {
+                return Err(PolicyError::Annotation {
+                    source_name: source_name.to_owned(),
+                    id,
+                    message: format!(
+                        "toolgate provides no {} (`toolgate policy schema` lists what it provides)",
+                        unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
             let reason = policy.annotation("reason").map(str::to_owned);
             let (outcome, patch) =
                 outcome_annotations(policy).map_err(|message| PolicyError::Annotation {
@@ -518,6 +532,44 @@ mod tests {
         .unwrap();
         assert_eq!(evaluate(&engine, "edit", false).outcome, Outcome::Allow);
         assert_eq!(evaluate(&engine, "write", false).outcome, Outcome::Deny);
+    }
+
+    #[test]
+    fn a_misspelled_context_attribute_fails_when_the_policy_loads() {
+        let typo = "@id(\"p\") forbid (principal, action, resource) when { context.tool.safty == \"bash\" };";
+        let bad_record =
+            "@id(\"q\") forbid (principal, action, resource) when { context has tools };";
+        let free_form = "@id(\"r\") forbid (principal, action, resource) when { context.harness has anything && context.harness.anything == 1 };";
+        let err = PolicyEngine::parse("t.cedar", typo).unwrap_err().to_string();
+        assert!(err.contains("policy `p` in `t.cedar`"), "{err}");
+        assert!(err.contains("`context.tool.safty`"), "{err}");
+        assert!(
+            PolicyEngine::parse("t", bad_record)
+                .unwrap_err()
+                .to_string()
+                .contains("`context.tools`")
+        );
+        assert!(PolicyEngine::parse("t", free_form).is_ok());
+    }
+
+    #[test]
+    fn the_shape_lists_exactly_what_the_context_holds() {
+        let req = request("read", false);
+        let context =
+            super::super::context::build(&req, Safety::ReadOnly, "fs.read", &Observed::default())
+                .unwrap();
+        for (record, attributes) in super::super::shape::CONTEXT {
+            let Some(cedar_policy::EvalResult::Record(value)) = context.get(record) else {
+                panic!("context.{record} is not a record")
+            };
+            if record != "harness" {
+                let mut keys: Vec<_> = value.iter().map(|(k, _)| k.as_str()).collect();
+                let mut expected = attributes.to_vec();
+                keys.sort_unstable();
+                expected.sort_unstable();
+                assert_eq!(keys, expected, "context.{record}");
+            }
+        }
     }
 
     #[test]

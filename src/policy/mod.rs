@@ -6,9 +6,11 @@
 mod context;
 mod directory;
 mod engine;
+mod shape;
 
 pub use directory::entities;
 pub use engine::{PolicyEngine, PolicyError, Verdict};
+pub use shape::describe as describe_shape;
 
 use std::fmt;
 

@@ -27,6 +27,28 @@ fn policy_check_passes_a_valid_file_and_names_an_invalid_one() {
 }
 
 #[test]
+fn policy_schema_lists_the_context_and_check_names_a_misspelled_attribute() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo.cedar");
+    std::fs::write(
+        &typo,
+        "@id(\"t\") forbid (principal, action, resource) when { context.options.allow_wirte };",
+    )
+    .unwrap();
+
+    let schema = toolgate(&["policy", "schema"]);
+    let check = toolgate(&["policy", "check", typo.to_str().unwrap()]);
+
+    assert!(
+        stdout(&schema).contains("options: { allow_write, allow_bash }"),
+        "{}",
+        stdout(&schema)
+    );
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stdout(&check).contains("`context.options.allow_wirte`"), "{}", stdout(&check));
+}
+
+#[test]
 fn policy_test_reports_each_case_and_fails_on_a_wrong_expectation() {
     let dir = tempfile::tempdir().unwrap();
     let cases = dir.path().join("cases.toml");

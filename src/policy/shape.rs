@@ -1,0 +1,109 @@
+//! The shape of what toolgate hands a policy — the records of `context` and their attributes —
+//! and the check, when a policy loads, that every `context` attribute it names exists, so a
+//! typo fails at start rather than as an evaluation error at the first request.
+//!
+//! Cedar's own validator cannot do this here: it needs every record closed, and `context.harness`
+//! (the harness's free-form context) and actors' configured attributes are open by design
+//! (cedar-policy 4.14 refuses open records and entities in a schema).
+
+use serde_json::Value;
+
+/// The records of `context` and their attributes; `harness` is free-form.
+pub const CONTEXT: [(&str, &[&str]); 9] = [
+    ("tool", &["name", "safety", "default_action"]),
+    ("actor", &["kind", "delegation_chain"]),
+    ("resource", &["type", "id", "classification"]),
+    ("options", &["allow_write", "allow_bash"]),
+    ("plan", &["dry_run", "idempotency_key", "rollback_hint"]),
+    ("session", &["id", "task_type"]),
+    (
+        "facts",
+        &[
+            "session_calls",
+            "session_tool_calls",
+            "identical_calls",
+            "consecutive_identical",
+            "session_denials",
+            "actor_calls_last_minute",
+            "session_cap",
+        ],
+    ),
+    ("time", &["unix", "hour", "weekday"]),
+    ("harness", &[]),
+];
+
+/// The record that holds free-form attributes.
+const FREE_FORM: &str = "harness";
+
+/// The shape as text, for `toolgate policy schema`.
+pub fn describe() -> String {
+    let mut out = String::from(
+        "principal: Actor::\"<actor.id>\"  (in Role::\"<role>\" and with attributes, when configured)\n\
+         action:    Action::\"<action>\"  (in Action::\"<group>\" for configured action groups)\n\
+         resource:  Resource::\"<resource.id>\"\n\ncontext:\n",
+    );
+    for (record, attributes) in CONTEXT {
+        if record == FREE_FORM {
+            out.push_str(&format!(
+                "  {record}: the request's context_json (free-form: test with `has`)\n"
+            ));
+        } else {
+            out.push_str(&format!("  {record}: {{ {} }}\n", attributes.join(", ")));
+        }
+    }
+    out
+}
+
+/// The `context` attributes a policy (in Cedar's JSON form) names that toolgate does not
+/// provide, as `context.<record>.<attribute>` paths.
+pub fn unknown_attributes(policy: &Value) -> Vec<String> {
+    let mut unknown = Vec::new();
+    walk(policy, &mut unknown);
+    unknown.sort();
+    unknown.dedup();
+    unknown
+}
+
+fn walk(node: &Value, unknown: &mut Vec<String>) {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map {
+                if key == "." || key == "has" {
+                    check(value, unknown);
+                }
+                walk(value, unknown);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| walk(item, unknown)),
+        _ => {}
+    }
+}
+
+/// Checks one attribute access (`{"left": …, "attr": …}`) whose left side is `context` or
+/// `context.<record>`.
+fn check(access: &Value, unknown: &mut Vec<String>) {
+    let (Some(left), Some(attr)) = (access.get("left"), access.get("attr").and_then(Value::as_str))
+    else {
+        return;
+    };
+    if is_context(left) {
+        if !CONTEXT.iter().any(|(record, _)| *record == attr) {
+            unknown.push(format!("context.{attr}"));
+        }
+        return;
+    }
+    let record = left.get(".").filter(|inner| inner.get("left").is_some_and(is_context));
+    if let Some(record) = record.and_then(|inner| inner.get("attr")).and_then(Value::as_str) {
+        let known = CONTEXT.iter().find(|(name, _)| *name == record);
+        if let Some((name, attributes)) = known
+            && *name != FREE_FORM
+            && !attributes.contains(&attr)
+        {
+            unknown.push(format!("context.{record}.{attr}"));
+        }
+    }
+}
+
+fn is_context(node: &Value) -> bool {
+    node.get("Var").and_then(Value::as_str) == Some("context")
+}
