@@ -28,8 +28,11 @@ pub enum PolicyError {
     Parse { source_name: String, message: String },
     #[error("duplicate policy id `{id}` in `{source_name}`")]
     DuplicateId { source_name: String, id: String },
-    #[error("policy `{id}` in `{source_name}`: {message}")]
-    Annotation { source_name: String, id: String, message: String },
+    #[error(
+        "policy `{id}` in `{source_name}`{}: {message}",
+        line.map(|l| format!(", line {l}")).unwrap_or_default()
+    )]
+    Annotation { source_name: String, id: String, line: Option<usize>, message: String },
     #[error("invalid actors or action groups in the configuration: {0}")]
     Directory(String),
 }
@@ -129,6 +132,9 @@ impl PolicyEngine {
             if meta.contains_key(&policy_id) {
                 return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
             }
+            // Where the policy starts in the file: Cedar keeps each policy's own text.
+            let source = policy.to_string();
+            let line = text.find(&source).map(|at| text[..at].lines().count() + 1);
             let unknown = policy
                 .to_json()
                 .map(|json| super::shape::unknown_attributes(&json))
@@ -137,6 +143,7 @@ impl PolicyEngine {
                 return Err(PolicyError::Annotation {
                     source_name: source_name.to_owned(),
                     id,
+                    line,
                     message: format!(
                         "toolgate provides no {} (`toolgate policy schema` lists what it provides)",
                         unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
@@ -148,6 +155,7 @@ impl PolicyEngine {
                 outcome_annotations(policy).map_err(|message| PolicyError::Annotation {
                     source_name: source_name.to_owned(),
                     id: id.clone(),
+                    line,
                     message,
                 })?;
             set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
@@ -540,8 +548,13 @@ mod tests {
         let bad_record =
             "@id(\"q\") forbid (principal, action, resource) when { context has tools };";
         let free_form = "@id(\"r\") forbid (principal, action, resource) when { context.harness has anything && context.harness.anything == 1 };";
-        let err = PolicyEngine::parse("t.cedar", typo).unwrap_err().to_string();
-        assert!(err.contains("policy `p` in `t.cedar`"), "{err}");
+        let err = PolicyEngine::parse(
+            "t.cedar",
+            &format!("permit (principal, action, resource);\n\n{typo}"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("policy `p` in `t.cedar`, line 3"), "{err}");
         assert!(err.contains("`context.tool.safty`"), "{err}");
         assert!(
             PolicyEngine::parse("t", bad_record)
