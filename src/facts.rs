@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
 
-use crate::request::Filter;
+use crate::request::{ActionRequest, Filter};
 use crate::store::{PAGE, Reader, StoreError};
 
 /// The window of the per-actor rate, in microseconds: one minute.
@@ -93,6 +93,20 @@ pub struct Call<'a> {
     pub args_hash: &'a str,
     /// When it was made, in microseconds since the Unix epoch.
     pub at_us: i64,
+}
+
+impl<'a> Call<'a> {
+    /// The call a normalized request makes at `at_us`.
+    pub fn of(req: &'a ActionRequest, at_us: i64) -> Self {
+        Self {
+            session: &req.session_id,
+            task_type: &req.task_type,
+            actor: &req.actor.id,
+            tool: &req.tool,
+            args_hash: &req.args_hash,
+            at_us,
+        }
+    }
 }
 
 impl Facts {

@@ -80,14 +80,7 @@ pub fn measure(engine: &PolicyEngine, iterations: usize) -> EvalFigures {
     for i in 0..iterations {
         let req = &requests[i % requests.len()];
         let t0 = Instant::now();
-        let observed = facts.observe(Call {
-            session: &req.session_id,
-            task_type: &req.task_type,
-            actor: &req.actor.id,
-            tool: &req.tool,
-            args_hash: &req.args_hash,
-            at_us: started.elapsed().as_micros() as i64,
-        });
+        let observed = facts.observe(Call::of(req, started.elapsed().as_micros() as i64));
         let verdict = engine.evaluate(req, &registry, &observed);
         std::hint::black_box(verdict);
         histogram.saturating_record(t0.elapsed().as_nanos() as u64);

@@ -273,14 +273,7 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
             })?;
             let at_us =
                 chrono::DateTime::parse_from_rfc3339(&event.ts).map_or(0, |t| t.timestamp_micros());
-            let observed = facts.observe(Call {
-                session: &req.session_id,
-                task_type: &req.task_type,
-                actor: &req.actor.id,
-                tool: &req.tool,
-                args_hash: &req.args_hash,
-                at_us,
-            });
+            let observed = facts.observe(Call::of(&req, at_us));
             let recorded = event.record.outcome.clone().unwrap_or_default();
             if recorded == "deny" {
                 facts.denied(&req.session_id);

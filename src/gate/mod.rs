@@ -154,14 +154,7 @@ impl Gate {
             Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Decide", e).await),
         };
         let safety = self.registry.safety(&req.tool);
-        let observed = self.facts.observe(Call {
-            session: &req.session_id,
-            task_type: &req.task_type,
-            actor: &req.actor.id,
-            tool: &req.tool,
-            args_hash: &req.args_hash,
-            at_us: chrono::Utc::now().timestamp_micros(),
-        });
+        let observed = self.facts.observe(Call::of(&req, chrono::Utc::now().timestamp_micros()));
         let policy = self.policy.load();
         let verdict = policy.evaluate(&req, &self.registry, &observed);
         let shadow = self
