@@ -63,8 +63,10 @@ struct Session {
     calls: u64,
     denials: u64,
     per_tool: HashMap<String, u64>,
-    per_call: HashMap<(String, String), u64>,
-    last: Option<(String, String)>,
+    /// Identical calls by a 64-bit digest of (tool, argument hash): 16 bytes an entry rather
+    /// than two strings, since a long session makes many distinct calls.
+    per_call: HashMap<u64, u64>,
+    last: Option<u64>,
     consecutive: u64,
     last_seen_us: i64,
 }
@@ -142,8 +144,8 @@ impl Facts {
         let tool_calls = session.per_tool.entry(call.tool.to_owned()).or_default();
         *tool_calls += 1;
         let session_tool_calls = *tool_calls;
-        let key = (call.tool.to_owned(), call.args_hash.to_owned());
-        let identical = session.per_call.entry(key.clone()).or_default();
+        let key = digest(call.tool, call.args_hash);
+        let identical = session.per_call.entry(key).or_default();
         *identical += 1;
         let identical_calls = *identical;
         session.consecutive =
@@ -206,6 +208,15 @@ impl Facts {
             }
         }
     }
+}
+
+/// A 64-bit digest of a call's tool and argument hash (SipHash with fixed keys: the same in
+/// every process, so a rebuild counts as the server did).
+fn digest(tool: &str, args_hash: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (tool, args_hash).hash(&mut hasher);
+    hasher.finish()
 }
 
 #[cfg(test)]

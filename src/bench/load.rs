@@ -2,6 +2,7 @@
 //! answered, spread over the connections, for a fixed time.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -105,9 +106,10 @@ async fn caller_loop(
     let mut gate = GateClient::new(channel);
     let mut latency = histogram();
     let (mut calls, mut errors) = (0u64, 0u64);
-    let mut n = 0u64;
     while Instant::now() < deadline {
-        n += 1;
+        // Numbered across callers and runs of this process: no two calls are identical (the
+        // default policy would stop a loop), and sessions turn over (it caps sessions too).
+        let n = CALL_NUMBER.fetch_add(1, Ordering::Relaxed);
         let t0 = Instant::now();
         let ok = match call {
             Call::Health => health.check(HealthCheckRequest::default()).await.is_ok(),
@@ -125,9 +127,18 @@ async fn caller_loop(
     (calls, errors, latency)
 }
 
+/// Calls numbered across the process, in the order they are made.
+static CALL_NUMBER: AtomicU64 = AtomicU64::new(0);
+
+/// Calls numbered within one session: the bench's sessions stay far below the default policy's
+/// cap of 10,000 calls.
+const CALLS_PER_SESSION: u64 = 1000;
+
 fn decide_request(caller: usize, n: u64) -> DecideRequest {
+    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let run = RUN.get_or_init(|| uuid::Uuid::now_v7().simple().to_string());
     DecideRequest {
-        session_id: format!("bench-{caller}"),
+        session_id: format!("bench-{run}-{caller}-{}", n / CALLS_PER_SESSION),
         actor: Some(Actor { id: format!("agent-{caller}"), ..Default::default() }),
         tool: "read".into(),
         args_json: format!(r#"{{"path":"src/lib.rs","offset":{n},"limit":200}}"#),
