@@ -7,7 +7,7 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: the configuration file, its defaults and the tool registry.
+//! - [`config`]: the configuration file and its defaults (tools, actors, caps, limits).
 //! - [`registry`]: the tool registry: each tool's safety level and default action.
 //! - [`request`]: turns wire requests into validated, normalized requests (canonical arguments,
 //!   their hash, limits); every rejection names its field.
@@ -15,14 +15,17 @@
 //! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
 //! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
 //!   processing, and what goes on the trail.
-//! - [`trail`]: the event model, its canonical encoding and hash chain, and chain verification.
-//! - [`store`]: the SQLite file: migrations, the single group-committing writer, read-only reads.
+//! - [`trail`]: the event model, its canonical encoding and hash chain, its CSV form, and chain
+//!   verification.
+//! - [`store`]: the SQLite file: migrations, the single group-committing writer, its
+//!   checkpointer, read-only reads.
 //! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
-//! - [`grpc`]: the tonic services over [`gate`], health and reflection.
+//! - [`grpc`]: the tonic services (Gate, Audit, Admin) over [`gate`] and [`audit`], health and
+//!   reflection.
 //! - [`server`]: binds everything together and serves until shut down.
 //! - [`audit`]: what auditors do with the trail: CSV export with a manifest, and verification of
 //!   the trail and of exports.
-//! - [`bench`]: the load generator behind `toolgate bench`.
+//! - [`bench`](mod@bench): `toolgate bench`: the load generator, and the audit and policy measurements.
 //! - [`cli`]: the `toolgate` command line, one file per subcommand.
 //! - [`error`], [`shutdown`], [`telemetry`]: the service error and its gRPC status, signal
 //!   handling, and logging.

@@ -1,7 +1,7 @@
 //! The SQLite file behind the trail. One writer thread owns the only write connection and
-//! commits events in groups ([`writer`]); everything else reads through a read-only pool
-//! ([`reader`]), so queries and verification never block writes. A third connection
-//! checkpoints the WAL in the background ([`checkpoint`]).
+//! commits events in groups (`writer.rs`); everything else reads through a read-only pool
+//! (`reader.rs`), so queries and verification never block writes. A third connection
+//! checkpoints the WAL in the background (`checkpoint.rs`).
 
 mod checkpoint;
 mod reader;

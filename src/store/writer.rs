@@ -33,12 +33,6 @@ pub struct Writer {
     timeout: Duration,
 }
 
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Job")
-    }
-}
-
 /// The writer's thread (and its checkpointer); joining it waits until the queue is drained
 /// and the connections closed.
 #[derive(Debug)]
