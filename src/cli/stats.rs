@@ -5,7 +5,7 @@ use clap::Args;
 use super::Exit;
 use super::args::{Source, SourceArgs};
 use crate::proto;
-use crate::request::parse_time;
+use crate::request::Filter;
 use crate::store::Stats;
 
 /// Arguments of `toolgate stats`.
@@ -26,20 +26,13 @@ pub struct StatsArgs {
 
 /// Prints the counts.
 pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
-    let now = chrono::Utc::now();
-    let time = |flag: &str, v: &Option<String>| -> anyhow::Result<Option<String>> {
-        v.as_deref()
-            .map(|v| parse_time(v, now).map_err(|p| anyhow::anyhow!("--{flag}: {p}")))
-            .transpose()
-    };
-    let (since, until) = (time("since", &args.since)?, time("until", &args.until)?);
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let range = Filter::time_range(&text(&args.since), &text(&args.until), "--")?;
+    let (since, until) = (range.since.clone(), range.until.clone());
     let stats = match args.source.open().await? {
-        Source::Db(reader) => reader.stats(since.as_deref(), until.as_deref()).await?,
+        Source::Db(reader) => reader.stats(&range).await?,
         Source::Server(mut client) => {
-            let request = proto::StatsRequest {
-                since: since.clone().unwrap_or_default(),
-                until: until.clone().unwrap_or_default(),
-            };
+            let request = proto::StatsRequest { since: text(&since), until: text(&until) };
             let s = client.stats(request).await?.into_inner();
             let counts =
                 |list: Vec<proto::Count>| list.into_iter().map(|c| (c.key, c.count)).collect();

@@ -9,7 +9,7 @@ use super::convert::event_to_proto;
 use crate::audit::{Export, SharedBuffer, verify_trail};
 use crate::error::{Error, refuse};
 use crate::proto::{self, audit_server::Audit};
-use crate::request::{FieldError, Filter, parse_time};
+use crate::request::{FieldError, Filter};
 use crate::store::{Reader, Writer};
 
 /// Largest page a Query may ask for.
@@ -161,20 +161,11 @@ impl Audit for AuditService {
         request: Request<proto::StatsRequest>,
     ) -> Result<Response<proto::StatsResponse>, Status> {
         let req = request.into_inner();
-        let now = chrono::Utc::now();
-        let time = |field: &str, v: &str| -> Result<Option<String>, FieldError> {
-            if v.is_empty() {
-                return Ok(None);
-            }
-            parse_time(v, now).map(Some).map_err(|p| FieldError::new(field, p))
-        };
-        let range = time("since", &req.since).and_then(|s| Ok((s, time("until", &req.until)?)));
-        let (since, until) = match range {
+        let range = match Filter::time_range(&req.since, &req.until, "") {
             Ok(range) => range,
             Err(e) => return Err(self.refuse("Stats", e).await),
         };
-        let stats =
-            self.reader.stats(since.as_deref(), until.as_deref()).await.map_err(unavailable)?;
+        let stats = self.reader.stats(&range).await.map_err(unavailable)?;
         let counts = |list: Vec<(String, u64)>| {
             list.into_iter().map(|(key, count)| proto::Count { key, count }).collect()
         };

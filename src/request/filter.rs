@@ -87,6 +87,17 @@ impl Filter {
         Ok(filter)
     }
 
+    /// A filter on time alone (the compliance summary's range), validated like any other:
+    /// field names in errors are prefixed with `prefix`.
+    pub fn time_range(since: &str, until: &str, prefix: &str) -> Result<Self, FieldError> {
+        let wire = proto::Filter {
+            since: since.to_owned(),
+            until: until.to_owned(),
+            ..Default::default()
+        };
+        Self::from_proto(wire, prefix)
+    }
+
     /// The filter in wire form (times already normalized).
     pub fn to_proto(&self) -> proto::Filter {
         let text = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -112,7 +123,7 @@ impl Filter {
 
 /// Parses an RFC 3339 time, or a duration back from `now` (`90s`, `15m`, `24h`, `7d`, `2w`),
 /// into the trail's format: UTC with microseconds.
-pub fn parse_time(value: &str, now: DateTime<Utc>) -> Result<String, String> {
+fn parse_time(value: &str, now: DateTime<Utc>) -> Result<String, String> {
     let time = match DateTime::parse_from_rfc3339(value) {
         Ok(time) => time.with_timezone(&Utc),
         Err(_) => {

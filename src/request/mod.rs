@@ -10,7 +10,7 @@ mod filter;
 pub use canonical::{ArgsError, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
-pub use filter::{Filter, parse_time};
+pub use filter::Filter;
 
 /// A request field that is missing, malformed or over its limit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

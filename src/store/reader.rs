@@ -182,19 +182,11 @@ impl Reader {
         .await
     }
 
-    /// Counts of the events in a time range, by outcome, tool, actor and kind.
-    pub async fn stats(
-        &self,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Stats, StoreError> {
-        let range = Filter {
-            since: since.map(str::to_owned),
-            until: until.map(str::to_owned),
-            ..Filter::default()
-        };
-        let total = self.count(&range).await?;
-        let (conditions, values) = conditions(&range);
+    /// Counts of the events a filter selects (a time range, for the compliance summary), by
+    /// outcome, tool, actor and kind.
+    pub async fn stats(&self, range: &Filter) -> Result<Stats, StoreError> {
+        let total = self.count(range).await?;
+        let (conditions, values) = conditions(range);
         self.with(move |conn| {
             let mut stats = Stats { total, ..Stats::default() };
             for (column, counts) in [
