@@ -11,6 +11,7 @@ use cedar_policy::{
 };
 use sha2::{Digest, Sha256};
 
+use super::slice::Slices;
 use super::{Outcome, context};
 use crate::facts::Observed;
 use crate::registry::{Safety, ToolRegistry};
@@ -73,6 +74,8 @@ pub struct PolicyEngine {
     /// Configured actors and action groups (see [`super::entities`]); empty by default.
     entities: Arc<Entities>,
     authorizer: Authorizer,
+    /// The policies that can match each (actor, action) seen so far.
+    slices: Slices,
     actor_type: EntityTypeName,
     action_type: EntityTypeName,
     resource_type: EntityTypeName,
@@ -172,6 +175,7 @@ impl PolicyEngine {
             source_name: source_name.to_owned(),
             entities: Arc::new(Entities::empty()),
             authorizer: Authorizer::new(),
+            slices: Slices::default(),
             actor_type: type_name("Actor"),
             action_type: type_name("Action"),
             resource_type: type_name("Resource"),
@@ -181,6 +185,7 @@ impl PolicyEngine {
     /// The engine, evaluating with these configured actors and action groups.
     pub fn with_entities(mut self, entities: Arc<Entities>) -> Self {
         self.entities = entities;
+        self.slices.clear();
         self
     }
 
@@ -215,12 +220,15 @@ impl PolicyEngine {
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
         };
+        let principal = uid(&self.actor_type, &req.actor.id);
+        let action = uid(&self.action_type, &req.action);
+        let slice = self.slices.get(&self.set, &self.entities, &principal, &action);
         let request = context::build(req, safety, registry.default_action(&req.tool), facts)
             .map_err(|e| e.to_string())
             .and_then(|context| {
                 Request::new(
-                    uid(&self.actor_type, &req.actor.id),
-                    uid(&self.action_type, &req.action),
+                    principal,
+                    action,
                     uid(&self.resource_type, &req.resource.id),
                     context,
                     None,
@@ -231,7 +239,7 @@ impl PolicyEngine {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
         };
-        let response = self.authorizer.is_authorized(&request, &self.set, &self.entities);
+        let response = self.authorizer.is_authorized(&request, &slice, &self.entities);
         let diagnostics = response.diagnostics();
 
         let errors: Vec<_> = diagnostics.errors().collect();

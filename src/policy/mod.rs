@@ -7,6 +7,7 @@ mod context;
 mod directory;
 mod engine;
 mod shape;
+mod slice;
 
 pub use directory::entities;
 pub use engine::{PolicyEngine, PolicyError, Verdict};
