@@ -18,81 +18,67 @@ use cedar_policy::{Context, ContextCreationError, RestrictedExpression as Expr};
 use chrono::{DateTime, Datelike, Timelike};
 use serde_json::Value;
 
+use super::shape::{CONTEXT, Used};
 use crate::facts::Observed;
 use crate::registry::Safety;
 use crate::request::ActionRequest;
 
-/// Builds the context of a request.
+/// Builds the records of the context of a request that the policy set reads (see [`Used`]).
 pub fn build(
     req: &ActionRequest,
     safety: Safety,
     default_action: &str,
     facts: &Observed,
+    used: Used,
 ) -> Result<Context, Box<ContextCreationError>> {
     let long = |n: u64| Expr::new_long(i64::try_from(n).unwrap_or(i64::MAX));
     let string = |s: &str| Expr::new_string(s.to_owned());
-    let pairs = [
-        (
-            "tool",
-            record([
-                ("name", string(&req.tool)),
-                ("safety", string(safety.as_str())),
-                ("default_action", string(default_action)),
-            ]),
-        ),
-        (
-            "actor",
-            record([
-                ("kind", string(req.actor.kind.as_str())),
-                (
-                    "delegation_chain",
-                    Expr::new_set(req.actor.delegation_chain.iter().map(|a| string(a))),
-                ),
-            ]),
-        ),
-        (
-            "resource",
-            record([
-                ("type", string(&req.resource.kind)),
-                ("id", string(&req.resource.id)),
-                ("classification", string(&req.resource.classification)),
-            ]),
-        ),
-        (
-            "options",
-            record([
-                ("allow_write", Expr::new_bool(req.options.allow_write)),
-                ("allow_bash", Expr::new_bool(req.options.allow_bash)),
-            ]),
-        ),
-        (
-            "plan",
-            record([
-                ("dry_run", Expr::new_bool(req.plan.dry_run)),
-                ("idempotency_key", string(&req.plan.idempotency_key)),
-                ("rollback_hint", string(&req.plan.rollback_hint)),
-            ]),
-        ),
-        (
-            "session",
-            record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))]),
-        ),
-        (
-            "facts",
-            record([
-                ("session_calls", long(facts.session_calls)),
-                ("session_tool_calls", long(facts.session_tool_calls)),
-                ("identical_calls", long(facts.identical_calls)),
-                ("consecutive_identical", long(facts.consecutive_identical)),
-                ("session_denials", long(facts.session_denials)),
-                ("actor_calls_last_minute", long(facts.actor_calls_last_minute)),
-                ("session_cap", long(facts.session_cap)),
-            ]),
-        ),
-        ("time", time(facts.at_us)),
-        ("harness", json_record(&req.context)),
-    ];
-    Context::from_pairs(pairs.into_iter().map(|(k, v)| (k.to_owned(), v))).map_err(Box::new)
+    let part = |name: &str| match name {
+        "tool" => record([
+            ("name", string(&req.tool)),
+            ("safety", string(safety.as_str())),
+            ("default_action", string(default_action)),
+        ]),
+        "actor" => record([
+            ("kind", string(req.actor.kind.as_str())),
+            (
+                "delegation_chain",
+                Expr::new_set(req.actor.delegation_chain.iter().map(|a| string(a))),
+            ),
+        ]),
+        "resource" => record([
+            ("type", string(&req.resource.kind)),
+            ("id", string(&req.resource.id)),
+            ("classification", string(&req.resource.classification)),
+        ]),
+        "options" => record([
+            ("allow_write", Expr::new_bool(req.options.allow_write)),
+            ("allow_bash", Expr::new_bool(req.options.allow_bash)),
+        ]),
+        "plan" => record([
+            ("dry_run", Expr::new_bool(req.plan.dry_run)),
+            ("idempotency_key", string(&req.plan.idempotency_key)),
+            ("rollback_hint", string(&req.plan.rollback_hint)),
+        ]),
+        "session" => {
+            record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))])
+        }
+        "facts" => record([
+            ("session_calls", long(facts.session_calls)),
+            ("session_tool_calls", long(facts.session_tool_calls)),
+            ("identical_calls", long(facts.identical_calls)),
+            ("consecutive_identical", long(facts.consecutive_identical)),
+            ("session_denials", long(facts.session_denials)),
+            ("actor_calls_last_minute", long(facts.actor_calls_last_minute)),
+            ("session_cap", long(facts.session_cap)),
+        ]),
+        "time" => time(facts.at_us),
+        // The free-form record, the last of `CONTEXT`; a test checks that every record is built
+        // (`the_shape_lists_exactly_what_the_context_holds`).
+        _ => json_record(&req.context),
+    };
+    let pairs = CONTEXT.iter().filter(|(name, _)| used.contains(name));
+    Context::from_pairs(pairs.map(|(name, _)| ((*name).to_owned(), part(name)))).map_err(Box::new)
 }
 
 /// The time of the call: Unix seconds, and the UTC hour (0–23) and weekday (0 = Monday).
@@ -131,4 +117,47 @@ fn json_record(map: &serde_json::Map<String, Value>) -> Expr {
     let fields = map.iter().filter_map(|(k, v)| Some((k.clone(), json_expr(v)?)));
     // INVARIANT: a JSON object's keys are distinct.
     Expr::new_record(fields).expect("JSON object keys are distinct")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Limits;
+    use crate::proto;
+    use crate::registry::ToolRegistry;
+
+    fn request() -> ActionRequest {
+        let req = proto::DecideRequest {
+            session_id: "s1".into(),
+            actor: Some(proto::Actor { id: "agent".into(), ..Default::default() }),
+            tool: "read".into(),
+            context_json: r#"{"ticket": "T-1"}"#.into(),
+            ..Default::default()
+        };
+        ActionRequest::from_proto(req, &Limits::default(), &ToolRegistry::default()).unwrap()
+    }
+
+    fn keys(used: Used) -> Vec<String> {
+        let context = build(&request(), Safety::ReadOnly, "fs.read", &Observed::default(), used);
+        let mut keys: Vec<_> = context.unwrap().into_iter().map(|(k, _)| k).collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn only_the_records_a_policy_reads_are_built() {
+        let policy = cedar_policy::Policy::parse(
+            None,
+            "permit(principal, action, resource) when { context.tool.safety == \"read_only\" && context has harness };",
+        )
+        .unwrap();
+        assert_eq!(keys(Used::by(&policy.to_json().unwrap())), ["harness", "tool"]);
+
+        let whole = cedar_policy::Policy::parse(
+            None,
+            "permit(principal, action, resource) when { context == {} };",
+        )
+        .unwrap();
+        assert_eq!(Used::by(&whole.to_json().unwrap()), Used::ALL);
+    }
 }

@@ -11,6 +11,7 @@ use cedar_policy::{
 };
 use sha2::{Digest, Sha256};
 
+use super::shape::Used;
 use super::slice::Slices;
 use super::{Outcome, context};
 use crate::facts::Observed;
@@ -74,6 +75,8 @@ pub struct PolicyEngine {
     /// Configured actors and action groups (see [`super::entities`]); empty by default.
     entities: Arc<Entities>,
     authorizer: Authorizer,
+    /// The context records the policies read: only these are built.
+    used: Used,
     /// The policies that can match each (actor, action) seen so far.
     slices: Slices,
     actor_type: EntityTypeName,
@@ -126,6 +129,7 @@ impl PolicyEngine {
 
         let mut set = PolicySet::new();
         let mut meta = HashMap::new();
+        let mut used = Used::NONE;
         for (position, (_, policy)) in policies.into_iter().enumerate() {
             let id = match policy.annotation("id") {
                 Some(id) => id.to_owned(),
@@ -138,10 +142,11 @@ impl PolicyEngine {
             // Where the policy starts in the file: Cedar keeps each policy's own text.
             let source = policy.to_string();
             let line = text.find(&source).map(|at| text[..at].lines().count() + 1);
-            let unknown = policy
-                .to_json()
-                .map(|json| super::shape::unknown_attributes(&json))
-                .unwrap_or_default();
+            // A policy Cedar cannot show as JSON is read as reading every record.
+            let json = policy.to_json().ok();
+            used = used.or(json.as_ref().map_or(Used::ALL, Used::by));
+            let unknown =
+                json.map(|json| super::shape::unknown_attributes(&json)).unwrap_or_default();
             if !unknown.is_empty() {
                 return Err(PolicyError::Annotation {
                     source_name: source_name.to_owned(),
@@ -175,6 +180,7 @@ impl PolicyEngine {
             source_name: source_name.to_owned(),
             entities: Arc::new(Entities::empty()),
             authorizer: Authorizer::new(),
+            used,
             slices: Slices::default(),
             actor_type: type_name("Actor"),
             action_type: type_name("Action"),
@@ -223,18 +229,19 @@ impl PolicyEngine {
         let principal = uid(&self.actor_type, &req.actor.id);
         let action = uid(&self.action_type, &req.action);
         let slice = self.slices.get(&self.set, &self.entities, &principal, &action);
-        let request = context::build(req, safety, registry.default_action(&req.tool), facts)
-            .map_err(|e| e.to_string())
-            .and_then(|context| {
-                Request::new(
-                    principal,
-                    action,
-                    uid(&self.resource_type, &req.resource.id),
-                    context,
-                    None,
-                )
+        let request =
+            context::build(req, safety, registry.default_action(&req.tool), facts, self.used)
                 .map_err(|e| e.to_string())
-            });
+                .and_then(|context| {
+                    Request::new(
+                        principal,
+                        action,
+                        uid(&self.resource_type, &req.resource.id),
+                        context,
+                        None,
+                    )
+                    .map_err(|e| e.to_string())
+                });
         let request = match request {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
@@ -576,9 +583,14 @@ mod tests {
     #[test]
     fn the_shape_lists_exactly_what_the_context_holds() {
         let req = request("read", false);
-        let context =
-            super::super::context::build(&req, Safety::ReadOnly, "fs.read", &Observed::default())
-                .unwrap();
+        let context = super::super::context::build(
+            &req,
+            Safety::ReadOnly,
+            "fs.read",
+            &Observed::default(),
+            Used::ALL,
+        )
+        .unwrap();
         for (record, attributes) in super::super::shape::CONTEXT {
             let Some(cedar_policy::EvalResult::Record(value)) = context.get(record) else {
                 panic!("context.{record} is not a record")

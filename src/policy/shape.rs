@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 /// The records of `context` and their attributes; `harness` is free-form.
-pub const CONTEXT: [(&str, &[&str]); 9] = [
+pub const CONTEXT: [(&str, &[&str]); RECORDS] = [
     ("tool", &["name", "safety", "default_action"]),
     ("actor", &["kind", "delegation_chain"]),
     ("resource", &["type", "id", "classification"]),
@@ -31,6 +31,8 @@ pub const CONTEXT: [(&str, &[&str]); 9] = [
     ("time", &["unix", "hour", "weekday"]),
     ("harness", &[]),
 ];
+
+const RECORDS: usize = 9;
 
 /// The record that holds free-form attributes.
 const FREE_FORM: &str = "harness";
@@ -106,4 +108,61 @@ fn check(access: &Value, unknown: &mut Vec<String>) {
 
 fn is_context(node: &Value) -> bool {
     node.get("Var").and_then(Value::as_str) == Some("context")
+}
+
+/// The records of `context` a policy set reads. Only these are built for a request: a policy
+/// cannot tell a record it never names from one that is absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Used([bool; RECORDS]);
+
+impl Used {
+    pub const NONE: Self = Self([false; RECORDS]);
+    pub const ALL: Self = Self([true; RECORDS]);
+
+    /// The records a policy (in Cedar's JSON form) reads: those it names as `context.<record>`
+    /// or tests with `context has <record>`; all of them when it uses `context` whole.
+    pub fn by(policy: &Value) -> Self {
+        let mut used = Self::NONE;
+        let (mut whole, mut accessed) = (0, 0);
+        count(policy, &mut used, &mut whole, &mut accessed);
+        if whole > accessed { Self::ALL } else { used }
+    }
+
+    /// The records either reads.
+    pub fn or(self, other: Self) -> Self {
+        Self(std::array::from_fn(|i| self.0[i] || other.0[i]))
+    }
+
+    /// Whether `record` is read.
+    pub fn contains(self, record: &str) -> bool {
+        CONTEXT.iter().zip(self.0).any(|((name, _), used)| used && *name == record)
+    }
+}
+
+/// Counts the uses of `context` (`whole`), those that access one of its records (`accessed`),
+/// and marks the records accessed.
+fn count(node: &Value, used: &mut Used, whole: &mut usize, accessed: &mut usize) {
+    match node {
+        Value::Object(map) => {
+            if is_context(node) {
+                *whole += 1;
+            }
+            for (key, value) in map {
+                if key == "." || key == "has" {
+                    let attr = value.get("attr").and_then(Value::as_str);
+                    if let (Some(left), Some(attr)) = (value.get("left"), attr)
+                        && is_context(left)
+                    {
+                        *accessed += 1;
+                        if let Some(i) = CONTEXT.iter().position(|(name, _)| *name == attr) {
+                            used.0[i] = true;
+                        }
+                    }
+                }
+                count(value, used, whole, accessed);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| count(item, used, whole, accessed)),
+        _ => {}
+    }
 }

@@ -63,9 +63,7 @@ fn slice(
 ) -> PolicySet {
     // INVARIANT: the policies come from a set, so their ids are distinct.
     PolicySet::from_policies(
-        set.policies()
-            .filter(|p| can_match(p, entities, principal, action))
-            .cloned(),
+        set.policies().filter(|p| can_match(p, entities, principal, action)).cloned(),
     )
     .expect("policy ids of a set are distinct")
 }
