@@ -9,6 +9,7 @@ const PROTOS: &[&str] = &[
     "proto/toolgate/v1/gate.proto",
     "proto/toolgate/v1/audit.proto",
     "proto/toolgate/v1/admin.proto",
+    "proto/toolgate/v1/approvals.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -62,6 +62,8 @@ pub struct Config {
     pub actors: BTreeMap<String, ActorSpec>,
     /// Action groups: `action in Action::"<group>"` for each member action.
     pub action_groups: BTreeMap<String, Vec<String>>,
+    /// How calls that require approval wait for a verdict.
+    pub approvals: ApprovalsConfig,
 }
 
 impl Default for Config {
@@ -79,6 +81,7 @@ impl Default for Config {
             session_caps: BTreeMap::from([("default".to_owned(), 10_000)]),
             actors: BTreeMap::new(),
             action_groups: BTreeMap::new(),
+            approvals: ApprovalsConfig::default(),
         }
     }
 }
@@ -225,6 +228,33 @@ impl WriterConfig {
     pub fn commit_timeout(&self) -> Duration {
         Duration::from_millis(self.commit_timeout_ms)
     }
+}
+
+/// How calls that require approval wait for a verdict.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    /// How long an approval waits for a verdict before it expires.
+    pub ttl_seconds: u64,
+    /// What an expiry decides: `deny` (the default) or `allow`.
+    pub on_timeout: TimeoutVerdict,
+    /// Keep the arguments of a pending call in memory and show them to approvers. They are
+    /// never written to the trail, so after a restart approvers see only their hash.
+    pub show_args: bool,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        Self { ttl_seconds: 15 * 60, on_timeout: TimeoutVerdict::Deny, show_args: false }
+    }
+}
+
+/// What an approval that expires decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutVerdict {
+    Deny,
+    Allow,
 }
 
 #[cfg(test)]

@@ -15,6 +15,15 @@ pub enum Error {
     /// The trail could not record the call, so nothing may be answered.
     #[error("audit trail unavailable: {0}")]
     Unavailable(#[from] StoreError),
+    /// What the request names does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The request is well formed but the state of things refuses it.
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// The caller may not do this.
+    #[error("{0}")]
+    PermissionDenied(String),
 }
 
 impl From<Error> for Status {
@@ -27,6 +36,9 @@ impl From<Error> for Status {
                 tracing::error!(error = %e, "call refused: the trail could not record it");
                 Status::unavailable("audit trail unavailable: the call was not recorded")
             }
+            Error::NotFound(message) => Status::not_found(message),
+            Error::FailedPrecondition(message) => Status::failed_precondition(message),
+            Error::PermissionDenied(message) => Status::permission_denied(message),
         }
     }
 }

@@ -13,6 +13,8 @@
 //!   their hash, limits); every rejection names its field.
 //! - [`facts`]: per-session and per-actor counts (loops, caps, rates) handed to the policy.
 //! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
+//! - [`approvals`]: the calls waiting for a person's verdict, their expiry and their rebuild
+//!   from the trail.
 //! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
 //!   processing, and what goes on the trail.
 //! - [`trail`]: the event model, its canonical encoding and hash chain, its CSV form, and chain
@@ -20,7 +22,7 @@
 //! - [`store`]: the SQLite file: migrations, the single group-committing writer, its
 //!   checkpointer, read-only reads.
 //! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
-//! - [`grpc`]: the tonic services (Gate, Audit, Admin) over [`gate`] and [`audit`], health and
+//! - [`grpc`]: the tonic services (Gate, Approvals, Audit, Admin) over [`gate`] and [`audit`], health and
 //!   reflection.
 //! - [`server`]: binds everything together and serves until shut down.
 //! - [`audit`]: what auditors do with the trail: CSV export with a manifest, and verification of
@@ -30,6 +32,7 @@
 //! - [`error`], [`shutdown`], [`telemetry`]: the service error and its gRPC status, signal
 //!   handling, and logging.
 
+pub mod approvals;
 pub mod audit;
 pub mod bench;
 pub mod cli;

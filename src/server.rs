@@ -11,14 +11,16 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 
+use crate::approvals::{Approvals, rebuild};
 use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
-use crate::grpc::{AdminService, AuditService, GateService};
+use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService};
 use crate::policy::PolicyError;
 use crate::proto;
 use crate::proto::admin_server::AdminServer;
+use crate::proto::approvals_server::ApprovalsServer;
 use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::store::{Store, StoreError};
@@ -61,7 +63,10 @@ pub async fn run(
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
     let rebuilt = facts.rebuild(&store.reader).await?;
     tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
-    let gate = Gate::new(&config, facts, store.writer.clone())?;
+    let approvals = Arc::new(Approvals::new(config.approvals.clone()));
+    let pending = rebuild(&approvals, &store.reader).await?;
+    tracing::info!(pending, "pending approvals rebuilt from the trail");
+    let gate = Gate::new(&config, facts, approvals, store.writer.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),
@@ -72,12 +77,19 @@ pub async fn run(
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GateServer<GateService>>().await;
     health.set_serving::<AuditServer<AuditService>>().await;
+    health.set_serving::<ApprovalsServer<ApprovalsService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let admin_service = AdminServer::new(AdminService::new(gate.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), hangups));
+    let expiries = tokio::spawn(expire_approvals(gate.clone()));
+    let approvals_service = ApprovalsServer::new(ApprovalsService::new(
+        gate.clone(),
+        store.reader.clone(),
+        store.writer.clone(),
+    ));
     let gate_service = GateServer::new(GateService::new(gate))
         .max_decoding_message_size(config.limits.max_message_bytes());
     let audit_service =
@@ -88,25 +100,42 @@ pub async fn run(
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<GateServer<GateService>>().await;
         health.set_not_serving::<AuditServer<AuditService>>().await;
+        health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
     let served = Server::builder()
         .add_service(health_service)
         .add_service(reflection)
         .add_service(gate_service)
         .add_service(audit_service)
+        .add_service(approvals_service)
         .add_service(admin_service)
         .serve_with_incoming_shutdown(incoming(listener), stopping)
         .await;
 
     // The services are gone with the server, and the reload task with this abort; that drops
     // the last writer handle, so the writer commits what it holds and stops.
-    reloads.abort();
-    let _ = reloads.await;
+    for task in [reloads, expiries] {
+        task.abort();
+        let _ = task.await;
+    }
     store.reader.close().await;
     drop(store);
     writer_thread.join().await;
     tracing::info!("stopped");
     Ok(served?)
+}
+
+/// Expires the approvals past their time, checking every second.
+async fn expire_approvals(gate: Gate) {
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let expired = gate.expire_approvals().await;
+        if expired > 0 {
+            tracing::info!(expired, "approvals expired");
+        }
+    }
 }
 
 /// Reloads the policy at every SIGHUP; a policy that does not load is logged and the one in

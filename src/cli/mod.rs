@@ -2,6 +2,7 @@
 //! function. Exit codes: 0 ok, 1 error (or a failed policy check or test), 2 the trail's chain
 //! is broken.
 
+mod approvals;
 mod args;
 mod bench;
 mod decide;
@@ -16,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub use approvals::{ApprovalsArgs, approvals};
 pub use bench::{BenchArgs, bench};
 pub use decide::{DecideArgs, decide};
 pub use export::{ExportArgs, export};
@@ -55,6 +57,8 @@ pub enum Command {
     Policy(PolicyArgs),
     /// Try one request against a policy file or a running server.
     Decide(DecideArgs),
+    /// List, approve and reject the calls waiting for a verdict on a running server.
+    Approvals(ApprovalsArgs),
 }
 
 /// How a command ended.
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
             Command::Bench(args) => bench(args).await,
             Command::Policy(args) => policy(args).await,
             Command::Decide(args) => decide(args).await,
+            Command::Approvals(args) => approvals(args).await,
         }
     });
     match result {

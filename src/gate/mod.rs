@@ -5,14 +5,17 @@
 //! INVARIANT (fail closed): no method returns a result before the events it describes are
 //! committed; when the trail cannot commit them the caller gets [`Error::Unavailable`].
 
+mod approve;
 mod output;
 mod pairing;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 
+use crate::approvals::{Approval, Approvals};
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
 use crate::facts::{Call, Facts};
@@ -76,14 +79,24 @@ pub struct Gate {
     /// Configured actors and action groups, for the policies a reload loads.
     entities: Arc<Entities>,
     registry: Arc<ToolRegistry>,
+    /// The calls waiting for an approver.
+    approvals: Arc<Approvals>,
+    /// Configured actors' roles, which policies see of an approver.
+    roles: Arc<HashMap<String, Vec<String>>>,
     limits: Limits,
     defaults: Defaults,
 }
 
 impl Gate {
     /// A gate for `config`: it decides with the configured policy (and shadow policy), counts
-    /// with `facts` and records through `writer`.
-    pub fn new(config: &Config, facts: Arc<Facts>, writer: Writer) -> Result<Self, PolicyError> {
+    /// with `facts`, keeps calls that require approval in `approvals` and records through
+    /// `writer`.
+    pub fn new(
+        config: &Config,
+        facts: Arc<Facts>,
+        approvals: Arc<Approvals>,
+        writer: Writer,
+    ) -> Result<Self, PolicyError> {
         let entities = entities(config)?;
         let policy = PolicyEngine::load(config.policy.as_deref(), entities.clone())?;
         let shadow = match &config.shadow_policy {
@@ -99,9 +112,18 @@ impl Gate {
             shadow: Arc::new(ArcSwapOption::from(shadow.map(Arc::new))),
             shadow_path: config.shadow_policy.clone(),
             registry: Arc::new(config.registry()),
+            approvals,
+            roles: Arc::new(
+                config.actors.iter().map(|(id, spec)| (id.clone(), spec.roles.clone())).collect(),
+            ),
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
         })
+    }
+
+    /// The configured input limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Records that the gate's policy set (and its shadow, if any) is in force.
@@ -208,7 +230,29 @@ impl Gate {
             request: Some(serde_json::to_string(&req).expect("the request serializes")),
             ..Record::new(Kind::Decision)
         };
-        let events = self.writer.append(vec![record]).await?;
+        let approval = (verdict.outcome == Outcome::RequireApproval).then(|| Approval {
+            decision_id: decision_id.clone(),
+            args_json: self
+                .approvals
+                .show_args()
+                .then(|| serde_json::Value::Object(req.args.clone()).to_string()),
+            request: req.clone(),
+            reason: verdict.reason.clone(),
+            policy_ids: verdict.policy_ids.clone(),
+            requested_at: chrono::Utc::now(),
+            expires_at: chrono::Utc::now(),
+            observed,
+            verdict: None,
+        });
+        let mut records = vec![record];
+        if let Some(approval) = &approval {
+            records.push(approval.requested_record(self.approvals.ttl()));
+        }
+        let events = self.writer.append(records).await?;
+        if let (Some(approval), Some(requested)) = (approval, events.get(1)) {
+            // The approval's clock starts with its event, as a rebuild from the trail sees it.
+            self.approvals.open(approval.requested_at(&requested.ts, self.approvals.ttl()));
+        }
         Ok(Decision {
             decision_id,
             verdict,

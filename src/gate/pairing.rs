@@ -13,10 +13,18 @@ pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) ->
     };
     let record = &decision.record;
     let outcome = record.outcome.as_deref().unwrap_or_default();
-    // What may run: the decided arguments after allow (and, as a dry run, after dry_run), the
-    // rewritten ones after rewrite; nothing else.
+    // What may run: the decided arguments after allow (and, as a dry run, after dry_run, and
+    // once approved, after require_approval), the rewritten ones after rewrite; nothing else.
     let decided = if outcome == Outcome::Allow.as_str() || outcome == Outcome::DryRun.as_str() {
         record.args_hash.as_deref()
+    } else if outcome == Outcome::RequireApproval.as_str() {
+        match &decision.approval {
+            Some((_, verdict)) if verdict == Outcome::Allow.as_str() => record.args_hash.as_deref(),
+            Some((kind, _)) => {
+                return Some(format!("the call required approval and has none: {kind}"));
+            }
+            None => return Some("the call required approval and was not approved".to_owned()),
+        }
     } else if outcome == Outcome::Rewrite.as_str() {
         record.rewritten_args_hash.as_deref()
     } else {
@@ -107,6 +115,7 @@ mod tests {
                 ..Record::new(Kind::Decision)
             },
             executed,
+            approval: None,
         }
     }
 
@@ -122,6 +131,7 @@ mod tests {
             (report("h"), Some(decision("deny", false)), "not allow: deny"),
             (report("h"), Some(decision("allow", true)), "already executed"),
             (report("other"), Some(decision("allow", false)), "hash differs"),
+            (report("h"), Some(decision("require_approval", false)), "was not approved"),
         ];
         for (report, decision, expected) in cases {
             let found = violation(&report, decision.as_ref()).unwrap();

@@ -62,7 +62,8 @@ impl proto::gate_server::Gate for GateService {
     }
 }
 
-fn outcome(outcome: Outcome) -> proto::Outcome {
+/// The wire form of an outcome.
+pub(super) fn outcome(outcome: Outcome) -> proto::Outcome {
     match outcome {
         Outcome::Allow => proto::Outcome::Allow,
         Outcome::Deny => proto::Outcome::Deny,

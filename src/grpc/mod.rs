@@ -3,11 +3,13 @@
 //! the API.
 
 mod admin;
+mod approvals;
 mod audit;
 mod convert;
 mod gate;
 
 pub use admin::AdminService;
+pub use approvals::ApprovalsService;
 pub use audit::AuditService;
 pub use convert::{event_from_proto, event_to_proto};
 pub use gate::GateService;

@@ -11,6 +11,7 @@
 //!                     consecutive_identical, session_denials, actor_calls_last_minute,
 //!                     session_cap }   (this call included)
 //! context.time      { unix, hour, weekday }   (UTC; weekday 0 = Monday)
+//! context.approval  { state, approver, approver_roles }   state: none | approved
 //! context.harness   the request's context_json
 //! ```
 
@@ -18,6 +19,7 @@ use cedar_policy::{Context, ContextCreationError, RestrictedExpression as Expr};
 use chrono::{DateTime, Datelike, Timelike};
 use serde_json::Value;
 
+use super::Grant;
 use super::shape::{CONTEXT, Used};
 use crate::facts::Observed;
 use crate::registry::Safety;
@@ -29,6 +31,7 @@ pub fn build(
     safety: Safety,
     default_action: &str,
     facts: &Observed,
+    grant: Option<&Grant>,
     used: Used,
 ) -> Result<Context, Box<ContextCreationError>> {
     let long = |n: u64| Expr::new_long(i64::try_from(n).unwrap_or(i64::MAX));
@@ -73,6 +76,14 @@ pub fn build(
             ("session_cap", long(facts.session_cap)),
         ]),
         "time" => time(facts.at_us),
+        "approval" => record([
+            ("state", string(if grant.is_some() { "approved" } else { "none" })),
+            ("approver", string(grant.map_or("", |g| &g.approver))),
+            (
+                "approver_roles",
+                Expr::new_set(grant.iter().flat_map(|g| &g.roles).map(|r| string(r))),
+            ),
+        ]),
         // The free-form record, the last of `CONTEXT`; a test checks that every record is built
         // (`the_shape_lists_exactly_what_the_context_holds`).
         _ => json_record(&req.context),
@@ -138,7 +149,8 @@ mod tests {
     }
 
     fn keys(used: Used) -> Vec<String> {
-        let context = build(&request(), Safety::ReadOnly, "fs.read", &Observed::default(), used);
+        let context =
+            build(&request(), Safety::ReadOnly, "fs.read", &Observed::default(), None, used);
         let mut keys: Vec<_> = context.unwrap().into_iter().map(|(k, _)| k).collect();
         keys.sort();
         keys

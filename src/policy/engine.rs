@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::shape::Used;
 use super::slice::Slices;
-use super::{Outcome, context};
+use super::{Grant, Outcome, context};
 use crate::facts::Observed;
 use crate::registry::{Safety, ToolRegistry};
 use crate::request::ActionRequest;
@@ -222,6 +222,27 @@ impl PolicyEngine {
         registry: &ToolRegistry,
         facts: &Observed,
     ) -> Verdict {
+        self.evaluate_with(req, registry, facts, None)
+    }
+
+    /// Evaluates a request that an approver approved, with the approval in `context.approval`.
+    pub fn evaluate_approved(
+        &self,
+        req: &ActionRequest,
+        registry: &ToolRegistry,
+        facts: &Observed,
+        grant: &Grant,
+    ) -> Verdict {
+        self.evaluate_with(req, registry, facts, Some(grant))
+    }
+
+    fn evaluate_with(
+        &self,
+        req: &ActionRequest,
+        registry: &ToolRegistry,
+        facts: &Observed,
+        grant: Option<&Grant>,
+    ) -> Verdict {
         let safety = registry.safety(&req.tool);
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
@@ -229,19 +250,25 @@ impl PolicyEngine {
         let principal = uid(&self.actor_type, &req.actor.id);
         let action = uid(&self.action_type, &req.action);
         let slice = self.slices.get(&self.set, &self.entities, &principal, &action);
-        let request =
-            context::build(req, safety, registry.default_action(&req.tool), facts, self.used)
-                .map_err(|e| e.to_string())
-                .and_then(|context| {
-                    Request::new(
-                        principal,
-                        action,
-                        uid(&self.resource_type, &req.resource.id),
-                        context,
-                        None,
-                    )
-                    .map_err(|e| e.to_string())
-                });
+        let request = context::build(
+            req,
+            safety,
+            registry.default_action(&req.tool),
+            facts,
+            grant,
+            self.used,
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|context| {
+            Request::new(
+                principal,
+                action,
+                uid(&self.resource_type, &req.resource.id),
+                context,
+                None,
+            )
+            .map_err(|e| e.to_string())
+        });
         let request = match request {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
@@ -588,6 +615,7 @@ mod tests {
             Safety::ReadOnly,
             "fs.read",
             &Observed::default(),
+            None,
             Used::ALL,
         )
         .unwrap();

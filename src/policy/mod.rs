@@ -15,6 +15,16 @@ pub use shape::describe as describe_shape;
 
 use std::fmt;
 
+/// An approval given to a call, as policies see it (`context.approval`) when toolgate checks
+/// the approval against them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// Who approved.
+    pub approver: String,
+    /// The approver's configured roles (`[actors.<id>] roles`).
+    pub roles: Vec<String>,
+}
+
 /// What the harness is told to do with a tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -29,10 +29,11 @@ pub const CONTEXT: [(&str, &[&str]); RECORDS] = [
         ],
     ),
     ("time", &["unix", "hour", "weekday"]),
+    ("approval", &["state", "approver", "approver_roles"]),
     ("harness", &[]),
 ];
 
-const RECORDS: usize = 9;
+const RECORDS: usize = 10;
 
 /// The record that holds free-form attributes.
 const FREE_FORM: &str = "harness";

@@ -6,11 +6,13 @@ mod canonical;
 mod decide;
 mod execute;
 mod filter;
+mod verdict;
 
 pub use canonical::{ArgsError, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::Filter;
+pub use verdict::{VerdictRequest, awaited_decision};
 
 /// A request field that is missing, malformed or over its limit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

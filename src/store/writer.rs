@@ -124,6 +124,8 @@ pub struct PairedDecision {
     pub record: Record,
     /// An execution was already reported for it.
     pub executed: bool,
+    /// For a decision that required approval: the verdict event's kind and outcome, if any.
+    pub approval: Option<(String, String)>,
 }
 
 impl Lookup<'_> {
@@ -164,7 +166,13 @@ impl Lookup<'_> {
             "SELECT EXISTS (SELECT 1 FROM events WHERE decision_id = ?1 AND kind = 'execution')",
         )?;
         let executed = stmt.query_row([decision_id], |row| row.get(0))?;
-        Ok(Some(PairedDecision { record, executed }))
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT kind, outcome FROM events WHERE decision_id = ?1
+             AND kind IN ('approval_approved', 'approval_rejected', 'approval_expired')",
+        )?;
+        let approval =
+            stmt.query_row([decision_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()?;
+        Ok(Some(PairedDecision { record, executed, approval }))
     }
 }
 

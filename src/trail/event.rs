@@ -16,6 +16,14 @@ pub enum Kind {
     InvalidRequest,
     /// A policy set put in force.
     PolicyLoaded,
+    /// A decision that requires approval began to wait for a verdict.
+    ApprovalRequested,
+    /// An approver approved the call (the event's actor is the approver).
+    ApprovalApproved,
+    /// An approver rejected the call.
+    ApprovalRejected,
+    /// No verdict came in time; the event's outcome is what the timeout decided.
+    ApprovalExpired,
 }
 
 impl Kind {
@@ -27,6 +35,10 @@ impl Kind {
             Self::Violation => "violation",
             Self::InvalidRequest => "invalid_request",
             Self::PolicyLoaded => "policy_loaded",
+            Self::ApprovalRequested => "approval_requested",
+            Self::ApprovalApproved => "approval_approved",
+            Self::ApprovalRejected => "approval_rejected",
+            Self::ApprovalExpired => "approval_expired",
         }
     }
 }

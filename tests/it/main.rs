@@ -1,6 +1,7 @@
 //! Integration tests: the real server on an ephemeral port over a fresh SQLite file, driven
 //! through the generated gRPC client. One binary, so it links once.
 
+mod approvals;
 mod audit;
 mod bench;
 mod decide;

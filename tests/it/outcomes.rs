@@ -73,7 +73,7 @@ async fn an_annotated_forbid_requires_approval_and_nothing_may_run_yet() {
     assert_eq!(answer.outcome(), Outcome::RequireApproval);
     assert_eq!(answer.reason, "deploys need a human: deploy");
     assert_eq!(answer.policy_ids, ["deploys-need-approval"]);
-    assert_eq!(violation, "the decision was not allow: require_approval");
+    assert_eq!(violation, "the call required approval and was not approved");
 }
 
 #[tokio::test]

@@ -1,0 +1,260 @@
+//! Approvals: the calls a policy sent to a person, waiting for a verdict.
+//!
+//! A `require_approval` decision opens an approval keyed by its decision id. It ends in one
+//! verdict — approved, rejected, or expired after the configured time — recorded on the trail
+//! before anyone learns of it. Agents wait for it ([`Approvals::wait`]) instead of guessing.
+//! Pending approvals live in memory and are rebuilt from the trail at start ([`rebuild`]);
+//! settled ones are read from the trail ([`settled`]);
+//! what Execute accepts afterwards is decided from the trail alone (see `gate::pairing`).
+//!
+//! Settling is two-step so that no lock is held while the trail commits: [`Approvals::claim`]
+//! takes the approval out of reach of any other verdict, then [`Approvals::settle`] publishes
+//! the committed verdict, or [`Approvals::release`] hands the approval back when it could not
+//! be given.
+
+mod trail;
+
+pub use trail::{Settled, rebuild, settled};
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::watch;
+
+use crate::config::{ApprovalsConfig, TimeoutVerdict};
+use crate::facts::Observed;
+use crate::policy::Outcome;
+use crate::request::ActionRequest;
+use crate::trail::{Kind, Record};
+
+/// Where an approval stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Pending,
+    Approved,
+    Rejected,
+    Expired,
+}
+
+/// The verdict that ended an approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub state: State,
+    /// Who gave it; `None` for an expiry.
+    pub approver: Option<String>,
+    /// The approver's comment, or why the approval expired.
+    pub comment: String,
+    pub decided_at: String,
+    /// What it lets through: allow (exactly the approved call, once) or deny.
+    pub outcome: Outcome,
+    /// The verdict event's place in the trail.
+    pub seq: i64,
+}
+
+/// A call waiting for a verdict, with what an approver needs to judge it.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    pub decision_id: String,
+    /// The decided request (its arguments only when `show_args` is set).
+    pub request: ActionRequest,
+    pub reason: String,
+    pub policy_ids: Vec<String>,
+    /// The arguments as JSON, when `show_args` is set and the server has not restarted since.
+    pub args_json: Option<String>,
+    pub requested_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    /// The facts of the call when it was decided (a first call's after a restart), for
+    /// checking an approval against the policy.
+    pub observed: Observed,
+    pub verdict: Option<Verdict>,
+}
+
+impl Approval {
+    pub fn state(&self) -> State {
+        self.verdict.as_ref().map_or(State::Pending, |v| v.state)
+    }
+
+    /// The approval as requested at `ts` (RFC 3339, its event's time), expiring `ttl` later.
+    pub fn requested_at(self, ts: &str, ttl: Duration) -> Self {
+        let requested_at =
+            DateTime::parse_from_rfc3339(ts).map_or_else(|_| Utc::now(), |t| t.with_timezone(&Utc));
+        Self { requested_at, expires_at: requested_at + ttl, ..self }
+    }
+
+    /// The trail record that opens this approval: the call's who, what and where, the policy's
+    /// reason and policies, and in `timeout_ms` how long it waits for a verdict.
+    pub fn requested_record(&self, ttl: Duration) -> Record {
+        let req = &self.request;
+        Record {
+            decision_id: Some(self.decision_id.clone()),
+            session_id: Some(req.session_id.clone()),
+            task_type: Some(req.task_type.clone()),
+            actor_id: Some(req.actor.id.clone()),
+            actor_kind: Some(req.actor.kind.as_str().to_owned()),
+            tool: Some(req.tool.clone()),
+            action: Some(req.action.clone()),
+            resource_type: Some(req.resource.kind.clone()),
+            resource_id: Some(req.resource.id.clone()),
+            args_hash: Some(req.args_hash.clone()),
+            outcome: Some(Outcome::RequireApproval.as_str().to_owned()),
+            reason: Some(self.reason.clone()),
+            policy_ids: Some(serde_json::json!(self.policy_ids).to_string()),
+            timeout_ms: Some(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)),
+            ..Record::new(Kind::ApprovalRequested)
+        }
+    }
+
+    /// The trail record of a verdict on this approval, carrying the call's who, what and where
+    /// so that an auditor filtering by session sees it beside the decision. The event's actor
+    /// is the approver; an expiry has none.
+    pub fn verdict_record(
+        &self,
+        kind: Kind,
+        approver: Option<&str>,
+        comment: &str,
+        outcome: Outcome,
+    ) -> Record {
+        let req = &self.request;
+        Record {
+            decision_id: Some(self.decision_id.clone()),
+            session_id: Some(req.session_id.clone()),
+            task_type: Some(req.task_type.clone()),
+            actor_id: approver.map(str::to_owned),
+            actor_kind: approver.map(|_| "user".to_owned()),
+            tool: Some(req.tool.clone()),
+            action: Some(req.action.clone()),
+            resource_type: Some(req.resource.kind.clone()),
+            resource_id: Some(req.resource.id.clone()),
+            args_hash: Some(req.args_hash.clone()),
+            outcome: Some(outcome.as_str().to_owned()),
+            reason: Some(comment.to_owned()),
+            ..Record::new(kind)
+        }
+    }
+}
+
+/// Why a verdict could not be given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimError {
+    #[error("no pending approval for decision `{0}`")]
+    NotPending(String),
+    #[error("decision `{0}` is being settled by another verdict")]
+    Busy(String),
+}
+
+#[derive(Debug)]
+struct Entry {
+    approval: Approval,
+    /// A verdict is being committed for it.
+    claimed: bool,
+    verdicts: watch::Sender<Option<Verdict>>,
+}
+
+/// The pending approvals of a server.
+#[derive(Debug)]
+pub struct Approvals {
+    config: ApprovalsConfig,
+    pending: Mutex<HashMap<String, Entry>>,
+}
+
+impl Approvals {
+    pub fn new(config: ApprovalsConfig) -> Self {
+        Self { config, pending: Mutex::new(HashMap::new()) }
+    }
+
+    /// How long an approval waits for a verdict.
+    pub fn ttl(&self) -> Duration {
+        Duration::from_secs(self.config.ttl_seconds)
+    }
+
+    /// Whether approvers see the arguments.
+    pub fn show_args(&self) -> bool {
+        self.config.show_args
+    }
+
+    /// Opens an approval (its `approval_requested` event is committed).
+    pub fn open(&self, approval: Approval) {
+        let entry = Entry { approval, claimed: false, verdicts: watch::Sender::new(None) };
+        self.lock().insert(entry.approval.decision_id.clone(), entry);
+    }
+
+    /// The pending approvals that `matches` selects, oldest first.
+    pub fn list(&self, matches: impl Fn(&Approval) -> bool) -> Vec<Approval> {
+        let mut found: Vec<_> =
+            self.lock().values().map(|e| &e.approval).filter(|a| matches(a)).cloned().collect();
+        found.sort_by_key(|a| a.requested_at);
+        found
+    }
+
+    /// The pending approval of a decision, if it has one.
+    pub fn get(&self, decision_id: &str) -> Option<Approval> {
+        self.lock().get(decision_id).map(|e| e.approval.clone())
+    }
+
+    /// Takes a pending approval out of reach of any other verdict while one is committed.
+    pub fn claim(&self, decision_id: &str) -> Result<Approval, ClaimError> {
+        let mut pending = self.lock();
+        let entry =
+            pending.get_mut(decision_id).ok_or(ClaimError::NotPending(decision_id.to_owned()))?;
+        if entry.claimed {
+            return Err(ClaimError::Busy(decision_id.to_owned()));
+        }
+        entry.claimed = true;
+        Ok(entry.approval.clone())
+    }
+
+    /// Hands a claimed approval back: its verdict could not be given.
+    pub fn release(&self, decision_id: &str) {
+        if let Some(entry) = self.lock().get_mut(decision_id) {
+            entry.claimed = false;
+        }
+    }
+
+    /// Ends a claimed approval with its committed verdict and wakes whoever waits for it.
+    pub fn settle(&self, decision_id: &str, verdict: Verdict) {
+        if let Some(entry) = self.lock().remove(decision_id) {
+            entry.verdicts.send_replace(Some(verdict));
+        }
+    }
+
+    /// Waits up to `timeout` for the verdict on a pending approval: `None` when the decision
+    /// has no pending approval (it may have been settled already: ask the trail), else the
+    /// approval as it stands when the verdict came or the wait ended.
+    pub async fn wait(&self, decision_id: &str, timeout: Duration) -> Option<Approval> {
+        let (approval, mut verdicts) = {
+            let pending = self.lock();
+            let entry = pending.get(decision_id)?;
+            (entry.approval.clone(), entry.verdicts.subscribe())
+        };
+        let verdict = tokio::time::timeout(timeout, verdicts.wait_for(Option::is_some))
+            .await
+            .ok()
+            .and_then(|changed| changed.ok().and_then(|v| v.clone()));
+        Some(Approval { verdict, ..approval })
+    }
+
+    /// The pending approvals past their time at `now`, claimed for expiry, with the verdict
+    /// the configuration gives them.
+    pub fn claim_expired(&self, now: DateTime<Utc>) -> Vec<(Approval, Outcome)> {
+        let outcome = match self.config.on_timeout {
+            TimeoutVerdict::Deny => Outcome::Deny,
+            TimeoutVerdict::Allow => Outcome::Allow,
+        };
+        let mut pending = self.lock();
+        pending
+            .values_mut()
+            .filter(|e| !e.claimed && e.approval.expires_at <= now)
+            .map(|e| {
+                e.claimed = true;
+                (e.approval.clone(), outcome)
+            })
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+        // Every update leaves the map consistent, so a panic elsewhere does not spoil it.
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,141 @@
+//! Approvals read from the trail: the pending ones after a restart (every `approval_requested`
+//! event without a verdict event, its call read back from the decision event), and the state of
+//! one approval already settled.
+
+use std::collections::BTreeMap;
+
+use std::time::Duration;
+
+use chrono::Utc;
+
+use super::{Approval, Approvals, State, Verdict};
+use crate::facts::Observed;
+use crate::policy::Outcome;
+use crate::request::{ActionRequest, Filter};
+use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::{Event, Kind};
+
+/// Opens again the approvals the trail shows pending; returns how many. Their arguments are
+/// gone (the trail keeps only the hash) and their facts are those of a first call.
+pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, StoreError> {
+    let mut requested = BTreeMap::new();
+    scan(reader, Kind::ApprovalRequested, |event| {
+        if let Some(id) = &event.record.decision_id {
+            requested.insert(id.clone(), event);
+        }
+    })
+    .await?;
+    for verdict in [Kind::ApprovalApproved, Kind::ApprovalRejected, Kind::ApprovalExpired] {
+        scan(reader, verdict, |event| {
+            if let Some(id) = &event.record.decision_id {
+                requested.remove(id);
+            }
+        })
+        .await?;
+    }
+    let mut opened = 0;
+    for (decision_id, requested) in requested {
+        let filter = Filter {
+            decision_id: Some(decision_id.clone()),
+            kind: Some(Kind::Decision.as_str().to_owned()),
+            ..Filter::default()
+        };
+        let decision = reader.query(&filter, 0, 1).await?;
+        match decision.first().and_then(|decision| approval(decision, requested)) {
+            Some(approval) => {
+                approvals.open(approval);
+                opened += 1;
+            }
+            None => {
+                tracing::error!(%decision_id, "an approval's decision is unreadable: left closed")
+            }
+        }
+    }
+    Ok(opened)
+}
+
+/// What the trail says of the approval of one decision.
+#[derive(Debug)]
+pub enum Settled {
+    /// No such decision.
+    Unknown,
+    /// The decision did not require approval; its outcome.
+    NotRequired(String),
+    /// The approval, with its verdict if it has one.
+    Approval(Box<Approval>),
+}
+
+/// The approval of one decision as the trail records it.
+pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, StoreError> {
+    let filter = Filter { decision_id: Some(decision_id.to_owned()), ..Filter::default() };
+    let events = reader.query(&filter, 0, PAGE).await?;
+    let of = |kind: Kind| events.iter().find(|e| e.record.kind == kind.as_str());
+    let Some(decision) = of(Kind::Decision) else {
+        return Ok(Settled::Unknown);
+    };
+    let Some(requested) = of(Kind::ApprovalRequested) else {
+        return Ok(Settled::NotRequired(decision.record.outcome.clone().unwrap_or_default()));
+    };
+    let Some(mut approval) = approval(decision, requested.clone()) else {
+        return Ok(Settled::Unknown);
+    };
+    let verdicts = [
+        (Kind::ApprovalApproved, State::Approved),
+        (Kind::ApprovalRejected, State::Rejected),
+        (Kind::ApprovalExpired, State::Expired),
+    ];
+    approval.verdict = verdicts.into_iter().find_map(|(kind, state)| {
+        let event = of(kind)?;
+        Some(Verdict {
+            state,
+            approver: event.record.actor_id.clone(),
+            comment: event.record.reason.clone().unwrap_or_default(),
+            decided_at: event.ts.clone(),
+            outcome: match event.record.outcome.as_deref() {
+                Some("allow") => Outcome::Allow,
+                _ => Outcome::Deny,
+            },
+            seq: event.seq,
+        })
+    });
+    Ok(Settled::Approval(Box::new(approval)))
+}
+
+/// An approval from its decision and `approval_requested` events; `None` when the decision's
+/// request cannot be read back.
+fn approval(decision: &Event, requested: Event) -> Option<Approval> {
+    let request: ActionRequest = serde_json::from_str(decision.record.request.as_deref()?).ok()?;
+    let ttl = Duration::from_millis(requested.record.timeout_ms.unwrap_or_default().unsigned_abs());
+    let ts = requested.ts;
+    let record = requested.record;
+    let approval = Approval {
+        decision_id: record.decision_id.unwrap_or_default(),
+        request,
+        reason: record.reason.unwrap_or_default(),
+        policy_ids: record
+            .policy_ids
+            .and_then(|ids| serde_json::from_str(&ids).ok())
+            .unwrap_or_default(),
+        args_json: None,
+        requested_at: Utc::now(),
+        expires_at: Utc::now(),
+        observed: Observed::default(),
+        verdict: None,
+    };
+    Some(approval.requested_at(&ts, ttl))
+}
+
+/// Calls `each` with every event of one kind, in trail order.
+async fn scan(reader: &Reader, kind: Kind, mut each: impl FnMut(Event)) -> Result<(), StoreError> {
+    let filter = Filter { kind: Some(kind.as_str().to_owned()), ..Filter::default() };
+    let mut after = 0;
+    loop {
+        let events = reader.query(&filter, after, PAGE).await?;
+        let full = events.len() == PAGE as usize;
+        after = events.last().map_or(after, |e| e.seq);
+        events.into_iter().for_each(&mut each);
+        if !full {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `toolgate approvals`: list the calls waiting for a verdict on a running server, and approve
+//! or reject them.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+
+use super::Exit;
+use crate::proto::approvals_client::ApprovalsClient;
+use crate::proto::{self, ListPendingRequest, VerdictRequest};
+
+/// Arguments of `toolgate approvals`.
+#[derive(Debug, Args)]
+pub struct ApprovalsArgs {
+    /// The running server.
+    #[arg(long, global = true, default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+    #[command(subcommand)]
+    pub command: ApprovalsCommand,
+}
+
+/// What to do with approvals.
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// Print the pending approvals, oldest first.
+    List {
+        #[arg(long, default_value = "")]
+        session: String,
+        #[arg(long, default_value = "")]
+        actor: String,
+        #[arg(long, default_value = "")]
+        tool: String,
+    },
+    /// Approve the call of a decision: exactly that call may then execute, once.
+    Approve(VerdictArgs),
+    /// Reject the call of a decision.
+    Reject(VerdictArgs),
+}
+
+/// A verdict on one decision.
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    pub decision_id: String,
+    /// Who gives the verdict (recorded on the trail).
+    #[arg(long = "as")]
+    pub approver: String,
+    #[arg(long, default_value = "")]
+    pub comment: String,
+}
+
+/// Runs an approvals command.
+pub async fn approvals(args: ApprovalsArgs) -> anyhow::Result<Exit> {
+    let url = args.server;
+    let mut client = ApprovalsClient::connect(url.clone())
+        .await
+        .with_context(|| format!("cannot connect to `{url}`"))?;
+    match args.command {
+        ApprovalsCommand::List { session, actor, tool } => {
+            let request = ListPendingRequest { session_id: session, actor_id: actor, tool };
+            let pending = client.list_pending(request).await?.into_inner().approvals;
+            if pending.is_empty() {
+                println!("no pending approvals");
+            }
+            for approval in pending {
+                print(&approval);
+                println!();
+            }
+        }
+        ApprovalsCommand::Approve(verdict) => {
+            print(&client.approve(request(verdict)).await?.into_inner());
+        }
+        ApprovalsCommand::Reject(verdict) => {
+            print(&client.reject(request(verdict)).await?.into_inner());
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn request(args: VerdictArgs) -> VerdictRequest {
+    VerdictRequest { decision_id: args.decision_id, approver: args.approver, comment: args.comment }
+}
+
+fn print(a: &proto::Approval) {
+    println!("decision {}  {}", a.decision_id, a.state().as_str_name());
+    println!("  actor {}  session {}", a.actor_id, a.session_id);
+    println!(
+        "  tool {}  action {}  resource {} {}",
+        a.tool, a.action, a.resource_type, a.resource_id
+    );
+    println!("  args_hash {}", a.args_hash);
+    if !a.args_json.is_empty() {
+        println!("  args {}", a.args_json);
+    }
+    println!("  reason: {}  (policies: {})", a.reason, a.policy_ids.join(", "));
+    println!("  requested {}  expires {}", a.requested_at, a.expires_at);
+    if !a.decided_at.is_empty() {
+        let by = if a.approver.is_empty() { "toolgate" } else { &a.approver };
+        println!(
+            "  verdict {} by {by} at {} (seq {}): {}",
+            a.verdict_outcome().as_str_name(),
+            a.decided_at,
+            a.seq,
+            a.comment
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! Verdicts on calls that require approval: approve, reject, expire. Each is checked, committed
+//! to the trail, and only then made known to the agent waiting for it.
+
+use std::time::Duration;
+
+use chrono::Utc;
+
+use super::Gate;
+use crate::approvals::{Approval, ClaimError, State, Verdict};
+use crate::error::{Error, refuse};
+use crate::policy::{Grant, Outcome};
+use crate::proto;
+use crate::request::VerdictRequest;
+use crate::trail::Kind;
+
+impl Gate {
+    /// The pending approvals that `matches` selects, oldest first.
+    pub fn pending_approvals(&self, matches: impl Fn(&Approval) -> bool) -> Vec<Approval> {
+        self.approvals.list(matches)
+    }
+
+    /// Waits up to `timeout` for the verdict on a pending approval; `None` when the decision
+    /// has none pending.
+    pub async fn await_approval(&self, decision_id: &str, timeout: Duration) -> Option<Approval> {
+        self.approvals.wait(decision_id, timeout).await
+    }
+
+    /// Approves a pending call, once the policies, seeing the approval in
+    /// `context.approval`, do not forbid it. The approver may not be the call's actor or one of
+    /// the actors it acts for.
+    pub async fn approve(&self, raw: proto::VerdictRequest) -> Result<Approval, Error> {
+        let rpc = "toolgate.v1.Approvals/Approve";
+        let verdict = self.verdict_request(rpc, raw).await?;
+        let approval = self.claim(&verdict.decision_id)?;
+        let settled = match self.check_approver(&approval, &verdict.approver) {
+            Ok(()) => {
+                let comment = verdict.comment.clone();
+                self.settle(approval, Kind::ApprovalApproved, Some(&verdict.approver), comment)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        if settled.is_err() {
+            self.approvals.release(&verdict.decision_id);
+        }
+        settled
+    }
+
+    /// Rejects a pending call; the agent is told the approver's comment.
+    pub async fn reject(&self, raw: proto::VerdictRequest) -> Result<Approval, Error> {
+        let verdict = self.verdict_request("toolgate.v1.Approvals/Reject", raw).await?;
+        let approval = self.claim(&verdict.decision_id)?;
+        if is_own(&approval, &verdict.approver) {
+            self.approvals.release(&verdict.decision_id);
+            return Err(Error::PermissionDenied(format!(
+                "`{}` cannot give a verdict on their own call",
+                verdict.approver
+            )));
+        }
+        let comment = verdict.comment.clone();
+        let settled =
+            self.settle(approval, Kind::ApprovalRejected, Some(&verdict.approver), comment).await;
+        if settled.is_err() {
+            self.approvals.release(&verdict.decision_id);
+        }
+        settled
+    }
+
+    /// Expires the approvals past their time with the configured verdict; returns how many.
+    /// One that cannot be recorded now stays pending and is tried again next time.
+    pub async fn expire_approvals(&self) -> usize {
+        let mut expired = 0;
+        for (approval, outcome) in self.approvals.claim_expired(Utc::now()) {
+            let decision_id = approval.decision_id.clone();
+            let comment = format!(
+                "no verdict within {} s: expired, the timeout verdict is {outcome}",
+                self.approvals.ttl().as_secs()
+            );
+            match self.record_verdict(approval, Kind::ApprovalExpired, None, comment, outcome).await
+            {
+                Ok(_) => expired += 1,
+                Err(e) => {
+                    tracing::error!(%decision_id, error = %e, "approval expiry not recorded");
+                    self.approvals.release(&decision_id);
+                }
+            }
+        }
+        expired
+    }
+
+    async fn verdict_request(
+        &self,
+        rpc: &str,
+        raw: proto::VerdictRequest,
+    ) -> Result<VerdictRequest, Error> {
+        match VerdictRequest::from_proto(raw, &self.limits) {
+            Ok(verdict) => Ok(verdict),
+            Err(e) => Err(refuse(&self.writer, rpc, e).await),
+        }
+    }
+
+    fn claim(&self, decision_id: &str) -> Result<Approval, Error> {
+        self.approvals.claim(decision_id).map_err(|e| match e {
+            ClaimError::NotPending(_) => Error::FailedPrecondition(format!(
+                "{e}: it is settled, expired, or never required approval"
+            )),
+            ClaimError::Busy(_) => Error::FailedPrecondition(e.to_string()),
+        })
+    }
+
+    /// Refuses self-approval, and an approval the policies forbid once they see it.
+    fn check_approver(&self, approval: &Approval, approver: &str) -> Result<(), Error> {
+        if is_own(approval, approver) {
+            return Err(Error::PermissionDenied(format!(
+                "`{approver}` cannot approve their own call"
+            )));
+        }
+        let grant = Grant {
+            approver: approver.to_owned(),
+            roles: self.roles.get(approver).cloned().unwrap_or_default(),
+        };
+        let verdict = self.policy.load().evaluate_approved(
+            &approval.request,
+            &self.registry,
+            &approval.observed,
+            &grant,
+        );
+        if verdict.outcome == Outcome::Deny {
+            return Err(Error::FailedPrecondition(format!(
+                "the policy does not accept this approval: {} (policies: {})",
+                verdict.reason,
+                verdict.policy_ids.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records the verdict of an approver on a claimed approval.
+    async fn settle(
+        &self,
+        approval: Approval,
+        kind: Kind,
+        approver: Option<&str>,
+        comment: String,
+    ) -> Result<Approval, Error> {
+        let outcome = if kind == Kind::ApprovalApproved { Outcome::Allow } else { Outcome::Deny };
+        self.record_verdict(approval, kind, approver, comment, outcome).await
+    }
+
+    /// Commits a verdict event, then publishes the verdict to whoever waits.
+    async fn record_verdict(
+        &self,
+        approval: Approval,
+        kind: Kind,
+        approver: Option<&str>,
+        comment: String,
+        outcome: Outcome,
+    ) -> Result<Approval, Error> {
+        let record = approval.verdict_record(kind, approver, &comment, outcome);
+        let events = self.writer.append(vec![record]).await?;
+        let state = match kind {
+            Kind::ApprovalApproved => State::Approved,
+            Kind::ApprovalRejected => State::Rejected,
+            _ => State::Expired,
+        };
+        let verdict = Verdict {
+            state,
+            approver: approver.map(str::to_owned),
+            comment,
+            decided_at: events[0].ts.clone(),
+            outcome,
+            seq: events[0].seq,
+        };
+        self.approvals.settle(&approval.decision_id, verdict.clone());
+        tracing::info!(decision_id = %approval.decision_id, %kind, seq = verdict.seq, "approval settled");
+        Ok(Approval { verdict: Some(verdict), ..approval })
+    }
+}
+
+/// Whether `approver` is the call's actor or one it acts for.
+fn is_own(approval: &Approval, approver: &str) -> bool {
+    let actor = &approval.request.actor;
+    actor.id == approver || actor.delegation_chain.iter().any(|a| a == approver)
+}

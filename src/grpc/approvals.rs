@@ -1,0 +1,135 @@
+//! `toolgate.v1.Approvals`: list pending approvals, approve, reject, and await a verdict.
+
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use tonic::{Request, Response, Status};
+
+use super::gate::outcome;
+use crate::approvals::{Approval, Settled, State, settled};
+use crate::error::{Error, refuse};
+use crate::gate::Gate;
+use crate::proto::{self, approvals_server::Approvals};
+use crate::request::awaited_decision;
+use crate::store::{Reader, Writer};
+
+/// The longest an Await call waits.
+const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// The tonic service.
+#[derive(Debug, Clone)]
+pub struct ApprovalsService {
+    gate: Gate,
+    reader: Reader,
+    writer: Writer,
+}
+
+impl ApprovalsService {
+    /// Serves the approvals of `gate`, reading settled ones from the trail.
+    pub fn new(gate: Gate, reader: Reader, writer: Writer) -> Self {
+        Self { gate, reader, writer }
+    }
+}
+
+#[tonic::async_trait]
+impl Approvals for ApprovalsService {
+    #[tracing::instrument(name = "ListPending", skip_all)]
+    async fn list_pending(
+        &self,
+        request: Request<proto::ListPendingRequest>,
+    ) -> Result<Response<proto::ListPendingResponse>, Status> {
+        let filter = request.into_inner();
+        let matches = |a: &Approval| {
+            let req = &a.request;
+            [
+                (&filter.session_id, &req.session_id),
+                (&filter.actor_id, &req.actor.id),
+                (&filter.tool, &req.tool),
+            ]
+            .iter()
+            .all(|(wanted, value)| wanted.is_empty() || wanted == value)
+        };
+        let approvals = self.gate.pending_approvals(matches).iter().map(to_proto).collect();
+        Ok(Response::new(proto::ListPendingResponse { approvals }))
+    }
+
+    #[tracing::instrument(name = "Approve", skip_all)]
+    async fn approve(
+        &self,
+        request: Request<proto::VerdictRequest>,
+    ) -> Result<Response<proto::Approval>, Status> {
+        let approval = self.gate.approve(request.into_inner()).await?;
+        Ok(Response::new(to_proto(&approval)))
+    }
+
+    #[tracing::instrument(name = "Reject", skip_all)]
+    async fn reject(
+        &self,
+        request: Request<proto::VerdictRequest>,
+    ) -> Result<Response<proto::Approval>, Status> {
+        let approval = self.gate.reject(request.into_inner()).await?;
+        Ok(Response::new(to_proto(&approval)))
+    }
+
+    #[tracing::instrument(name = "Await", skip_all)]
+    async fn r#await(
+        &self,
+        request: Request<proto::AwaitRequest>,
+    ) -> Result<Response<proto::Approval>, Status> {
+        let req = request.into_inner();
+        if let Err(e) = awaited_decision(&req, self.gate.limits()) {
+            return Err(refuse(&self.writer, "toolgate.v1.Approvals/Await", e).await.into());
+        }
+        let timeout = Duration::from_millis(u64::from(req.timeout_ms)).min(MAX_WAIT);
+        if let Some(approval) = self.gate.await_approval(&req.decision_id, timeout).await {
+            return Ok(Response::new(to_proto(&approval)));
+        }
+        // Not pending: settled before the wait began, or never an approval.
+        match settled(&self.reader, &req.decision_id).await.map_err(Error::from)? {
+            Settled::Approval(approval) => Ok(Response::new(to_proto(&approval))),
+            Settled::NotRequired(outcome) => Err(Error::FailedPrecondition(format!(
+                "decision `{}` did not require approval: its outcome is {outcome}",
+                req.decision_id
+            ))
+            .into()),
+            Settled::Unknown => {
+                Err(Error::NotFound(format!("unknown decision: `{}`", req.decision_id)).into())
+            }
+        }
+    }
+}
+
+fn to_proto(approval: &Approval) -> proto::Approval {
+    let req = &approval.request;
+    let verdict = approval.verdict.as_ref();
+    proto::Approval {
+        decision_id: approval.decision_id.clone(),
+        state: match approval.state() {
+            State::Pending => proto::ApprovalState::Pending,
+            State::Approved => proto::ApprovalState::Approved,
+            State::Rejected => proto::ApprovalState::Rejected,
+            State::Expired => proto::ApprovalState::Expired,
+        } as i32,
+        session_id: req.session_id.clone(),
+        actor_id: req.actor.id.clone(),
+        tool: req.tool.clone(),
+        action: req.action.clone(),
+        resource_type: req.resource.kind.clone(),
+        resource_id: req.resource.id.clone(),
+        args_hash: req.args_hash.clone(),
+        reason: approval.reason.clone(),
+        policy_ids: approval.policy_ids.clone(),
+        args_json: approval.args_json.clone().unwrap_or_default(),
+        requested_at: rfc3339(approval.requested_at),
+        expires_at: rfc3339(approval.expires_at),
+        approver: verdict.and_then(|v| v.approver.clone()).unwrap_or_default(),
+        comment: verdict.map(|v| v.comment.clone()).unwrap_or_default(),
+        decided_at: verdict.map(|v| v.decided_at.clone()).unwrap_or_default(),
+        verdict_outcome: verdict.map_or(proto::Outcome::Unspecified, |v| outcome(v.outcome)) as i32,
+        seq: verdict.map_or(0, |v| v.seq.unsigned_abs()),
+    }
+}
+
+fn rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
