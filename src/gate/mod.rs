@@ -273,12 +273,15 @@ impl Gate {
         };
         let output_chars = report.output.as_deref().map(|o| o.chars().count());
         let default_max = i64::from(self.defaults.max_output_chars);
-        let paired = report.clone();
+        let mut paired = report.clone();
         // The decision is looked up inside the writer's transaction, so two executions of one
         // decision cannot both pass as the first.
         let events = self
             .writer
             .append_with(move |lookup| {
+                if let Some(key) = &paired.idempotency_key {
+                    paired.decision_id = lookup.decision_by_key(key)?.unwrap_or_default();
+                }
                 let decision = lookup.decision(&paired.decision_id)?;
                 let max = decision
                     .as_ref()

@@ -9,7 +9,10 @@ use crate::trail::{Kind, Record};
 /// Why an execution breaks its decision, or `None` when it keeps to it.
 pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) -> Option<String> {
     let Some(decision) = decision else {
-        return Some(format!("unknown decision: `{}`", report.decision_id));
+        return Some(match &report.idempotency_key {
+            Some(key) => format!("no decision has the idempotency key `{key}`"),
+            None => format!("unknown decision: `{}`", report.decision_id),
+        });
     };
     let record = &decision.record;
     let outcome = record.outcome.as_deref().unwrap_or_default();
@@ -97,6 +100,7 @@ mod tests {
     fn report(args_hash: &str) -> ExecutionReport {
         ExecutionReport {
             decision_id: "d1".into(),
+            idempotency_key: None,
             args_hash: args_hash.into(),
             duration_us: 10,
             status: ExecutionStatus::Ok,

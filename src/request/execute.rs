@@ -1,7 +1,7 @@
 //! The normalized report of an Execute call: which decision it follows, the hash of the arguments
 //! the tool really ran with, how long it took, how it ended, and the output's size.
 
-use super::{FieldError, canonicalize, json_object, required, within};
+use super::{FieldError, canonicalize, json_object, within};
 use crate::config::Limits;
 use crate::proto;
 
@@ -27,7 +27,11 @@ impl ExecutionStatus {
 /// A validated Execute request.
 #[derive(Debug, Clone)]
 pub struct ExecutionReport {
+    /// The decision, by id; empty when named by `idempotency_key` (and then resolved by the
+    /// writer, see `gate::execute`).
     pub decision_id: String,
+    /// The decision, by the idempotency key it was given.
+    pub idempotency_key: Option<String>,
     /// Hex SHA-256 of the canonical arguments the tool ran with.
     pub args_hash: String,
     pub duration_us: i64,
@@ -44,7 +48,20 @@ pub struct ExecutionReport {
 impl ExecutionReport {
     /// Validates and normalizes an Execute request.
     pub fn from_proto(req: proto::ExecuteRequest, limits: &Limits) -> Result<Self, FieldError> {
-        required("decision_id", &req.decision_id, limits.max_name_bytes)?;
+        within("decision_id", &req.decision_id, limits.max_name_bytes)?;
+        within("idempotency_key", &req.idempotency_key, limits.max_name_bytes)?;
+        match (req.decision_id.is_empty(), req.idempotency_key.is_empty()) {
+            (true, true) => {
+                return Err(FieldError::new("decision_id", "required (or idempotency_key)"));
+            }
+            (false, false) => {
+                return Err(FieldError::new(
+                    "idempotency_key",
+                    "give decision_id or idempotency_key, not both",
+                ));
+            }
+            _ => {}
+        }
         let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
         let args_hash =
             canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
@@ -77,6 +94,7 @@ impl ExecutionReport {
         };
         Ok(Self {
             decision_id: req.decision_id,
+            idempotency_key: (!req.idempotency_key.is_empty()).then_some(req.idempotency_key),
             args_hash,
             duration_us,
             status,

@@ -145,3 +145,32 @@ async fn execute_for_an_unknown_decision_is_recorded_as_a_violation() {
     let execution = rows(&app.db).into_iter().find(|r| r.kind == "execution").unwrap();
     assert_eq!(execution.error.as_deref(), Some("boom"));
 }
+
+#[tokio::test]
+async fn an_execution_may_name_its_decision_by_idempotency_key() {
+    let mut app = spawn_app().await;
+    let mut req = request("read");
+    req.plan = Some(toolgate::proto::ExecutionPlan {
+        idempotency_key: "toolu_01".into(),
+        ..Default::default()
+    });
+    let decision = app.decide(req).await;
+    let by_key = |key: &str| ExecuteRequest {
+        idempotency_key: key.into(),
+        args_json: r#"{"path":"src/main.rs"}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+
+    let first = app.client.execute(by_key("toolu_01")).await.unwrap().into_inner();
+    let unknown = app.client.execute(by_key("toolu_99")).await.unwrap().into_inner();
+    let both = ExecuteRequest { decision_id: decision.decision_id.clone(), ..by_key("toolu_01") };
+    let both = app.client.execute(both).await.unwrap_err();
+
+    assert_eq!(first.violation, "");
+    let paired = rows(&app.db).into_iter().find(|r| r.seq == first.seq as i64).unwrap();
+    assert_eq!(paired.decision_id.as_deref(), Some(decision.decision_id.as_str()));
+    assert_eq!(unknown.violation, "no decision has the idempotency key `toolu_99`");
+    assert_eq!(both.code(), tonic::Code::InvalidArgument);
+    assert!(both.message().starts_with("idempotency_key"), "{}", both.message());
+}

@@ -97,7 +97,10 @@ async fn each_bad_execute_is_refused_by_field_name_and_recorded() {
         ..Default::default()
     };
     let cases: Vec<(&str, ExecuteRequest)> = vec![
-        ("decision_id: required", ExecuteRequest { decision_id: String::new(), ..ok.clone() }),
+        (
+            "decision_id: required (or idempotency_key)",
+            ExecuteRequest { decision_id: String::new(), ..ok.clone() },
+        ),
         ("status: required", ExecuteRequest { status: 0, ..ok.clone() }),
         ("status: unknown value 7", ExecuteRequest { status: 7, ..ok.clone() }),
         (
