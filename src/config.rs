@@ -64,6 +64,10 @@ pub struct Config {
     pub action_groups: BTreeMap<String, Vec<String>>,
     /// How calls that require approval wait for a verdict.
     pub approvals: ApprovalsConfig,
+    /// The HTTP side port (`/metrics`, `/healthz`, `/readyz`, hook endpoints); off unless set.
+    pub http_listen: Option<String>,
+    /// Adapters for agent harnesses' hooks.
+    pub hooks: HooksConfig,
 }
 
 impl Default for Config {
@@ -82,6 +86,8 @@ impl Default for Config {
             actors: BTreeMap::new(),
             action_groups: BTreeMap::new(),
             approvals: ApprovalsConfig::default(),
+            http_listen: None,
+            hooks: HooksConfig::default(),
         }
     }
 }
@@ -246,6 +252,42 @@ pub struct ApprovalsConfig {
 impl Default for ApprovalsConfig {
     fn default() -> Self {
         Self { ttl_seconds: 15 * 60, on_timeout: TimeoutVerdict::Deny, show_args: false }
+    }
+}
+
+/// Adapters for agent harnesses' hooks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    pub claude: ClaudeHookConfig,
+}
+
+/// The Claude Code hook adapter (docs/claude-code.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClaudeHookConfig {
+    /// The actor id Claude Code's calls are made under.
+    pub actor: String,
+    /// Who is recorded as approving a call that Claude Code's own permission prompt let run
+    /// after toolgate answered `ask`.
+    pub approver: String,
+    /// Send the tool's response text with PostToolUse (only its size is stored either way).
+    pub report_output: bool,
+    /// Let calls through when the sidecar cannot be reached (the command hook only).
+    pub fail_open: bool,
+    /// Claude Code tool names mapped to registry tools, over the built-in mapping.
+    pub tools: BTreeMap<String, String>,
+}
+
+impl Default for ClaudeHookConfig {
+    fn default() -> Self {
+        Self {
+            actor: "claude-code".to_owned(),
+            approver: "claude-code:user".to_owned(),
+            report_output: false,
+            fail_open: false,
+            tools: BTreeMap::new(),
+        }
     }
 }
 

@@ -24,6 +24,9 @@
 //! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
 //! - [`grpc`]: the tonic services (Gate, Approvals, Audit, Admin) over [`gate`] and [`audit`], health and
 //!   reflection.
+//! - [`hook`]: adapters from agent harnesses' hooks (Claude Code) to Decide and Execute.
+//! - [`http`]: the HTTP side port: metrics, health probes and the hook endpoints.
+//! - [`metrics`]: Prometheus metrics, counted by the trail writer as it commits.
 //! - [`server`]: binds everything together and serves until shut down.
 //! - [`audit`]: what auditors do with the trail: CSV export with a manifest, and verification of
 //!   the trail and of exports.
@@ -41,6 +44,9 @@ pub mod error;
 pub mod facts;
 pub mod gate;
 pub mod grpc;
+pub mod hook;
+pub mod http;
+pub mod metrics;
 pub mod policy;
 pub mod proto;
 pub mod registry;

@@ -5,11 +5,12 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
-use tonic::transport::Server;
+use tonic::transport::{Channel, Endpoint, Server};
 
 use crate::approvals::{Approvals, rebuild};
 use crate::config::Config;
@@ -17,6 +18,9 @@ use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService};
+use crate::hook::claude::Sidecar;
+use crate::http::Side;
+use crate::metrics::Metrics;
 use crate::policy::PolicyError;
 use crate::proto;
 use crate::proto::admin_server::AdminServer;
@@ -38,6 +42,8 @@ pub enum ServerError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error("listener: {0}")]
+    Io(#[from] std::io::Error),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -56,10 +62,13 @@ fn incoming(
 pub async fn run(
     config: Config,
     listener: TcpListener,
+    http: Option<TcpListener>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
     let hangups = hangups();
-    let (store, writer_thread) = Store::open(&config.db, config.durability, &config.writer).await?;
+    let metrics = Arc::new(Metrics::default());
+    let (store, writer_thread) =
+        Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
     let rebuilt = facts.rebuild(&store.reader).await?;
     tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
@@ -95,8 +104,28 @@ pub async fn run(
     let audit_service =
         AuditServer::new(AuditService::new(store.reader.clone(), store.writer.clone()));
 
+    let serving = Arc::new(AtomicBool::new(true));
+    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
+    let side = match http {
+        Some(http) => {
+            let side = Side {
+                metrics: metrics.clone(),
+                serving: serving.clone(),
+                sidecar: Sidecar::new(own_channel(&listener)?),
+                claude: config.hooks.claude.clone(),
+            };
+            tracing::info!(listen = %http.local_addr()?, "HTTP side port serving");
+            let stopped = async {
+                let _ = side_stopped.await;
+            };
+            Some(tokio::spawn(crate::http::serve(http, side, stopped)))
+        }
+        None => None,
+    };
+
     let stopping = async {
         shutdown.await;
+        serving.store(false, Ordering::Relaxed);
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<GateServer<GateService>>().await;
         health.set_not_serving::<AuditServer<AuditService>>().await;
@@ -118,11 +147,28 @@ pub async fn run(
         task.abort();
         let _ = task.await;
     }
+    let _ = stop_side.send(());
+    if let Some(side) = side
+        && let Ok(Err(e)) = side.await
+    {
+        tracing::error!(error = %e, "the HTTP side port failed");
+    }
     store.reader.close().await;
     drop(store);
     writer_thread.join().await;
     tracing::info!("stopped");
     Ok(served?)
+}
+
+/// A lazy channel to this server's own gRPC port, for the side port's hook endpoints.
+fn own_channel(listener: &TcpListener) -> Result<Channel, ServerError> {
+    let mut addr = listener.local_addr()?;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    // INVARIANT: a socket address makes a valid URI.
+    let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("a valid URI");
+    Ok(endpoint.connect_lazy())
 }
 
 /// Expires the approvals past their time, checking every second.

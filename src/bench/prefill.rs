@@ -2,8 +2,10 @@
 //! writer the server uses, so that growth can be measured without minutes of gRPC calls.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::{Durability, WriterConfig};
+use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 use crate::trail::{Kind, Record};
 
@@ -11,7 +13,9 @@ const CHUNK: usize = 1000;
 
 /// Appends `events` decision events to the trail at `path`.
 pub async fn prefill(path: &Path, events: usize) -> Result<(), StoreError> {
-    let (store, thread) = Store::open(path, Durability::Normal, &WriterConfig::default()).await?;
+    let metrics = Arc::new(Metrics::default());
+    let (store, thread) =
+        Store::open(path, Durability::Normal, &WriterConfig::default(), metrics).await?;
     let mut written = 0;
     while written < events {
         let chunk = CHUNK.min(events - written);

@@ -1,12 +1,13 @@
 //! The `toolgate` command line: one file per subcommand, each with its arguments and its
 //! function. Exit codes: 0 ok, 1 error (or a failed policy check or test), 2 the trail's chain
-//! is broken.
+//! is broken (or a hook blocks the call).
 
 mod approvals;
 mod args;
 mod bench;
 mod decide;
 mod export;
+mod hook;
 mod policy;
 mod query;
 mod serve;
@@ -21,6 +22,7 @@ pub use approvals::{ApprovalsArgs, approvals};
 pub use bench::{BenchArgs, bench};
 pub use decide::{DecideArgs, decide};
 pub use export::{ExportArgs, export};
+pub use hook::{HookArgs, hook};
 pub use policy::{PolicyArgs, policy};
 pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
@@ -59,6 +61,8 @@ pub enum Command {
     Decide(DecideArgs),
     /// List, approve and reject the calls waiting for a verdict on a running server.
     Approvals(ApprovalsArgs),
+    /// Answer an agent harness's hook (Claude Code) by asking a running server.
+    Hook(HookArgs),
 }
 
 /// How a command ended.
@@ -69,6 +73,8 @@ pub enum Exit {
     Failed,
     /// The chain was checked and is broken.
     Broken,
+    /// A hook blocks the call (exit code 2, as Claude Code expects).
+    Blocked,
 }
 
 impl From<Exit> for ExitCode {
@@ -76,7 +82,7 @@ impl From<Exit> for ExitCode {
         match exit {
             Exit::Ok => Self::SUCCESS,
             Exit::Failed => Self::FAILURE,
-            Exit::Broken => Self::from(2),
+            Exit::Broken | Exit::Blocked => Self::from(2),
         }
     }
 }
@@ -103,6 +109,7 @@ pub fn main() -> ExitCode {
             Command::Policy(args) => policy(args).await,
             Command::Decide(args) => decide(args).await,
             Command::Approvals(args) => approvals(args).await,
+            Command::Hook(args) => hook(args).await,
         }
     });
     match result {

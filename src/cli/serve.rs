@@ -28,6 +28,9 @@ pub struct ServeArgs {
     /// Candidate Cedar policy evaluated beside the enforced one; recorded, never enforced.
     #[arg(long, env = "TOOLGATE_SHADOW_POLICY")]
     pub shadow_policy: Option<PathBuf>,
+    /// Address of the HTTP side port (metrics, probes, hook endpoints) [default: off].
+    #[arg(long, env = "TOOLGATE_HTTP_LISTEN")]
+    pub http_listen: Option<String>,
     /// `full` (survives power loss) or `normal` (survives a crash) [default: full].
     #[arg(long, env = "TOOLGATE_DURABILITY", value_parser = parse_durability)]
     pub durability: Option<Durability>,
@@ -45,6 +48,9 @@ impl ServeArgs {
         }
         if let Some(listen) = &self.listen {
             config.listen = listen.clone();
+        }
+        if let Some(http) = &self.http_listen {
+            config.http_listen = Some(http.clone());
         }
         if let Some(policy) = &self.policy {
             config.policy = Some(policy.clone());
@@ -79,6 +85,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
         durability = ?config.durability,
         "toolgate serving"
     );
-    crate::server::run(config, listener, crate::shutdown::signal()).await?;
+    let http = match &config.http_listen {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on `{addr}` (HTTP side port)"))?,
+        ),
+        None => None,
+    };
+    crate::server::run(config, listener, http, crate::shutdown::signal()).await?;
     Ok(Exit::Ok)
 }

@@ -8,6 +8,7 @@ mod reader;
 mod writer;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
@@ -15,6 +16,7 @@ pub use reader::{Head, PAGE, Reader, Stats};
 pub use writer::{Lookup, PairedDecision, Writer, WriterThread};
 
 use crate::config::{Durability, WriterConfig};
+use crate::metrics::Metrics;
 
 /// What can go wrong with the trail's file. The messages are for logs and operators; clients
 /// only ever learn that the trail is unavailable.
@@ -55,9 +57,10 @@ impl Store {
         path: &Path,
         durability: Durability,
         config: &WriterConfig,
+        metrics: Arc<Metrics>,
     ) -> Result<(Self, WriterThread), StoreError> {
         migrate(path).await?;
-        let (writer, thread) = Writer::start(path, durability, config)?;
+        let (writer, thread) = Writer::start(path, durability, config, metrics)?;
         let reader = Reader::open(path).await?;
         Ok((Self { writer, reader }, thread))
     }

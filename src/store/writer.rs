@@ -6,6 +6,7 @@
 //! driver would pay a thread hop per statement.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
 use crate::config::{Durability, WriterConfig};
+use crate::metrics::Metrics;
 use crate::trail::{Event, GENESIS_HASH, Kind, Record, event_hash};
 
 /// Builds a job's records inside the writer's transaction, reading what it needs through a
@@ -61,6 +63,7 @@ impl Writer {
         path: &Path,
         durability: Durability,
         config: &WriterConfig,
+        metrics: Arc<Metrics>,
     ) -> Result<(Self, WriterThread), StoreError> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -75,6 +78,7 @@ impl Writer {
         conn.pragma_update(None, "cache_size", -32 * 1024)?;
         conn.busy_timeout(Duration::from_secs(5))?;
         let head = Head::read(&conn)?;
+        metrics.trail_length(head.seq);
         let (stop_checkpoints, checkpoints) = std::sync::mpsc::channel();
         let checkpointer = super::checkpoint::start(path, checkpoints)?;
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
@@ -82,7 +86,7 @@ impl Writer {
         let writer = std::thread::Builder::new()
             .name("trail-writer".into())
             .spawn(move || {
-                run(conn, jobs, head, max_batch);
+                run(conn, jobs, head, max_batch, &metrics);
                 drop(stop_checkpoints);
             })
             .map_err(|e| StoreError::Thread(e.to_string()))?;
@@ -235,7 +239,13 @@ impl Head {
     }
 }
 
-fn run(mut conn: Connection, mut jobs: mpsc::Receiver<Job>, mut head: Head, max_batch: usize) {
+fn run(
+    mut conn: Connection,
+    mut jobs: mpsc::Receiver<Job>,
+    mut head: Head,
+    max_batch: usize,
+    metrics: &Metrics,
+) {
     let mut batch = Vec::with_capacity(max_batch);
     while let Some(job) = jobs.blocking_recv() {
         batch.push(job);
@@ -245,13 +255,14 @@ fn run(mut conn: Connection, mut jobs: mpsc::Receiver<Job>, mut head: Head, max_
                 Err(_) => break,
             }
         }
-        commit(&mut conn, &mut head, &mut batch);
+        metrics.queue_depth(jobs.len());
+        commit(&mut conn, &mut head, &mut batch, metrics);
     }
     tracing::debug!(seq = head.seq, "trail writer stopped");
 }
 
 /// Commits one group and answers its callers.
-fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>) {
+fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>, metrics: &Metrics) {
     let before = *head;
     let mut replies = Vec::with_capacity(batch.len());
     let mut builds = Vec::with_capacity(batch.len());
@@ -263,6 +274,7 @@ fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>) {
     let jobs = builds.len();
     match write_group(conn, head, builds) {
         Ok(groups) => {
+            metrics.committed(groups.iter().flatten(), started.elapsed());
             tracing::debug!(
                 jobs,
                 seq = head.seq,
@@ -276,6 +288,7 @@ fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>) {
         }
         Err(error) => {
             *head = before;
+            metrics.commit_failed();
             tracing::error!(%error, "trail commit failed; answering the group with an error");
             for reply in replies {
                 let _ = reply.send(Err(StoreError::CommitFailed));

@@ -8,6 +8,7 @@ mod decide;
 mod execute;
 mod facts;
 mod helpers;
+mod hook;
 mod invalid;
 mod outcomes;
 mod policy_cli;

@@ -1,0 +1,83 @@
+//! `toolgate hook claude`: Claude Code's command hook. Reads the hook's JSON on stdin, asks the
+//! sidecar, writes the hook's answer on stdout (docs/claude-code.md).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use tonic::transport::Endpoint;
+
+use super::Exit;
+use crate::config::Config;
+use crate::hook::claude::{Payload, Sidecar, handle};
+
+/// Arguments of `toolgate hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub harness: Harness,
+}
+
+/// The harnesses toolgate has hook adapters for.
+#[derive(Debug, Subcommand)]
+pub enum Harness {
+    /// Claude Code's PreToolUse and PostToolUse hooks.
+    Claude(ClaudeArgs),
+}
+
+/// Arguments of `toolgate hook claude`.
+#[derive(Debug, Args)]
+pub struct ClaudeArgs {
+    /// The running sidecar.
+    #[arg(long, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+    /// A configuration file whose `[hooks.claude]` section applies.
+    #[arg(long, env = "TOOLGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Let the call through when the sidecar cannot be reached (blocked by default).
+    #[arg(long)]
+    pub fail_open: bool,
+}
+
+/// Answers one hook event. A sidecar that cannot be reached or refuses blocks the call: exit
+/// code 2, which Claude Code treats as a block, with the reason on stderr.
+pub async fn hook(args: HookArgs) -> anyhow::Result<Exit> {
+    let Harness::Claude(args) = args.harness;
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let hook = config.hooks.claude;
+    let fail_open = args.fail_open || hook.fail_open;
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input)?;
+    let payload: Payload = serde_json::from_str(&input)
+        .map_err(|e| anyhow::anyhow!("the hook's input is not Claude Code hook JSON: {e}"))?;
+    let answer = async {
+        let channel = Endpoint::from_shared(args.server.clone())?
+            .connect_timeout(Duration::from_secs(2))
+            .timeout(Duration::from_secs(30))
+            .connect()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot reach the sidecar at `{}`: {e}", args.server))?;
+        let answer = handle(&payload, &hook, &mut Sidecar::new(channel)).await?;
+        anyhow::Ok(answer)
+    }
+    .await;
+    match answer {
+        Ok(answer) => {
+            println!("{answer}");
+            Ok(Exit::Ok)
+        }
+        Err(e) if fail_open => {
+            eprintln!("toolgate: {e:#} (fail-open: the call goes ahead unrecorded)");
+            println!("{{}}");
+            Ok(Exit::Ok)
+        }
+        Err(e) => {
+            eprintln!("toolgate blocked this call: {e:#}");
+            Ok(Exit::Blocked)
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Claude Code's `PreToolUse` and `PostToolUse` hooks as toolgate's Decide and Execute.
+//!
+//! The hook's JSON comes in (on stdin for a command hook, as the body of `POST /hooks/claude`
+//! for an http hook) and its answer goes out in the same form; docs/claude-code.md shows both.
+//! Decide records the hook's `tool_use_id` as its idempotency key, and Execute names its
+//! decision by it, so the two pair without the hook keeping any state.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tonic::Status;
+use tonic::transport::Channel;
+
+use crate::config::ClaudeHookConfig;
+use crate::proto::approvals_client::ApprovalsClient;
+use crate::proto::gate_client::GateClient;
+use crate::proto::{self, Outcome};
+use crate::request::canonicalize;
+
+/// Claude Code's tools and the registry tools they are by default (`[hooks.claude.tools]`
+/// overrides; any other name, `mcp__server__tool` included, is looked up as it is).
+const TOOLS: [(&str, &str); 9] = [
+    ("Read", "read"),
+    ("Glob", "find"),
+    ("Grep", "grep"),
+    ("LS", "ls"),
+    ("Write", "write"),
+    ("Edit", "edit"),
+    ("MultiEdit", "edit"),
+    ("NotebookEdit", "edit"),
+    ("Bash", "bash"),
+];
+
+/// The fields of a hook's input that toolgate reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Payload {
+    pub hook_event_name: String,
+    pub session_id: String,
+    pub tool_name: String,
+    pub tool_input: Map<String, Value>,
+    pub tool_use_id: String,
+    pub cwd: String,
+    pub permission_mode: String,
+    pub tool_response: Option<Value>,
+}
+
+/// The sidecar, over gRPC.
+#[derive(Debug, Clone)]
+pub struct Sidecar {
+    gate: GateClient<Channel>,
+    approvals: ApprovalsClient<Channel>,
+}
+
+impl Sidecar {
+    pub fn new(channel: Channel) -> Self {
+        Self { gate: GateClient::new(channel.clone()), approvals: ApprovalsClient::new(channel) }
+    }
+}
+
+/// Answers one hook event; events other than PreToolUse and PostToolUse get `{}`.
+pub async fn handle(
+    payload: &Payload,
+    config: &ClaudeHookConfig,
+    sidecar: &mut Sidecar,
+) -> Result<Value, Status> {
+    match payload.hook_event_name.as_str() {
+        "PreToolUse" => {
+            let answer = sidecar.gate.decide(decide_request(payload, config)).await?;
+            Ok(pre_answer(&answer.into_inner()))
+        }
+        "PostToolUse" => {
+            approve_if_asked(payload, config, sidecar).await?;
+            let answer = sidecar.gate.execute(execute_request(payload, config)).await?;
+            Ok(post_answer(&answer.into_inner()))
+        }
+        _ => Ok(json!({})),
+    }
+}
+
+/// The registry tool a Claude Code tool is.
+pub fn tool(name: &str, overrides: &BTreeMap<String, String>) -> String {
+    if let Some(tool) = overrides.get(name) {
+        return tool.clone();
+    }
+    TOOLS.iter().find(|(claude, _)| *claude == name).map_or(name, |(_, tool)| tool).to_owned()
+}
+
+/// The Decide request for a PreToolUse event.
+pub fn decide_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::DecideRequest {
+    let input = &payload.tool_input;
+    let text = |key: &str| input.get(key).and_then(Value::as_str);
+    let resource = if let Some(path) =
+        text("file_path").or_else(|| text("notebook_path")).or_else(|| text("path"))
+    {
+        proto::Resource { r#type: "file".into(), id: path.into(), ..Default::default() }
+    } else if let Some(command) = text("command") {
+        // The program, not the whole line: resource ids are short names policies match.
+        let program = command.split_whitespace().next().unwrap_or_default();
+        proto::Resource { r#type: "command".into(), id: program.into(), ..Default::default() }
+    } else if let Some(server) = payload.tool_name.strip_prefix("mcp__") {
+        let server = server.split("__").next().unwrap_or_default();
+        proto::Resource { r#type: "mcp".into(), id: server.into(), ..Default::default() }
+    } else {
+        proto::Resource::default()
+    };
+    // Claude Code's own permission mode still applies; in plan mode nothing may change.
+    let may_change = payload.permission_mode != "plan";
+    proto::DecideRequest {
+        session_id: payload.session_id.clone(),
+        actor: Some(proto::Actor {
+            id: config.actor.clone(),
+            kind: "agent".into(),
+            ..Default::default()
+        }),
+        tool: tool(&payload.tool_name, &config.tools),
+        resource: Some(resource),
+        args_json: Value::Object(input.clone()).to_string(),
+        context_json: json!({
+            "harness": "claude-code",
+            "claude_tool": payload.tool_name,
+            "cwd": payload.cwd,
+            "permission_mode": payload.permission_mode,
+        })
+        .to_string(),
+        options: Some(proto::RunOptions {
+            allow_write: may_change,
+            allow_bash: may_change,
+            ..Default::default()
+        }),
+        plan: Some(proto::ExecutionPlan {
+            idempotency_key: payload.tool_use_id.clone(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The PreToolUse answer for a decision.
+pub fn pre_answer(answer: &proto::DecideResponse) -> Value {
+    let policies = if answer.policy_ids.is_empty() {
+        String::new()
+    } else {
+        format!(" (policies: {})", answer.policy_ids.join(", "))
+    };
+    let reason = format!("toolgate: {}{policies}", answer.reason);
+    let (decision, reason) = match answer.outcome() {
+        Outcome::Allow | Outcome::Rewrite => ("allow", reason),
+        Outcome::RequireApproval => ("ask", reason),
+        Outcome::DryRun => {
+            ("deny", format!("{reason}; only a dry run is allowed: run it as a dry run"))
+        }
+        Outcome::Deny | Outcome::Unspecified => ("deny", reason),
+    };
+    let mut output = json!({
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+    });
+    if answer.outcome() == Outcome::Rewrite
+        && let Ok(updated) = serde_json::from_str::<Value>(&answer.rewritten_args_json)
+    {
+        output["updatedInput"] = updated;
+    }
+    json!({ "hookSpecificOutput": output })
+}
+
+/// The Execute request for a PostToolUse event.
+pub fn execute_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::ExecuteRequest {
+    let response = payload.tool_response.clone().unwrap_or(Value::Null);
+    let text = match &response {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let failed = ["is_error", "isError"]
+        .iter()
+        .any(|key| response.get(key).and_then(Value::as_bool) == Some(true));
+    proto::ExecuteRequest {
+        idempotency_key: payload.tool_use_id.clone(),
+        args_json: Value::Object(payload.tool_input.clone()).to_string(),
+        status: if failed { proto::ExecutionStatus::Error } else { proto::ExecutionStatus::Ok }
+            as i32,
+        result_bytes: text.len() as u64,
+        output: config.report_output.then_some(text),
+        ..Default::default()
+    }
+}
+
+/// The PostToolUse answer: nothing to add, unless the call broke its decision.
+pub fn post_answer(answer: &proto::ExecuteResponse) -> Value {
+    if answer.violation.is_empty() {
+        json!({})
+    } else {
+        json!({ "decision": "block", "reason": format!("toolgate: {}", answer.violation) })
+    }
+}
+
+/// A call that ran after toolgate answered `ask` was let through by Claude Code's permission
+/// prompt: records that approval (the pending approval of this session and tool with these
+/// arguments) before the execution, so that the trail pairs them.
+async fn approve_if_asked(
+    payload: &Payload,
+    config: &ClaudeHookConfig,
+    sidecar: &mut Sidecar,
+) -> Result<(), Status> {
+    let Ok(args) = canonicalize(&payload.tool_input) else {
+        return Ok(());
+    };
+    let pending = sidecar
+        .approvals
+        .list_pending(proto::ListPendingRequest {
+            session_id: payload.session_id.clone(),
+            actor_id: config.actor.clone(),
+            tool: tool(&payload.tool_name, &config.tools),
+        })
+        .await?
+        .into_inner()
+        .approvals;
+    if let Some(approval) = pending.iter().rev().find(|a| a.args_hash == args.hash) {
+        sidecar
+            .approvals
+            .approve(proto::VerdictRequest {
+                decision_id: approval.decision_id.clone(),
+                approver: config.approver.clone(),
+                comment: "allowed in Claude Code's permission prompt".into(),
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_tools_map_to_the_registry_and_overrides_win() {
+        let overrides = BTreeMap::from([("WebFetch".to_owned(), "read".to_owned())]);
+        assert_eq!(tool("Read", &overrides), "read");
+        assert_eq!(tool("NotebookEdit", &overrides), "edit");
+        assert_eq!(tool("WebFetch", &overrides), "read");
+        assert_eq!(tool("mcp__github__create_issue", &overrides), "mcp__github__create_issue");
+    }
+
+    #[test]
+    fn a_rewrite_is_allowed_with_the_updated_input() {
+        let answer = proto::DecideResponse {
+            outcome: Outcome::Rewrite as i32,
+            reason: "made interactive".into(),
+            rewritten_args_json: r#"{"command":"rm -i x"}"#.into(),
+            ..Default::default()
+        };
+        let output = pre_answer(&answer);
+        assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "allow");
+        assert_eq!(output["hookSpecificOutput"]["updatedInput"]["command"], "rm -i x");
+    }
+}

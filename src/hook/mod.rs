@@ -1,0 +1,3 @@
+//! Adapters that turn agent harnesses' hooks into Decide and Execute calls.
+
+pub mod claude;

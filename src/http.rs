@@ -1,0 +1,86 @@
+//! The HTTP side port (`--http-listen`, off unless set): Prometheus metrics, Kubernetes probes,
+//! and Claude Code's http hooks.
+//!
+//! - `GET /metrics`: the [`Metrics`] in the OpenMetrics text format.
+//! - `GET /healthz`: 200 while the process serves.
+//! - `GET /readyz`: 200 when calls can be answered; 503 while shutting down or while the trail
+//!   cannot commit (the last commit failed), so a load balancer stops sending calls that would
+//!   only get UNAVAILABLE.
+//! - `POST /hooks/claude`: a Claude Code hook's JSON in, its answer out (see [`crate::hook`]).
+//!   The calls go to this server's own gRPC port, so they take exactly the path of any client.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::config::ClaudeHookConfig;
+use crate::hook::claude::{self, Payload, Sidecar};
+use crate::metrics::Metrics;
+
+/// What the side port serves from.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub metrics: Arc<Metrics>,
+    /// Cleared when the server starts shutting down.
+    pub serving: Arc<AtomicBool>,
+    pub sidecar: Sidecar,
+    pub claude: ClaudeHookConfig,
+}
+
+/// Serves the side port until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    side: Side,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .route("/hooks/claude", post(claude_hook))
+        .with_state(side);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+async fn metrics(State(side): State<Side>) -> impl IntoResponse {
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(header::CONTENT_TYPE, content_type)], side.metrics.encode())
+}
+
+async fn ready(State(side): State<Side>) -> (StatusCode, &'static str) {
+    if !side.serving.load(Ordering::Relaxed) {
+        (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
+    } else if side.metrics.trail_failing() {
+        (StatusCode::SERVICE_UNAVAILABLE, "the trail cannot commit\n")
+    } else {
+        (StatusCode::OK, "ready\n")
+    }
+}
+
+/// A failure to reach the decision blocks the call: a PreToolUse is denied, a PostToolUse
+/// tells the model its report was not recorded.
+async fn claude_hook(State(side): State<Side>, Json(payload): Json<Payload>) -> Json<Value> {
+    let mut sidecar = side.sidecar.clone();
+    match claude::handle(&payload, &side.claude, &mut sidecar).await {
+        Ok(answer) => Json(answer),
+        Err(status) => {
+            let reason = format!("toolgate: {}", status.message());
+            Json(match payload.hook_event_name.as_str() {
+                "PreToolUse" => json!({ "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": reason,
+                }}),
+                _ => json!({ "decision": "block", "reason": reason }),
+            })
+        }
+    }
+}

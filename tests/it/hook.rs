@@ -1,0 +1,168 @@
+//! `toolgate hook claude` against the real server, fed with recorded Claude Code hook payloads
+//! (tests/fixtures/claude/) of each event and kind of tool.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::helpers::{TestApp, rows, spawn_app_with};
+
+/// The default policy, with a `git push` needing a person.
+const POLICY: &str = r#"
+@id("registered") permit (principal, action, resource) when { context.tool.safety != "unknown" };
+@id("unknown") @reason("unknown tool: {tool}")
+forbid (principal, action, resource) when { context.tool.safety == "unknown" };
+@id("writes-need-allow-write") @reason("tool requires allow_write=true: {tool}")
+forbid (principal, action, resource)
+when { context.tool.safety == "write" && !context.options.allow_write };
+@id("push-needs-a-person") @reason("a push needs a person") @outcome("require_approval")
+forbid (principal, action, resource)
+when { context.tool.name == "bash" && context.resource.id == "git" };
+"#;
+
+async fn app() -> TestApp {
+    spawn_app_with(|c| {
+        let policy = c.db.with_file_name("hook.cedar");
+        std::fs::write(&policy, POLICY).unwrap();
+        c.policy = Some(policy);
+    })
+    .await
+}
+
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude").join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+async fn hook(server: &str, payload: String, extra: &[&str]) -> Output {
+    let mut args =
+        vec!["hook".to_owned(), "claude".to_owned(), "--server".to_owned(), server.to_owned()];
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::cargo_bin("toolgate")
+            .unwrap()
+            .args(&args)
+            .write_stdin(payload)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+async fn answer(app: &TestApp, name: &str) -> Value {
+    let out = hook(&app.url, fixture(name), &[]).await;
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn decision(answer: &Value) -> (&str, &str) {
+    let output = &answer["hookSpecificOutput"];
+    assert_eq!(output["hookEventName"], "PreToolUse");
+    (
+        output["permissionDecision"].as_str().unwrap(),
+        output["permissionDecisionReason"].as_str().unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn a_read_is_allowed_and_its_result_paired_by_tool_use_id() {
+    let app = app().await;
+
+    let pre = answer(&app, "pre_read.json").await;
+    let post = answer(&app, "post_read.json").await;
+
+    assert_eq!(
+        decision(&pre),
+        ("allow", "toolgate: permitted by registered (policies: registered)")
+    );
+    assert_eq!(post, serde_json::json!({}));
+    let rows = rows(&app.db);
+    let decided = rows.iter().find(|r| r.kind == "decision").unwrap();
+    let executed = rows.iter().find(|r| r.kind == "execution").unwrap();
+    assert_eq!(executed.decision_id, decided.decision_id);
+    assert!(rows.iter().all(|r| r.kind != "violation"));
+    let request: Value = serde_json::from_str(decided.request.as_deref().unwrap()).unwrap();
+    assert_eq!(request["tool"], "read");
+    assert_eq!(request["actor"]["id"], "claude-code");
+    assert_eq!(request["resource"]["id"], "/home/dev/app/src/main.rs");
+    assert_eq!(request["plan"]["idempotency_key"], "toolu_01ReadMainRs");
+    assert_eq!(request["context"]["permission_mode"], "default");
+}
+
+#[tokio::test]
+async fn edits_follow_the_permission_mode() {
+    let app = app().await;
+
+    let accept_edits = answer(&app, "pre_edit.json").await;
+    let plan = answer(&app, "pre_edit_plan.json").await;
+
+    assert_eq!(decision(&accept_edits).0, "allow");
+    assert_eq!(
+        decision(&plan),
+        (
+            "deny",
+            "toolgate: tool requires allow_write=true: write (policies: writes-need-allow-write)"
+        )
+    );
+}
+
+#[tokio::test]
+async fn bash_runs_and_an_unregistered_mcp_tool_is_denied() {
+    let app = app().await;
+
+    let bash = answer(&app, "pre_bash.json").await;
+    let ran = answer(&app, "post_bash.json").await;
+    let mcp = answer(&app, "pre_mcp.json").await;
+
+    assert_eq!(decision(&bash).0, "allow");
+    assert_eq!(ran, serde_json::json!({}));
+    assert_eq!(
+        decision(&mcp),
+        ("deny", "toolgate: unknown tool: mcp__github__create_issue (policies: unknown)")
+    );
+}
+
+#[tokio::test]
+async fn an_approval_asked_in_claude_code_is_recorded_before_the_run() {
+    let app = app().await;
+
+    let pre = answer(&app, "pre_bash_push.json").await;
+    let post = answer(&app, "post_bash_push.json").await;
+
+    assert_eq!(
+        decision(&pre),
+        ("ask", "toolgate: a push needs a person (policies: push-needs-a-person)")
+    );
+    assert_eq!(post, serde_json::json!({}), "the run is paired with an approved decision");
+    let kinds: Vec<_> =
+        rows(&app.db).into_iter().map(|r| r.kind).filter(|k| k != "policy_loaded").collect();
+    assert_eq!(kinds, ["decision", "approval_requested", "approval_approved", "execution"]);
+}
+
+#[tokio::test]
+async fn other_events_pass_untouched() {
+    let app = app().await;
+
+    let answer = answer(&app, "user_prompt.json").await;
+
+    assert_eq!(answer, serde_json::json!({}));
+    assert!(rows(&app.db).iter().all(|r| r.kind == "policy_loaded"));
+}
+
+#[tokio::test]
+async fn an_unreachable_sidecar_blocks_the_call_unless_fail_open() {
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = format!("http://127.0.0.1:{port}");
+
+    let blocked = hook(&server, fixture("pre_bash.json"), &[]).await;
+    let open = hook(&server, fixture("pre_bash.json"), &["--fail-open"]).await;
+
+    assert_eq!(blocked.status.code(), Some(2));
+    let stderr = String::from_utf8(blocked.stderr).unwrap();
+    assert!(stderr.contains("toolgate blocked this call: cannot reach the sidecar"), "{stderr}");
+    assert_eq!(open.status.code(), Some(0));
+    assert_eq!(String::from_utf8(open.stdout).unwrap().trim(), "{}");
+}
