@@ -1,0 +1,77 @@
+"""Starts the real toolgate server for the tests: the binary cargo built (or $TOOLGATE_BIN), on
+free ports, over a fresh SQLite file."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent.parent
+
+
+def binary() -> str:
+    path = os.environ.get("TOOLGATE_BIN") or str(ROOT / "target" / "debug" / "toolgate")
+    if not pathlib.Path(path).exists():
+        pytest.exit(f"no toolgate binary at {path}: run `cargo build` or set TOOLGATE_BIN", 2)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    target: str
+    http: str
+    db: pathlib.Path
+    process: subprocess.Popen
+
+    def query(self, *args: str) -> str:
+        out = subprocess.run(
+            [binary(), "query", "--db", str(self.db), *args], capture_output=True, text=True, check=True
+        )
+        return out.stdout
+
+
+def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
+          config: pathlib.Path = HERE / "toolgate.toml") -> Server:
+    grpc_port, http_port = free_port(), free_port()
+    db = tmp / "trail.db"
+    process = subprocess.Popen(
+        [binary(), "serve", "--config", str(config), "--db", str(db), "--policy", str(policy),
+         "--listen", f"127.0.0.1:{grpc_port}", "--http-listen", f"127.0.0.1:{http_port}"],
+        stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"),
+    )
+    http = f"http://127.0.0.1:{http_port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"{http}/readyz", timeout=1) as answer:
+                if answer.status == 200:
+                    break
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError((tmp / "server.log").read_text())
+        time.sleep(0.05)
+    return Server(target=f"127.0.0.1:{grpc_port}", http=http, db=db, process=process)
+
+
+@pytest.fixture
+def server(tmp_path: pathlib.Path):
+    running = start(tmp_path)
+    yield running
+    running.process.terminate()
+    assert running.process.wait(timeout=30) == 0, "the server stops cleanly on SIGTERM"

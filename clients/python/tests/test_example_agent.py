@@ -1,0 +1,31 @@
+"""examples/agent/agent.py, run as a newcomer would, against a server with its configuration."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, start
+
+EXAMPLE = ROOT / "examples" / "agent"
+
+
+def test_the_example_agent_runs_and_leaves_its_trail(tmp_path):
+    server = start(tmp_path, policy=EXAMPLE / "policy.cedar", config=EXAMPLE / "toolgate.toml")
+    try:
+        done = subprocess.run([sys.executable, str(EXAMPLE / "agent.py"), "--target", server.target],
+                              capture_output=True, text=True, timeout=120)
+        events = [json.loads(line) for line in server.query("--json").splitlines()]
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert done.returncode == 0, done.stderr
+    assert "1 call(s) refused" in done.stdout, done.stdout
+    loop = [e for e in events if e["kind"] == "decision" and e["outcome"] == "deny"]
+    assert [e["policy_ids"] for e in loop] == ['["default.loop"]']
+    approved = next(e for e in events if e["kind"] == "approval_approved")
+    assert approved["actor_id"] == "reviewer"
+    assert [e["kind"] for e in events].count("execution") == 9
+    assert not any(e["kind"] == "violation" for e in events)

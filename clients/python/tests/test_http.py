@@ -1,0 +1,72 @@
+"""The HTTP side port: metrics scraped and parsed with Prometheus's own parser, the probes,
+and the Claude Code hook endpoint."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import urllib.error
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from toolgate import Toolgate
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "claude"
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def post(url: str, body: bytes) -> dict:
+    request = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def samples(server) -> dict[tuple[str, tuple], float]:
+    _, text = get(f"{server.http}/metrics")
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return found
+
+
+def test_metrics_count_what_the_trail_committed(server):
+    tg = Toolgate(server.target, session_id="m", actor_id="agent-1")
+    for _ in range(3):
+        tg.guard("read", {"path": "a"}, run=lambda a: "ok")
+    tg.guard("write", {"path": "a"}, run=lambda a: "no")
+
+    metrics = samples(server)
+
+    assert metrics[("toolgate_decisions_total", (("outcome", "allow"),))] == 3
+    assert metrics[("toolgate_decisions_total", (("outcome", "deny"),))] == 1
+    assert metrics[("toolgate_executions_total", (("status", "ok"),))] == 3
+    # policy_loaded, 4 decisions, 3 executions.
+    assert metrics[("toolgate_trail_events", ())] == 8
+    assert metrics[("toolgate_commit_seconds_count", ())] >= 1
+    assert metrics[("toolgate_batch_events_count", ())] >= 1
+    assert ("toolgate_writer_queue_depth", ()) in metrics
+
+
+def test_the_probes_answer(server):
+    assert get(f"{server.http}/healthz") == (200, "ok\n")
+    assert get(f"{server.http}/readyz") == (200, "ready\n")
+
+
+def test_the_claude_hook_endpoint_decides_and_pairs(server):
+    pre = post(f"{server.http}/hooks/claude", (FIXTURES / "pre_read.json").read_bytes())
+    post_answer = post(f"{server.http}/hooks/claude", (FIXTURES / "post_read.json").read_bytes())
+
+    assert pre["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert post_answer == {}
+    kinds = [json.loads(line)["kind"] for line in server.query("--json").splitlines()]
+    assert kinds[-2:] == ["decision", "execution"]
+    assert "violation" not in kinds
