@@ -68,6 +68,8 @@ pub struct Config {
     pub http_listen: Option<String>,
     /// Adapters for agent harnesses' hooks.
     pub hooks: HooksConfig,
+    /// After SIGTERM, how long calls in flight may take to finish before they are cut.
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for Config {
@@ -88,6 +90,7 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             http_listen: None,
             hooks: HooksConfig::default(),
+            shutdown_grace_ms: 10_000,
         }
     }
 }
@@ -215,17 +218,25 @@ impl Defaults {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WriterConfig {
-    /// Events waiting to be committed before callers are made to wait.
+    /// Appends waiting to be committed; beyond it callers are refused at once with
+    /// RESOURCE_EXHAUSTED (nothing recorded), rather than queued without bound.
     pub queue_capacity: usize,
     /// Most events committed in one transaction.
     pub max_batch: usize,
     /// How long a caller waits for its event to be committed before it is answered UNAVAILABLE.
     pub commit_timeout_ms: u64,
+    /// For fault tests only: a delay before every commit, standing in for a slow disk.
+    pub fault_commit_delay_ms: u64,
 }
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        Self { queue_capacity: 16_384, max_batch: 1024, commit_timeout_ms: 5_000 }
+        Self {
+            queue_capacity: 16_384,
+            max_batch: 1024,
+            commit_timeout_ms: 5_000,
+            fault_commit_delay_ms: 0,
+        }
     }
 }
 

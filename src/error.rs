@@ -30,6 +30,12 @@ impl From<Error> for Status {
     fn from(error: Error) -> Self {
         match error {
             Error::InvalidArgument(e) => Status::invalid_argument(e.to_string()),
+            Error::Unavailable(StoreError::Overloaded) => {
+                tracing::warn!("call refused: the trail writer's queue is full");
+                Status::resource_exhausted(
+                    "toolgate is overloaded: the call was not recorded; retry later",
+                )
+            }
             Error::Unavailable(e) => {
                 // The details are for the operator; the client learns only that the call was
                 // not recorded, and so must not proceed.

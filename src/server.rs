@@ -94,10 +94,12 @@ pub async fn run(
     let admin_service = AdminServer::new(AdminService::new(gate.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), hangups));
     let expiries = tokio::spawn(expire_approvals(gate.clone()));
+    let (stop_waits, stopping_waits) = tokio::sync::watch::channel(false);
     let approvals_service = ApprovalsServer::new(ApprovalsService::new(
         gate.clone(),
         store.reader.clone(),
         store.writer.clone(),
+        stopping_waits,
     ));
     let gate_service = GateServer::new(GateService::new(gate))
         .max_decoding_message_size(config.limits.max_message_bytes());
@@ -123,9 +125,13 @@ pub async fn run(
         None => None,
     };
 
+    let watcher = tokio::spawn(watch_trail(health.clone(), metrics.clone(), serving.clone()));
+    let shutting_down = tokio::sync::Notify::new();
     let stopping = async {
         shutdown.await;
         serving.store(false, Ordering::Relaxed);
+        stop_waits.send_replace(true);
+        shutting_down.notify_one();
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<GateServer<GateService>>().await;
         health.set_not_serving::<AuditServer<AuditService>>().await;
@@ -138,12 +144,26 @@ pub async fn run(
         .add_service(audit_service)
         .add_service(approvals_service)
         .add_service(admin_service)
-        .serve_with_incoming_shutdown(incoming(listener), stopping)
-        .await;
+        .serve_with_incoming_shutdown(incoming(listener), stopping);
+    // Calls in flight get `shutdown_grace_ms` to finish; then they are cut, so that a stuck
+    // client cannot hold the shutdown (and the commit of what the writer holds) hostage.
+    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
+    let mut cut = false;
+    let served = tokio::select! {
+        served = served => served,
+        () = async {
+            shutting_down.notified().await;
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!(grace_ms = config.shutdown_grace_ms, "grace period over: cutting the calls still open");
+            cut = true;
+            Ok(())
+        }
+    };
 
     // The services are gone with the server, and the reload task with this abort; that drops
     // the last writer handle, so the writer commits what it holds and stops.
-    for task in [reloads, expiries] {
+    for task in [reloads, expiries, watcher] {
         task.abort();
         let _ = task.await;
     }
@@ -155,7 +175,13 @@ pub async fn run(
     }
     store.reader.close().await;
     drop(store);
-    writer_thread.join().await;
+    if cut {
+        // Connections cut mid-call may still hold writer handles until the runtime ends; what
+        // the writer holds is committed meanwhile, and an unfinished group rolls back whole.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer_thread.join()).await;
+    } else {
+        writer_thread.join().await;
+    }
     tracing::info!("stopped");
     Ok(served?)
 }
@@ -169,6 +195,34 @@ fn own_channel(listener: &TcpListener) -> Result<Channel, ServerError> {
     // INVARIANT: a socket address makes a valid URI.
     let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("a valid URI");
     Ok(endpoint.connect_lazy())
+}
+
+/// Reports Gate and Approvals as not serving while the trail cannot commit, and as serving
+/// again once a commit succeeds (calls keep trying: the first that commits brings it back).
+async fn watch_trail(
+    health: tonic_health::server::HealthReporter,
+    metrics: Arc<Metrics>,
+    serving: Arc<AtomicBool>,
+) {
+    let mut failing = false;
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(200));
+    loop {
+        ticks.tick().await;
+        let now = metrics.trail_failing();
+        if now == failing || !serving.load(Ordering::Relaxed) {
+            continue;
+        }
+        failing = now;
+        if failing {
+            tracing::error!("the trail cannot commit: reporting not serving");
+            health.set_not_serving::<GateServer<GateService>>().await;
+            health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
+        } else {
+            tracing::info!("the trail commits again: reporting serving");
+            health.set_serving::<GateServer<GateService>>().await;
+            health.set_serving::<ApprovalsServer<ApprovalsService>>().await;
+        }
+    }
 }
 
 /// Expires the approvals past their time, checking every second.

@@ -148,7 +148,9 @@ impl Gate {
         };
         let mut records = vec![loaded(policy, "")];
         records.extend(shadow.map(|shadow| loaded(shadow, "shadow: ")));
-        let mut events = self.writer.append(records).await?;
+        // No agent waits on this append: a slow disk may delay it, up to a minute.
+        let writer = self.writer.with_timeout(std::time::Duration::from_secs(60));
+        let mut events = writer.append(records).await?;
         // INVARIANT: the writer returns one event per record appended, in order.
         Ok(events.remove(0))
     }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 
 use super::gate::outcome;
@@ -22,12 +23,19 @@ pub struct ApprovalsService {
     gate: Gate,
     reader: Reader,
     writer: Writer,
+    /// Becomes true when the server starts shutting down: waits end then.
+    stopping: watch::Receiver<bool>,
 }
 
 impl ApprovalsService {
     /// Serves the approvals of `gate`, reading settled ones from the trail.
-    pub fn new(gate: Gate, reader: Reader, writer: Writer) -> Self {
-        Self { gate, reader, writer }
+    pub fn new(
+        gate: Gate,
+        reader: Reader,
+        writer: Writer,
+        stopping: watch::Receiver<bool>,
+    ) -> Self {
+        Self { gate, reader, writer, stopping }
     }
 }
 
@@ -81,7 +89,16 @@ impl Approvals for ApprovalsService {
             return Err(refuse(&self.writer, "toolgate.v1.Approvals/Await", e).await.into());
         }
         let timeout = Duration::from_millis(u64::from(req.timeout_ms)).min(MAX_WAIT);
-        if let Some(approval) = self.gate.await_approval(&req.decision_id, timeout).await {
+        let mut stopping = self.stopping.clone();
+        let waited = tokio::select! {
+            waited = self.gate.await_approval(&req.decision_id, timeout) => waited,
+            _ = stopping.wait_for(|stopping| *stopping) => {
+                return Err(Status::unavailable(
+                    "toolgate is shutting down; the approval stays pending: await it again",
+                ));
+            }
+        };
+        if let Some(approval) = waited {
             return Ok(Response::new(to_proto(&approval)));
         }
         // Not pending: settled before the wait began, or never an approval.

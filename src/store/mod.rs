@@ -32,6 +32,8 @@ pub enum StoreError {
     CommitFailed,
     #[error("the commit did not finish in time")]
     Timeout,
+    #[error("the writer's queue is full")]
+    Overloaded,
     #[error("the trail writer has stopped")]
     Closed,
     #[error("cannot start a thread: {0}")]

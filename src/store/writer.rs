@@ -83,15 +83,22 @@ impl Writer {
         let checkpointer = super::checkpoint::start(path, checkpoints)?;
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
         let max_batch = config.max_batch.max(1);
+        let delay = Duration::from_millis(config.fault_commit_delay_ms);
         let writer = std::thread::Builder::new()
             .name("trail-writer".into())
             .spawn(move || {
-                run(conn, jobs, head, max_batch, &metrics);
+                run(conn, jobs, head, Batching { max_batch, delay }, &metrics);
                 drop(stop_checkpoints);
             })
             .map_err(|e| StoreError::Thread(e.to_string()))?;
         let thread = WriterThread { writer, checkpointer };
         Ok((Self { queue, timeout: config.commit_timeout() }, thread))
+    }
+
+    /// The same writer with another commit deadline: for appends no caller waits on, such as
+    /// the `policy_loaded` event at start, which a slow disk should delay rather than fail.
+    pub fn with_timeout(&self, timeout: Duration) -> Self {
+        Self { queue: self.queue.clone(), timeout }
     }
 
     /// Appends records and waits until they are committed; returns the events as stored.
@@ -108,10 +115,13 @@ impl Writer {
     {
         let (reply, answer) = oneshot::channel();
         let job = Job { build: Box::new(build), reply };
-        let committed = async {
-            self.queue.send(job).await.map_err(|_| StoreError::Closed)?;
-            answer.await.map_err(|_| StoreError::Closed)?
-        };
+        // A full queue means the writer is far behind: refuse at once rather than pile up
+        // callers (and memory) behind it.
+        self.queue.try_send(job).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => StoreError::Overloaded,
+            mpsc::error::TrySendError::Closed(_) => StoreError::Closed,
+        })?;
+        let committed = async { answer.await.map_err(|_| StoreError::Closed)? };
         tokio::time::timeout(self.timeout, committed).await.map_err(|_| StoreError::Timeout)?
     }
 }
@@ -239,15 +249,25 @@ impl Head {
     }
 }
 
+/// How the writer forms its groups.
+struct Batching {
+    max_batch: usize,
+    /// The fault tests' stand-in for a slow disk (`fault_commit_delay_ms`); zero otherwise.
+    delay: Duration,
+}
+
 fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
     mut head: Head,
-    max_batch: usize,
+    Batching { max_batch, delay }: Batching,
     metrics: &Metrics,
 ) {
     let mut batch = Vec::with_capacity(max_batch);
     while let Some(job) = jobs.blocking_recv() {
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
         batch.push(job);
         while batch.len() < max_batch {
             match jobs.try_recv() {

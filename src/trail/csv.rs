@@ -70,9 +70,15 @@ pub fn guard(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Reverses [`guard`].
-pub fn unguard(cell: &str) -> &str {
-    cell.strip_prefix('\'').unwrap_or(cell)
+/// Reverses [`guard`] exactly: `None` for a cell that `guard` never writes (a `'` before a
+/// text that needs no guard), so that one exported file reads back only one way.
+pub fn unguard(cell: &str) -> Option<&str> {
+    match cell.strip_prefix('\'') {
+        Some(text) if guard(text).len() == text.len() => None,
+        Some(text) => Some(text),
+        None if guard(cell).len() == cell.len() => Some(cell),
+        None => None,
+    }
 }
 
 /// Writes events as CSV.
@@ -162,7 +168,32 @@ pub fn parse(row: &csv::StringRecord) -> Result<Event, CsvError> {
     if row.len() != COLUMNS.len() {
         return Err(error(format!("{} cells, expected {}", row.len(), COLUMNS.len())));
     }
-    let cell = |i: usize| unguard(&row[i]);
+    // Integers are written as they are; texts through the guard.
+    let integer = |i: usize| {
+        matches!(
+            COLUMNS[i],
+            "seq"
+                | "max_output_chars"
+                | "timeout_ms"
+                | "duration_us"
+                | "result_bytes"
+                | "truncated"
+        )
+    };
+    let cells = row
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let cell = if integer(i) { Some(c) } else { unguard(c) };
+            cell.ok_or_else(|| {
+                error(format!(
+                    "{}: `{c}` is not a cell toolgate writes (see the guard)",
+                    COLUMNS[i]
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cell = |i: usize| cells[i];
     let text = |i: usize| Some(cell(i)).filter(|c| !c.is_empty()).map(str::to_owned);
     let int = |i: usize| -> Result<Option<i64>, CsvError> {
         match cell(i) {
@@ -216,13 +247,24 @@ mod tests {
     use super::*;
     use crate::trail::Kind;
 
+    /// Found by the property tests: `'` alone (or before a text that needs no guard) read back
+    /// as the unguarded text, so a changed export could verify as the original.
+    #[test]
+    fn a_guard_that_guard_never_writes_is_refused() {
+        assert_eq!(unguard("'"), None);
+        assert_eq!(unguard("'abc"), None);
+        assert_eq!(unguard("'-1"), Some("-1"));
+        assert_eq!(unguard("''x"), Some("'x"));
+        assert_eq!(unguard("=1"), None);
+    }
+
     #[test]
     fn guard_prefixes_formula_starts_and_reverses_exactly() {
         for text in
             ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", "''", "plain", "", "é=1"]
         {
             let guarded = guard(text);
-            assert_eq!(unguard(&guarded), text, "{text:?}");
+            assert_eq!(unguard(&guarded), Some(text), "{text:?}");
             let first = guarded.as_bytes().first().copied();
             assert!(
                 !matches!(first, Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')),

@@ -1,0 +1,68 @@
+//! SIGTERM under load: the server stops taking calls, says it is not ready, commits what it
+//! holds, exits 0 within its grace period, and a restart continues the chain.
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use super::load::Load;
+use super::{Proc, decisions_on_trail};
+use crate::helpers::{request, verify};
+
+/// `GET /readyz` on the side port: the status code, or `None` when nothing answers.
+fn readyz(port: u16) -> Option<u16> {
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    stream.write_all(b"GET /readyz HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_under_load_commits_what_it_holds_and_exits_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // Slow commits keep a batch in flight when the signal comes.
+    let toml = format!(
+        "http_listen = \"127.0.0.1:{http}\"\nshutdown_grace_ms = 5000\n\
+         [writer]\nfault_commit_delay_ms = 100\n"
+    );
+    let mut proc = Proc::start(&db, &toml).await;
+    let load = Load::start(&proc, 8).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(readyz(http), Some(200));
+
+    proc.sigterm();
+    let signalled = Instant::now();
+    let mut saw_not_ready = false;
+    let status = loop {
+        if let Some(status) = proc.exited_within(Duration::from_millis(10)) {
+            break status;
+        }
+        saw_not_ready |= readyz(http) == Some(503);
+        assert!(signalled.elapsed() < Duration::from_secs(8), "exits within the grace period");
+    };
+    let stopped_in = signalled.elapsed();
+    let tally = load.stop().await;
+
+    let (on_trail, contiguous) = decisions_on_trail(&db);
+    let lost = tally.acked.iter().filter(|a| !on_trail.contains(a)).count();
+    println!(
+        "SIGTERM under load: exited {status} after {stopped_in:?}, {} acknowledged, {lost} lost, \
+         not ready while draining: {saw_not_ready}",
+        tally.acked.len()
+    );
+    assert!(status.success());
+    assert!(saw_not_ready, "/readyz said 503 while the server drained");
+    assert_eq!(lost, 0);
+    assert!(contiguous);
+
+    let last = on_trail.last().map_or(0, |(seq, _)| *seq);
+    let proc = Proc::start(&db, "").await;
+    let answer = proc.gate().await.decide(request("read")).await.unwrap().into_inner();
+    drop(proc);
+    assert!(answer.seq as i64 > last, "the chain continues");
+    assert!(decisions_on_trail(&db).1);
+    assert_eq!(verify(&db).0, 0);
+}
