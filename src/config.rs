@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::auth::AuthConfig;
 use crate::registry::{Safety, ToolRegistry, ToolSpec};
 
 /// Why a configuration could not be loaded.
@@ -70,6 +71,8 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// After SIGTERM, how long calls in flight may take to finish before they are cut.
     pub shutdown_grace_ms: u64,
+    /// Bearer tokens and their roles; auth is off while none is configured.
+    pub auth: AuthConfig,
 }
 
 impl Default for Config {
@@ -91,6 +94,7 @@ impl Default for Config {
             http_listen: None,
             hooks: HooksConfig::default(),
             shutdown_grace_ms: 10_000,
+            auth: AuthConfig::default(),
         }
     }
 }

@@ -24,6 +24,9 @@ pub enum Error {
     /// The caller may not do this.
     #[error("{0}")]
     PermissionDenied(String),
+    /// The caller did not say who it is (auth is on and no valid token came).
+    #[error("{0}")]
+    Unauthenticated(String),
 }
 
 impl From<Error> for Status {
@@ -45,6 +48,7 @@ impl From<Error> for Status {
             Error::NotFound(message) => Status::not_found(message),
             Error::FailedPrecondition(message) => Status::failed_precondition(message),
             Error::PermissionDenied(message) => Status::permission_denied(message),
+            Error::Unauthenticated(message) => Status::unauthenticated(message),
         }
     }
 }

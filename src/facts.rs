@@ -17,6 +17,9 @@ const RATE_WINDOW_US: i64 = 60_000_000;
 const SESSION_IDLE_US: i64 = 24 * 3600 * 1_000_000;
 /// Forgetting idle sessions is checked every this many calls.
 const PRUNE_EVERY: u64 = 10_000;
+/// Most distinct calls remembered across sessions (about 40 bytes each); past it the least
+/// recently active sessions are forgotten, down to three quarters of it.
+const MAX_TRACKED_CALLS: usize = 500_000;
 
 /// The facts of one call, this call included in every count. `policy test` cases may set them
 /// (a `facts` table); unset ones are those of a first call.
@@ -78,6 +81,31 @@ struct State {
     observed: u64,
 }
 
+impl State {
+    /// Forgets idle sessions and actors, and the least recently active sessions while more
+    /// than [`MAX_TRACKED_CALLS`] distinct calls are remembered: memory stays bounded however
+    /// many sessions come and go (a forgotten session's counts start again).
+    fn prune(&mut self, now_us: i64) {
+        self.sessions.retain(|_, s| now_us - s.last_seen_us < SESSION_IDLE_US);
+        self.actors.retain(|_, times| times.back().is_some_and(|t| now_us - t < RATE_WINDOW_US));
+        let mut tracked: usize = self.sessions.values().map(|s| s.per_call.len()).sum();
+        if tracked <= MAX_TRACKED_CALLS {
+            return;
+        }
+        let mut by_age: Vec<(i64, String)> =
+            self.sessions.iter().map(|(id, s)| (s.last_seen_us, id.clone())).collect();
+        by_age.sort_unstable();
+        for (_, id) in by_age {
+            if tracked <= MAX_TRACKED_CALLS / 4 * 3 {
+                break;
+            }
+            if let Some(session) = self.sessions.remove(&id) {
+                tracked -= session.per_call.len();
+            }
+        }
+    }
+}
+
 /// The facts of every live session and actor.
 #[derive(Debug)]
 pub struct Facts {
@@ -126,10 +154,7 @@ impl Facts {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.observed += 1;
         if state.observed.is_multiple_of(PRUNE_EVERY) {
-            state.sessions.retain(|_, s| call.at_us - s.last_seen_us < SESSION_IDLE_US);
-            state
-                .actors
-                .retain(|_, times| times.back().is_some_and(|t| call.at_us - t < RATE_WINDOW_US));
+            state.prune(call.at_us);
         }
         let times = state.actors.entry(call.actor.to_owned()).or_default();
         times.push_back(call.at_us);
@@ -258,5 +283,20 @@ mod tests {
         facts.observe(call("s", "bash", "1", 0));
         facts.denied("s");
         assert_eq!(facts.observe(call("s", "bash", "2", 1)).session_denials, 1);
+    }
+
+    #[test]
+    fn memory_is_bounded_by_forgetting_the_least_recently_active_sessions() {
+        let facts = Facts::new(HashMap::new());
+        let calls = MAX_TRACKED_CALLS as i64 + 2 * PRUNE_EVERY as i64;
+        for n in 0..calls {
+            let (session, hash) = (format!("s{}", n / 1000), n.to_string());
+            facts.observe(call(&session, "read", &hash, n));
+        }
+        let state = facts.state.lock().unwrap();
+        let tracked: usize = state.sessions.values().map(|s| s.per_call.len()).sum();
+        assert!(tracked <= MAX_TRACKED_CALLS, "{tracked}");
+        assert!(!state.sessions.contains_key("s0"), "the oldest session is forgotten");
+        assert!(state.sessions.contains_key(&format!("s{}", (calls - 1) / 1000)));
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -67,9 +67,21 @@ async fn ready(State(side): State<Side>) -> (StatusCode, &'static str) {
 
 /// A failure to reach the decision blocks the call: a PreToolUse is denied, a PostToolUse
 /// tells the model its report was not recorded.
-async fn claude_hook(State(side): State<Side>, Json(payload): Json<Payload>) -> Json<Value> {
-    let mut sidecar = side.sidecar.clone();
-    match claude::handle(&payload, &side.claude, &mut sidecar).await {
+async fn claude_hook(
+    State(side): State<Side>,
+    headers: HeaderMap,
+    Json(payload): Json<Payload>,
+) -> Json<Value> {
+    // With auth on, the hook's own `Authorization` header is passed on to the gRPC call.
+    let sidecar = match headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        Some(value) => side.sidecar.clone().authorized(value),
+        None => Ok(side.sidecar.clone()),
+    };
+    let answer = match sidecar {
+        Ok(mut sidecar) => claude::handle(&payload, &side.claude, &mut sidecar).await,
+        Err(status) => Err(status),
+    };
+    match answer {
         Ok(answer) => Json(answer),
         Err(status) => {
             let reason = format!("toolgate: {}", status.message());

@@ -13,6 +13,7 @@
 //!   their hash, limits); every rejection names its field.
 //! - [`facts`]: per-session and per-actor counts (loops, caps, rates) handed to the policy.
 //! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
+//! - [`auth`]: bearer tokens, their roles and the actor ids they may act as; refusals recorded.
 //! - [`approvals`]: the calls waiting for a person's verdict, their expiry and their rebuild
 //!   from the trail.
 //! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
@@ -37,6 +38,7 @@
 
 pub mod approvals;
 pub mod audit;
+pub mod auth;
 pub mod bench;
 pub mod cli;
 pub mod config;

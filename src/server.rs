@@ -13,6 +13,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::{Channel, Endpoint, Server};
 
 use crate::approvals::{Approvals, rebuild};
+use crate::auth::Auth;
 use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
@@ -44,6 +45,8 @@ pub enum ServerError {
     Transport(#[from] tonic::transport::Error),
     #[error("listener: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Auth(#[from] crate::auth::BadToken),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -91,7 +94,8 @@ pub async fn run(
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let admin_service = AdminServer::new(AdminService::new(gate.clone()));
+    let auth = Arc::new(Auth::new(&config.auth, store.writer.clone())?);
+    let admin_service = AdminServer::new(AdminService::new(gate.clone(), auth.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), hangups));
     let expiries = tokio::spawn(expire_approvals(gate.clone()));
     let (stop_waits, stopping_waits) = tokio::sync::watch::channel(false);
@@ -100,11 +104,15 @@ pub async fn run(
         store.reader.clone(),
         store.writer.clone(),
         stopping_waits,
+        auth.clone(),
     ));
-    let gate_service = GateServer::new(GateService::new(gate))
+    let gate_service = GateServer::new(GateService::new(gate, auth.clone()))
         .max_decoding_message_size(config.limits.max_message_bytes());
-    let audit_service =
-        AuditServer::new(AuditService::new(store.reader.clone(), store.writer.clone()));
+    let audit_service = AuditServer::new(AuditService::new(
+        store.reader.clone(),
+        store.writer.clone(),
+        auth.clone(),
+    ));
 
     let serving = Arc::new(AtomicBool::new(true));
     let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();

@@ -3,6 +3,9 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use tonic::Request;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::transport::Endpoint;
 
 use super::Exit;
 use crate::proto::approvals_client::ApprovalsClient;
@@ -14,6 +17,9 @@ pub struct ApprovalsArgs {
     /// The running server.
     #[arg(long, global = true, default_value = "http://127.0.0.1:50051")]
     pub server: String,
+    /// The environment variable holding the bearer token, when the server's auth is on.
+    #[arg(long, global = true, default_value = "TOOLGATE_TOKEN")]
+    pub token_env: String,
     #[command(subcommand)]
     pub command: ApprovalsCommand,
 }
@@ -50,9 +56,20 @@ pub struct VerdictArgs {
 /// Runs an approvals command.
 pub async fn approvals(args: ApprovalsArgs) -> anyhow::Result<Exit> {
     let url = args.server;
-    let mut client = ApprovalsClient::connect(url.clone())
+    let channel = Endpoint::from_shared(url.clone())?
+        .connect()
         .await
         .with_context(|| format!("cannot connect to `{url}`"))?;
+    let authorization: Option<MetadataValue<Ascii>> = match std::env::var(&args.token_env) {
+        Ok(token) => Some(format!("Bearer {}", token.trim()).parse().context("the token")?),
+        Err(_) => None,
+    };
+    let mut client = ApprovalsClient::with_interceptor(channel, move |mut request: Request<()>| {
+        if let Some(value) = &authorization {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
+    });
     match args.command {
         ApprovalsCommand::List { session, actor, tool } => {
             let request = ListPendingRequest { session_id: session, actor_id: actor, tool };

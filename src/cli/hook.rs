@@ -38,6 +38,10 @@ pub struct ClaudeArgs {
     /// Let the call through when the sidecar cannot be reached (blocked by default).
     #[arg(long)]
     pub fail_open: bool,
+    /// The bearer token, when the sidecar's auth is on (from the environment, so that it
+    /// stays out of process listings).
+    #[arg(long = "token-env", default_value = "TOOLGATE_TOKEN")]
+    pub token_env: String,
 }
 
 /// Answers one hook event. A sidecar that cannot be reached or refuses blocks the call: exit
@@ -61,7 +65,11 @@ pub async fn hook(args: HookArgs) -> anyhow::Result<Exit> {
             .connect()
             .await
             .map_err(|e| anyhow::anyhow!("cannot reach the sidecar at `{}`: {e}", args.server))?;
-        let answer = handle(&payload, &hook, &mut Sidecar::new(channel)).await?;
+        let mut sidecar = Sidecar::new(channel);
+        if let Ok(token) = std::env::var(&args.token_env) {
+            sidecar = sidecar.authorized(&format!("Bearer {}", token.trim()))?;
+        }
+        let answer = handle(&payload, &hook, &mut sidecar).await?;
         anyhow::Ok(answer)
     }
     .await;

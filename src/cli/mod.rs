@@ -63,6 +63,8 @@ pub enum Command {
     Approvals(ApprovalsArgs),
     /// Answer an agent harness's hook (Claude Code) by asking a running server.
     Hook(HookArgs),
+    /// Print the SHA-256 of a bearer token read on stdin, for `[[auth.tokens]] sha256`.
+    HashToken,
 }
 
 /// How a command ended.
@@ -110,6 +112,12 @@ pub fn main() -> ExitCode {
             Command::Decide(args) => decide(args).await,
             Command::Approvals(args) => approvals(args).await,
             Command::Hook(args) => hook(args).await,
+            Command::HashToken => {
+                let mut token = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;
+                println!("{}", crate::auth::token_digest(&token));
+                Ok(Exit::Ok)
+            }
         }
     });
     match result {

@@ -1,6 +1,7 @@
 //! `toolgate serve`: runs the sidecar. Flags override the configuration file, which overrides the
 //! defaults.
 
+use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -31,6 +32,10 @@ pub struct ServeArgs {
     /// Address of the HTTP side port (metrics, probes, hook endpoints) [default: off].
     #[arg(long, env = "TOOLGATE_HTTP_LISTEN")]
     pub http_listen: Option<String>,
+    /// Listen on a non-loopback address although no auth is configured: anyone who reaches the
+    /// port may then decide, read the trail and approve.
+    #[arg(long)]
+    pub insecure_allow_remote: bool,
     /// `full` (survives power loss) or `normal` (survives a crash) [default: full].
     #[arg(long, env = "TOOLGATE_DURABILITY", value_parser = parse_durability)]
     pub durability: Option<Durability>,
@@ -73,9 +78,39 @@ pub(super) fn parse_durability(value: &str) -> Result<Durability, String> {
     }
 }
 
+/// Refuses a non-loopback address while auth is off, unless told otherwise (and then says so).
+fn check_exposure(what: &str, addr: &str, config: &Config, allow: bool) -> anyhow::Result<()> {
+    if !config.auth.tokens.is_empty() {
+        return Ok(());
+    }
+    let loopback = addr
+        .to_socket_addrs()
+        .with_context(|| format!("`{addr}` is not an address to listen on ({what})"))?
+        .all(|a| a.ip().is_loopback());
+    match (loopback, allow) {
+        (true, _) => Ok(()),
+        (false, true) => {
+            tracing::warn!(
+                listen = addr,
+                "INSECURE: {what} listens beyond loopback with no auth: anyone who reaches it \
+                 may decide, read the trail and approve (--insecure-allow-remote)"
+            );
+            Ok(())
+        }
+        (false, false) => anyhow::bail!(
+            "refusing to listen on `{addr}` ({what}) without auth: configure [[auth.tokens]] \
+             (docs/security.md), listen on loopback, or pass --insecure-allow-remote"
+        ),
+    }
+}
+
 /// Runs the server until SIGINT or SIGTERM.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     let config = args.config()?;
+    check_exposure("the gRPC port", &config.listen, &config, args.insecure_allow_remote)?;
+    if let Some(http) = &config.http_listen {
+        check_exposure("the HTTP side port", http, &config, args.insecure_allow_remote)?;
+    }
     let listener = TcpListener::bind(&config.listen)
         .await
         .with_context(|| format!("cannot listen on `{}`", config.listen))?;

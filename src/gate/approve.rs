@@ -7,6 +7,7 @@ use chrono::Utc;
 
 use super::Gate;
 use crate::approvals::{Approval, ClaimError, State, Verdict};
+use crate::auth::Caller;
 use crate::error::{Error, refuse};
 use crate::policy::{Grant, Outcome};
 use crate::proto;
@@ -28,11 +29,15 @@ impl Gate {
     /// Approves a pending call, once the policies, seeing the approval in
     /// `context.approval`, do not forbid it. The approver may not be the call's actor or one of
     /// the actors it acts for.
-    pub async fn approve(&self, raw: proto::VerdictRequest) -> Result<Approval, Error> {
+    pub async fn approve(
+        &self,
+        raw: proto::VerdictRequest,
+        caller: Option<&Caller>,
+    ) -> Result<Approval, Error> {
         let rpc = "toolgate.v1.Approvals/Approve";
         let verdict = self.verdict_request(rpc, raw).await?;
         let approval = self.claim(&verdict.decision_id)?;
-        let settled = match self.check_approver(&approval, &verdict.approver) {
+        let settled = match self.check_approver(&approval, &verdict.approver, caller) {
             Ok(()) => {
                 let comment = verdict.comment.clone();
                 self.settle(approval, Kind::ApprovalApproved, Some(&verdict.approver), comment)
@@ -47,10 +52,14 @@ impl Gate {
     }
 
     /// Rejects a pending call; the agent is told the approver's comment.
-    pub async fn reject(&self, raw: proto::VerdictRequest) -> Result<Approval, Error> {
+    pub async fn reject(
+        &self,
+        raw: proto::VerdictRequest,
+        caller: Option<&Caller>,
+    ) -> Result<Approval, Error> {
         let verdict = self.verdict_request("toolgate.v1.Approvals/Reject", raw).await?;
         let approval = self.claim(&verdict.decision_id)?;
-        if is_own(&approval, &verdict.approver) {
+        if is_own(&approval, &verdict.approver, caller) {
             self.approvals.release(&verdict.decision_id);
             return Err(Error::PermissionDenied(format!(
                 "`{}` cannot give a verdict on their own call",
@@ -109,8 +118,13 @@ impl Gate {
     }
 
     /// Refuses self-approval, and an approval the policies forbid once they see it.
-    fn check_approver(&self, approval: &Approval, approver: &str) -> Result<(), Error> {
-        if is_own(approval, approver) {
+    fn check_approver(
+        &self,
+        approval: &Approval,
+        approver: &str,
+        caller: Option<&Caller>,
+    ) -> Result<(), Error> {
+        if is_own(approval, approver, caller) {
             return Err(Error::PermissionDenied(format!(
                 "`{approver}` cannot approve their own call"
             )));
@@ -177,8 +191,10 @@ impl Gate {
     }
 }
 
-/// Whether `approver` is the call's actor or one it acts for.
-fn is_own(approval: &Approval, approver: &str) -> bool {
+/// Whether the call is the approver's own: made by `approver` or for them (its delegation
+/// chain), or under an identity the caller's token may act as.
+fn is_own(approval: &Approval, approver: &str, caller: Option<&Caller>) -> bool {
     let actor = &approval.request.actor;
-    actor.id == approver || actor.delegation_chain.iter().any(|a| a == approver)
+    let identities = std::iter::once(&actor.id).chain(&actor.delegation_chain);
+    identities.into_iter().any(|id| id == approver || caller.is_some_and(|c| c.may_act_as(id)))
 }

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use arc_swap::{ArcSwap, ArcSwapOption};
 
 use crate::approvals::{Approval, Approvals};
+use crate::auth::Caller;
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, refuse};
 use crate::facts::{Call, Facts};
@@ -268,7 +269,13 @@ impl Gate {
     }
 
     /// Records a tool run, pairing it with its decision, and returns the processed output.
-    pub async fn execute(&self, raw: proto::ExecuteRequest) -> Result<Execution, Error> {
+    /// With auth on, the decision's actor must be one the `caller` may act as; otherwise the
+    /// report is refused and an `access_denied` event recorded in its place.
+    pub async fn execute(
+        &self,
+        raw: proto::ExecuteRequest,
+        caller: Option<Caller>,
+    ) -> Result<Execution, Error> {
         let report = match ExecutionReport::from_proto(raw, &self.limits) {
             Ok(report) => report,
             Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Execute", e).await),
@@ -285,6 +292,12 @@ impl Gate {
                     paired.decision_id = lookup.decision_by_key(key)?.unwrap_or_default();
                 }
                 let decision = lookup.decision(&paired.decision_id)?;
+                let actor = decision.as_ref().and_then(|d| d.record.actor_id.clone());
+                if let (Some(caller), Some(actor)) = (&caller, actor)
+                    && !caller.may_act_as(&actor)
+                {
+                    return Ok(vec![pairing::impersonation(&paired, caller, &actor)]);
+                }
                 let max = decision
                     .as_ref()
                     .and_then(|d| d.record.max_output_chars)
@@ -293,6 +306,11 @@ impl Gate {
             })
             .await?;
         let execution = &events[0];
+        if execution.record.kind == Kind::AccessDenied.as_str() {
+            return Err(Error::PermissionDenied(
+                execution.record.reason.clone().unwrap_or_default(),
+            ));
+        }
         let max_chars = execution.record.max_output_chars.unwrap_or(default_max);
         let processed = report.output.as_deref().map(|o| {
             output::process(o, usize::try_from(max_chars).unwrap_or(usize::MAX), report.wrap_output)

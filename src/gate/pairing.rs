@@ -1,6 +1,7 @@
 //! Pairing an execution with its decision: what the trail records for an Execute, including the
 //! violation when the agent ran something it was not allowed to.
 
+use crate::auth::Caller;
 use crate::policy::Outcome;
 use crate::request::ExecutionReport;
 use crate::store::PairedDecision;
@@ -90,6 +91,18 @@ pub fn records(
         });
     }
     records
+}
+
+/// The event that takes an Execute's place when its caller may not act as the decision's actor.
+pub fn impersonation(report: &ExecutionReport, caller: &Caller, actor: &str) -> Record {
+    Record {
+        decision_id: Some(report.decision_id.clone()),
+        actor_id: Some(caller.id.clone()),
+        reason: Some(format!("the token `{}` may not act as `{actor}`", caller.id)),
+        error: Some("PERMISSION_DENIED".to_owned()),
+        request: Some(serde_json::json!({ "rpc": "toolgate.v1.Gate/Execute" }).to_string()),
+        ..Record::new(Kind::AccessDenied)
+    }
 }
 
 #[cfg(test)]

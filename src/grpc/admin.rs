@@ -1,7 +1,10 @@
 //! `toolgate.v1.Admin`: operations on the running server.
 
+use std::sync::Arc;
+
 use tonic::{Request, Response, Status};
 
+use crate::auth::{Auth, Role};
 use crate::gate::{Gate, ReloadError};
 use crate::proto::{self, admin_server::Admin};
 
@@ -9,12 +12,13 @@ use crate::proto::{self, admin_server::Admin};
 #[derive(Debug, Clone)]
 pub struct AdminService {
     gate: Gate,
+    auth: Arc<Auth>,
 }
 
 impl AdminService {
-    /// Operates `gate`.
-    pub fn new(gate: Gate) -> Self {
-        Self { gate }
+    /// Operates `gate`, for admins.
+    pub fn new(gate: Gate, auth: Arc<Auth>) -> Self {
+        Self { gate, auth }
     }
 }
 
@@ -23,8 +27,11 @@ impl Admin for AdminService {
     #[tracing::instrument(name = "ReloadPolicy", skip_all)]
     async fn reload_policy(
         &self,
-        _request: Request<proto::ReloadPolicyRequest>,
+        request: Request<proto::ReloadPolicyRequest>,
     ) -> Result<Response<proto::ReloadPolicyResponse>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Admin/ReloadPolicy", &[Role::Admin])
+            .await?;
         match self.gate.reload_policy().await {
             Ok((policy, event)) => Ok(Response::new(proto::ReloadPolicyResponse {
                 policy_version: policy.version().to_owned(),

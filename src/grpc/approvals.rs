@@ -1,5 +1,6 @@
 //! `toolgate.v1.Approvals`: list pending approvals, approve, reject, and await a verdict.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -8,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::gate::outcome;
 use crate::approvals::{Approval, Settled, State, settled};
+use crate::auth::{Auth, Caller, Role};
 use crate::error::{Error, refuse};
 use crate::gate::Gate;
 use crate::proto::{self, approvals_server::Approvals};
@@ -25,6 +27,7 @@ pub struct ApprovalsService {
     writer: Writer,
     /// Becomes true when the server starts shutting down: waits end then.
     stopping: watch::Receiver<bool>,
+    auth: Arc<Auth>,
 }
 
 impl ApprovalsService {
@@ -34,8 +37,30 @@ impl ApprovalsService {
         reader: Reader,
         writer: Writer,
         stopping: watch::Receiver<bool>,
+        auth: Arc<Auth>,
     ) -> Self {
-        Self { gate, reader, writer, stopping }
+        Self { gate, reader, writer, stopping, auth }
+    }
+
+    /// A verdict's approver must be someone the caller may act as.
+    async fn verdict(
+        &self,
+        request: Request<proto::VerdictRequest>,
+        rpc: &str,
+    ) -> Result<(proto::VerdictRequest, Option<Caller>), Status> {
+        let caller = self.auth.authorize(request.metadata(), rpc, &[Role::Approver]).await?;
+        let verdict = request.into_inner();
+        if let Some(caller) = &caller
+            && !verdict.approver.is_empty()
+            && !caller.may_act_as(&verdict.approver)
+        {
+            let why = format!(
+                "the token `{}` may not give verdicts as `{}`",
+                caller.id, verdict.approver
+            );
+            return Err(self.auth.refuse_identity(caller, rpc, why).await.into());
+        }
+        Ok((verdict, caller))
     }
 }
 
@@ -46,6 +71,9 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::ListPendingRequest>,
     ) -> Result<Response<proto::ListPendingResponse>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Approvals/ListPending", &[Role::Approver])
+            .await?;
         let filter = request.into_inner();
         let matches = |a: &Approval| {
             let req = &a.request;
@@ -66,7 +94,8 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::VerdictRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
-        let approval = self.gate.approve(request.into_inner()).await?;
+        let (verdict, caller) = self.verdict(request, "toolgate.v1.Approvals/Approve").await?;
+        let approval = self.gate.approve(verdict, caller.as_ref()).await?;
         Ok(Response::new(to_proto(&approval)))
     }
 
@@ -75,7 +104,8 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::VerdictRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
-        let approval = self.gate.reject(request.into_inner()).await?;
+        let (verdict, caller) = self.verdict(request, "toolgate.v1.Approvals/Reject").await?;
+        let approval = self.gate.reject(verdict, caller.as_ref()).await?;
         Ok(Response::new(to_proto(&approval)))
     }
 
@@ -84,6 +114,13 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
+        self.auth
+            .authorize(
+                request.metadata(),
+                "toolgate.v1.Approvals/Await",
+                &[Role::Agent, Role::Approver],
+            )
+            .await?;
         let req = request.into_inner();
         if let Err(e) = awaited_decision(&req, self.gate.limits()) {
             return Err(refuse(&self.writer, "toolgate.v1.Approvals/Await", e).await.into());

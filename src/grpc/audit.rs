@@ -1,12 +1,15 @@
 //! `toolgate.v1.Audit`: read, export and verify the trail, over [`crate::store::Reader`] and
 //! [`crate::audit`]. Malformed requests are refused by field and recorded like the Gate's.
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::convert::event_to_proto;
 use crate::audit::{Export, SharedBuffer, verify_trail};
+use crate::auth::{Auth, Role};
 use crate::error::{Error, refuse};
 use crate::proto::{self, audit_server::Audit};
 use crate::request::{FieldError, Filter};
@@ -24,12 +27,14 @@ const MAX_PROBLEMS: usize = 1000;
 pub struct AuditService {
     reader: Reader,
     writer: Writer,
+    auth: Arc<Auth>,
 }
 
 impl AuditService {
-    /// Serves the trail read through `reader`; refusals are recorded through `writer`.
-    pub fn new(reader: Reader, writer: Writer) -> Self {
-        Self { reader, writer }
+    /// Serves the trail read through `reader` to auditors; refusals are recorded through
+    /// `writer`.
+    pub fn new(reader: Reader, writer: Writer, auth: Arc<Auth>) -> Self {
+        Self { reader, writer, auth }
     }
 
     async fn refuse(&self, rpc: &str, error: FieldError) -> Status {
@@ -55,6 +60,9 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::QueryRequest>,
     ) -> Result<Response<proto::QueryResponse>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Audit/Query", &[Role::Auditor])
+            .await?;
         let req = request.into_inner();
         let filter = self.filter("Query", req.filter).await?;
         let page_size = match req.page_size {
@@ -94,6 +102,9 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::ExportRequest>,
     ) -> Result<Response<Self::ExportCsvStream>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Audit/ExportCsv", &[Role::Auditor])
+            .await?;
         let req = request.into_inner();
         let filter = self.filter("ExportCsv", req.filter).await?;
         let (chunks, stream) = mpsc::channel(4);
@@ -111,6 +122,9 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::VerifyRequest>,
     ) -> Result<Response<proto::VerifyResponse>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Audit/Verify", &[Role::Auditor])
+            .await?;
         let req = request.into_inner();
         let bound = |field: &str, v: u64| {
             i64::try_from(v).map_err(|_| FieldError::new(field, "out of range"))
@@ -145,8 +159,9 @@ impl Audit for AuditService {
     #[tracing::instrument(name = "Head", skip_all)]
     async fn head(
         &self,
-        _request: Request<proto::HeadRequest>,
+        request: Request<proto::HeadRequest>,
     ) -> Result<Response<proto::HeadResponse>, Status> {
+        self.auth.authorize(request.metadata(), "toolgate.v1.Audit/Head", &[Role::Auditor]).await?;
         let head = self.reader.head().await.map_err(unavailable)?;
         Ok(Response::new(head.map_or_else(proto::HeadResponse::default, |h| proto::HeadResponse {
             seq: h.seq.unsigned_abs(),
@@ -160,6 +175,9 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::StatsRequest>,
     ) -> Result<Response<proto::StatsResponse>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Audit/Stats", &[Role::Auditor])
+            .await?;
         let req = request.into_inner();
         let range = match Filter::time_range(&req.since, &req.until, "") {
             Ok(range) => range,

@@ -1,7 +1,10 @@
 //! `toolgate.v1.Gate`: Decide and Execute, translated between protobuf and [`crate::gate`].
 
+use std::sync::Arc;
+
 use tonic::{Request, Response, Status};
 
+use crate::auth::{Auth, Role};
 use crate::gate::Gate;
 use crate::policy::Outcome;
 use crate::proto::{self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteResponse};
@@ -10,14 +13,18 @@ use crate::proto::{self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteR
 #[derive(Debug, Clone)]
 pub struct GateService {
     gate: Gate,
+    auth: Arc<Auth>,
 }
 
 impl GateService {
-    /// Serves `gate`.
-    pub fn new(gate: Gate) -> Self {
-        Self { gate }
+    /// Serves `gate` to agents.
+    pub fn new(gate: Gate, auth: Arc<Auth>) -> Self {
+        Self { gate, auth }
     }
 }
+
+const DECIDE: &str = "toolgate.v1.Gate/Decide";
+const EXECUTE: &str = "toolgate.v1.Gate/Execute";
 
 #[tonic::async_trait]
 impl proto::gate_server::Gate for GateService {
@@ -26,7 +33,20 @@ impl proto::gate_server::Gate for GateService {
         &self,
         request: Request<DecideRequest>,
     ) -> Result<Response<DecideResponse>, Status> {
-        let decision = self.gate.decide(request.into_inner()).await?;
+        let caller = self.auth.authorize(request.metadata(), DECIDE, &[Role::Agent]).await?;
+        let req = request.into_inner();
+        if let (Some(caller), Some(actor)) = (&caller, &req.actor) {
+            // The actor, and the head of a subagent's delegation chain, must be identities the
+            // token may act as. (An empty actor id is refused by validation, by name.)
+            let claimed = std::iter::once(&actor.id).chain(actor.delegation_chain.first());
+            if let Some(other) =
+                claimed.filter(|id| !id.is_empty()).find(|id| !caller.may_act_as(id))
+            {
+                let why = format!("the token `{}` may not act as `{other}`", caller.id);
+                return Err(self.auth.refuse_identity(caller, DECIDE, why).await.into());
+            }
+        }
+        let decision = self.gate.decide(req).await?;
         let verdict = decision.verdict;
         tracing::debug!(outcome = %verdict.outcome, seq = decision.seq, "decided");
         Ok(Response::new(DecideResponse {
@@ -48,7 +68,8 @@ impl proto::gate_server::Gate for GateService {
         &self,
         request: Request<ExecuteRequest>,
     ) -> Result<Response<ExecuteResponse>, Status> {
-        let execution = self.gate.execute(request.into_inner()).await?;
+        let caller = self.auth.authorize(request.metadata(), EXECUTE, &[Role::Agent]).await?;
+        let execution = self.gate.execute(request.into_inner(), caller).await?;
         if let Some(violation) = &execution.violation {
             tracing::warn!(%violation, seq = execution.seq, "execution broke its decision");
         }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tonic::Status;
+use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::Channel;
 
 use crate::config::ClaudeHookConfig;
@@ -51,11 +52,30 @@ pub struct Payload {
 pub struct Sidecar {
     gate: GateClient<Channel>,
     approvals: ApprovalsClient<Channel>,
+    /// The `authorization` header to send, when auth is on.
+    authorization: Option<MetadataValue<Ascii>>,
 }
 
 impl Sidecar {
     pub fn new(channel: Channel) -> Self {
-        Self { gate: GateClient::new(channel.clone()), approvals: ApprovalsClient::new(channel) }
+        let (gate, approvals) = (GateClient::new(channel.clone()), ApprovalsClient::new(channel));
+        Self { gate, approvals, authorization: None }
+    }
+
+    /// The same sidecar, called with this `authorization` header value (`Bearer <token>`).
+    pub fn authorized(self, header: &str) -> Result<Self, Status> {
+        let value = header
+            .parse()
+            .map_err(|_| Status::invalid_argument("authorization: not a valid header value"))?;
+        Ok(Self { authorization: Some(value), ..self })
+    }
+
+    fn request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        if let Some(value) = &self.authorization {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        request
     }
 }
 
@@ -67,12 +87,14 @@ pub async fn handle(
 ) -> Result<Value, Status> {
     match payload.hook_event_name.as_str() {
         "PreToolUse" => {
-            let answer = sidecar.gate.decide(decide_request(payload, config)).await?;
+            let request = sidecar.request(decide_request(payload, config));
+            let answer = sidecar.gate.decide(request).await?;
             Ok(pre_answer(&answer.into_inner()))
         }
         "PostToolUse" => {
             approve_if_asked(payload, config, sidecar).await?;
-            let answer = sidecar.gate.execute(execute_request(payload, config)).await?;
+            let request = sidecar.request(execute_request(payload, config));
+            let answer = sidecar.gate.execute(request).await?;
             Ok(post_answer(&answer.into_inner()))
         }
         _ => Ok(json!({})),
@@ -208,25 +230,19 @@ async fn approve_if_asked(
     let Ok(args) = canonicalize(&payload.tool_input) else {
         return Ok(());
     };
-    let pending = sidecar
-        .approvals
-        .list_pending(proto::ListPendingRequest {
-            session_id: payload.session_id.clone(),
-            actor_id: config.actor.clone(),
-            tool: tool(&payload.tool_name, &config.tools),
-        })
-        .await?
-        .into_inner()
-        .approvals;
+    let list = sidecar.request(proto::ListPendingRequest {
+        session_id: payload.session_id.clone(),
+        actor_id: config.actor.clone(),
+        tool: tool(&payload.tool_name, &config.tools),
+    });
+    let pending = sidecar.approvals.list_pending(list).await?.into_inner().approvals;
     if let Some(approval) = pending.iter().rev().find(|a| a.args_hash == args.hash) {
-        sidecar
-            .approvals
-            .approve(proto::VerdictRequest {
-                decision_id: approval.decision_id.clone(),
-                approver: config.approver.clone(),
-                comment: "allowed in Claude Code's permission prompt".into(),
-            })
-            .await?;
+        let verdict = sidecar.request(proto::VerdictRequest {
+            decision_id: approval.decision_id.clone(),
+            approver: config.approver.clone(),
+            comment: "allowed in Claude Code's permission prompt".into(),
+        });
+        sidecar.approvals.approve(verdict).await?;
     }
     Ok(())
 }

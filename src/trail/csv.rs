@@ -198,10 +198,10 @@ pub fn parse(row: &csv::StringRecord) -> Result<Event, CsvError> {
     let int = |i: usize| -> Result<Option<i64>, CsvError> {
         match cell(i) {
             "" => Ok(None),
-            c => c
-                .parse()
-                .map(Some)
-                .map_err(|_| error(format!("{}: `{c}` is not an integer", COLUMNS[i]))),
+            // Only the digits the writer writes: `+1` or `01` would read as 1 and verify.
+            c => c.parse::<i64>().ok().filter(|n| n.to_string() == c).map(Some).ok_or_else(|| {
+                error(format!("{}: `{c}` is not an integer as written", COLUMNS[i]))
+            }),
         }
     };
     let seq = int(0)?.ok_or_else(|| error("seq: empty".to_owned()))?;
@@ -256,6 +256,17 @@ mod tests {
         assert_eq!(unguard("'-1"), Some("-1"));
         assert_eq!(unguard("''x"), Some("'x"));
         assert_eq!(unguard("=1"), None);
+    }
+
+    /// Found by the property tests: a `seq` of `+1` read back as 1.
+    #[test]
+    fn integers_are_read_only_as_written() {
+        let mut cells: Vec<String> = vec![String::new(); COLUMNS.len()];
+        for (seq, ok) in [("1", true), ("+1", false), ("01", false), ("-0", false)] {
+            cells[0] = seq.to_owned();
+            let row = csv::StringRecord::from(cells.clone());
+            assert_eq!(parse(&row).is_ok(), ok, "{seq}");
+        }
     }
 
     #[test]

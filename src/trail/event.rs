@@ -24,6 +24,8 @@ pub enum Kind {
     ApprovalRejected,
     /// No verdict came in time; the event's outcome is what the timeout decided.
     ApprovalExpired,
+    /// A call refused for who made it (auth): the token's id, the RPC, never the token.
+    AccessDenied,
 }
 
 impl Kind {
@@ -39,6 +41,7 @@ impl Kind {
             Self::ApprovalApproved => "approval_approved",
             Self::ApprovalRejected => "approval_rejected",
             Self::ApprovalExpired => "approval_expired",
+            Self::AccessDenied => "access_denied",
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod audit;
+mod auth;
 mod bench;
 mod decide;
 mod execute;

@@ -26,7 +26,7 @@ async fn sigterm_under_load_commits_what_it_holds_and_exits_cleanly() {
     // Slow commits keep a batch in flight when the signal comes.
     let toml = format!(
         "http_listen = \"127.0.0.1:{http}\"\nshutdown_grace_ms = 5000\n\
-         [writer]\nfault_commit_delay_ms = 100\n"
+         [writer]\nfault_commit_delay_ms = 500\n"
     );
     let mut proc = Proc::start(&db, &toml).await;
     let load = Load::start(&proc, 8).await;

@@ -1,0 +1,252 @@
+//! Who may call what: bearer tokens with roles, bound to the actor ids their holder may act as.
+//!
+//! The configuration keeps only each token's SHA-256 (`[[auth.tokens]]`); a presented token is
+//! hashed and compared in constant time. With no token configured, auth is off and every caller
+//! may do everything — which is why the server then listens only on loopback (see
+//! `cli::serve`). A refusal is answered UNAUTHENTICATED (no or an unknown token) or
+//! PERMISSION_DENIED (a role or an identity the token lacks), and recorded as an
+//! `access_denied` event naming the token's id and the RPC, never the token: at most one event
+//! per caller, RPC and reason each second, the next one counting what was folded.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tonic::metadata::MetadataMap;
+
+use crate::error::Error;
+use crate::store::Writer;
+use crate::trail::{Kind, Record};
+
+/// A refusal is recorded at most this often per caller, RPC and reason.
+const RECORD_EVERY: Duration = Duration::from_secs(1);
+/// Refusals remembered for folding before the memory starts over.
+const MAX_REMEMBERED: usize = 10_000;
+
+/// What a caller may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Gate: Decide and Execute (and Await on its own approvals).
+    Agent,
+    /// Approvals: list, approve, reject.
+    Approver,
+    /// Audit: read only.
+    Auditor,
+    /// Admin: policy reload and other operations.
+    Admin,
+}
+
+/// `[auth]`: the tokens toolgate accepts.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    pub tokens: Vec<TokenSpec>,
+}
+
+/// One token, by its hash.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSpec {
+    /// A name for the token, recorded on refusals (never the token itself).
+    pub id: String,
+    /// Hex SHA-256 of the token (`toolgate hash-token` prints it).
+    pub sha256: String,
+    pub roles: Vec<Role>,
+    /// The actor ids its holder may act as: exact ids, or a prefix ending in `*`
+    /// (`team-a/*`). For an approver, who they are: they may not judge these actors' calls.
+    #[serde(default)]
+    pub actors: Vec<String>,
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The token's id.
+    pub id: String,
+    roles: Vec<Role>,
+    actors: Vec<String>,
+}
+
+impl Caller {
+    /// Whether the caller may act as `actor` (and so may not approve its calls).
+    pub fn may_act_as(&self, actor: &str) -> bool {
+        self.actors.iter().any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => actor.starts_with(prefix),
+            None => pattern == actor,
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Token {
+    digest: [u8; 32],
+    caller: Caller,
+}
+
+/// The callers a server accepts, and its record of refusals.
+#[derive(Debug)]
+pub struct Auth {
+    tokens: Vec<Token>,
+    writer: Writer,
+    /// When each (caller, RPC, reason) was last recorded, and how many refusals were folded
+    /// since.
+    recorded: Mutex<HashMap<RefusalKey, (Instant, u64)>>,
+}
+
+/// A kind of refusal: the caller's id, the RPC and the reason.
+type RefusalKey = (String, String, String);
+
+/// Why a token spec is refused at start.
+#[derive(Debug, thiserror::Error)]
+#[error("[[auth.tokens]] `{id}`: sha256 must be 64 hex digits (`toolgate hash-token` prints it)")]
+pub struct BadToken {
+    id: String,
+}
+
+impl Auth {
+    /// The tokens of `config`; refusals are recorded through `writer`.
+    pub fn new(config: &AuthConfig, writer: Writer) -> Result<Self, BadToken> {
+        let tokens = config
+            .tokens
+            .iter()
+            .map(|spec| {
+                let mut digest = [0; 32];
+                hex::decode_to_slice(&spec.sha256, &mut digest)
+                    .map_err(|_| BadToken { id: spec.id.clone() })?;
+                let caller = Caller {
+                    id: spec.id.clone(),
+                    roles: spec.roles.clone(),
+                    actors: spec.actors.clone(),
+                };
+                Ok(Token { digest, caller })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { tokens, writer, recorded: Mutex::new(HashMap::new()) })
+    }
+
+    /// Whether any token is configured.
+    pub fn enabled(&self) -> bool {
+        !self.tokens.is_empty()
+    }
+
+    /// The caller of `rpc` if it holds one of `roles`; `None` when auth is off.
+    pub async fn authorize(
+        &self,
+        metadata: &MetadataMap,
+        rpc: &str,
+        roles: &[Role],
+    ) -> Result<Option<Caller>, Error> {
+        if !self.enabled() {
+            return Ok(None);
+        }
+        let Some(caller) = self.caller(metadata) else {
+            let why = "no valid bearer token";
+            return Err(self
+                .refuse("anonymous", rpc, why, Error::Unauthenticated(why.into()))
+                .await);
+        };
+        if !roles.iter().any(|role| caller.roles.contains(role)) {
+            let why = format!("the token's roles do not include {roles:?}");
+            let error = Error::PermissionDenied(format!("{rpc}: {why}"));
+            return Err(self.refuse(&caller.id, rpc, &why, error).await);
+        }
+        Ok(Some(caller))
+    }
+
+    /// Refuses an authenticated caller acting beyond its identities.
+    pub async fn refuse_identity(&self, caller: &Caller, rpc: &str, why: String) -> Error {
+        let error = Error::PermissionDenied(why.clone());
+        self.refuse(&caller.id, rpc, &why, error).await
+    }
+
+    fn caller(&self, metadata: &MetadataMap) -> Option<Caller> {
+        let value = metadata.get("authorization")?.to_str().ok()?;
+        let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))?;
+        let digest: [u8; 32] = Sha256::digest(token.trim().as_bytes()).into();
+        // Every configured digest is compared, each in constant time.
+        let mut found = None;
+        for known in &self.tokens {
+            if bool::from(known.digest.ct_eq(&digest)) {
+                found = Some(known.caller.clone());
+            }
+        }
+        found
+    }
+
+    /// Records a refusal (rate-limited), and returns the error to answer with: the refusal's
+    /// own, or UNAVAILABLE if it could not be recorded.
+    async fn refuse(&self, caller: &str, rpc: &str, why: &str, error: Error) -> Error {
+        tracing::warn!(caller, rpc, why, "access denied");
+        let Some(folded) = self.due(caller, rpc, why) else {
+            return error;
+        };
+        let folded = match folded {
+            0 => String::new(),
+            n => format!(" ({n} more refusals like it folded into this event)"),
+        };
+        let record = Record {
+            actor_id: Some(caller.to_owned()),
+            reason: Some(format!("{why}{folded}")),
+            error: Some(match error {
+                Error::Unauthenticated(_) => "UNAUTHENTICATED".to_owned(),
+                _ => "PERMISSION_DENIED".to_owned(),
+            }),
+            request: Some(serde_json::json!({ "rpc": rpc }).to_string()),
+            ..Record::new(Kind::AccessDenied)
+        };
+        match self.writer.append(vec![record]).await {
+            Ok(_) => error,
+            Err(e) => Error::Unavailable(e),
+        }
+    }
+
+    /// `Some(folded)` when this refusal is to be recorded, with how many were folded since the
+    /// last record; `None` when it is folded into the next.
+    fn due(&self, caller: &str, rpc: &str, why: &str) -> Option<u64> {
+        let mut recorded = self.recorded.lock().unwrap_or_else(|p| p.into_inner());
+        if recorded.len() >= MAX_REMEMBERED {
+            recorded.clear();
+        }
+        let key = (caller.to_owned(), rpc.to_owned(), why.to_owned());
+        let now = Instant::now();
+        match recorded.get_mut(&key) {
+            Some((last, folded)) if now.duration_since(*last) < RECORD_EVERY => {
+                *folded += 1;
+                None
+            }
+            Some((last, folded)) => {
+                let was = *folded;
+                (*last, *folded) = (now, 0);
+                Some(was)
+            }
+            None => {
+                recorded.insert(key, (now, 0));
+                Some(0)
+            }
+        }
+    }
+}
+
+/// Hex SHA-256 of a token, as `[[auth.tokens]] sha256` wants it.
+pub fn token_digest(token: &str) -> String {
+    hex::encode(Sha256::digest(token.trim().as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actor_patterns_match_exact_ids_and_prefixes() {
+        let caller =
+            Caller { id: "t".into(), roles: vec![], actors: vec!["team-a/*".into(), "bob".into()] };
+        assert!(caller.may_act_as("team-a/agent-1"));
+        assert!(caller.may_act_as("bob"));
+        assert!(!caller.may_act_as("bobby"));
+        assert!(!caller.may_act_as("team-b/agent-1"));
+    }
+}

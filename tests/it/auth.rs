@@ -1,0 +1,348 @@
+//! Access control: every RPC under every role, identities bound to tokens, refusals recorded
+//! (rate-limited) and never a token on the trail or in the log.
+
+use std::time::Duration;
+
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use tonic::{Code, Request};
+use toolgate::auth::{AuthConfig, TokenSpec, token_digest};
+use toolgate::config::Config;
+use toolgate::proto::admin_client::AdminClient;
+use toolgate::proto::approvals_client::ApprovalsClient;
+use toolgate::proto::audit_client::AuditClient;
+use toolgate::proto::gate_client::GateClient;
+use toolgate::proto::{
+    Actor, AwaitRequest, ExecuteRequest, ExecutionStatus, ExportRequest, HeadRequest,
+    ListPendingRequest, QueryRequest, ReloadPolicyRequest, StatsRequest, VerdictRequest,
+    VerifyRequest,
+};
+
+use crate::helpers::{TestApp, request, rows, spawn_app_with};
+
+const AGENT: &str = "agent-secret-1f0c";
+const APPROVER: &str = "approver-secret-77aa";
+const AUDITOR: &str = "auditor-secret-93be";
+const ADMIN: &str = "admin-secret-c410";
+
+fn token(id: &str, secret: &str, roles: &str, actors: &[&str]) -> TokenSpec {
+    TokenSpec {
+        id: id.into(),
+        sha256: token_digest(secret),
+        roles: serde_json::from_str(roles).unwrap(),
+        actors: actors.iter().map(|a| (*a).to_owned()).collect(),
+    }
+}
+
+fn auth(config: &mut Config) {
+    config.auth = AuthConfig {
+        tokens: vec![
+            token("agents-of-team-a", AGENT, r#"["agent"]"#, &["team-a/*"]),
+            token("carol", APPROVER, r#"["approver"]"#, &["carol"]),
+            token("audit", AUDITOR, r#"["auditor"]"#, &[]),
+            token("ops", ADMIN, r#"["admin"]"#, &[]),
+        ],
+    };
+    config.policy = Some(config.db.with_file_name("p.cedar"));
+    std::fs::write(
+        config.policy.as_ref().unwrap(),
+        "permit(principal, action, resource);\n\
+         @outcome(\"require_approval\") forbid(principal, action, resource) when { context.tool.name == \"deploy\" };",
+    )
+    .unwrap();
+}
+
+fn with_token<T>(message: T, secret: Option<&str>) -> Request<T> {
+    let mut request = Request::new(message);
+    if let Some(secret) = secret {
+        let value: MetadataValue<_> = format!("Bearer {secret}").parse().unwrap();
+        request.metadata_mut().insert("authorization", value);
+    }
+    request
+}
+
+fn as_actor(id: &str, chain: &[&str]) -> toolgate::proto::DecideRequest {
+    let mut req = request("read");
+    req.actor = Some(Actor {
+        id: id.into(),
+        kind: if chain.is_empty() { "agent" } else { "subagent" }.into(),
+        delegation_chain: chain.iter().map(|a| (*a).to_owned()).collect(),
+    });
+    req
+}
+
+/// Calls one RPC with a token; the gRPC code it ends with (`Ok` when answered).
+async fn call(channel: &Channel, rpc: &str, secret: Option<&str>) -> Code {
+    let code = |r: Result<(), tonic::Status>| r.err().map_or(Code::Ok, |s| s.code());
+    let (gate, approvals, audit, admin) = (
+        GateClient::new(channel.clone()),
+        ApprovalsClient::new(channel.clone()),
+        AuditClient::new(channel.clone()),
+        AdminClient::new(channel.clone()),
+    );
+    let verdict =
+        VerdictRequest { decision_id: "d".into(), approver: "carol".into(), ..Default::default() };
+    match rpc {
+        "Decide" => code(
+            gate.clone().decide(with_token(as_actor("team-a/bot", &[]), secret)).await.map(drop),
+        ),
+        "Execute" => {
+            let report = ExecuteRequest {
+                decision_id: "d".into(),
+                status: ExecutionStatus::Ok as i32,
+                ..Default::default()
+            };
+            code(gate.clone().execute(with_token(report, secret)).await.map(drop))
+        }
+        "ListPending" => code(
+            approvals
+                .clone()
+                .list_pending(with_token(ListPendingRequest::default(), secret))
+                .await
+                .map(drop),
+        ),
+        "Approve" => code(approvals.clone().approve(with_token(verdict, secret)).await.map(drop)),
+        "Reject" => code(approvals.clone().reject(with_token(verdict, secret)).await.map(drop)),
+        "Await" => code(
+            approvals
+                .clone()
+                .r#await(with_token(
+                    AwaitRequest { decision_id: "d".into(), timeout_ms: 1 },
+                    secret,
+                ))
+                .await
+                .map(drop),
+        ),
+        "Query" => {
+            code(audit.clone().query(with_token(QueryRequest::default(), secret)).await.map(drop))
+        }
+        "ExportCsv" => code(
+            audit.clone().export_csv(with_token(ExportRequest::default(), secret)).await.map(drop),
+        ),
+        "Verify" => {
+            code(audit.clone().verify(with_token(VerifyRequest::default(), secret)).await.map(drop))
+        }
+        "Head" => {
+            code(audit.clone().head(with_token(HeadRequest::default(), secret)).await.map(drop))
+        }
+        "Stats" => {
+            code(audit.clone().stats(with_token(StatsRequest::default(), secret)).await.map(drop))
+        }
+        "ReloadPolicy" => code(
+            admin
+                .clone()
+                .reload_policy(with_token(ReloadPolicyRequest::default(), secret))
+                .await
+                .map(drop),
+        ),
+        other => panic!("no RPC {other}"),
+    }
+}
+
+#[tokio::test]
+async fn every_rpc_admits_exactly_its_roles() {
+    let app = spawn_app_with(auth).await;
+    // RPC, and the tokens it admits.
+    let matrix: [(&str, &[&str]); 12] = [
+        ("Decide", &[AGENT]),
+        ("Execute", &[AGENT]),
+        ("ListPending", &[APPROVER]),
+        ("Approve", &[APPROVER]),
+        ("Reject", &[APPROVER]),
+        ("Await", &[AGENT, APPROVER]),
+        ("Query", &[AUDITOR]),
+        ("ExportCsv", &[AUDITOR]),
+        ("Verify", &[AUDITOR]),
+        ("Head", &[AUDITOR]),
+        ("Stats", &[AUDITOR]),
+        ("ReloadPolicy", &[ADMIN]),
+    ];
+    let mut wrong = Vec::new();
+    for (rpc, admitted) in matrix {
+        for secret in [AGENT, APPROVER, AUDITOR, ADMIN] {
+            let code = call(&app.channel, rpc, Some(secret)).await;
+            let refused = matches!(code, Code::PermissionDenied | Code::Unauthenticated);
+            if admitted.contains(&secret) == refused || (refused && code != Code::PermissionDenied)
+            {
+                wrong.push(format!("{rpc} with {secret}: {code:?}"));
+            }
+        }
+        for secret in [None, Some("not-a-token")] {
+            let code = call(&app.channel, rpc, secret).await;
+            if code != Code::Unauthenticated {
+                wrong.push(format!("{rpc} with {secret:?}: {code:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[tokio::test]
+async fn refusals_are_recorded_without_the_token_and_a_flood_is_folded() {
+    let app = spawn_app_with(auth).await;
+
+    for _ in 0..50 {
+        call(&app.channel, "Query", Some("not-a-token")).await;
+    }
+    call(&app.channel, "Query", Some(AGENT)).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    call(&app.channel, "Query", Some("not-a-token")).await;
+
+    let denied: Vec<_> = rows(&app.db).into_iter().filter(|r| r.kind == "access_denied").collect();
+    assert_eq!(denied.len(), 3, "{denied:#?}");
+    assert_eq!(denied[0].error.as_deref(), Some("UNAUTHENTICATED"));
+    assert_eq!(denied[1].error.as_deref(), Some("PERMISSION_DENIED"));
+    assert!(denied[2].reason.as_deref().unwrap().contains("49 more refusals like it folded"));
+    assert!(denied[0].request.as_deref().unwrap().contains("toolgate.v1.Audit/Query"));
+    let conn = rusqlite::Connection::open(&app.db).unwrap();
+    let actor: String = conn
+        .query_row("SELECT actor_id FROM events WHERE kind = 'access_denied' AND error = 'PERMISSION_DENIED'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(actor, "agents-of-team-a");
+    let bytes = std::fs::read(&app.db).unwrap();
+    let wal = std::fs::read(app.db.with_extension("db-wal")).unwrap_or_default();
+    for secret in [AGENT, "not-a-token"] {
+        let found =
+            |haystack: &[u8]| haystack.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!found(&bytes) && !found(&wal), "the token `{secret}` is on the trail");
+    }
+}
+
+#[tokio::test]
+async fn an_agent_may_act_only_as_its_identities() {
+    let app = spawn_app_with(auth).await;
+    let mut gate = GateClient::new(app.channel.clone());
+
+    let own = gate.decide(with_token(as_actor("team-a/bot", &[]), Some(AGENT))).await;
+    let other =
+        gate.decide(with_token(as_actor("team-b/bot", &[]), Some(AGENT))).await.unwrap_err();
+    let sub = gate.decide(with_token(as_actor("team-a/sub", &["team-a/bot"]), Some(AGENT))).await;
+    let smuggled = gate
+        .decide(with_token(as_actor("team-a/sub", &["team-b/boss"]), Some(AGENT)))
+        .await
+        .unwrap_err();
+
+    assert!(own.is_ok());
+    assert_eq!(other.code(), Code::PermissionDenied);
+    assert!(other.message().contains("may not act as `team-b/bot`"), "{}", other.message());
+    assert!(sub.is_ok());
+    assert_eq!(smuggled.code(), Code::PermissionDenied);
+    let denied = rows(&app.db).into_iter().filter(|r| r.kind == "access_denied").count();
+    assert_eq!(denied, 2);
+}
+
+#[tokio::test]
+async fn an_execution_under_another_identity_is_refused_and_recorded() {
+    let app = spawn_app_with(|c| {
+        auth(c);
+        c.auth.tokens.push(token("team-b", "team-b-secret", r#"["agent"]"#, &["team-b/*"]));
+    })
+    .await;
+    let mut gate = GateClient::new(app.channel.clone());
+    let decision = gate
+        .decide(with_token(as_actor("team-a/bot", &[]), Some(AGENT)))
+        .await
+        .unwrap()
+        .into_inner();
+    let report = ExecuteRequest {
+        decision_id: decision.decision_id.clone(),
+        args_json: r#"{"path":"src/main.rs"}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+
+    let stolen = gate.execute(with_token(report.clone(), Some("team-b-secret"))).await.unwrap_err();
+    let own = gate.execute(with_token(report, Some(AGENT))).await.unwrap().into_inner();
+
+    assert_eq!(stolen.code(), Code::PermissionDenied);
+    assert_eq!(own.violation, "", "the refused report did not count as the execution");
+    let kinds: Vec<_> =
+        rows(&app.db).into_iter().map(|r| r.kind).filter(|k| k != "policy_loaded").collect();
+    assert_eq!(kinds, ["decision", "access_denied", "execution"]);
+}
+
+#[tokio::test]
+async fn an_approver_cannot_approve_calls_under_identities_they_may_act_as() {
+    let app = spawn_app_with(|c| {
+        auth(c);
+        c.auth.tokens.push(token(
+            "lead",
+            "lead-secret",
+            r#"["agent", "approver"]"#,
+            &["lead", "team-a/*"],
+        ));
+    })
+    .await;
+    let mut gate = GateClient::new(app.channel.clone());
+    let mut deploy = as_actor("team-a/bot", &[]);
+    deploy.tool = "deploy".into();
+    let decision = gate.decide(with_token(deploy, Some(AGENT))).await.unwrap().into_inner();
+    let mut approvals = ApprovalsClient::new(app.channel.clone());
+    let verdict = |approver: &str| VerdictRequest {
+        decision_id: decision.decision_id.clone(),
+        approver: approver.into(),
+        comment: String::new(),
+    };
+
+    let as_lead =
+        approvals.approve(with_token(verdict("lead"), Some("lead-secret"))).await.unwrap_err();
+    let as_someone_else =
+        approvals.approve(with_token(verdict("dave"), Some(APPROVER))).await.unwrap_err();
+    let as_carol = approvals.approve(with_token(verdict("carol"), Some(APPROVER))).await;
+
+    assert_eq!(as_lead.code(), Code::PermissionDenied, "{}", as_lead.message());
+    assert_eq!(as_someone_else.code(), Code::PermissionDenied);
+    assert!(as_carol.is_ok());
+}
+
+#[tokio::test]
+async fn without_auth_a_remote_address_is_refused_unless_insisted_on() {
+    let refused = crate::helpers::toolgate_async(&[
+        "serve",
+        "--listen",
+        "0.0.0.0:0",
+        "--db",
+        "/nonexistent/x.db",
+    ])
+    .await;
+
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(stderr.contains("refusing to listen on `0.0.0.0:0`"), "{stderr}");
+    assert!(stderr.contains("--insecure-allow-remote"), "{stderr}");
+}
+
+#[tokio::test]
+async fn auth_off_admits_everyone_on_loopback() {
+    let app: TestApp = crate::helpers::spawn_app().await;
+    assert_eq!(call(&app.channel, "Query", None).await, Code::Ok);
+}
+
+#[tokio::test]
+async fn no_token_reaches_the_log_or_the_trail_of_a_real_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let toml = format!(
+        "[[auth.tokens]]\nid = \"a\"\nsha256 = \"{}\"\nroles = [\"agent\"]\nactors = [\"team-a/*\"]\n",
+        token_digest(AGENT)
+    );
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let channel = proc.channel().await;
+    for secret in [Some(AGENT), Some("wrong-secret-5d1e"), None] {
+        for rpc in ["Decide", "Query", "Approve"] {
+            call(&channel, rpc, secret).await;
+        }
+    }
+    drop(proc);
+
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    assert!(log.contains("access denied"), "refusals are logged: {log}");
+    let trail = std::fs::read(&db).unwrap();
+    let wal = std::fs::read(dir.path().join("trail.db-wal")).unwrap_or_default();
+    for secret in [AGENT, "wrong-secret-5d1e"] {
+        assert!(!log.contains(secret), "the token `{secret}` is in the log");
+        let found =
+            |haystack: &[u8]| haystack.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!found(&trail) && !found(&wal), "the token `{secret}` is on the trail");
+    }
+}
