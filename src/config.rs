@@ -23,6 +23,8 @@ use serde::Deserialize;
 
 use crate::auth::AuthConfig;
 use crate::registry::{Safety, ToolRegistry, ToolSpec};
+use crate::request::ArgsHasher;
+use sha2::Digest;
 
 /// Why a configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +33,8 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("invalid config file `{path}`: {source}")]
     Parse { path: PathBuf, source: Box<toml::de::Error> },
+    #[error("args_hash key: {0}")]
+    Key(String),
 }
 
 /// Everything toolgate can be told.
@@ -73,6 +77,8 @@ pub struct Config {
     pub shutdown_grace_ms: u64,
     /// Bearer tokens and their roles; auth is off while none is configured.
     pub auth: AuthConfig,
+    /// A key for argument hashes (HMAC-SHA256); plain SHA-256 without one.
+    pub args_hash: ArgsHashConfig,
 }
 
 impl Default for Config {
@@ -95,6 +101,7 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             shutdown_grace_ms: 10_000,
             auth: AuthConfig::default(),
+            args_hash: ArgsHashConfig::default(),
         }
     }
 }
@@ -303,6 +310,49 @@ impl Default for ClaudeHookConfig {
             fail_open: false,
             tools: BTreeMap::new(),
         }
+    }
+}
+
+/// Where the key for argument hashes comes from: a file or an environment variable, never the
+/// configuration file itself.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ArgsHashConfig {
+    /// A file holding the key (trailing whitespace is not part of it).
+    pub key_file: Option<PathBuf>,
+    /// An environment variable holding the key.
+    pub key_env: Option<String>,
+    /// The key's name in every hash; by default the first 8 hex digits of its SHA-256.
+    pub key_id: Option<String>,
+}
+
+impl ArgsHashConfig {
+    /// The hasher this describes: keyed when a key is configured, plain SHA-256 otherwise.
+    pub fn hasher(&self) -> Result<ArgsHasher, ConfigError> {
+        let key = match (&self.key_file, &self.key_env) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::Key(
+                    "give args_hash.key_file or key_env, not both".into(),
+                ));
+            }
+            (Some(path), None) => std::fs::read(path)
+                .map_err(|e| ConfigError::Key(format!("cannot read `{}`: {e}", path.display())))?,
+            (None, Some(var)) => std::env::var(var)
+                .map_err(|_| {
+                    ConfigError::Key(format!("the environment variable `{var}` is not set"))
+                })?
+                .into_bytes(),
+            (None, None) => return Ok(ArgsHasher::Sha256),
+        };
+        let key = key.trim_ascii_end();
+        if key.is_empty() {
+            return Err(ConfigError::Key("the args_hash key is empty".into()));
+        }
+        let id = match &self.key_id {
+            Some(id) => id.clone(),
+            None => hex::encode(&sha2::Sha256::digest(key)[..4]),
+        };
+        Ok(ArgsHasher::keyed(&id, key))
     }
 }
 

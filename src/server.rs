@@ -47,6 +47,8 @@ pub enum ServerError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Auth(#[from] crate::auth::BadToken),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -78,7 +80,8 @@ pub async fn run(
     let approvals = Arc::new(Approvals::new(config.approvals.clone()));
     let pending = rebuild(&approvals, &store.reader).await?;
     tracing::info!(pending, "pending approvals rebuilt from the trail");
-    let gate = Gate::new(&config, facts, approvals, store.writer.clone())?;
+    let hasher = config.args_hash.hasher()?;
+    let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),
@@ -111,7 +114,10 @@ pub async fn run(
     let audit_service = AuditServer::new(AuditService::new(
         store.reader.clone(),
         store.writer.clone(),
-        auth.clone(),
+        // The last holder: `Auth` keeps a writer handle, which must be gone for the writer
+        // to finish at shutdown.
+        auth,
+        hasher,
     ));
 
     let serving = Arc::new(AtomicBool::new(true));

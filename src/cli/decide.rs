@@ -103,7 +103,10 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     println!("policies: {}", verdict.policy_ids.join(", "));
     println!("args_hash: {}", req.args_hash);
     if verdict.outcome == Outcome::Rewrite {
-        println!("rewritten_args: {}", rewrite(&req.args, &verdict.patches)?.json);
+        println!(
+            "rewritten_args: {}",
+            rewrite(&req.args, &verdict.patches, &config.args_hash.hasher()?)?.json
+        );
     }
     Ok(Exit::Ok)
 }

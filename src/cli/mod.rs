@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod decide;
 mod export;
+mod hash_args;
 mod hook;
 mod policy;
 mod query;
@@ -22,6 +23,7 @@ pub use approvals::{ApprovalsArgs, approvals};
 pub use bench::{BenchArgs, bench};
 pub use decide::{DecideArgs, decide};
 pub use export::{ExportArgs, export};
+pub use hash_args::{HashArgsArgs, hash_args};
 pub use hook::{HookArgs, hook};
 pub use policy::{PolicyArgs, policy};
 pub use query::{QueryArgs, query};
@@ -65,6 +67,8 @@ pub enum Command {
     Hook(HookArgs),
     /// Print the SHA-256 of a bearer token read on stdin, for `[[auth.tokens]] sha256`.
     HashToken,
+    /// Print the hash the trail records for an argument object (plain or keyed).
+    HashArgs(HashArgsArgs),
 }
 
 /// How a command ended.
@@ -112,6 +116,7 @@ pub fn main() -> ExitCode {
             Command::Decide(args) => decide(args).await,
             Command::Approvals(args) => approvals(args).await,
             Command::Hook(args) => hook(args).await,
+            Command::HashArgs(args) => hash_args(args).await,
             Command::HashToken => {
                 let mut token = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;

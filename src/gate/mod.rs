@@ -25,7 +25,7 @@ use cedar_policy::Entities;
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::ToolRegistry;
-use crate::request::{ActionRequest, ArgsError, CanonicalArgs, ExecutionReport, canonicalize};
+use crate::request::{ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport};
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
 
@@ -86,6 +86,8 @@ pub struct Gate {
     roles: Arc<HashMap<String, Vec<String>>>,
     limits: Limits,
     defaults: Defaults,
+    /// How argument hashes are made (keyed when configured).
+    hasher: ArgsHasher,
 }
 
 impl Gate {
@@ -97,6 +99,7 @@ impl Gate {
         facts: Arc<Facts>,
         approvals: Arc<Approvals>,
         writer: Writer,
+        hasher: ArgsHasher,
     ) -> Result<Self, PolicyError> {
         let entities = entities(config)?;
         let policy = PolicyEngine::load(config.policy.as_deref(), entities.clone())?;
@@ -119,7 +122,13 @@ impl Gate {
             ),
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
+            hasher,
         })
+    }
+
+    /// How argument hashes are made.
+    pub fn hasher(&self) -> &ArgsHasher {
+        &self.hasher
     }
 
     /// The configured input limits.
@@ -174,10 +183,14 @@ impl Gate {
 
     /// Decides a proposed tool call and records the decision.
     pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
-        let req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
+        let mut req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
             Ok(req) => req,
             Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Decide", e).await),
         };
+        if self.hasher.is_keyed() {
+            // INVARIANT: the arguments were canonicalized once already by `from_proto`.
+            req.args_hash = self.hasher.hash(&req.args).expect("canonicalized before").hash;
+        }
         let safety = self.registry.safety(&req.tool);
         let observed = self.facts.observe(Call::of(&req, chrono::Utc::now().timestamp_micros()));
         let policy = self.policy.load();
@@ -191,7 +204,7 @@ impl Gate {
             self.facts.denied(&req.session_id);
         }
         let (verdict, rewritten) = match verdict.outcome {
-            Outcome::Rewrite => match rewrite(&req.args, &verdict.patches) {
+            Outcome::Rewrite => match rewrite(&req.args, &verdict.patches, &self.hasher) {
                 Ok(args) => (verdict, Some(args)),
                 Err(e) => {
                     let reason = format!("{}; the rewrite failed: {e}", verdict.reason);
@@ -276,10 +289,13 @@ impl Gate {
         raw: proto::ExecuteRequest,
         caller: Option<Caller>,
     ) -> Result<Execution, Error> {
-        let report = match ExecutionReport::from_proto(raw, &self.limits) {
+        let mut report = match ExecutionReport::from_proto(raw, &self.limits) {
             Ok(report) => report,
             Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Execute", e).await),
         };
+        if self.hasher.is_keyed() {
+            report.args_hash = self.hasher.hash_canonical(&report.args_canonical);
+        }
         let output_chars = report.output.as_deref().map(|o| o.chars().count());
         let default_max = i64::from(self.defaults.max_output_chars);
         let mut paired = report.clone();
@@ -325,10 +341,12 @@ impl Gate {
     }
 }
 
-/// The arguments with the rewrite policies' merge patches (RFC 7386) applied, in order.
+/// The arguments with the rewrite policies' merge patches (RFC 7386) applied, in order,
+/// hashed by `hasher`.
 pub fn rewrite(
     args: &serde_json::Map<String, serde_json::Value>,
     patches: &[serde_json::Value],
+    hasher: &ArgsHasher,
 ) -> Result<CanonicalArgs, ArgsError> {
     let mut value = serde_json::Value::Object(args.clone());
     for patch in patches {
@@ -337,5 +355,5 @@ pub fn rewrite(
     // INVARIANT: patches are JSON objects (checked when the policy loads), and merging an
     // object into an object leaves an object.
     let serde_json::Value::Object(rewritten) = value else { unreachable!("merge kept an object") };
-    canonicalize(&rewritten)
+    hasher.hash(&rewritten)
 }

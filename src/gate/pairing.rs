@@ -114,6 +114,7 @@ mod tests {
         ExecutionReport {
             decision_id: "d1".into(),
             idempotency_key: None,
+            args_canonical: String::new(),
             args_hash: args_hash.into(),
             duration_us: 10,
             status: ExecutionStatus::Ok,

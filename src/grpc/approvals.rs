@@ -181,6 +181,7 @@ fn to_proto(approval: &Approval) -> proto::Approval {
         decided_at: verdict.map(|v| v.decided_at.clone()).unwrap_or_default(),
         verdict_outcome: verdict.map_or(proto::Outcome::Unspecified, |v| outcome(v.outcome)) as i32,
         seq: verdict.map_or(0, |v| v.seq.unsigned_abs()),
+        idempotency_key: req.plan.idempotency_key.clone(),
     }
 }
 

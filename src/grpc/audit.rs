@@ -12,7 +12,7 @@ use crate::audit::{Export, SharedBuffer, verify_trail};
 use crate::auth::{Auth, Role};
 use crate::error::{Error, refuse};
 use crate::proto::{self, audit_server::Audit};
-use crate::request::{FieldError, Filter};
+use crate::request::{ArgsHasher, FieldError, Filter};
 use crate::store::{Reader, Writer};
 
 /// Largest page a Query may ask for.
@@ -28,13 +28,14 @@ pub struct AuditService {
     reader: Reader,
     writer: Writer,
     auth: Arc<Auth>,
+    hasher: ArgsHasher,
 }
 
 impl AuditService {
     /// Serves the trail read through `reader` to auditors; refusals are recorded through
     /// `writer`.
-    pub fn new(reader: Reader, writer: Writer, auth: Arc<Auth>) -> Self {
-        Self { reader, writer, auth }
+    pub fn new(reader: Reader, writer: Writer, auth: Arc<Auth>, hasher: ArgsHasher) -> Self {
+        Self { reader, writer, auth, hasher }
     }
 
     async fn refuse(&self, rpc: &str, error: FieldError) -> Status {
@@ -55,6 +56,33 @@ fn unavailable(error: crate::store::StoreError) -> Status {
 
 #[tonic::async_trait]
 impl Audit for AuditService {
+    #[tracing::instrument(name = "HashArgs", skip_all)]
+    async fn hash_args(
+        &self,
+        request: Request<proto::HashArgsRequest>,
+    ) -> Result<Response<proto::HashArgsResponse>, Status> {
+        self.auth
+            .authorize(request.metadata(), "toolgate.v1.Audit/HashArgs", &[Role::Auditor])
+            .await?;
+        let req = request.into_inner();
+        let args = match serde_json::from_str::<serde_json::Value>(&req.args_json) {
+            Ok(serde_json::Value::Object(args)) => args,
+            _ => {
+                let e = FieldError::new("args_json", "must be a JSON object");
+                return Err(self.refuse("HashArgs", e).await);
+            }
+        };
+        match self.hasher.hash(&args) {
+            Ok(hashed) => Ok(Response::new(proto::HashArgsResponse {
+                args_hash: hashed.hash,
+                canonical_json: hashed.json,
+            })),
+            Err(e) => {
+                Err(self.refuse("HashArgs", FieldError::new("args_json", e.to_string())).await)
+            }
+        }
+    }
+
     #[tracing::instrument(name = "Query", skip_all)]
     async fn query(
         &self,

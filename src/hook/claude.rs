@@ -17,7 +17,6 @@ use crate::config::ClaudeHookConfig;
 use crate::proto::approvals_client::ApprovalsClient;
 use crate::proto::gate_client::GateClient;
 use crate::proto::{self, Outcome};
-use crate::request::canonicalize;
 
 /// Claude Code's tools and the registry tools they are by default (`[hooks.claude.tools]`
 /// overrides; any other name, `mcp__server__tool` included, is looked up as it is).
@@ -220,23 +219,23 @@ pub fn post_answer(answer: &proto::ExecuteResponse) -> Value {
 }
 
 /// A call that ran after toolgate answered `ask` was let through by Claude Code's permission
-/// prompt: records that approval (the pending approval of this session and tool with these
-/// arguments) before the execution, so that the trail pairs them.
+/// prompt: records that approval (the pending approval whose idempotency key is this
+/// `tool_use_id`) before the execution, so that the trail pairs them.
 async fn approve_if_asked(
     payload: &Payload,
     config: &ClaudeHookConfig,
     sidecar: &mut Sidecar,
 ) -> Result<(), Status> {
-    let Ok(args) = canonicalize(&payload.tool_input) else {
+    if payload.tool_use_id.is_empty() {
         return Ok(());
-    };
+    }
     let list = sidecar.request(proto::ListPendingRequest {
         session_id: payload.session_id.clone(),
         actor_id: config.actor.clone(),
         tool: tool(&payload.tool_name, &config.tools),
     });
     let pending = sidecar.approvals.list_pending(list).await?.into_inner().approvals;
-    if let Some(approval) = pending.iter().rev().find(|a| a.args_hash == args.hash) {
+    if let Some(approval) = pending.iter().find(|a| a.idempotency_key == payload.tool_use_id) {
         let verdict = sidecar.request(proto::VerdictRequest {
             decision_id: approval.decision_id.clone(),
             approver: config.approver.clone(),

@@ -1,6 +1,10 @@
 //! RFC 8785 (JSON Canonicalization Scheme) of tool arguments and their SHA-256: the same
 //! arguments hash the same whatever their key order, spacing or number spelling, in any client.
 
+use std::fmt;
+use std::sync::Arc;
+
+use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -18,11 +22,63 @@ pub struct CanonicalArgs {
 #[error("cannot be canonicalized: {0}")]
 pub struct ArgsError(#[from] serde_json::Error);
 
-/// Canonicalizes an argument object and hashes it.
+/// Canonicalizes an argument object and hashes it with plain SHA-256.
 pub fn canonicalize(args: &Map<String, Value>) -> Result<CanonicalArgs, ArgsError> {
-    let json = serde_jcs::to_string(args)?;
-    let hash = hex::encode(Sha256::digest(json.as_bytes()));
-    Ok(CanonicalArgs { json, hash })
+    ArgsHasher::Sha256.hash(args)
+}
+
+/// How argument hashes are made: plain SHA-256 of the canonical text (the default), or
+/// HMAC-SHA256 under a secret key, written `hmac-sha256:<key id>:<hex>` so that a hash says
+/// which key made it and keys can be rotated (docs/security.md).
+#[derive(Clone, Default)]
+pub enum ArgsHasher {
+    #[default]
+    Sha256,
+    Hmac {
+        key_id: String,
+        key: Arc<[u8]>,
+    },
+}
+
+impl ArgsHasher {
+    /// HMAC-SHA256 under `key`, named `key_id` in every hash.
+    pub fn keyed(key_id: &str, key: &[u8]) -> Self {
+        Self::Hmac { key_id: key_id.to_owned(), key: key.into() }
+    }
+
+    /// The hash of arguments already in canonical form.
+    pub fn hash_canonical(&self, json: &str) -> String {
+        match self {
+            Self::Sha256 => hex::encode(Sha256::digest(json.as_bytes())),
+            Self::Hmac { key_id, key } => {
+                // INVARIANT: HMAC takes a key of any length.
+                let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("any key length");
+                mac.update(json.as_bytes());
+                format!("hmac-sha256:{key_id}:{}", hex::encode(mac.finalize().into_bytes()))
+            }
+        }
+    }
+
+    /// Canonicalizes an argument object and hashes it.
+    pub fn hash(&self, args: &Map<String, Value>) -> Result<CanonicalArgs, ArgsError> {
+        let json = serde_jcs::to_string(args)?;
+        let hash = self.hash_canonical(&json);
+        Ok(CanonicalArgs { json, hash })
+    }
+
+    pub fn is_keyed(&self) -> bool {
+        matches!(self, Self::Hmac { .. })
+    }
+}
+
+impl fmt::Debug for ArgsHasher {
+    /// Never the key.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Sha256 => f.write_str("Sha256"),
+            Self::Hmac { key_id, .. } => write!(f, "Hmac {{ key_id: {key_id:?}, .. }}"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -57,5 +113,16 @@ mod tests {
         let a = canon(r#"{"b":2,"a":1}"#);
         // printf '{"a":1,"b":2}' | sha256sum
         assert_eq!(a.hash, "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777");
+    }
+
+    #[test]
+    fn a_keyed_hash_names_its_key_and_is_rfc_4231_hmac() {
+        // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
+        let hasher = ArgsHasher::keyed("k1", b"Jefe");
+        assert_eq!(
+            hasher.hash_canonical("what do ya want for nothing?"),
+            "hmac-sha256:k1:5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert!(!format!("{hasher:?}").contains("Jefe"));
     }
 }

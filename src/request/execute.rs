@@ -32,8 +32,11 @@ pub struct ExecutionReport {
     pub decision_id: String,
     /// The decision, by the idempotency key it was given.
     pub idempotency_key: Option<String>,
-    /// Hex SHA-256 of the canonical arguments the tool ran with.
+    /// Hex SHA-256 of the canonical arguments the tool ran with (keyed by the gate when
+    /// `args_hash` keys are configured).
     pub args_hash: String,
+    /// The arguments in canonical form, for a keyed hash; never stored.
+    pub args_canonical: String,
     pub duration_us: i64,
     pub status: ExecutionStatus,
     /// `None` when empty.
@@ -63,8 +66,8 @@ impl ExecutionReport {
             _ => {}
         }
         let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
-        let args_hash =
-            canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
+        let canonical =
+            canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?;
         let status = match proto::ExecutionStatus::try_from(req.status) {
             Ok(proto::ExecutionStatus::Ok) => ExecutionStatus::Ok,
             Ok(proto::ExecutionStatus::Error) => ExecutionStatus::Error,
@@ -95,7 +98,8 @@ impl ExecutionReport {
         Ok(Self {
             decision_id: req.decision_id,
             idempotency_key: (!req.idempotency_key.is_empty()).then_some(req.idempotency_key),
-            args_hash,
+            args_hash: canonical.hash,
+            args_canonical: canonical.json,
             duration_us,
             status,
             error: (!req.error.is_empty()).then_some(req.error),

@@ -8,7 +8,7 @@ mod execute;
 mod filter;
 mod verdict;
 
-pub use canonical::{ArgsError, CanonicalArgs, canonicalize};
+pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::Filter;

@@ -12,6 +12,7 @@ mod faults;
 mod helpers;
 mod hook;
 mod invalid;
+mod keyed;
 mod outcomes;
 mod policy_cli;
 mod properties;

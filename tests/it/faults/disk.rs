@@ -89,10 +89,12 @@ async fn a_full_disk_refuses_calls_and_resumes_when_space_returns() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = warmup.stop().await;
 
-    // Fill what is left.
+    // Fill what is left, to the last byte: a partly free page would let a commit through.
     let ballast = disk.path.join("ballast");
     let mut file = std::fs::File::create(&ballast).unwrap();
-    while file.write_all(&[0; 64 * 1024]).is_ok() {}
+    for chunk in [64 * 1024, 4096, 512, 1] {
+        while file.write_all(&vec![0; chunk]).is_ok() {}
+    }
     drop(file);
 
     refused_while_broken(&proc, "disk full", || std::fs::remove_file(&ballast).unwrap()).await;

@@ -56,12 +56,12 @@ async fn half_the_sustainable_rate_keeps_fds_and_the_wal_flat_and_memory_bounded
     assert!(samples.iter().all(|s| s.0 < samples[0].0 + 48 * 1024), "RSS bounded: {samples:?}");
 }
 
-/// The long run: once the caches are warm (the first half), memory stays flat.
+/// The long run: memory rises to a plateau set by the writer's page cache (32 MiB) and the
+/// session facts' budget (500,000 distinct calls), never past it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long version: ten minutes (docs/reliability.md)"]
 async fn ten_minutes_at_half_the_sustainable_rate_stay_flat() {
     let samples = soak(600).await;
     bounded(&samples);
-    let rss = |s: &[Sample]| s.iter().map(|s| s.0).max().unwrap();
-    assert!(rss(&samples[5..]) <= rss(&samples[..5]) + 8 * 1024, "RSS flat: {samples:?}");
+    assert!(samples.iter().all(|s| s.0 < samples[0].0 + 64 * 1024), "RSS bounded: {samples:?}");
 }

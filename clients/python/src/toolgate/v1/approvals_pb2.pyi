@@ -56,7 +56,7 @@ class AwaitRequest(_message.Message):
     def __init__(self, decision_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
 
 class Approval(_message.Message):
-    __slots__ = ("decision_id", "state", "session_id", "actor_id", "tool", "action", "resource_type", "resource_id", "args_hash", "reason", "policy_ids", "args_json", "requested_at", "expires_at", "approver", "comment", "decided_at", "verdict_outcome", "seq")
+    __slots__ = ("decision_id", "state", "session_id", "actor_id", "tool", "action", "resource_type", "resource_id", "args_hash", "reason", "policy_ids", "args_json", "requested_at", "expires_at", "approver", "comment", "decided_at", "verdict_outcome", "seq", "idempotency_key")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +76,7 @@ class Approval(_message.Message):
     DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
     VERDICT_OUTCOME_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     state: ApprovalState
     session_id: str
@@ -95,4 +96,5 @@ class Approval(_message.Message):
     decided_at: str
     verdict_outcome: _gate_pb2.Outcome
     seq: int
-    def __init__(self, decision_id: _Optional[str] = ..., state: _Optional[_Union[ApprovalState, str]] = ..., session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., args_hash: _Optional[str] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[_Iterable[str]] = ..., args_json: _Optional[str] = ..., requested_at: _Optional[str] = ..., expires_at: _Optional[str] = ..., approver: _Optional[str] = ..., comment: _Optional[str] = ..., decided_at: _Optional[str] = ..., verdict_outcome: _Optional[_Union[_gate_pb2.Outcome, str]] = ..., seq: _Optional[int] = ...) -> None: ...
+    idempotency_key: str
+    def __init__(self, decision_id: _Optional[str] = ..., state: _Optional[_Union[ApprovalState, str]] = ..., session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., args_hash: _Optional[str] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[_Iterable[str]] = ..., args_json: _Optional[str] = ..., requested_at: _Optional[str] = ..., expires_at: _Optional[str] = ..., approver: _Optional[str] = ..., comment: _Optional[str] = ..., decided_at: _Optional[str] = ..., verdict_outcome: _Optional[_Union[_gate_pb2.Outcome, str]] = ..., seq: _Optional[int] = ..., idempotency_key: _Optional[str] = ...) -> None: ...

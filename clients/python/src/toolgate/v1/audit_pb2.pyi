@@ -217,3 +217,17 @@ class StatsResponse(_message.Message):
     by_actor: _containers.RepeatedCompositeFieldContainer[Count]
     by_kind: _containers.RepeatedCompositeFieldContainer[Count]
     def __init__(self, total: _Optional[int] = ..., by_outcome: _Optional[_Iterable[_Union[Count, _Mapping]]] = ..., by_tool: _Optional[_Iterable[_Union[Count, _Mapping]]] = ..., by_actor: _Optional[_Iterable[_Union[Count, _Mapping]]] = ..., by_kind: _Optional[_Iterable[_Union[Count, _Mapping]]] = ...) -> None: ...
+
+class HashArgsRequest(_message.Message):
+    __slots__ = ("args_json",)
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    args_json: str
+    def __init__(self, args_json: _Optional[str] = ...) -> None: ...
+
+class HashArgsResponse(_message.Message):
+    __slots__ = ("args_hash", "canonical_json")
+    ARGS_HASH_FIELD_NUMBER: _ClassVar[int]
+    CANONICAL_JSON_FIELD_NUMBER: _ClassVar[int]
+    args_hash: str
+    canonical_json: str
+    def __init__(self, args_hash: _Optional[str] = ..., canonical_json: _Optional[str] = ...) -> None: ...

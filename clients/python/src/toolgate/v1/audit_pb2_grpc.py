@@ -59,6 +59,11 @@ class AuditStub:
                 request_serializer=toolgate_dot_v1_dot_audit__pb2.StatsRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_audit__pb2.StatsResponse.FromString,
                 _registered_method=True)
+        self.HashArgs = channel.unary_unary(
+                '/toolgate.v1.Audit/HashArgs',
+                request_serializer=toolgate_dot_v1_dot_audit__pb2.HashArgsRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_audit__pb2.HashArgsResponse.FromString,
+                _registered_method=True)
 
 
 class AuditServicer:
@@ -101,6 +106,14 @@ class AuditServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def HashArgs(self, request, context):
+        """The hash toolgate records for an argument object, with the key in force (plain SHA-256
+        without one): so that an auditor can ask whether this exact call was ever made.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuditServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -128,6 +141,11 @@ def add_AuditServicer_to_server(servicer, server):
                     servicer.Stats,
                     request_deserializer=toolgate_dot_v1_dot_audit__pb2.StatsRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_audit__pb2.StatsResponse.SerializeToString,
+            ),
+            'HashArgs': grpc.unary_unary_rpc_method_handler(
+                    servicer.HashArgs,
+                    request_deserializer=toolgate_dot_v1_dot_audit__pb2.HashArgsRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_audit__pb2.HashArgsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -265,6 +283,33 @@ class Audit:
             '/toolgate.v1.Audit/Stats',
             toolgate_dot_v1_dot_audit__pb2.StatsRequest.SerializeToString,
             toolgate_dot_v1_dot_audit__pb2.StatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HashArgs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Audit/HashArgs',
+            toolgate_dot_v1_dot_audit__pb2.HashArgsRequest.SerializeToString,
+            toolgate_dot_v1_dot_audit__pb2.HashArgsResponse.FromString,
             options,
             channel_credentials,
             insecure,

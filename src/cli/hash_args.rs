@@ -1,0 +1,70 @@
+//! `toolgate hash-args`: the hash the trail records for an argument object, so that an auditor
+//! can ask whether this exact call was ever made (`toolgate query --json | grep HASH`).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use tonic::transport::Endpoint;
+
+use super::Exit;
+use crate::config::{ArgsHashConfig, Config};
+use crate::proto::HashArgsRequest;
+use crate::proto::audit_client::AuditClient;
+
+/// Arguments of `toolgate hash-args`.
+#[derive(Debug, Args)]
+pub struct HashArgsArgs {
+    /// The arguments, a JSON object.
+    pub args: String,
+    /// A configuration file whose `[args_hash]` key applies.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// A file holding the key (an old one, to check events made before a rotation).
+    #[arg(long, conflicts_with_all = ["key_env", "server"])]
+    pub key_file: Option<PathBuf>,
+    /// An environment variable holding the key.
+    #[arg(long, conflicts_with = "server")]
+    pub key_env: Option<String>,
+    /// The key's id, as the hashes made with it name it.
+    #[arg(long, conflicts_with = "server")]
+    pub key_id: Option<String>,
+    /// Ask this running server, with the key it holds (the auditor role when auth is on;
+    /// the token from `TOOLGATE_TOKEN`).
+    #[arg(long)]
+    pub server: Option<String>,
+}
+
+/// Prints the hash.
+pub async fn hash_args(args: HashArgsArgs) -> anyhow::Result<Exit> {
+    if let Some(url) = &args.server {
+        let channel = Endpoint::from_shared(url.clone())?
+            .connect()
+            .await
+            .with_context(|| format!("cannot connect to `{url}`"))?;
+        let mut request = tonic::Request::new(HashArgsRequest { args_json: args.args.clone() });
+        if let Ok(token) = std::env::var("TOOLGATE_TOKEN") {
+            let value = format!("Bearer {}", token.trim()).parse().context("the token")?;
+            request.metadata_mut().insert("authorization", value);
+        }
+        println!("{}", AuditClient::new(channel).hash_args(request).await?.into_inner().args_hash);
+        return Ok(Exit::Ok);
+    }
+    let mut key = match &args.config {
+        Some(path) => Config::load(path)?.args_hash,
+        None => ArgsHashConfig::default(),
+    };
+    if args.key_file.is_some() || args.key_env.is_some() {
+        key = ArgsHashConfig { key_file: args.key_file, key_env: args.key_env, key_id: None };
+    }
+    if args.key_id.is_some() {
+        key.key_id = args.key_id;
+    }
+    let object: serde_json::Value =
+        serde_json::from_str(&args.args).context("the arguments must be a JSON object")?;
+    let serde_json::Value::Object(object) = object else {
+        anyhow::bail!("the arguments must be a JSON object");
+    };
+    println!("{}", key.hasher()?.hash(&object)?.hash);
+    Ok(Exit::Ok)
+}
