@@ -41,8 +41,10 @@ pub enum ConfigError {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Address of the gRPC listener. Loopback by default.
+    /// Address of the gRPC listener: loopback by default, or `unix:/path/to.sock`.
     pub listen: String,
+    /// Permissions of a unix socket listener (octal; owner only by default).
+    pub unix_socket_mode: u32,
     /// Path of the SQLite trail; created when missing.
     pub db: PathBuf,
     /// A Cedar policy file that replaces the embedded default policy.
@@ -85,6 +87,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:50051".to_owned(),
+            unix_socket_mode: 0o600,
             db: PathBuf::from("toolgate.db"),
             policy: None,
             shadow_policy: None,
@@ -163,6 +166,10 @@ pub struct Limits {
     pub max_error_bytes: usize,
     /// Any name or id: session, actor, tool, action, resource, keys.
     pub max_name_bytes: usize,
+    /// Concurrent calls (HTTP/2 streams) one connection may have open.
+    pub max_concurrent_streams: u32,
+    /// The longest any call may take, in milliseconds (above `Await`'s 10 minutes).
+    pub request_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -173,6 +180,8 @@ impl Default for Limits {
             max_output_bytes: 16 * 1024 * 1024,
             max_error_bytes: 64 * 1024,
             max_name_bytes: 1024,
+            max_concurrent_streams: 256,
+            request_timeout_ms: 15 * 60 * 1000,
         }
     }
 }

@@ -27,6 +27,7 @@
 //!   reflection.
 //! - [`hook`]: adapters from agent harnesses' hooks (Claude Code) to Decide and Execute.
 //! - [`http`]: the HTTP side port: metrics, health probes and the hook endpoints.
+//! - [`listener`]: where gRPC is served: a TCP address or a unix socket.
 //! - [`metrics`]: Prometheus metrics, counted by the trail writer as it commits.
 //! - [`server`]: binds everything together and serves until shut down.
 //! - [`audit`]: what auditors do with the trail: CSV export with a manifest, and verification of
@@ -48,6 +49,7 @@ pub mod gate;
 pub mod grpc;
 pub mod hook;
 pub mod http;
+pub mod listener;
 pub mod metrics;
 pub mod policy;
 pub mod proto;

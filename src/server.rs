@@ -4,13 +4,14 @@
 //! what it holds.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
-use tonic::transport::{Channel, Endpoint, Server};
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tonic::transport::Server;
 
 use crate::approvals::{Approvals, rebuild};
 use crate::auth::Auth;
@@ -21,6 +22,7 @@ use crate::gate::Gate;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService};
 use crate::hook::claude::Sidecar;
 use crate::http::Side;
+use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::policy::PolicyError;
 use crate::proto;
@@ -66,9 +68,9 @@ fn incoming(
 /// Serves until `shutdown` resolves.
 pub async fn run(
     config: Config,
-    listener: TcpListener,
+    listener: Listener,
     http: Option<TcpListener>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     let hangups = hangups();
     let metrics = Arc::new(Metrics::default());
@@ -127,7 +129,7 @@ pub async fn run(
             let side = Side {
                 metrics: metrics.clone(),
                 serving: serving.clone(),
-                sidecar: Sidecar::new(own_channel(&listener)?),
+                sidecar: Sidecar::new(listener.channel()?),
                 claude: config.hooks.claude.clone(),
             };
             tracing::info!(listen = %http.local_addr()?, "HTTP side port serving");
@@ -151,14 +153,24 @@ pub async fn run(
         health.set_not_serving::<AuditServer<AuditService>>().await;
         health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
-    let served = Server::builder()
+    let router = Server::builder()
+        .max_concurrent_streams(config.limits.max_concurrent_streams)
+        .timeout(std::time::Duration::from_millis(config.limits.request_timeout_ms))
         .add_service(health_service)
         .add_service(reflection)
         .add_service(gate_service)
         .add_service(audit_service)
         .add_service(approvals_service)
-        .add_service(admin_service)
-        .serve_with_incoming_shutdown(incoming(listener), stopping);
+        .add_service(admin_service);
+    let served: Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send + '_>> =
+        match listener {
+            Listener::Tcp(listener) => {
+                Box::pin(router.serve_with_incoming_shutdown(incoming(listener), stopping))
+            }
+            Listener::Unix { listener, .. } => Box::pin(
+                router.serve_with_incoming_shutdown(UnixListenerStream::new(listener), stopping),
+            ),
+        };
     // Calls in flight get `shutdown_grace_ms` to finish; then they are cut, so that a stuck
     // client cannot hold the shutdown (and the commit of what the writer holds) hostage.
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
@@ -198,17 +210,6 @@ pub async fn run(
     }
     tracing::info!("stopped");
     Ok(served?)
-}
-
-/// A lazy channel to this server's own gRPC port, for the side port's hook endpoints.
-fn own_channel(listener: &TcpListener) -> Result<Channel, ServerError> {
-    let mut addr = listener.local_addr()?;
-    if addr.ip().is_unspecified() {
-        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-    }
-    // INVARIANT: a socket address makes a valid URI.
-    let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("a valid URI");
-    Ok(endpoint.connect_lazy())
 }
 
 /// Reports Gate and Approvals as not serving while the trail cannot commit, and as serving

@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 
 use super::Exit;
 use crate::config::{Config, Durability};
+use crate::listener::{Listener, unix_path};
 
 /// Arguments of `toolgate serve`.
 #[derive(Debug, Args)]
@@ -20,7 +21,7 @@ pub struct ServeArgs {
     /// SQLite trail file [default: toolgate.db].
     #[arg(long, env = "TOOLGATE_DB")]
     pub db: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:50051].
+    /// Address to listen on, or `unix:/path/to.sock` [default: 127.0.0.1:50051].
     #[arg(long, env = "TOOLGATE_LISTEN")]
     pub listen: Option<String>,
     /// Cedar policy file replacing the embedded default policy.
@@ -80,7 +81,7 @@ pub(super) fn parse_durability(value: &str) -> Result<Durability, String> {
 
 /// Refuses a non-loopback address while auth is off, unless told otherwise (and then says so).
 fn check_exposure(what: &str, addr: &str, config: &Config, allow: bool) -> anyhow::Result<()> {
-    if !config.auth.tokens.is_empty() {
+    if !config.auth.tokens.is_empty() || unix_path(addr).is_some() {
         return Ok(());
     }
     let loopback = addr
@@ -111,11 +112,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     if let Some(http) = &config.http_listen {
         check_exposure("the HTTP side port", http, &config, args.insecure_allow_remote)?;
     }
-    let listener = TcpListener::bind(&config.listen)
+    let listener = Listener::bind(&config.listen, config.unix_socket_mode)
         .await
         .with_context(|| format!("cannot listen on `{}`", config.listen))?;
     tracing::info!(
-        listen = %listener.local_addr()?,
+        listen = %listener.describe(),
         db = %config.db.display(),
         durability = ?config.durability,
         "toolgate serving"

@@ -49,6 +49,7 @@ pub async fn start(config: Config, dir: TempDir) -> TestApp {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
+    let listener = toolgate::listener::Listener::Tcp(listener);
     let server = tokio::spawn(toolgate::server::run(config, listener, None, async {
         let _ = stopped.await;
     }));

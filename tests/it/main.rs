@@ -13,6 +13,7 @@ mod helpers;
 mod hook;
 mod invalid;
 mod keyed;
+mod listen;
 mod outcomes;
 mod policy_cli;
 mod properties;

@@ -45,12 +45,13 @@ class Server:
 
 
 def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
-          config: pathlib.Path = HERE / "toolgate.toml") -> Server:
+          config: pathlib.Path = HERE / "toolgate.toml", unix_socket: bool = False) -> Server:
     grpc_port, http_port = free_port(), free_port()
     db = tmp / "trail.db"
+    listen = f"unix:{tmp / 'toolgate.sock'}" if unix_socket else f"127.0.0.1:{grpc_port}"
     process = subprocess.Popen(
         [binary(), "serve", "--config", str(config), "--db", str(db), "--policy", str(policy),
-         "--listen", f"127.0.0.1:{grpc_port}", "--http-listen", f"127.0.0.1:{http_port}"],
+         "--listen", listen, "--http-listen", f"127.0.0.1:{http_port}"],
         stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"),
     )
     http = f"http://127.0.0.1:{http_port}"
@@ -66,7 +67,7 @@ def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
             process.kill()
             raise RuntimeError((tmp / "server.log").read_text())
         time.sleep(0.05)
-    return Server(target=f"127.0.0.1:{grpc_port}", http=http, db=db, process=process)
+    return Server(target=listen, http=http, db=db, process=process)
 
 
 @pytest.fixture

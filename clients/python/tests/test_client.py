@@ -161,6 +161,48 @@ def test_the_sixth_identical_call_is_a_loop(server):
     assert other.ran
 
 
+def test_the_client_talks_over_a_unix_socket(tmp_path):
+    from conftest import start
+
+    server = start(tmp_path, unix_socket=True)
+    try:
+        result = client(server).guard("read", {"path": "a"}, run=lambda a: "over the socket")
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert server.target.startswith("unix:")
+    assert result.ran and result.output == "over the socket"
+
+
+def test_a_token_is_sent_when_auth_is_on(tmp_path):
+    from conftest import HERE, start
+    import hashlib
+
+    config = tmp_path / "auth.toml"
+    digest = hashlib.sha256(b"py-agent-token").hexdigest()
+    config.write_text((HERE / "toolgate.toml").read_text() + f"""
+[[auth.tokens]]
+id = "py"
+sha256 = "{digest}"
+roles = ["agent"]
+actors = ["agent-1"]
+""")
+    server = start(tmp_path, config=config)
+    try:
+        anonymous = Toolgate(server.target, session_id="s", actor_id="agent-1")
+        with pytest.raises(grpc.RpcError) as refused:
+            anonymous.guard("read", {"path": "a"}, run=lambda a: "")
+        tg = Toolgate(server.target, session_id="s", actor_id="agent-1", token="py-agent-token")
+        result = tg.guard("read", {"path": "a"}, run=lambda a: "ok")
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert result.ran
+
+
 def test_an_unreachable_server_never_runs_the_tool(server):
     server.process.terminate()
     server.process.wait(timeout=30)

@@ -108,7 +108,8 @@ class Call:
 class Toolgate:
     """A client for one agent session.
 
-    `target` is `host:port` (`127.0.0.1:50051`) or `unix:/path/to.sock`.
+    `target` is `host:port` (`127.0.0.1:50051`) or `unix:/path/to.sock`; `token` is the bearer
+    token when the server's auth is on.
     """
 
     def __init__(
@@ -121,9 +122,13 @@ class Toolgate:
         delegation_chain: tuple[str, ...] = (),
         task_type: str = "",
         approval_timeout: float = 300.0,
+        token: Optional[str] = None,
         channel: Optional[grpc.Channel] = None,
     ):
-        self._channel = channel or grpc.insecure_channel(target)
+        # Over a unix socket grpc sends the socket's path as the :authority, which the server's
+        # HTTP/2 stack refuses; any host name will do.
+        options = [("grpc.default_authority", "localhost")] if target.startswith("unix:") else []
+        self._channel = channel or grpc.insecure_channel(target, options=options)
         self._gate = gate_pb2_grpc.GateStub(self._channel)
         self._approvals = approvals_pb2_grpc.ApprovalsStub(self._channel)
         self.session_id = session_id
@@ -132,6 +137,8 @@ class Toolgate:
         )
         self.task_type = task_type
         self.approval_timeout = approval_timeout
+        # The bearer token, when the server's auth is on (docs/security.md).
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
 
     def close(self) -> None:
         self._channel.close()
@@ -289,7 +296,7 @@ class Toolgate:
 
     def _call(self, method: Callable[..., Any], request: Any) -> Any:
         try:
-            return method(request)
+            return method(request, metadata=self._metadata)
         except grpc.RpcError as error:
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 raise Unavailable(f"toolgate: {error.details()}") from error
