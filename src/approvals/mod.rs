@@ -86,23 +86,12 @@ impl Approval {
     /// The trail record that opens this approval: the call's who, what and where, the policy's
     /// reason and policies, and in `timeout_ms` how long it waits for a verdict.
     pub fn requested_record(&self, ttl: Duration) -> Record {
-        let req = &self.request;
         Record {
-            decision_id: Some(self.decision_id.clone()),
-            session_id: Some(req.session_id.clone()),
-            task_type: Some(req.task_type.clone()),
-            actor_id: Some(req.actor.id.clone()),
-            actor_kind: Some(req.actor.kind.as_str().to_owned()),
-            tool: Some(req.tool.clone()),
-            action: Some(req.action.clone()),
-            resource_type: Some(req.resource.kind.clone()),
-            resource_id: Some(req.resource.id.clone()),
-            args_hash: Some(req.args_hash.clone()),
             outcome: Some(Outcome::RequireApproval.as_str().to_owned()),
             reason: Some(self.reason.clone()),
             policy_ids: Some(serde_json::json!(self.policy_ids).to_string()),
             timeout_ms: Some(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)),
-            ..Record::new(Kind::ApprovalRequested)
+            ..self.request.record(Kind::ApprovalRequested, &self.decision_id)
         }
     }
 
@@ -116,21 +105,12 @@ impl Approval {
         comment: &str,
         outcome: Outcome,
     ) -> Record {
-        let req = &self.request;
         Record {
-            decision_id: Some(self.decision_id.clone()),
-            session_id: Some(req.session_id.clone()),
-            task_type: Some(req.task_type.clone()),
             actor_id: approver.map(str::to_owned),
             actor_kind: approver.map(|_| "user".to_owned()),
-            tool: Some(req.tool.clone()),
-            action: Some(req.action.clone()),
-            resource_type: Some(req.resource.kind.clone()),
-            resource_id: Some(req.resource.id.clone()),
-            args_hash: Some(req.args_hash.clone()),
             outcome: Some(outcome.as_str().to_owned()),
             reason: Some(comment.to_owned()),
-            ..Record::new(kind)
+            ..self.request.record(kind, &self.decision_id)
         }
     }
 }

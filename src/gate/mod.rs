@@ -221,16 +221,6 @@ impl Gate {
         let timeout_ms = req.plan.timeout_ms.map_or(timeout_default, |t| t.min(timeout_default));
         let decision_id = uuid::Uuid::now_v7().to_string();
         let record = Record {
-            decision_id: Some(decision_id.clone()),
-            session_id: Some(req.session_id.clone()),
-            task_type: Some(req.task_type.clone()),
-            actor_id: Some(req.actor.id.clone()),
-            actor_kind: Some(req.actor.kind.as_str().to_owned()),
-            tool: Some(req.tool.clone()),
-            action: Some(req.action.clone()),
-            resource_type: Some(req.resource.kind.clone()),
-            resource_id: Some(req.resource.id.clone()),
-            args_hash: Some(req.args_hash.clone()),
             rewritten_args_hash: rewritten.as_ref().map(|args| args.hash.clone()),
             outcome: Some(verdict.outcome.as_str().to_owned()),
             reason: Some(verdict.reason.clone()),
@@ -244,7 +234,7 @@ impl Gate {
             // context's keys sorted, which is deterministic, and JCS cost 15 µs a decision.
             // INVARIANT: a normalized request holds only JSON-serializable values.
             request: Some(serde_json::to_string(&req).expect("the request serializes")),
-            ..Record::new(Kind::Decision)
+            ..req.record(Kind::Decision, &decision_id)
         };
         let approval = (verdict.outcome == Outcome::RequireApproval).then(|| Approval {
             decision_id: decision_id.clone(),

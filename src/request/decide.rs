@@ -8,6 +8,7 @@ use super::{FieldError, canonicalize, json_object, required, within};
 use crate::config::Limits;
 use crate::proto;
 use crate::registry::ToolRegistry;
+use crate::trail::{Kind, Record};
 
 /// The most actors a delegation chain may name.
 const MAX_DELEGATION_DEPTH: usize = 32;
@@ -34,6 +35,26 @@ pub struct ActionRequest {
     pub context: Map<String, Value>,
     pub options: RunOptions,
     pub plan: ExecutionPlan,
+}
+
+impl ActionRequest {
+    /// A trail record of `kind` about the decision `decision_id`, carrying this call's who,
+    /// what and where, so that an auditor filtering by session or actor finds it.
+    pub fn record(&self, kind: Kind, decision_id: &str) -> Record {
+        Record {
+            decision_id: Some(decision_id.to_owned()),
+            session_id: Some(self.session_id.clone()),
+            task_type: Some(self.task_type.clone()),
+            actor_id: Some(self.actor.id.clone()),
+            actor_kind: Some(self.actor.kind.as_str().to_owned()),
+            tool: Some(self.tool.clone()),
+            action: Some(self.action.clone()),
+            resource_type: Some(self.resource.kind.clone()),
+            resource_id: Some(self.resource.id.clone()),
+            args_hash: Some(self.args_hash.clone()),
+            ..Record::new(kind)
+        }
+    }
 }
 
 /// Who acts.
