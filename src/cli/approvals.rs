@@ -1,13 +1,10 @@
 //! `toolgate approvals`: list the calls waiting for a verdict on a running server, and approve
 //! or reject them.
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
-use tonic::Request;
-use tonic::metadata::{Ascii, MetadataValue};
-use tonic::transport::Endpoint;
 
 use super::Exit;
+use super::remote::connect;
 use crate::proto::approvals_client::ApprovalsClient;
 use crate::proto::{self, ListPendingRequest, VerdictRequest};
 
@@ -18,7 +15,7 @@ pub struct ApprovalsArgs {
     #[arg(long, global = true, default_value = "http://127.0.0.1:50051")]
     pub server: String,
     /// The environment variable holding the bearer token, when the server's auth is on.
-    #[arg(long, global = true, default_value = "TOOLGATE_TOKEN")]
+    #[arg(long, global = true, default_value = super::remote::TOKEN_ENV)]
     pub token_env: String,
     #[command(subcommand)]
     pub command: ApprovalsCommand,
@@ -56,20 +53,8 @@ pub struct VerdictArgs {
 /// Runs an approvals command.
 pub async fn approvals(args: ApprovalsArgs) -> anyhow::Result<Exit> {
     let url = args.server;
-    let channel = Endpoint::from_shared(url.clone())?
-        .connect()
-        .await
-        .with_context(|| format!("cannot connect to `{url}`"))?;
-    let authorization: Option<MetadataValue<Ascii>> = match std::env::var(&args.token_env) {
-        Ok(token) => Some(format!("Bearer {}", token.trim()).parse().context("the token")?),
-        Err(_) => None,
-    };
-    let mut client = ApprovalsClient::with_interceptor(channel, move |mut request: Request<()>| {
-        if let Some(value) = &authorization {
-            request.metadata_mut().insert("authorization", value.clone());
-        }
-        Ok(request)
-    });
+    let (channel, bearer) = connect(&url, &args.token_env).await?;
+    let mut client = ApprovalsClient::with_interceptor(channel, bearer);
     match args.command {
         ApprovalsCommand::List { session, actor, tool } => {
             let request = ListPendingRequest { session_id: session, actor_id: actor, tool };

@@ -2,10 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
-use tonic::transport::Channel;
 
+use super::remote::{Authorized, TOKEN_ENV, connect};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::request::Filter;
@@ -18,7 +17,8 @@ pub struct SourceArgs {
     /// Read this SQLite trail directly (read-only: a running server may keep writing it).
     #[arg(long, conflicts_with = "server")]
     pub db: Option<PathBuf>,
-    /// Ask this running server, for example `http://127.0.0.1:50051`.
+    /// Ask this running server, for example `http://127.0.0.1:50051` (with the auditor's
+    /// token from `TOOLGATE_TOKEN` when its auth is on).
     #[arg(long)]
     pub server: Option<String>,
 }
@@ -26,7 +26,7 @@ pub struct SourceArgs {
 /// The trail, read directly or through a server.
 pub enum Source {
     Db(Reader),
-    Server(AuditClient<Channel>),
+    Server(AuditClient<Authorized>),
 }
 
 impl SourceArgs {
@@ -35,9 +35,8 @@ impl SourceArgs {
         match (&self.db, &self.server) {
             (Some(db), _) => Ok(Source::Db(Reader::open(db).await?)),
             (None, Some(url)) => {
-                let client = AuditClient::connect(url.clone())
-                    .await
-                    .with_context(|| format!("cannot connect to `{url}`"))?;
+                let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+                let client = AuditClient::with_interceptor(channel, bearer);
                 Ok(Source::Server(client.max_decoding_message_size(64 * 1024 * 1024)))
             }
             (None, None) => anyhow::bail!("give --db PATH or --server URL"),

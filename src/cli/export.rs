@@ -95,7 +95,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
 
 /// Streams an export from a server into `out`, checking the server's hash of it.
 async fn receive(
-    client: &mut proto::audit_client::AuditClient<tonic::transport::Channel>,
+    client: &mut proto::audit_client::AuditClient<super::remote::Authorized>,
     request: proto::ExportRequest,
     mut out: Box<dyn Write + Send>,
 ) -> anyhow::Result<Written> {

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use tonic::transport::Endpoint;
 
 use super::Exit;
+use super::remote::{TOKEN_ENV, connect};
 use crate::config::{ArgsHashConfig, Config};
 use crate::proto::HashArgsRequest;
 use crate::proto::audit_client::AuditClient;
@@ -38,16 +38,10 @@ pub struct HashArgsArgs {
 /// Prints the hash.
 pub async fn hash_args(args: HashArgsArgs) -> anyhow::Result<Exit> {
     if let Some(url) = &args.server {
-        let channel = Endpoint::from_shared(url.clone())?
-            .connect()
-            .await
-            .with_context(|| format!("cannot connect to `{url}`"))?;
-        let mut request = tonic::Request::new(HashArgsRequest { args_json: args.args.clone() });
-        if let Ok(token) = std::env::var("TOOLGATE_TOKEN") {
-            let value = format!("Bearer {}", token.trim()).parse().context("the token")?;
-            request.metadata_mut().insert("authorization", value);
-        }
-        println!("{}", AuditClient::new(channel).hash_args(request).await?.into_inner().args_hash);
+        let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+        let request = HashArgsRequest { args_json: args.args.clone() };
+        let mut client = AuditClient::with_interceptor(channel, bearer);
+        println!("{}", client.hash_args(request).await?.into_inner().args_hash);
         return Ok(Exit::Ok);
     }
     let mut key = match &args.config {

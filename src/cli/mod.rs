@@ -11,6 +11,7 @@ mod hash_args;
 mod hook;
 mod policy;
 mod query;
+mod remote;
 mod serve;
 mod stats;
 mod verify;

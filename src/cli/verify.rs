@@ -9,6 +9,7 @@ use clap::Args;
 use indicatif::ProgressBar;
 
 use super::Exit;
+use super::remote::{TOKEN_ENV, connect};
 use crate::audit::{Manifest, Report, verify_csv, verify_trail};
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
@@ -87,9 +88,8 @@ impl From<Report> for Findings {
 }
 
 async fn remote(url: &str, from: i64, to: Option<i64>) -> anyhow::Result<Findings> {
-    let mut client = AuditClient::connect(url.to_owned())
-        .await
-        .with_context(|| format!("cannot connect to `{url}`"))?;
+    let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+    let mut client = AuditClient::with_interceptor(channel, bearer);
     let request = proto::VerifyRequest {
         from_seq: from.unsigned_abs(),
         to_seq: to.unwrap_or(0).unsigned_abs(),

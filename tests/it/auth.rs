@@ -346,3 +346,30 @@ async fn no_token_reaches_the_log_or_the_trail_of_a_real_process() {
         assert!(!found(&trail) && !found(&wal), "the token `{secret}` is on the trail");
     }
 }
+
+#[tokio::test]
+async fn the_command_line_sends_the_token_from_the_environment() {
+    let app = spawn_app_with(auth).await;
+    let run = |token: Option<&'static str>, args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let mut command = assert_cmd::Command::cargo_bin("toolgate").unwrap();
+            command.args(&args).env_remove("TOOLGATE_TOKEN");
+            if let Some(token) = token {
+                command.env("TOOLGATE_TOKEN", token);
+            }
+            command.output().unwrap()
+        })
+    };
+    let query = vec!["query".to_owned(), "--server".to_owned(), app.url.clone()];
+    let list =
+        vec!["approvals".to_owned(), "list".to_owned(), "--server".to_owned(), app.url.clone()];
+
+    let auditor = run(Some(AUDITOR), query.clone()).await.unwrap();
+    let anonymous = run(None, query).await.unwrap();
+    let approver = run(Some(APPROVER), list).await.unwrap();
+
+    assert!(auditor.status.success(), "{}", String::from_utf8_lossy(&auditor.stderr));
+    assert!(!anonymous.status.success());
+    assert!(String::from_utf8_lossy(&anonymous.stderr).contains("no valid bearer token"));
+    assert!(approver.status.success(), "{}", String::from_utf8_lossy(&approver.stderr));
+}
