@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 use chrono::{DateTime, Utc};
 
 use crate::request::{ActionRequest, Filter};
-use crate::store::{PAGE, Reader, StoreError};
+use crate::store::{Reader, StoreError};
 
 /// The window of the per-actor rate, in microseconds: one minute.
 const RATE_WINDOW_US: i64 = 60_000_000;
@@ -199,10 +199,8 @@ impl Facts {
     /// Rebuilds the facts from the decisions on the trail.
     pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
         let decisions = Filter { kind: Some("decision".to_owned()), ..Filter::default() };
-        let (mut after, mut seen) = (0, 0);
-        loop {
-            let events = reader.query(&decisions, after, PAGE).await?;
-            for event in &events {
+        reader
+            .scan(&decisions, |event| {
                 let r = &event.record;
                 let text = |v: &Option<String>| v.clone().unwrap_or_default();
                 let at_us = DateTime::parse_from_rfc3339(&event.ts)
@@ -225,13 +223,8 @@ impl Facts {
                 if r.outcome.as_deref() == Some("deny") {
                     self.denied(&session);
                 }
-            }
-            seen += events.len() as u64;
-            match events.last() {
-                Some(last) if events.len() == PAGE as usize => after = last.seq,
-                _ => return Ok(seen),
-            }
-        }
+            })
+            .await
     }
 }
 

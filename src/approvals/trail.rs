@@ -19,19 +19,21 @@ use crate::trail::{Event, Kind};
 /// gone (the trail keeps only the hash) and their facts are those of a first call.
 pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, StoreError> {
     let mut requested = BTreeMap::new();
-    scan(reader, Kind::ApprovalRequested, |event| {
-        if let Some(id) = &event.record.decision_id {
-            requested.insert(id.clone(), event);
-        }
-    })
-    .await?;
-    for verdict in [Kind::ApprovalApproved, Kind::ApprovalRejected, Kind::ApprovalExpired] {
-        scan(reader, verdict, |event| {
+    reader
+        .scan(&of_kind(Kind::ApprovalRequested), |event| {
             if let Some(id) = &event.record.decision_id {
-                requested.remove(id);
+                requested.insert(id.clone(), event);
             }
         })
         .await?;
+    for verdict in [Kind::ApprovalApproved, Kind::ApprovalRejected, Kind::ApprovalExpired] {
+        reader
+            .scan(&of_kind(verdict), |event| {
+                if let Some(id) = &event.record.decision_id {
+                    requested.remove(id);
+                }
+            })
+            .await?;
     }
     let mut opened = 0;
     for (decision_id, requested) in requested {
@@ -125,17 +127,7 @@ fn approval(decision: &Event, requested: Event) -> Option<Approval> {
     Some(approval.requested_at(&ts, ttl))
 }
 
-/// Calls `each` with every event of one kind, in trail order.
-async fn scan(reader: &Reader, kind: Kind, mut each: impl FnMut(Event)) -> Result<(), StoreError> {
-    let filter = Filter { kind: Some(kind.as_str().to_owned()), ..Filter::default() };
-    let mut after = 0;
-    loop {
-        let events = reader.query(&filter, after, PAGE).await?;
-        let full = events.len() == PAGE as usize;
-        after = events.last().map_or(after, |e| e.seq);
-        events.into_iter().for_each(&mut each);
-        if !full {
-            return Ok(());
-        }
-    }
+/// The events of one kind.
+fn of_kind(kind: Kind) -> Filter {
+    Filter { kind: Some(kind.as_str().to_owned()), ..Filter::default() }
 }

@@ -34,21 +34,7 @@ impl Gate {
         raw: proto::VerdictRequest,
         caller: Option<&Caller>,
     ) -> Result<Approval, Error> {
-        let rpc = "toolgate.v1.Approvals/Approve";
-        let verdict = self.verdict_request(rpc, raw).await?;
-        let approval = self.claim(&verdict.decision_id)?;
-        let settled = match self.check_approver(&approval, &verdict.approver, caller) {
-            Ok(()) => {
-                let comment = verdict.comment.clone();
-                self.settle(approval, Kind::ApprovalApproved, Some(&verdict.approver), comment)
-                    .await
-            }
-            Err(e) => Err(e),
-        };
-        if settled.is_err() {
-            self.approvals.release(&verdict.decision_id);
-        }
-        settled
+        self.judge("toolgate.v1.Approvals/Approve", raw, caller, Kind::ApprovalApproved).await
     }
 
     /// Rejects a pending call; the agent is told the approver's comment.
@@ -57,22 +43,42 @@ impl Gate {
         raw: proto::VerdictRequest,
         caller: Option<&Caller>,
     ) -> Result<Approval, Error> {
-        let verdict = self.verdict_request("toolgate.v1.Approvals/Reject", raw).await?;
+        self.judge("toolgate.v1.Approvals/Reject", raw, caller, Kind::ApprovalRejected).await
+    }
+
+    /// An approver's verdict (`kind`): claimed, checked, recorded — or handed back.
+    async fn judge(
+        &self,
+        rpc: &str,
+        raw: proto::VerdictRequest,
+        caller: Option<&Caller>,
+        kind: Kind,
+    ) -> Result<Approval, Error> {
+        let verdict = self.verdict_request(rpc, raw).await?;
         let approval = self.claim(&verdict.decision_id)?;
-        if is_own(&approval, &verdict.approver, caller) {
-            self.approvals.release(&verdict.decision_id);
-            return Err(Error::PermissionDenied(format!(
-                "`{}` cannot give a verdict on their own call",
-                verdict.approver
-            )));
+        let judged = async {
+            let approver = verdict.approver.as_str();
+            if is_own(&approval, approver, caller) {
+                let what =
+                    if kind == Kind::ApprovalApproved { "approve" } else { "give a verdict on" };
+                return Err(Error::PermissionDenied(format!(
+                    "`{approver}` cannot {what} their own call"
+                )));
+            }
+            let outcome = if kind == Kind::ApprovalApproved {
+                self.check_policy(&approval, approver)?;
+                Outcome::Allow
+            } else {
+                Outcome::Deny
+            };
+            let comment = verdict.comment.clone();
+            self.record_verdict(approval, kind, Some(approver), comment, outcome).await
         }
-        let comment = verdict.comment.clone();
-        let settled =
-            self.settle(approval, Kind::ApprovalRejected, Some(&verdict.approver), comment).await;
-        if settled.is_err() {
+        .await;
+        if judged.is_err() {
             self.approvals.release(&verdict.decision_id);
         }
-        settled
+        judged
     }
 
     /// Expires the approvals past their time with the configured verdict; returns how many.
@@ -117,18 +123,8 @@ impl Gate {
         })
     }
 
-    /// Refuses self-approval, and an approval the policies forbid once they see it.
-    fn check_approver(
-        &self,
-        approval: &Approval,
-        approver: &str,
-        caller: Option<&Caller>,
-    ) -> Result<(), Error> {
-        if is_own(approval, approver, caller) {
-            return Err(Error::PermissionDenied(format!(
-                "`{approver}` cannot approve their own call"
-            )));
-        }
+    /// Refuses an approval the policies forbid once they see it.
+    fn check_policy(&self, approval: &Approval, approver: &str) -> Result<(), Error> {
         let grant = Grant {
             approver: approver.to_owned(),
             roles: self.roles.get(approver).cloned().unwrap_or_default(),
@@ -147,18 +143,6 @@ impl Gate {
             )));
         }
         Ok(())
-    }
-
-    /// Records the verdict of an approver on a claimed approval.
-    async fn settle(
-        &self,
-        approval: Approval,
-        kind: Kind,
-        approver: Option<&str>,
-        comment: String,
-    ) -> Result<Approval, Error> {
-        let outcome = if kind == Kind::ApprovalApproved { Outcome::Allow } else { Outcome::Deny };
-        self.record_verdict(approval, kind, approver, comment, outcome).await
     }
 
     /// Commits a verdict event, then publishes the verdict to whoever waits.

@@ -129,6 +129,26 @@ impl Reader {
         .await
     }
 
+    /// Calls `each` with every event matching `filter`, in `seq` order, a page at a time;
+    /// returns how many there were.
+    pub async fn scan(
+        &self,
+        filter: &Filter,
+        mut each: impl FnMut(Event),
+    ) -> Result<u64, StoreError> {
+        let (mut after, mut seen) = (0, 0);
+        loop {
+            let events = self.query(filter, after, PAGE).await?;
+            let full = events.len() == PAGE as usize;
+            after = events.last().map_or(after, |e| e.seq);
+            seen += events.len() as u64;
+            events.into_iter().for_each(&mut each);
+            if !full {
+                return Ok(seen);
+            }
+        }
+    }
+
     /// The chain links of the events with `seq` from `first` to `last`, in `seq` order: each
     /// event's content is hashed straight from its row, without building the event.
     pub async fn links(&self, first: i64, last: i64) -> Result<Vec<Link>, StoreError> {

@@ -145,10 +145,11 @@ pub struct PairedDecision {
 impl Lookup<'_> {
     /// The id of the latest decision given this idempotency key, if any.
     pub fn decision_by_key(&self, key: &str) -> Result<Option<String>, StoreError> {
-        // The expression and the condition are those of the `events_idempotency_key` index.
+        // The expression and the conditions are those of the `events_idempotency_key` index.
         let mut stmt = self.tx.prepare_cached(
             "SELECT decision_id FROM events
              WHERE json_extract(request, '$.plan.idempotency_key') = ?1 AND kind = 'decision'
+               AND json_extract(request, '$.plan.idempotency_key') != ''
              ORDER BY seq DESC LIMIT 1",
         )?;
         Ok(stmt.query_row([key], |row| row.get(0)).optional()?)
