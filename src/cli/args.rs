@@ -87,7 +87,8 @@ pub struct FilterArgs {
     /// allow, deny, require_approval, dry_run or rewrite.
     #[arg(long)]
     pub outcome: Option<String>,
-    /// decision, execution, violation, invalid_request or policy_loaded.
+    /// decision, execution, violation, invalid_request, policy_loaded, approval_requested,
+    /// approval_approved, approval_rejected, approval_expired or access_denied.
     #[arg(long)]
     pub kind: Option<String>,
     #[arg(long)]

@@ -39,8 +39,6 @@ pub struct Filter {
     pub shadow_disagrees: bool,
 }
 
-const KINDS: [Kind; 5] =
-    [Kind::Decision, Kind::Execution, Kind::Violation, Kind::InvalidRequest, Kind::PolicyLoaded];
 const OUTCOMES: [Outcome; 5] =
     [Outcome::Allow, Outcome::Deny, Outcome::RequireApproval, Outcome::DryRun, Outcome::Rewrite];
 
@@ -67,9 +65,9 @@ impl Filter {
             shadow_disagrees: filter.shadow_disagrees,
         };
         if let Some(kind) = &filter.kind
-            && !KINDS.iter().any(|k| k.as_str() == kind)
+            && !Kind::ALL.iter().any(|k| k.as_str() == kind)
         {
-            let names: Vec<_> = KINDS.iter().map(|k| k.as_str()).collect();
+            let names: Vec<_> = Kind::ALL.iter().map(|k| k.as_str()).collect();
             return Err(FieldError::new(
                 field("kind"),
                 format!("unknown kind `{kind}`: one of {}", names.join(", ")),
@@ -164,5 +162,13 @@ mod tests {
         assert_eq!(Filter::from_proto(bad, "filter.").unwrap_err().field, "filter.kind");
         let bad = proto::Filter { outcome: "permit".into(), ..Default::default() };
         assert_eq!(Filter::from_proto(bad, "filter.").unwrap_err().field, "filter.outcome");
+    }
+
+    #[test]
+    fn every_kind_on_the_trail_can_be_filtered_on() {
+        for name in ["approval_requested", "approval_expired", "access_denied", "policy_loaded"] {
+            let filter = proto::Filter { kind: name.into(), ..Default::default() };
+            assert_eq!(Filter::from_proto(filter, "").unwrap().kind.as_deref(), Some(name));
+        }
     }
 }

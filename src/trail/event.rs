@@ -29,6 +29,20 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order of the enum.
+    pub const ALL: [Self; 10] = [
+        Self::Decision,
+        Self::Execution,
+        Self::Violation,
+        Self::InvalidRequest,
+        Self::PolicyLoaded,
+        Self::ApprovalRequested,
+        Self::ApprovalApproved,
+        Self::ApprovalRejected,
+        Self::ApprovalExpired,
+        Self::AccessDenied,
+    ];
+
     /// The name stored in the `kind` column.
     pub fn as_str(self) -> &'static str {
         match self {
