@@ -1,12 +1,16 @@
-//! Who may call what: bearer tokens with roles, bound to the actor ids their holder may act as.
+//! Who may call what: bearer tokens and client certificates with roles, bound to the actor ids
+//! their holder may act as.
 //!
 //! The configuration keeps only each token's SHA-256 (`[[auth.tokens]]`); a presented token is
-//! hashed and compared in constant time. With no token configured, auth is off and every caller
-//! may do everything — which is why the server then listens only on loopback (see
-//! `cli::serve`). A refusal is answered UNAUTHENTICATED (no or an unknown token) or
-//! PERMISSION_DENIED (a role or an identity the token lacks), and recorded as an
-//! `access_denied` event naming the token's id and the RPC, never the token: at most one event
-//! per caller, RPC and reason each second, the next one counting what was folded.
+//! hashed and compared in constant time. Under mutual TLS a call without a token is known by
+//! its verified client certificate, whose names (`crate::tls::peer_names`) are looked up in
+//! `[[auth.certificates]]`. With neither configured, auth is off and every caller may do
+//! everything — which is why the server then listens only on loopback (see `cli::serve`). A
+//! refusal is answered UNAUTHENTICATED (no credential, or an unknown token) or
+//! PERMISSION_DENIED (an unmapped certificate, or a role or an identity the caller lacks), and
+//! recorded as an `access_denied` event naming the token's id or the certificate's subject and
+//! the RPC, never the token: at most one event per caller, RPC and reason each second, the next
+//! one counting what was folded.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -15,10 +19,13 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tonic::metadata::MetadataMap;
+use tonic::Request;
+use tonic::codegen::http::Extensions;
+use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::error::Error;
 use crate::store::Writer;
+use crate::tls::peer_names;
 use crate::trail::{Kind, Record};
 
 /// A refusal is recorded at most this often per caller, RPC and reason.
@@ -40,11 +47,19 @@ pub enum Role {
     Admin,
 }
 
-/// `[auth]`: the tokens toolgate accepts.
+/// `[auth]`: the tokens and client certificates toolgate accepts.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AuthConfig {
     pub tokens: Vec<TokenSpec>,
+    pub certificates: Vec<CertificateSpec>,
+}
+
+impl AuthConfig {
+    /// Whether any caller is configured (and so auth is on).
+    pub fn enabled(&self) -> bool {
+        !self.tokens.is_empty() || !self.certificates.is_empty()
+    }
 }
 
 /// One token, by its hash.
@@ -62,10 +77,23 @@ pub struct TokenSpec {
     pub actors: Vec<String>,
 }
 
+/// The callers holding a client certificate with this name (mutual TLS).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateSpec {
+    /// The certificate's subject common name, or one of its DNS, URI (a SPIFFE id, say) or
+    /// e-mail subject alternative names; recorded on refusals as `cert:<subject>`.
+    pub subject: String,
+    pub roles: Vec<Role>,
+    /// As for a token: the actor ids its holder may act as.
+    #[serde(default)]
+    pub actors: Vec<String>,
+}
+
 /// An authenticated caller.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    /// The token's id.
+    /// The token's id, or `cert:<subject>`.
     pub id: String,
     roles: Vec<Role>,
     actors: Vec<String>,
@@ -91,10 +119,22 @@ struct Token {
 #[derive(Debug)]
 pub struct Auth {
     tokens: Vec<Token>,
+    /// Callers by certificate name.
+    certificates: HashMap<String, Caller>,
     writer: Writer,
     /// When each (caller, RPC, reason) was last recorded, and how many refusals were folded
     /// since.
     recorded: Mutex<HashMap<RefusalKey, (Instant, u64)>>,
+}
+
+/// A caller toolgate does not know.
+enum Unknown {
+    /// A bearer token that is malformed or not configured.
+    Token,
+    /// A client certificate none of whose names is configured; its first name.
+    Certificate(String),
+    /// Neither a token nor a certificate.
+    Nothing,
 }
 
 /// A kind of refusal: the caller's id, the RPC and the reason.
@@ -125,32 +165,62 @@ impl Auth {
                 Ok(Token { digest, caller })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { tokens, writer, recorded: Mutex::new(HashMap::new()) })
+        let certificates = config
+            .certificates
+            .iter()
+            .map(|spec| {
+                let caller = Caller {
+                    id: format!("cert:{}", spec.subject),
+                    roles: spec.roles.clone(),
+                    actors: spec.actors.clone(),
+                };
+                (spec.subject.clone(), caller)
+            })
+            .collect();
+        Ok(Self { tokens, certificates, writer, recorded: Mutex::new(HashMap::new()) })
     }
 
-    /// Whether any token is configured.
+    /// Whether any token or certificate is configured.
     pub fn enabled(&self) -> bool {
-        !self.tokens.is_empty()
+        !self.tokens.is_empty() || !self.certificates.is_empty()
     }
 
-    /// The caller of `rpc` if it holds one of `roles`; `None` when auth is off.
-    pub async fn authorize(
+    /// The caller of `rpc` if it holds one of `roles`; `None` when auth is off. A bearer
+    /// token, when the call carries one, says who the caller is; otherwise its client
+    /// certificate does.
+    pub async fn authorize<T>(
         &self,
-        metadata: &MetadataMap,
+        request: &Request<T>,
         rpc: &str,
         roles: &[Role],
     ) -> Result<Option<Caller>, Error> {
         if !self.enabled() {
             return Ok(None);
         }
-        let Some(caller) = self.caller(metadata) else {
-            let why = "no valid bearer token";
-            return Err(self
-                .refuse("anonymous", rpc, why, Error::Unauthenticated(why.into()))
-                .await);
+        let caller = match request.metadata().get("authorization") {
+            Some(header) => self.token_caller(header),
+            None => self.certificate_caller(request.extensions()),
+        };
+        let caller = match caller {
+            Ok(caller) => caller,
+            Err(Unknown::Token) => {
+                let why = "no valid bearer token";
+                let error = Error::Unauthenticated(why.into());
+                return Err(self.refuse("anonymous", rpc, why, error).await);
+            }
+            Err(Unknown::Nothing) => {
+                let why = "no bearer token and no client certificate";
+                let error = Error::Unauthenticated(why.into());
+                return Err(self.refuse("anonymous", rpc, why, error).await);
+            }
+            Err(Unknown::Certificate(name)) => {
+                let why = "the client certificate is not in [[auth.certificates]]";
+                let error = Error::PermissionDenied(format!("{rpc}: {why}"));
+                return Err(self.refuse(&format!("cert:{name}"), rpc, why, error).await);
+            }
         };
         if !roles.iter().any(|role| caller.roles.contains(role)) {
-            let why = format!("the token's roles do not include {roles:?}");
+            let why = format!("the caller's roles do not include {roles:?}");
             let error = Error::PermissionDenied(format!("{rpc}: {why}"));
             return Err(self.refuse(&caller.id, rpc, &why, error).await);
         }
@@ -163,9 +233,12 @@ impl Auth {
         self.refuse(&caller.id, rpc, &why, error).await
     }
 
-    fn caller(&self, metadata: &MetadataMap) -> Option<Caller> {
-        let value = metadata.get("authorization")?.to_str().ok()?;
-        let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))?;
+    fn token_caller(&self, header: &MetadataValue<Ascii>) -> Result<Caller, Unknown> {
+        let value = header.to_str().map_err(|_| Unknown::Token)?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .ok_or(Unknown::Token)?;
         let digest: [u8; 32] = Sha256::digest(token.trim().as_bytes()).into();
         // Every configured digest is compared, each in constant time.
         let mut found = None;
@@ -174,7 +247,16 @@ impl Auth {
                 found = Some(known.caller.clone());
             }
         }
-        found
+        found.ok_or(Unknown::Token)
+    }
+
+    fn certificate_caller(&self, extensions: &Extensions) -> Result<Caller, Unknown> {
+        let names = peer_names(extensions);
+        let first = names.first().ok_or(Unknown::Nothing)?;
+        names
+            .iter()
+            .find_map(|name| self.certificates.get(name).cloned())
+            .ok_or_else(|| Unknown::Certificate(first.clone()))
     }
 
     /// Records a refusal (rate-limited), and returns the error to answer with: the refusal's

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use crate::auth::AuthConfig;
 use crate::registry::{Safety, ToolRegistry, ToolSpec};
 use crate::request::ArgsHasher;
+use crate::tls::TlsConfig;
 use sha2::Digest;
 
 /// Why a configuration could not be loaded.
@@ -77,8 +78,11 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// After SIGTERM, how long calls in flight may take to finish before they are cut.
     pub shutdown_grace_ms: u64,
-    /// Bearer tokens and their roles; auth is off while none is configured.
+    /// Bearer tokens and client certificates, and their roles; auth is off while none is
+    /// configured.
     pub auth: AuthConfig,
+    /// TLS, and mutual TLS, on the gRPC port; off unless a certificate is given.
+    pub tls: TlsConfig,
     /// A key for argument hashes (HMAC-SHA256); plain SHA-256 without one.
     pub args_hash: ArgsHashConfig,
 }
@@ -104,6 +108,7 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             shutdown_grace_ms: 10_000,
             auth: AuthConfig::default(),
+            tls: TlsConfig::default(),
             args_hash: ArgsHashConfig::default(),
         }
     }

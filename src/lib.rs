@@ -13,7 +13,9 @@
 //!   their hash, limits); every rejection names its field.
 //! - [`facts`]: per-session and per-actor counts (loops, caps, rates) handed to the policy.
 //! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
-//! - [`auth`]: bearer tokens, their roles and the actor ids they may act as; refusals recorded.
+//! - [`auth`]: bearer tokens and client certificates, their roles and the actor ids they may act
+//!   as; refusals recorded.
+//! - [`tls`]: TLS and mutual TLS on the gRPC port, and the names a client certificate carries.
 //! - [`approvals`]: the calls waiting for a person's verdict, their expiry and their rebuild
 //!   from the trail.
 //! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
@@ -59,4 +61,5 @@ pub mod server;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
+pub mod tls;
 pub mod trail;

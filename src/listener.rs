@@ -4,9 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, UnixListener, UnixStream};
-use tonic::transport::{Channel, Endpoint};
 
 /// A bound listener.
 #[derive(Debug)]
@@ -39,38 +37,9 @@ impl Listener {
             Self::Unix { path, .. } => format!("unix:{}", path.display()),
         }
     }
-
-    /// A lazy channel to this listener, for the server's own side port.
-    pub fn channel(&self) -> std::io::Result<Channel> {
-        match self {
-            Self::Tcp(listener) => {
-                let mut addr = listener.local_addr()?;
-                if addr.ip().is_unspecified() {
-                    addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-                }
-                // INVARIANT: a socket address makes a valid URI.
-                let endpoint =
-                    Endpoint::from_shared(format!("http://{addr}")).expect("a valid URI");
-                Ok(endpoint.connect_lazy())
-            }
-            Self::Unix { path, .. } => Ok(unix_channel(path)),
-        }
-    }
 }
 
 /// The path of a `unix:` address.
 pub fn unix_path(addr: &str) -> Option<&Path> {
     addr.strip_prefix("unix:").map(Path::new)
-}
-
-/// A lazy channel over a unix socket.
-pub fn unix_channel(path: &Path) -> Channel {
-    let path = path.to_owned();
-    // INVARIANT: a constant, valid URI; the connector ignores it.
-    Endpoint::from_static("http://localhost").connect_with_connector_lazy(tower::service_fn(
-        move |_| {
-            let path = path.clone();
-            async move { Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(path).await?)) }
-        },
-    ))
 }

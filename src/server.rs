@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService};
-use crate::hook::claude::Sidecar;
+use crate::hook::claude::{Sidecar, conn};
 use crate::http::Side;
 use crate::listener::Listener;
 use crate::metrics::Metrics;
@@ -51,6 +51,8 @@ pub enum ServerError {
     Auth(#[from] crate::auth::BadToken),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -73,6 +75,10 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     let hangups = hangups();
+    let mut server = Server::builder();
+    if let Some(tls) = config.tls.server()? {
+        server = server.tls_config(tls)?;
+    }
     let metrics = Arc::new(Metrics::default());
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
@@ -129,7 +135,9 @@ pub async fn run(
             let side = Side {
                 metrics: metrics.clone(),
                 serving: serving.clone(),
-                sidecar: Sidecar::new(listener.channel()?),
+                // In process: the hook's calls skip the network (and TLS), and carry the
+                // hook's own `Authorization` header.
+                sidecar: Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone())),
                 claude: config.hooks.claude.clone(),
             };
             tracing::info!(listen = %http.local_addr()?, "HTTP side port serving");
@@ -153,7 +161,7 @@ pub async fn run(
         health.set_not_serving::<AuditServer<AuditService>>().await;
         health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
-    let router = Server::builder()
+    let router = server
         .max_concurrent_streams(config.limits.max_concurrent_streams)
         .timeout(std::time::Duration::from_millis(config.limits.request_timeout_ms))
         .add_service(health_service)

@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::Exit;
 use super::policy::{Case, config};
+use super::remote::{TOKEN_ENV, connect};
 use crate::gate::rewrite;
 use crate::policy::{Outcome, PolicyEngine, entities};
 use crate::proto::gate_client::GateClient;
@@ -79,9 +80,8 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
         ..Case::default()
     };
     if let Some(url) = &args.server {
-        let mut client = GateClient::connect(url.clone())
-            .await
-            .with_context(|| format!("cannot connect to `{url}`"))?;
+        let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+        let mut client = GateClient::with_interceptor(channel, bearer);
         let answer = client.decide(case.request()).await?.into_inner();
         println!("outcome: {}", answer.outcome().as_str_name());
         println!("reason: {}", answer.reason);

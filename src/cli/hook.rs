@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use tonic::transport::Endpoint;
 
 use super::Exit;
+use super::remote::endpoint;
 use crate::config::Config;
-use crate::hook::claude::{Payload, Sidecar, handle};
+use crate::hook::claude::{Payload, Sidecar, conn, handle};
 
 /// Arguments of `toolgate hook`.
 #[derive(Debug, Args)]
@@ -59,13 +59,13 @@ pub async fn hook(args: HookArgs) -> anyhow::Result<Exit> {
     let payload: Payload = serde_json::from_str(&input)
         .map_err(|e| anyhow::anyhow!("the hook's input is not Claude Code hook JSON: {e}"))?;
     let answer = async {
-        let channel = Endpoint::from_shared(args.server.clone())?
+        let channel = endpoint(&args.server)?
             .connect_timeout(Duration::from_secs(2))
             .timeout(Duration::from_secs(30))
             .connect()
             .await
             .map_err(|e| anyhow::anyhow!("cannot reach the sidecar at `{}`: {e}", args.server))?;
-        let mut sidecar = Sidecar::new(channel);
+        let mut sidecar = Sidecar::new(conn(channel.clone()), conn(channel));
         if let Ok(token) = std::env::var(&args.token_env) {
             sidecar = sidecar.authorized(&format!("Bearer {}", token.trim()))?;
         }

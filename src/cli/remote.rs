@@ -1,15 +1,23 @@
-//! Talking to a running server from the command line: the channel, and the bearer token from
+//! Talking to a running server from the command line: the channel (over TLS for an `https://`
+//! URL, with the CA and the client certificate named by `TOOLGATE_CA_CERT`,
+//! `TOOLGATE_CLIENT_CERT` and `TOOLGATE_CLIENT_KEY`), and the bearer token from
 //! `TOOLGATE_TOKEN` when the server's auth is on (docs/security.md).
 
 use anyhow::Context;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Request, Status};
 
 /// The environment variable the commands read the bearer token from.
 pub const TOKEN_ENV: &str = "TOOLGATE_TOKEN";
+
+/// The PEM file of the CA that issued an `https://` server's certificate.
+pub const CA_ENV: &str = "TOOLGATE_CA_CERT";
+/// The PEM files of the client certificate and its key, for mutual TLS.
+pub const CERT_ENV: &str = "TOOLGATE_CLIENT_CERT";
+pub const KEY_ENV: &str = "TOOLGATE_CLIENT_KEY";
 
 /// A channel whose calls carry the token, if one is set.
 pub type Authorized = InterceptedService<Channel, Bearer>;
@@ -40,11 +48,33 @@ impl Interceptor for Bearer {
     }
 }
 
+/// The endpoint of `url`: over TLS if it is `https://`, trusting the CA in `TOOLGATE_CA_CERT`
+/// and presenting the certificate in `TOOLGATE_CLIENT_CERT` and `TOOLGATE_CLIENT_KEY` if set.
+pub fn endpoint(url: &str) -> anyhow::Result<Endpoint> {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .with_context(|| format!("`{url}` is not a server URL"))?;
+    if !url.starts_with("https://") {
+        return Ok(endpoint);
+    }
+    let pem = |var: &str| -> anyhow::Result<Option<Vec<u8>>> {
+        let Ok(path) = std::env::var(var) else { return Ok(None) };
+        let pem = std::fs::read(&path).with_context(|| format!("cannot read `{path}` ({var})"))?;
+        Ok(Some(pem))
+    };
+    let ca = pem(CA_ENV)?
+        .with_context(|| format!("`{url}` is TLS: set {CA_ENV} to the PEM file of its CA"))?;
+    let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca));
+    match (pem(CERT_ENV)?, pem(KEY_ENV)?) {
+        (Some(cert), Some(key)) => tls = tls.identity(Identity::from_pem(cert, key)),
+        (None, None) => {}
+        _ => anyhow::bail!("set both {CERT_ENV} and {KEY_ENV}, or neither"),
+    }
+    Ok(endpoint.tls_config(tls)?)
+}
+
 /// Connects to `url`, with the token from `token_env`.
 pub async fn connect(url: &str, token_env: &str) -> anyhow::Result<(Channel, Bearer)> {
-    let channel = Endpoint::from_shared(url.to_owned())?
-        .connect()
-        .await
-        .with_context(|| format!("cannot connect to `{url}`"))?;
+    let channel =
+        endpoint(url)?.connect().await.with_context(|| format!("cannot connect to `{url}`"))?;
     Ok((channel, Bearer::from_env(token_env)?))
 }

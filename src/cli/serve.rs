@@ -79,9 +79,10 @@ pub(super) fn parse_durability(value: &str) -> Result<Durability, String> {
     }
 }
 
-/// Refuses a non-loopback address while auth is off, unless told otherwise (and then says so).
-fn check_exposure(what: &str, addr: &str, config: &Config, allow: bool) -> anyhow::Result<()> {
-    if !config.auth.tokens.is_empty() || unix_path(addr).is_some() {
+/// Refuses a non-loopback address while it is not `guarded` by auth, unless told otherwise
+/// (and then says so).
+fn check_exposure(what: &str, addr: &str, guarded: bool, allow: bool) -> anyhow::Result<()> {
+    if guarded || unix_path(addr).is_some() {
         return Ok(());
     }
     let loopback = addr
@@ -99,8 +100,9 @@ fn check_exposure(what: &str, addr: &str, config: &Config, allow: bool) -> anyho
             Ok(())
         }
         (false, false) => anyhow::bail!(
-            "refusing to listen on `{addr}` ({what}) without auth: configure [[auth.tokens]] \
-             (docs/security.md), listen on loopback, or pass --insecure-allow-remote"
+            "refusing to listen on `{addr}` ({what}) without auth: configure [[auth.tokens]], \
+             [[auth.certificates]] or mutual TLS (docs/security.md), listen on loopback, or \
+             pass --insecure-allow-remote"
         ),
     }
 }
@@ -108,19 +110,30 @@ fn check_exposure(what: &str, addr: &str, config: &Config, allow: bool) -> anyho
 /// Runs the server until SIGINT or SIGTERM.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     let config = args.config()?;
-    check_exposure("the gRPC port", &config.listen, &config, args.insecure_allow_remote)?;
+    let allow = args.insecure_allow_remote;
+    // Mutual TLS that requires a client certificate guards the gRPC port too: only holders of
+    // a certificate from the configured CA get through.
+    let guarded = config.auth.enabled() || config.tls.requires_client_certificates();
+    check_exposure("the gRPC port", &config.listen, guarded, allow)?;
     if let Some(http) = &config.http_listen {
-        check_exposure("the HTTP side port", http, &config, args.insecure_allow_remote)?;
+        check_exposure("the HTTP side port", http, config.auth.enabled(), allow)?;
     }
     let listener = Listener::bind(&config.listen, config.unix_socket_mode)
         .await
         .with_context(|| format!("cannot listen on `{}`", config.listen))?;
     tracing::info!(
         listen = %listener.describe(),
+        tls = config.tls.mode(),
         db = %config.db.display(),
         durability = ?config.durability,
         "toolgate serving"
     );
+    if config.tls.requires_client_certificates() && !config.auth.enabled() {
+        tracing::warn!(
+            "mutual TLS with no [[auth.certificates]] or [[auth.tokens]]: every holder of a \
+             certificate from the client CA may decide, read the trail and approve"
+        );
+    }
     let http = match &config.http_listen {
         Some(addr) => Some(
             TcpListener::bind(addr)

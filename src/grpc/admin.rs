@@ -29,9 +29,7 @@ impl Admin for AdminService {
         &self,
         request: Request<proto::ReloadPolicyRequest>,
     ) -> Result<Response<proto::ReloadPolicyResponse>, Status> {
-        self.auth
-            .authorize(request.metadata(), "toolgate.v1.Admin/ReloadPolicy", &[Role::Admin])
-            .await?;
+        self.auth.authorize(&request, "toolgate.v1.Admin/ReloadPolicy", &[Role::Admin]).await?;
         match self.gate.reload_policy().await {
             Ok((policy, event)) => Ok(Response::new(proto::ReloadPolicyResponse {
                 policy_version: policy.version().to_owned(),

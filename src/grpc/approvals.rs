@@ -48,7 +48,7 @@ impl ApprovalsService {
         request: Request<proto::VerdictRequest>,
         rpc: &str,
     ) -> Result<(proto::VerdictRequest, Option<Caller>), Status> {
-        let caller = self.auth.authorize(request.metadata(), rpc, &[Role::Approver]).await?;
+        let caller = self.auth.authorize(&request, rpc, &[Role::Approver]).await?;
         let verdict = request.into_inner();
         if let Some(caller) = &caller
             && !verdict.approver.is_empty()
@@ -72,7 +72,7 @@ impl Approvals for ApprovalsService {
         request: Request<proto::ListPendingRequest>,
     ) -> Result<Response<proto::ListPendingResponse>, Status> {
         self.auth
-            .authorize(request.metadata(), "toolgate.v1.Approvals/ListPending", &[Role::Approver])
+            .authorize(&request, "toolgate.v1.Approvals/ListPending", &[Role::Approver])
             .await?;
         let filter = request.into_inner();
         let matches = |a: &Approval| {
@@ -115,11 +115,7 @@ impl Approvals for ApprovalsService {
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
         self.auth
-            .authorize(
-                request.metadata(),
-                "toolgate.v1.Approvals/Await",
-                &[Role::Agent, Role::Approver],
-            )
+            .authorize(&request, "toolgate.v1.Approvals/Await", &[Role::Agent, Role::Approver])
             .await?;
         let req = request.into_inner();
         if let Err(e) = awaited_decision(&req, self.gate.limits()) {

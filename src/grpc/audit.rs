@@ -61,9 +61,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::HashArgsRequest>,
     ) -> Result<Response<proto::HashArgsResponse>, Status> {
-        self.auth
-            .authorize(request.metadata(), "toolgate.v1.Audit/HashArgs", &[Role::Auditor])
-            .await?;
+        self.auth.authorize(&request, "toolgate.v1.Audit/HashArgs", &[Role::Auditor]).await?;
         let req = request.into_inner();
         let args = match serde_json::from_str::<serde_json::Value>(&req.args_json) {
             Ok(serde_json::Value::Object(args)) => args,
@@ -88,9 +86,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::QueryRequest>,
     ) -> Result<Response<proto::QueryResponse>, Status> {
-        self.auth
-            .authorize(request.metadata(), "toolgate.v1.Audit/Query", &[Role::Auditor])
-            .await?;
+        self.auth.authorize(&request, "toolgate.v1.Audit/Query", &[Role::Auditor]).await?;
         let req = request.into_inner();
         let filter = self.filter("Query", req.filter).await?;
         let page_size = match req.page_size {
@@ -130,9 +126,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::ExportRequest>,
     ) -> Result<Response<Self::ExportCsvStream>, Status> {
-        self.auth
-            .authorize(request.metadata(), "toolgate.v1.Audit/ExportCsv", &[Role::Auditor])
-            .await?;
+        self.auth.authorize(&request, "toolgate.v1.Audit/ExportCsv", &[Role::Auditor]).await?;
         let req = request.into_inner();
         let filter = self.filter("ExportCsv", req.filter).await?;
         let (chunks, stream) = mpsc::channel(4);
@@ -150,9 +144,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::VerifyRequest>,
     ) -> Result<Response<proto::VerifyResponse>, Status> {
-        self.auth
-            .authorize(request.metadata(), "toolgate.v1.Audit/Verify", &[Role::Auditor])
-            .await?;
+        self.auth.authorize(&request, "toolgate.v1.Audit/Verify", &[Role::Auditor]).await?;
         let req = request.into_inner();
         let bound = |field: &str, v: u64| {
             i64::try_from(v).map_err(|_| FieldError::new(field, "out of range"))
@@ -189,7 +181,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::HeadRequest>,
     ) -> Result<Response<proto::HeadResponse>, Status> {
-        self.auth.authorize(request.metadata(), "toolgate.v1.Audit/Head", &[Role::Auditor]).await?;
+        self.auth.authorize(&request, "toolgate.v1.Audit/Head", &[Role::Auditor]).await?;
         let head = self.reader.head().await.map_err(unavailable)?;
         Ok(Response::new(head.map_or_else(proto::HeadResponse::default, |h| proto::HeadResponse {
             seq: h.seq.unsigned_abs(),
@@ -203,9 +195,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::StatsRequest>,
     ) -> Result<Response<proto::StatsResponse>, Status> {
-        self.auth
-            .authorize(request.metadata(), "toolgate.v1.Audit/Stats", &[Role::Auditor])
-            .await?;
+        self.auth.authorize(&request, "toolgate.v1.Audit/Stats", &[Role::Auditor]).await?;
         let req = request.into_inner();
         let range = match Filter::time_range(&req.since, &req.until, "") {
             Ok(range) => range,

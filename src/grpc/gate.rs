@@ -33,7 +33,7 @@ impl proto::gate_server::Gate for GateService {
         &self,
         request: Request<DecideRequest>,
     ) -> Result<Response<DecideResponse>, Status> {
-        let caller = self.auth.authorize(request.metadata(), DECIDE, &[Role::Agent]).await?;
+        let caller = self.auth.authorize(&request, DECIDE, &[Role::Agent]).await?;
         let req = request.into_inner();
         if let (Some(caller), Some(actor)) = (&caller, &req.actor) {
             // The actor, and the head of a subagent's delegation chain, must be identities the
@@ -68,7 +68,7 @@ impl proto::gate_server::Gate for GateService {
         &self,
         request: Request<ExecuteRequest>,
     ) -> Result<Response<ExecuteResponse>, Status> {
-        let caller = self.auth.authorize(request.metadata(), EXECUTE, &[Role::Agent]).await?;
+        let caller = self.auth.authorize(&request, EXECUTE, &[Role::Agent]).await?;
         let execution = self.gate.execute(request.into_inner(), caller).await?;
         if let Some(violation) = &execution.violation {
             tracing::warn!(%violation, seq = execution.seq, "execution broke its decision");

@@ -10,8 +10,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tonic::Status;
+use tonic::body::Body;
+use tonic::codegen::StdError;
+use tonic::codegen::http::{Request, Response};
 use tonic::metadata::{Ascii, MetadataValue};
-use tonic::transport::Channel;
+use tower::ServiceExt;
+use tower::util::BoxCloneSyncService;
 
 use crate::config::ClaudeHookConfig;
 use crate::proto::approvals_client::ApprovalsClient;
@@ -46,19 +50,28 @@ pub struct Payload {
     pub tool_response: Option<Value>,
 }
 
+/// A way to the sidecar's gRPC services: a channel, or (for the http hook) the server's own
+/// services, called in process. Its errors are `Status`es (a boxed error would not do: the
+/// http hook's handler could then not be proven `Send`).
+pub type Conn = BoxCloneSyncService<Request<Body>, Response<Body>, Status>;
+
 /// The sidecar, over gRPC.
 #[derive(Debug, Clone)]
 pub struct Sidecar {
-    gate: GateClient<Channel>,
-    approvals: ApprovalsClient<Channel>,
+    gate: GateClient<Conn>,
+    approvals: ApprovalsClient<Conn>,
     /// The `authorization` header to send, when auth is on.
     authorization: Option<MetadataValue<Ascii>>,
 }
 
 impl Sidecar {
-    pub fn new(channel: Channel) -> Self {
-        let (gate, approvals) = (GateClient::new(channel.clone()), ApprovalsClient::new(channel));
-        Self { gate, approvals, authorization: None }
+    /// The sidecar whose Gate and Approvals services are these (both may be one channel).
+    pub fn new(gate: Conn, approvals: Conn) -> Self {
+        Self {
+            gate: GateClient::new(gate),
+            approvals: ApprovalsClient::new(approvals),
+            authorization: None,
+        }
     }
 
     /// The same sidecar, called with this `authorization` header value (`Bearer <token>`).
@@ -76,6 +89,16 @@ impl Sidecar {
         }
         request
     }
+}
+
+/// A gRPC service (a channel, a generated server) as a [`Conn`].
+pub fn conn<S>(service: S) -> Conn
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+    S::Error: Into<StdError>,
+    S::Future: Send + 'static,
+{
+    BoxCloneSyncService::new(service.map_err(|e| Status::from_error(e.into())))
 }
 
 /// Answers one hook event; events other than PreToolUse and PostToolUse get `{}`.

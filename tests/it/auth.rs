@@ -42,6 +42,7 @@ fn auth(config: &mut Config) {
             token("audit", AUDITOR, r#"["auditor"]"#, &[]),
             token("ops", ADMIN, r#"["admin"]"#, &[]),
         ],
+        certificates: vec![],
     };
     config.policy = Some(config.db.with_file_name("p.cedar"));
     std::fs::write(
@@ -370,6 +371,9 @@ async fn the_command_line_sends_the_token_from_the_environment() {
 
     assert!(auditor.status.success(), "{}", String::from_utf8_lossy(&auditor.stderr));
     assert!(!anonymous.status.success());
-    assert!(String::from_utf8_lossy(&anonymous.stderr).contains("no valid bearer token"));
+    assert!(
+        String::from_utf8_lossy(&anonymous.stderr)
+            .contains("no bearer token and no client certificate")
+    );
     assert!(approver.status.success(), "{}", String::from_utf8_lossy(&approver.stderr));
 }

@@ -102,6 +102,7 @@ pub fn with_options(
 pub struct Row {
     pub seq: i64,
     pub kind: String,
+    pub actor_id: Option<String>,
     pub decision_id: Option<String>,
     pub outcome: Option<String>,
     pub reason: Option<String>,
@@ -115,7 +116,7 @@ pub fn rows(db: &Path) -> Vec<Row> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
         .prepare(
-            "SELECT seq, kind, decision_id, outcome, reason, error, request, truncated
+            "SELECT seq, kind, actor_id, decision_id, outcome, reason, error, request, truncated
              FROM events ORDER BY seq",
         )
         .unwrap();
@@ -123,12 +124,13 @@ pub fn rows(db: &Path) -> Vec<Row> {
         Ok(Row {
             seq: r.get(0)?,
             kind: r.get(1)?,
-            decision_id: r.get(2)?,
-            outcome: r.get(3)?,
-            reason: r.get(4)?,
-            error: r.get(5)?,
-            request: r.get(6)?,
-            truncated: r.get(7)?,
+            actor_id: r.get(2)?,
+            decision_id: r.get(3)?,
+            outcome: r.get(4)?,
+            reason: r.get(5)?,
+            error: r.get(6)?,
+            request: r.get(7)?,
+            truncated: r.get(8)?,
         })
     })
     .unwrap()

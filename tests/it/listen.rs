@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use toolgate::config::Config;
-use toolgate::listener::{Listener, unix_channel};
+use toolgate::listener::Listener;
 use toolgate::proto::gate_client::GateClient;
 
 use crate::helpers::request;
@@ -22,7 +22,10 @@ async fn a_unix_socket_is_owner_only_and_serves_the_gate() {
     }));
 
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
-    let mut gate = GateClient::new(unix_channel(&socket));
+    let channel = tonic::transport::Endpoint::from_shared(format!("unix:{}", socket.display()))
+        .unwrap()
+        .connect_lazy();
+    let mut gate = GateClient::new(channel);
     let mut answer = None;
     for _ in 0..200 {
         // The server records its policy before it serves; retry until it does.

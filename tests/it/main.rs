@@ -20,4 +20,5 @@ mod properties;
 mod reload;
 mod server;
 mod shadow;
+mod tls;
 mod trail;

@@ -1,0 +1,366 @@
+//! TLS and mutual TLS on the gRPC port: handshakes that succeed and fail as they should, client
+//! certificates mapped to roles and identities, and the command line over TLS. The
+//! certificates are made at run time.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use tokio::net::TcpListener;
+use tonic::Code;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+use toolgate::auth::{AuthConfig, CertificateSpec, TokenSpec, token_digest};
+use toolgate::config::Config;
+use toolgate::proto::audit_client::AuditClient;
+use toolgate::proto::gate_client::GateClient;
+use toolgate::proto::{Actor, DecideRequest, QueryRequest};
+use toolgate::tls::TlsConfig;
+
+use crate::helpers::{request, rows};
+
+/// A certificate authority, its certificate in `dir/<name>.pem`.
+struct Ca {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+    pem: PathBuf,
+}
+
+impl Ca {
+    fn new(dir: &Path, name: &str) -> Self {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        let pem = dir.join(format!("{name}.pem"));
+        std::fs::write(&pem, issuer.pem()).unwrap();
+        Self { issuer, pem }
+    }
+
+    /// A certificate with common name `cn` and subject alternative names `sans` (DNS names,
+    /// IP addresses, or `uri:`-prefixed URIs), and its key: `dir/<cn>.pem`, `dir/<cn>.key`.
+    fn issue(&self, dir: &Path, cn: &str, sans: &[&str]) -> (PathBuf, PathBuf) {
+        let (uris, names): (Vec<&str>, Vec<&str>) =
+            sans.iter().partition(|s| s.starts_with("uri:"));
+        let mut params =
+            CertificateParams::new(names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+                .unwrap();
+        for uri in uris {
+            let uri = uri.strip_prefix("uri:").unwrap().to_owned();
+            params.subject_alt_names.push(rcgen::SanType::URI(uri.try_into().unwrap()));
+        }
+        params.distinguished_name.push(DnType::CommonName, cn);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        let (cert_file, key_file) = (dir.join(format!("{cn}.pem")), dir.join(format!("{cn}.key")));
+        std::fs::write(&cert_file, cert.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        (cert_file, key_file)
+    }
+}
+
+/// The files of one test: a CA for the server, a CA for clients, a stranger CA nobody trusts.
+struct Pki {
+    dir: tempfile::TempDir,
+    server_ca: Ca,
+    client_ca: Ca,
+    stranger_ca: Ca,
+}
+
+impl Pki {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let server_ca = Ca::new(dir.path(), "server-ca");
+        let client_ca = Ca::new(dir.path(), "client-ca");
+        let stranger_ca = Ca::new(dir.path(), "stranger-ca");
+        Self { dir, server_ca, client_ca, stranger_ca }
+    }
+
+    /// `[tls]` for a server whose certificate names `localhost` and 127.0.0.1; mutual when
+    /// `clients` is set.
+    fn server_tls(&self, clients: bool) -> TlsConfig {
+        let (cert, key) =
+            self.server_ca.issue(self.dir.path(), "toolgate", &["localhost", "127.0.0.1"]);
+        TlsConfig {
+            cert_file: Some(cert),
+            key_file: Some(key),
+            client_ca_file: clients.then(|| self.client_ca.pem.clone()),
+            client_auth_optional: false,
+        }
+    }
+
+    /// A client certificate from the client CA.
+    fn client(&self, cn: &str, sans: &[&str]) -> Identity {
+        identity(self.client_ca.issue(self.dir.path(), cn, sans))
+    }
+}
+
+fn identity((cert, key): (PathBuf, PathBuf)) -> Identity {
+    Identity::from_pem(std::fs::read(cert).unwrap(), std::fs::read(key).unwrap())
+}
+
+/// A server with `config` on an ephemeral port; its `https://` URL. It stops with the test.
+async fn serve(config: Config) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let listener = toolgate::listener::Listener::Tcp(listener);
+    tokio::spawn(toolgate::server::run(config, listener, None, std::future::pending()));
+    url
+}
+
+/// A client trusting `ca`, presenting `identity` if given.
+fn endpoint(url: &str, ca: &Path, identity: Option<Identity>) -> Endpoint {
+    let mut tls =
+        ClientTlsConfig::new().ca_certificate(Certificate::from_pem(std::fs::read(ca).unwrap()));
+    if let Some(identity) = identity {
+        tls = tls.identity(identity);
+    }
+    Endpoint::from_shared(url.to_owned()).unwrap().tls_config(tls).unwrap()
+}
+
+/// Decides `req` over a fresh connection: the answer's outcome, or the error — from the
+/// handshake (a connection that fails) or from the call (`Status`). The server may still be
+/// recording its policy: the call is retried while it answers UNAVAILABLE.
+async fn decide(endpoint: Endpoint, req: DecideRequest) -> Result<(), String> {
+    for _ in 0..250 {
+        let channel = match endpoint.connect().await {
+            Ok(channel) => channel,
+            Err(e) => return Err(format!("connect: {e:?}")),
+        };
+        match GateClient::new(channel).decide(req.clone()).await {
+            Ok(_) => return Ok(()),
+            Err(status) if status.code() == Code::Unavailable && !is_tls(&status) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            // The code, the message, then the causes (a TLS alert, say).
+            Err(status) => {
+                let mut text = format!("{:?}: {}", status.code(), status.message());
+                let mut source = std::error::Error::source(&status);
+                while let Some(cause) = source {
+                    text.push_str(&format!(": {cause}"));
+                    source = cause.source();
+                }
+                return Err(text);
+            }
+        }
+    }
+    Err("the server never answered".into())
+}
+
+/// Whether a failed call failed in the TLS layer (a refused certificate surfaces on the first
+/// call under TLS 1.3, after the client thinks the handshake is done).
+fn is_tls(status: &tonic::Status) -> bool {
+    let text = format!("{status:?}").to_lowercase();
+    text.contains("certificate") || text.contains("tls") || text.contains("alert")
+}
+
+fn as_actor(id: &str) -> DecideRequest {
+    DecideRequest {
+        actor: Some(Actor { id: id.into(), kind: "agent".into(), delegation_chain: vec![] }),
+        ..request("read")
+    }
+}
+
+fn config(pki: &Pki, tls: TlsConfig) -> Config {
+    Config { db: pki.dir.path().join("trail.db"), tls, ..Config::default() }
+}
+
+#[tokio::test]
+async fn tls_serves_clients_that_trust_its_ca_and_no_one_in_plaintext() {
+    let pki = Pki::new();
+    let url = serve(config(&pki, pki.server_tls(false))).await;
+
+    let trusting = decide(endpoint(&url, &pki.server_ca.pem, None), request("read")).await;
+    let distrusting = decide(endpoint(&url, &pki.stranger_ca.pem, None), request("read")).await;
+    let plaintext_url = url.replace("https://", "http://");
+    let plaintext = decide(Endpoint::from_shared(plaintext_url).unwrap(), request("read")).await;
+
+    assert_eq!(trusting, Ok(()));
+    let distrusting = distrusting.unwrap_err();
+    assert!(distrusting.contains("UnknownIssuer"), "{distrusting}");
+    assert!(plaintext.is_err(), "a plaintext client is answered: {plaintext:?}");
+}
+
+#[tokio::test]
+async fn mutual_tls_admits_only_certificates_from_the_client_ca() {
+    let pki = Pki::new();
+    let url = serve(config(&pki, pki.server_tls(true))).await;
+    let ca = &pki.server_ca.pem;
+    let stranger = identity(pki.stranger_ca.issue(pki.dir.path(), "mallory", &[]));
+
+    let with_cert =
+        decide(endpoint(&url, ca, Some(pki.client("agent-7", &[]))), request("read")).await;
+    let without = decide(endpoint(&url, ca, None), request("read")).await;
+    let foreign = decide(endpoint(&url, ca, Some(stranger)), request("read")).await;
+
+    assert_eq!(with_cert, Ok(()));
+    let without = without.unwrap_err();
+    assert!(without.contains("CertificateRequired"), "{without}");
+    let foreign = foreign.unwrap_err();
+    assert!(foreign.contains("UnknownCA"), "{foreign}");
+}
+
+fn certificates() -> AuthConfig {
+    let spec = |subject: &str, roles: &str, actors: &[&str]| CertificateSpec {
+        subject: subject.into(),
+        roles: serde_json::from_str(roles).unwrap(),
+        actors: actors.iter().map(|a| (*a).to_owned()).collect(),
+    };
+    AuthConfig {
+        tokens: vec![TokenSpec {
+            id: "ci".into(),
+            sha256: token_digest("ci-secret-0b7e"),
+            roles: vec![toolgate::auth::Role::Agent],
+            actors: vec!["ci/*".into()],
+        }],
+        certificates: vec![
+            spec("agent-7", r#"["agent"]"#, &["team-a/*"]),
+            // Matched by a URI subject alternative name, not the common name.
+            spec("spiffe://cluster/ns/audit/sa/auditor", r#"["auditor"]"#, &[]),
+        ],
+    }
+}
+
+#[tokio::test]
+async fn client_certificates_map_to_roles_and_identities() {
+    let pki = Pki::new();
+    let mut config = config(&pki, pki.server_tls(true));
+    config.auth = certificates();
+    let db = config.db.clone();
+    let url = serve(config).await;
+    let ca = &pki.server_ca.pem;
+    let agent = pki.client("agent-7", &["agent-7.team-a.svc"]);
+    let auditor = pki.client("auditor", &["uri:spiffe://cluster/ns/audit/sa/auditor"]);
+    let stranger = pki.client("stranger", &[]);
+
+    let own = decide(endpoint(&url, ca, Some(agent.clone())), as_actor("team-a/coder")).await;
+    let impersonated = decide(endpoint(&url, ca, Some(agent.clone())), as_actor("team-b/x")).await;
+    let unmapped = decide(endpoint(&url, ca, Some(stranger)), as_actor("team-a/coder")).await;
+    let audit = |identity: Identity| async {
+        let channel: Channel = endpoint(&url, ca, Some(identity)).connect().await.unwrap();
+        AuditClient::new(channel)
+            .query(QueryRequest::default())
+            .await
+            .map(|_| ())
+            .map_err(|s| s.code())
+    };
+    let agent_reads = audit(agent).await;
+    let auditor_reads = audit(auditor.clone()).await;
+    let auditor_decides = decide(endpoint(&url, ca, Some(auditor)), as_actor("team-a/coder")).await;
+
+    assert_eq!(own, Ok(()));
+    assert!(
+        impersonated.as_ref().is_err_and(|e| e.starts_with("PermissionDenied")),
+        "{impersonated:?}"
+    );
+    assert!(unmapped.as_ref().is_err_and(|e| e.contains("[[auth.certificates]]")), "{unmapped:?}");
+    assert_eq!(agent_reads, Err(Code::PermissionDenied));
+    assert_eq!(auditor_reads, Ok(()));
+    assert!(auditor_decides.as_ref().is_err_and(|e| e.starts_with("PermissionDenied")));
+    let refused: Vec<_> = rows(&db)
+        .into_iter()
+        .filter(|r| r.kind == "access_denied")
+        .map(|r| r.actor_id.unwrap_or_default())
+        .collect();
+    for caller in ["cert:agent-7", "cert:stranger", "cert:spiffe://cluster/ns/audit/sa/auditor"] {
+        assert!(refused.iter().any(|id| id == caller), "{caller} not in {refused:?}");
+    }
+}
+
+#[tokio::test]
+async fn with_optional_client_certificates_a_token_stands_in() {
+    let pki = Pki::new();
+    let mut tls = pki.server_tls(true);
+    tls.client_auth_optional = true;
+    let mut config = config(&pki, tls);
+    config.auth = certificates();
+    let url = serve(config).await;
+    let ca = &pki.server_ca.pem;
+    let with_token = |secret: &'static str| {
+        let mut req = tonic::Request::new(as_actor("ci/build"));
+        req.metadata_mut().insert("authorization", format!("Bearer {secret}").parse().unwrap());
+        req
+    };
+
+    let anonymous = decide(endpoint(&url, ca, None), as_actor("ci/build")).await;
+    let channel = endpoint(&url, ca, None).connect().await.unwrap();
+    let tokened = GateClient::new(channel.clone()).decide(with_token("ci-secret-0b7e")).await;
+    let wrong = GateClient::new(channel).decide(with_token("not-the-secret")).await;
+
+    assert!(
+        anonymous.as_ref().is_err_and(|e| e.contains("no bearer token and no client certificate")),
+        "{anonymous:?}"
+    );
+    assert!(tokened.is_ok(), "{tokened:?}");
+    assert_eq!(wrong.unwrap_err().code(), Code::Unauthenticated);
+}
+
+#[tokio::test]
+async fn the_command_line_speaks_tls_with_a_client_certificate() {
+    let pki = Pki::new();
+    let mut config = config(&pki, pki.server_tls(true));
+    config.auth = certificates();
+    let url = serve(config).await;
+    // The server is up once a Decide is answered.
+    let agent = pki.client("agent-7", &[]);
+    assert_eq!(
+        decide(endpoint(&url, &pki.server_ca.pem, Some(agent)), as_actor("team-a/x")).await,
+        Ok(())
+    );
+    let (cert, key) = pki.client_ca.issue(
+        pki.dir.path(),
+        "auditor",
+        &["uri:spiffe://cluster/ns/audit/sa/auditor"],
+    );
+    let run = |env: Vec<(&'static str, PathBuf)>| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut command = assert_cmd::Command::cargo_bin("toolgate").unwrap();
+            command.args(["query", "--server", &url]).env_remove("TOOLGATE_TOKEN");
+            for var in ["TOOLGATE_CA_CERT", "TOOLGATE_CLIENT_CERT", "TOOLGATE_CLIENT_KEY"] {
+                command.env_remove(var);
+            }
+            command.envs(env).output().unwrap()
+        })
+    };
+
+    let auditor = run(vec![
+        ("TOOLGATE_CA_CERT", pki.server_ca.pem.clone()),
+        ("TOOLGATE_CLIENT_CERT", cert),
+        ("TOOLGATE_CLIENT_KEY", key),
+    ])
+    .await
+    .unwrap();
+    let no_ca = run(vec![]).await.unwrap();
+
+    let stdout = String::from_utf8_lossy(&auditor.stdout);
+    assert!(auditor.status.success(), "{}", String::from_utf8_lossy(&auditor.stderr));
+    assert!(stdout.contains("decision"), "the auditor sees the decision: {stdout}");
+    assert!(!no_ca.status.success());
+    assert!(String::from_utf8_lossy(&no_ca.stderr).contains("TOOLGATE_CA_CERT"));
+}
+
+#[tokio::test]
+async fn required_client_certificates_guard_a_remote_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve_with = |tls: &str| {
+        let config = dir.path().join("toolgate.toml");
+        std::fs::write(&config, tls).unwrap();
+        let args = ["serve", "--listen", "0.0.0.0:0", "--db", "/nonexistent/x.db", "--config"];
+        let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        args.push(config.to_str().unwrap().to_owned());
+        let output =
+            assert_cmd::Command::cargo_bin("toolgate").unwrap().args(&args).output().unwrap();
+        String::from_utf8(output.stderr).unwrap()
+    };
+
+    let server_only = serve_with(
+        "[tls]\ncert_file = \"/nonexistent/c.pem\"\nkey_file = \"/nonexistent/k.pem\"\n",
+    );
+    let mutual = serve_with(
+        "[tls]\ncert_file = \"/nonexistent/c.pem\"\nkey_file = \"/nonexistent/k.pem\"\nclient_ca_file = \"/nonexistent/ca.pem\"\n",
+    );
+
+    assert!(server_only.contains("refusing to listen on `0.0.0.0:0`"), "{server_only}");
+    // Past the exposure check, it stops at the missing files instead.
+    assert!(!mutual.contains("refusing to listen"), "{mutual}");
+    assert!(mutual.contains("[tls] cannot read `/nonexistent/c.pem`"), "{mutual}");
+}
