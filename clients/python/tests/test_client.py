@@ -203,6 +203,55 @@ actors = ["agent-1"]
     assert result.ran
 
 
+def test_mutual_tls_with_a_client_certificate(tmp_path):
+    from conftest import HERE, start
+    import trustme
+
+    server_ca, client_ca = trustme.CA(), trustme.CA()
+    served = server_ca.issue_cert("127.0.0.1", "localhost")
+    served.private_key_and_cert_chain_pem.write_to_path(str(tmp_path / "server.pem"))
+    client_ca.cert_pem.write_to_path(str(tmp_path / "clients.pem"))
+    agent = client_ca.issue_cert("agent.example", common_name="py-agent")
+    config = tmp_path / "tls.toml"
+    config.write_text((HERE / "toolgate.toml").read_text() + f"""
+[[auth.certificates]]
+subject = "py-agent"
+roles = ["agent"]
+actors = ["agent-1"]
+
+[tls]
+cert_file = "{tmp_path / 'server.pem'}"
+key_file = "{tmp_path / 'server.pem'}"
+client_ca_file = "{tmp_path / 'clients.pem'}"
+""")
+    trust = server_ca.cert_pem.bytes()
+    server = start(tmp_path, config=config)
+    ran = []
+    try:
+        without = Toolgate(server.target, session_id="s", actor_id="agent-1",
+                           credentials=grpc.ssl_channel_credentials(root_certificates=trust))
+        with pytest.raises(Unavailable):
+            without.guard("read", {"path": "a"}, run=ran.append)
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=trust,
+            private_key=agent.private_key_pem.bytes(),
+            certificate_chain=agent.cert_chain_pems[0].bytes(),
+        )
+        tg = Toolgate(server.target, session_id="s", actor_id="agent-1", credentials=credentials)
+        result = tg.guard("read", {"path": "a"}, run=lambda a: "over mutual TLS")
+        other = Toolgate(server.target, session_id="s", actor_id="agent-2", credentials=credentials)
+        with pytest.raises(grpc.RpcError) as impersonated:
+            other.guard("read", {"path": "a"}, run=ran.append)
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert ran == []
+    assert result.ran and result.output == "over mutual TLS"
+    assert impersonated.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "cert:py-agent" in server.query("--kind", "access_denied")
+
+
 def test_an_unreachable_server_never_runs_the_tool(server):
     server.process.terminate()
     server.process.wait(timeout=30)

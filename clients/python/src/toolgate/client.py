@@ -109,7 +109,8 @@ class Toolgate:
     """A client for one agent session.
 
     `target` is `host:port` (`127.0.0.1:50051`) or `unix:/path/to.sock`; `token` is the bearer
-    token when the server's auth is on.
+    token when the server's auth is on; `credentials` (`grpc.ssl_channel_credentials(...)`, with
+    a client certificate for mutual TLS) when the server serves TLS.
     """
 
     def __init__(
@@ -123,11 +124,14 @@ class Toolgate:
         task_type: str = "",
         approval_timeout: float = 300.0,
         token: Optional[str] = None,
+        credentials: Optional[grpc.ChannelCredentials] = None,
         channel: Optional[grpc.Channel] = None,
     ):
         # Over a unix socket grpc sends the socket's path as the :authority, which the server's
         # HTTP/2 stack refuses; any host name will do.
         options = [("grpc.default_authority", "localhost")] if target.startswith("unix:") else []
+        if channel is None and credentials is not None:
+            channel = grpc.secure_channel(target, credentials, options=options)
         self._channel = channel or grpc.insecure_channel(target, options=options)
         self._gate = gate_pb2_grpc.GateStub(self._channel)
         self._approvals = approvals_pb2_grpc.ApprovalsStub(self._channel)
