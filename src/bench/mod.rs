@@ -12,7 +12,7 @@ mod process;
 
 use std::time::Duration;
 
-use tonic::transport::Channel;
+use tonic::transport::{Channel, Endpoint};
 
 pub use load::{Call, Sample};
 pub use prefill::prefill;
@@ -55,14 +55,14 @@ pub async fn measure(
     figures
 }
 
-/// Opens `connections` HTTP/2 connections to `url`.
+/// Opens `connections` HTTP/2 connections (over TLS if the endpoint says so).
 pub async fn connect(
-    url: &str,
+    endpoint: &Endpoint,
     connections: usize,
 ) -> Result<Vec<Channel>, tonic::transport::Error> {
     let mut channels = Vec::with_capacity(connections);
     for _ in 0..connections.max(1) {
-        channels.push(Channel::from_shared(url.to_owned()).expect("valid url").connect().await?);
+        channels.push(endpoint.connect().await?);
     }
     Ok(channels)
 }

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Exit;
+use super::remote::endpoint;
 use super::serve::parse_durability;
 use crate::bench::{self, Call, Figure, ServerProcess};
 use crate::config::Durability;
@@ -15,8 +16,8 @@ use crate::config::Durability;
 /// Arguments of `toolgate bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Benchmark this running server (for example `http://127.0.0.1:50051`) instead of starting
-    /// one per durability on a fresh database.
+    /// Benchmark this running server (for example `http://127.0.0.1:50051`, or `https://…` with
+    /// `TOOLGATE_CA_CERT`) instead of starting one per durability on a fresh database.
     #[arg(long)]
     pub server: Option<String>,
     /// Seconds each figure is measured for.
@@ -90,7 +91,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
         args.connections, args.duration
     );
     if let Some(url) = &args.server {
-        let channels = bench::connect(url, args.connections).await?;
+        let channels = bench::connect(&endpoint(url)?, args.connections).await?;
         let figures =
             bench::measure(&channels, &args.concurrency, &args.calls, duration, args.output_bytes)
                 .await;
@@ -102,7 +103,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
         let dir = tempfile::tempdir()?;
         let db = dir.path().join("bench.db");
         let server = ServerProcess::start(&db, durability).await?;
-        let channels = bench::connect(&server.url, args.connections).await?;
+        let channels = bench::connect(&endpoint(&server.url)?, args.connections).await?;
         let figures =
             bench::measure(&channels, &args.concurrency, &args.calls, duration, args.output_bytes)
                 .await;
@@ -144,7 +145,7 @@ async fn growth(args: &BenchArgs, duration: Duration) -> anyhow::Result<()> {
             println!("\nprefilled {events} events in {:.1} s", started.elapsed().as_secs_f64());
         }
         let server = ServerProcess::start(&db, Durability::Full).await?;
-        let channels = bench::connect(&server.url, args.connections).await?;
+        let channels = bench::connect(&endpoint(&server.url)?, args.connections).await?;
         let figures = bench::measure(&channels, &[concurrency], &[Call::Decide], duration, 0).await;
         drop(channels);
         server.stop().await;
