@@ -75,10 +75,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     let hangups = hangups();
-    let mut server = Server::builder();
-    if let Some(tls) = config.tls.server()? {
-        server = server.tls_config(tls)?;
-    }
+    let server = config.tls.apply(Server::builder())?;
     let metrics = Arc::new(Metrics::default());
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;

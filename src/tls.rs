@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo, UdsConnectInfo};
-use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 
 /// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
@@ -35,6 +35,10 @@ pub enum TlsError {
     Config(&'static str),
     #[error("[tls] cannot read `{path}`: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+    #[error("[tls] `{path}` holds no PEM {what}")]
+    NotPem { path: PathBuf, what: &'static str },
+    #[error("[tls] the certificate `{cert}` and key `{key}` are refused: {reason}")]
+    Refused { cert: PathBuf, key: PathBuf, reason: String },
 }
 
 impl TlsConfig {
@@ -57,27 +61,46 @@ impl TlsConfig {
         }
     }
 
-    /// tonic's server configuration; `None` while TLS is off.
-    pub fn server(&self) -> Result<Option<ServerTlsConfig>, TlsError> {
+    /// `server`, serving TLS as configured (unchanged while TLS is off). The files are read
+    /// and the key checked against the certificate here, so that a bad file stops the start.
+    pub fn apply(&self, server: Server) -> Result<Server, TlsError> {
         let (cert, key) = match (&self.cert_file, &self.key_file) {
-            (None, None) if self.client_ca_file.is_none() => return Ok(None),
+            (None, None) if self.client_ca_file.is_none() => return Ok(server),
             (Some(cert), Some(key)) => (cert, key),
             (None, _) => return Err(TlsError::Config("cert_file is required")),
             (Some(_), None) => return Err(TlsError::Config("cert_file needs key_file")),
         };
-        let identity = Identity::from_pem(read(cert)?, read(key)?);
+        let identity = Identity::from_pem(
+            read(cert, "-----BEGIN CERTIFICATE-----", "certificate")?,
+            read(key, "PRIVATE KEY-----", "private key")?,
+        );
         let mut tls = ServerTlsConfig::new().identity(identity);
         if let Some(ca) = &self.client_ca_file {
+            let ca = read(ca, "-----BEGIN CERTIFICATE-----", "certificate")?;
             tls = tls
-                .client_ca_root(Certificate::from_pem(read(ca)?))
+                .client_ca_root(Certificate::from_pem(ca))
                 .client_auth_optional(self.client_auth_optional);
         }
-        Ok(Some(tls))
+        server.tls_config(tls).map_err(|e| {
+            // tonic's error says "transport error"; what rustls said is its last cause.
+            let cause = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source());
+            TlsError::Refused {
+                cert: cert.clone(),
+                key: key.clone(),
+                reason: cause.last().map(ToString::to_string).unwrap_or_default(),
+            }
+        })
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|source| TlsError::Read { path: path.to_owned(), source })
+/// The PEM file at `path`, which must hold a block whose armour contains `marker`.
+fn read(path: &Path, marker: &str, what: &'static str) -> Result<Vec<u8>, TlsError> {
+    let pem =
+        std::fs::read(path).map_err(|source| TlsError::Read { path: path.to_owned(), source })?;
+    if !pem.windows(marker.len()).any(|w| w == marker.as_bytes()) {
+        return Err(TlsError::NotPem { path: path.to_owned(), what });
+    }
+    Ok(pem)
 }
 
 /// The names of the verified client certificate a call came with (over TCP or a unix
@@ -133,14 +156,47 @@ mod tests {
         assert!(names(b"not a certificate").is_empty());
     }
 
+    fn refusal(config: &TlsConfig) -> String {
+        config.apply(Server::builder()).err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
     #[test]
     fn half_a_configuration_is_refused() {
         let key_only = TlsConfig { key_file: Some("k.pem".into()), ..TlsConfig::default() };
-        assert!(matches!(key_only.server(), Err(TlsError::Config(_))));
+        assert_eq!(refusal(&key_only), "[tls] cert_file is required");
         let ca_only = TlsConfig { client_ca_file: Some("ca.pem".into()), ..TlsConfig::default() };
-        assert!(matches!(ca_only.server(), Err(TlsError::Config(_))));
+        assert_eq!(refusal(&ca_only), "[tls] cert_file is required");
         let cert_only = TlsConfig { cert_file: Some("c.pem".into()), ..TlsConfig::default() };
-        assert!(matches!(cert_only.server(), Err(TlsError::Config(_))));
-        assert!(TlsConfig::default().server().expect("off").is_none());
+        assert_eq!(refusal(&cert_only), "[tls] cert_file needs key_file");
+        assert_eq!(refusal(&TlsConfig::default()), "");
+    }
+
+    #[test]
+    fn bad_files_are_named() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).expect("written");
+            path
+        };
+        let key = rcgen::KeyPair::generate().expect("a key");
+        let other = rcgen::KeyPair::generate().expect("a key");
+        let params = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).expect("names");
+        let cert = params.self_signed(&key).expect("a certificate");
+        let cert_file = file("cert.pem", &cert.pem());
+        let config = |cert: &Path, key: &Path| TlsConfig {
+            cert_file: Some(cert.to_owned()),
+            key_file: Some(key.to_owned()),
+            ..TlsConfig::default()
+        };
+
+        let junk =
+            refusal(&config(&file("junk.pem", "junk"), &file("k.pem", &key.serialize_pem())));
+        let mismatch = refusal(&config(&cert_file, &file("other.key", &other.serialize_pem())));
+        let good = refusal(&config(&cert_file, &file("key.pem", &key.serialize_pem())));
+
+        assert!(junk.contains("junk.pem` holds no PEM certificate"), "{junk}");
+        assert!(mismatch.contains("other.key` are refused") && mismatch.contains("KeyMismatch"));
+        assert_eq!(good, "");
     }
 }

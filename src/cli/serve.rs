@@ -126,7 +126,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
         tls = config.tls.mode(),
         db = %config.db.display(),
         durability = ?config.durability,
-        "toolgate serving"
+        "toolgate starting"
     );
     if config.tls.requires_client_certificates() && !config.auth.enabled() {
         tracing::warn!(
