@@ -140,23 +140,27 @@ enum Unknown {
 /// A kind of refusal: the caller's id, the RPC and the reason.
 type RefusalKey = (String, String, String);
 
-/// Why a token spec is refused at start.
+/// Why `[auth]` is refused at start.
 #[derive(Debug, thiserror::Error)]
-#[error("[[auth.tokens]] `{id}`: sha256 must be 64 hex digits (`toolgate hash-token` prints it)")]
-pub struct BadToken {
-    id: String,
+pub enum BadAuth {
+    #[error(
+        "[[auth.tokens]] `{0}`: sha256 must be 64 hex digits (`toolgate hash-token` prints it)"
+    )]
+    Digest(String),
+    #[error("[[auth.certificates]] `{0}` is listed twice")]
+    DuplicateSubject(String),
 }
 
 impl Auth {
     /// The tokens of `config`; refusals are recorded through `writer`.
-    pub fn new(config: &AuthConfig, writer: Writer) -> Result<Self, BadToken> {
+    pub fn new(config: &AuthConfig, writer: Writer) -> Result<Self, BadAuth> {
         let tokens = config
             .tokens
             .iter()
             .map(|spec| {
                 let mut digest = [0; 32];
                 hex::decode_to_slice(&spec.sha256, &mut digest)
-                    .map_err(|_| BadToken { id: spec.id.clone() })?;
+                    .map_err(|_| BadAuth::Digest(spec.id.clone()))?;
                 let caller = Caller {
                     id: spec.id.clone(),
                     roles: spec.roles.clone(),
@@ -165,18 +169,17 @@ impl Auth {
                 Ok(Token { digest, caller })
             })
             .collect::<Result<_, _>>()?;
-        let certificates = config
-            .certificates
-            .iter()
-            .map(|spec| {
-                let caller = Caller {
-                    id: format!("cert:{}", spec.subject),
-                    roles: spec.roles.clone(),
-                    actors: spec.actors.clone(),
-                };
-                (spec.subject.clone(), caller)
-            })
-            .collect();
+        let mut certificates = HashMap::new();
+        for spec in &config.certificates {
+            let caller = Caller {
+                id: format!("cert:{}", spec.subject),
+                roles: spec.roles.clone(),
+                actors: spec.actors.clone(),
+            };
+            if certificates.insert(spec.subject.clone(), caller).is_some() {
+                return Err(BadAuth::DuplicateSubject(spec.subject.clone()));
+            }
+        }
         Ok(Self { tokens, certificates, writer, recorded: Mutex::new(HashMap::new()) })
     }
 

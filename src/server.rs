@@ -48,7 +48,7 @@ pub enum ServerError {
     #[error("listener: {0}")]
     Io(#[from] std::io::Error),
     #[error(transparent)]
-    Auth(#[from] crate::auth::BadToken),
+    Auth(#[from] crate::auth::BadAuth),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]

@@ -364,3 +364,19 @@ async fn required_client_certificates_guard_a_remote_address() {
     assert!(!mutual.contains("refusing to listen"), "{mutual}");
     assert!(mutual.contains("[tls] cannot read `/nonexistent/c.pem`"), "{mutual}");
 }
+
+#[tokio::test]
+async fn a_certificate_subject_listed_twice_stops_the_start() {
+    let pki = Pki::new();
+    let mut config = config(&pki, pki.server_tls(true));
+    config.auth = certificates();
+    let again = config.auth.certificates[0].clone();
+    config.auth.certificates.push(again);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = toolgate::listener::Listener::Tcp(listener);
+
+    let stopped = toolgate::server::run(config, listener, None, std::future::pending()).await;
+
+    let error = stopped.unwrap_err().to_string();
+    assert_eq!(error, "[[auth.certificates]] `agent-7` is listed twice");
+}
