@@ -6,6 +6,7 @@
 //! alternative names) to roles and identities through `[[auth.certificates]]`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo, UdsConnectInfo};
@@ -14,7 +15,7 @@ use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 
 /// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
 /// must chain to. Off while `cert_file` is unset.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TlsConfig {
     /// PEM certificate chain of the server, leaf first.
@@ -26,6 +27,21 @@ pub struct TlsConfig {
     /// With mutual TLS, also accept clients without a certificate (they then need a bearer
     /// token once auth is on).
     pub client_auth_optional: bool,
+    /// A connection that has not finished its handshake by then is closed, so that idle
+    /// sockets cannot pile up.
+    pub handshake_timeout_ms: u64,
+}
+
+impl Default for TlsConfig {
+    fn default() -> Self {
+        Self {
+            cert_file: None,
+            key_file: None,
+            client_ca_file: None,
+            client_auth_optional: false,
+            handshake_timeout_ms: 10_000,
+        }
+    }
 }
 
 /// Why TLS cannot be set up.
@@ -74,7 +90,9 @@ impl TlsConfig {
             read(cert, "-----BEGIN CERTIFICATE-----", "certificate")?,
             read(key, "PRIVATE KEY-----", "private key")?,
         );
-        let mut tls = ServerTlsConfig::new().identity(identity);
+        let mut tls = ServerTlsConfig::new()
+            .identity(identity)
+            .timeout(Duration::from_millis(self.handshake_timeout_ms));
         if let Some(ca) = &self.client_ca_file {
             let ca = read(ca, "-----BEGIN CERTIFICATE-----", "certificate")?;
             tls = tls

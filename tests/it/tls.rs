@@ -83,7 +83,7 @@ impl Pki {
             cert_file: Some(cert),
             key_file: Some(key),
             client_ca_file: clients.then(|| self.client_ca.pem.clone()),
-            client_auth_optional: false,
+            ..TlsConfig::default()
         }
     }
 
@@ -379,4 +379,27 @@ async fn a_certificate_subject_listed_twice_stops_the_start() {
 
     let error = stopped.unwrap_err().to_string();
     assert_eq!(error, "[[auth.certificates]] `agent-7` is listed twice");
+}
+
+#[tokio::test]
+async fn a_connection_that_never_finishes_its_handshake_is_closed() {
+    use tokio::io::AsyncReadExt;
+
+    let pki = Pki::new();
+    let mut tls = pki.server_tls(true);
+    tls.handshake_timeout_ms = 200;
+    let url = serve(config(&pki, tls)).await;
+    let addr = url.strip_prefix("https://").unwrap();
+    let mut idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+
+    // No ClientHello is ever sent: the server gives up and closes the socket.
+    let read = tokio::time::timeout(Duration::from_secs(10), idle.read(&mut [0; 16])).await;
+    let served = decide(
+        endpoint(&url, &pki.server_ca.pem, Some(pki.client("agent-7", &[]))),
+        request("read"),
+    )
+    .await;
+
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "the idle socket is closed: {read:?}");
+    assert_eq!(served, Ok(()), "and the server still serves");
 }
