@@ -192,8 +192,9 @@ pub async fn run(
         }
     };
 
-    // The services are gone with the server, and the reload task with this abort; that drops
-    // the last writer handle, so the writer commits what it holds and stops.
+    // The services are gone with the server (and their clones in the side port once it has
+    // stopped, below), and the reload task with this abort; that drops the last writer handle,
+    // so the writer commits what it holds and stops.
     for task in [reloads, expiries, watcher] {
         task.abort();
         let _ = task.await;
