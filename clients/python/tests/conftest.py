@@ -70,6 +70,32 @@ def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
     return Server(target=listen, http=http, db=db, process=process)
 
 
+@dataclass
+class MutualTls:
+    """A server certificate and a client CA in `tmp`, made at run time, and the `[tls]` table
+    that serves them."""
+
+    server_ca: object
+    client_ca: object
+    toml: str
+
+
+def mutual_tls(tmp: pathlib.Path) -> MutualTls:
+    import trustme
+
+    server_ca, client_ca = trustme.CA(), trustme.CA()
+    served = server_ca.issue_cert("127.0.0.1", "localhost")
+    served.private_key_and_cert_chain_pem.write_to_path(str(tmp / "server.pem"))
+    client_ca.cert_pem.write_to_path(str(tmp / "clients.pem"))
+    toml = f"""
+[tls]
+cert_file = "{tmp / 'server.pem'}"
+key_file = "{tmp / 'server.pem'}"
+client_ca_file = "{tmp / 'clients.pem'}"
+"""
+    return MutualTls(server_ca=server_ca, client_ca=client_ca, toml=toml)
+
+
 @pytest.fixture
 def server(tmp_path: pathlib.Path):
     running = start(tmp_path)

@@ -204,27 +204,18 @@ actors = ["agent-1"]
 
 
 def test_mutual_tls_with_a_client_certificate(tmp_path):
-    from conftest import HERE, start
-    import trustme
+    from conftest import HERE, mutual_tls, start
 
-    server_ca, client_ca = trustme.CA(), trustme.CA()
-    served = server_ca.issue_cert("127.0.0.1", "localhost")
-    served.private_key_and_cert_chain_pem.write_to_path(str(tmp_path / "server.pem"))
-    client_ca.cert_pem.write_to_path(str(tmp_path / "clients.pem"))
-    agent = client_ca.issue_cert("agent.example", common_name="py-agent")
+    tls = mutual_tls(tmp_path)
+    agent = tls.client_ca.issue_cert("agent.example", common_name="py-agent")
     config = tmp_path / "tls.toml"
-    config.write_text((HERE / "toolgate.toml").read_text() + f"""
+    config.write_text((HERE / "toolgate.toml").read_text() + """
 [[auth.certificates]]
 subject = "py-agent"
 roles = ["agent"]
 actors = ["agent-1"]
-
-[tls]
-cert_file = "{tmp_path / 'server.pem'}"
-key_file = "{tmp_path / 'server.pem'}"
-client_ca_file = "{tmp_path / 'clients.pem'}"
-""")
-    trust = server_ca.cert_pem.bytes()
+""" + tls.toml)
+    trust = tls.server_ca.cert_pem.bytes()
     server = start(tmp_path, config=config)
     ran = []
     try:

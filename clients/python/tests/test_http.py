@@ -23,8 +23,9 @@ def get(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-def post(url: str, body: bytes) -> dict:
-    request = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> dict:
+    headers = {"content-type": "application/json", **(headers or {})}
+    request = urllib.request.Request(url, data=body, headers=headers)
     with urllib.request.urlopen(request, timeout=10) as answer:
         return json.loads(answer.read())
 
@@ -70,3 +71,32 @@ def test_the_claude_hook_endpoint_decides_and_pairs(server):
     kinds = [json.loads(line)["kind"] for line in server.query("--json").splitlines()]
     assert kinds[-2:] == ["decision", "execution"]
     assert "violation" not in kinds
+
+
+def test_the_hook_endpoint_needs_no_certificate_under_mutual_tls_only_the_token(tmp_path):
+    import hashlib
+
+    from conftest import HERE, mutual_tls, start
+
+    config = tmp_path / "tls.toml"
+    digest = hashlib.sha256(b"hook-token").hexdigest()
+    config.write_text((HERE / "toolgate.toml").read_text() + f"""
+[[auth.tokens]]
+id = "claude-hook"
+sha256 = "{digest}"
+roles = ["agent"]
+actors = ["claude-code"]
+""" + mutual_tls(tmp_path).toml)
+    server = start(tmp_path, config=config)
+    hook = f"{server.http}/hooks/claude"
+    body = (FIXTURES / "pre_read.json").read_bytes()
+    try:
+        anonymous = post(hook, body)
+        tokened = post(hook, body, {"authorization": "Bearer hook-token"})
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert anonymous["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "no bearer token" in anonymous["hookSpecificOutput"]["permissionDecisionReason"]
+    assert tokened["hookSpecificOutput"]["permissionDecision"] == "allow"
