@@ -70,6 +70,28 @@ def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
     return Server(target=listen, http=http, db=db, process=process)
 
 
+def config_with(tmp: pathlib.Path, extra: str) -> pathlib.Path:
+    """The tests' configuration with `extra` TOML appended, written into `tmp`."""
+    path = tmp / "extended.toml"
+    path.write_text((HERE / "toolgate.toml").read_text() + extra)
+    return path
+
+
+def token_toml(id: str, token: str, actors: list[str]) -> str:
+    """An `[[auth.tokens]]` entry with role agent for `token`."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    return f"""
+[[auth.tokens]]
+id = "{id}"
+sha256 = "{digest}"
+roles = ["agent"]
+actors = {json.dumps(actors)}
+"""
+
+
 @dataclass
 class MutualTls:
     """A server certificate and a client CA in `tmp`, made at run time, and the `[tls]` table

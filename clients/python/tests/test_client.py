@@ -176,18 +176,9 @@ def test_the_client_talks_over_a_unix_socket(tmp_path):
 
 
 def test_a_token_is_sent_when_auth_is_on(tmp_path):
-    from conftest import HERE, start
-    import hashlib
+    from conftest import config_with, start, token_toml
 
-    config = tmp_path / "auth.toml"
-    digest = hashlib.sha256(b"py-agent-token").hexdigest()
-    config.write_text((HERE / "toolgate.toml").read_text() + f"""
-[[auth.tokens]]
-id = "py"
-sha256 = "{digest}"
-roles = ["agent"]
-actors = ["agent-1"]
-""")
+    config = config_with(tmp_path, token_toml("py", "py-agent-token", ["agent-1"]))
     server = start(tmp_path, config=config)
     try:
         anonymous = Toolgate(server.target, session_id="s", actor_id="agent-1")
@@ -204,12 +195,11 @@ actors = ["agent-1"]
 
 
 def test_mutual_tls_with_a_client_certificate(tmp_path):
-    from conftest import HERE, mutual_tls, start
+    from conftest import config_with, mutual_tls, start
 
     tls = mutual_tls(tmp_path)
     agent = tls.client_ca.issue_cert("agent.example", common_name="py-agent")
-    config = tmp_path / "tls.toml"
-    config.write_text((HERE / "toolgate.toml").read_text() + """
+    config = config_with(tmp_path, """
 [[auth.certificates]]
 subject = "py-agent"
 roles = ["agent"]

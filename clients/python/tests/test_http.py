@@ -74,19 +74,10 @@ def test_the_claude_hook_endpoint_decides_and_pairs(server):
 
 
 def test_the_hook_endpoint_needs_no_certificate_under_mutual_tls_only_the_token(tmp_path):
-    import hashlib
+    from conftest import config_with, mutual_tls, start, token_toml
 
-    from conftest import HERE, mutual_tls, start
-
-    config = tmp_path / "tls.toml"
-    digest = hashlib.sha256(b"hook-token").hexdigest()
-    config.write_text((HERE / "toolgate.toml").read_text() + f"""
-[[auth.tokens]]
-id = "claude-hook"
-sha256 = "{digest}"
-roles = ["agent"]
-actors = ["claude-code"]
-""" + mutual_tls(tmp_path).toml)
+    token = token_toml("claude-hook", "hook-token", ["claude-code"])
+    config = config_with(tmp_path, token + mutual_tls(tmp_path).toml)
     server = start(tmp_path, config=config)
     hook = f"{server.http}/hooks/claude"
     body = (FIXTURES / "pre_read.json").read_bytes()
