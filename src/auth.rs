@@ -184,7 +184,7 @@ impl Auth {
     }
 
     /// Whether any token or certificate is configured.
-    pub fn enabled(&self) -> bool {
+    fn enabled(&self) -> bool {
         !self.tokens.is_empty() || !self.certificates.is_empty()
     }
 
@@ -206,20 +206,24 @@ impl Auth {
         };
         let caller = match caller {
             Ok(caller) => caller,
-            Err(Unknown::Token) => {
-                let why = "no valid bearer token";
-                let error = Error::Unauthenticated(why.into());
-                return Err(self.refuse("anonymous", rpc, why, error).await);
-            }
-            Err(Unknown::Nothing) => {
-                let why = "no bearer token and no client certificate";
-                let error = Error::Unauthenticated(why.into());
-                return Err(self.refuse("anonymous", rpc, why, error).await);
-            }
-            Err(Unknown::Certificate(name)) => {
-                let why = "the client certificate is not in [[auth.certificates]]";
-                let error = Error::PermissionDenied(format!("{rpc}: {why}"));
-                return Err(self.refuse(&format!("cert:{name}"), rpc, why, error).await);
+            Err(unknown) => {
+                // A verified certificate is an identity, only not one given any role.
+                let (who, why, identified) = match unknown {
+                    Unknown::Token => ("anonymous".to_owned(), "no valid bearer token", false),
+                    Unknown::Nothing => {
+                        ("anonymous".to_owned(), "no bearer token and no client certificate", false)
+                    }
+                    Unknown::Certificate(name) => (
+                        format!("cert:{name}"),
+                        "the client certificate is not in [[auth.certificates]]",
+                        true,
+                    ),
+                };
+                let error = match identified {
+                    true => Error::PermissionDenied(format!("{rpc}: {why}")),
+                    false => Error::Unauthenticated(why.into()),
+                };
+                return Err(self.refuse(&who, rpc, why, error).await);
             }
         };
         if !roles.iter().any(|role| caller.roles.contains(role)) {
