@@ -15,7 +15,8 @@
 //! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
 //! - [`auth`]: bearer tokens and client certificates, their roles and the actor ids they may act
 //!   as; refusals recorded.
-//! - [`tls`]: TLS and mutual TLS on the gRPC port, and the names a client certificate carries.
+//! - [`tls`]: TLS and mutual TLS on the gRPC port, reloaded without a restart, and the names a
+//!   client certificate carries.
 //! - [`approvals`]: the calls waiting for a person's verdict, their expiry and their rebuild
 //!   from the trail.
 //! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output

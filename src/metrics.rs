@@ -38,6 +38,8 @@ pub struct Metrics {
     batch_events: Histogram,
     queue_depth: Gauge,
     trail_events: Gauge,
+    tls_handshake_failures: Counter,
+    tls_certificate_expiry: Gauge,
     /// The last commit failed: the trail takes nothing until one succeeds.
     failing: AtomicBool,
 }
@@ -53,6 +55,8 @@ impl Default for Metrics {
         let commit_seconds = Histogram::new(exponential_buckets(0.000_05, 2.0, 16));
         let batch_events = Histogram::new(exponential_buckets(1.0, 2.0, 12));
         let (queue_depth, trail_events) = (Gauge::default(), Gauge::default());
+        let (tls_handshake_failures, tls_certificate_expiry) =
+            (Counter::default(), Gauge::default());
         registry.register("decisions", "Decisions committed, by outcome", decisions.clone());
         registry.register("executions", "Executions committed, by status", executions.clone());
         registry.register("violations", "Executions that broke their decision", violations.clone());
@@ -82,6 +86,16 @@ impl Default for Metrics {
             "Events on the trail (the last seq)",
             trail_events.clone(),
         );
+        registry.register(
+            "tls_handshake_failures",
+            "Connections closed because their TLS handshake failed or timed out",
+            tls_handshake_failures.clone(),
+        );
+        registry.register(
+            "tls_certificate_expiry_timestamp_seconds",
+            "When the server certificate in force expires (Unix time)",
+            tls_certificate_expiry.clone(),
+        );
         Self {
             registry,
             decisions,
@@ -93,6 +107,8 @@ impl Default for Metrics {
             batch_events,
             queue_depth,
             trail_events,
+            tls_handshake_failures,
+            tls_certificate_expiry,
             failing: AtomicBool::new(false),
         }
     }
@@ -147,6 +163,16 @@ impl Metrics {
     /// Appends waiting behind the group being committed.
     pub fn queue_depth(&self, depth: usize) {
         self.queue_depth.set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a connection whose TLS handshake failed.
+    pub fn tls_handshake_failed(&self) {
+        self.tls_handshake_failures.inc();
+    }
+
+    /// The expiry (Unix seconds) of the server certificate now in force.
+    pub fn tls_certificate_expiry(&self, not_after: i64) {
+        self.tls_certificate_expiry.set(not_after);
     }
 
     /// Whether the last commit failed (until the next one succeeds).

@@ -31,6 +31,7 @@ use crate::proto::approvals_server::ApprovalsServer;
 use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::store::{Store, StoreError};
+use crate::tls::Acceptor;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -75,8 +76,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     let hangups = hangups();
-    let server = config.tls.apply(Server::builder())?;
     let metrics = Arc::new(Metrics::default());
+    let tls = Acceptor::new(&config.tls, metrics.clone())?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
@@ -104,7 +105,13 @@ pub async fn run(
         .build_v1()?;
     let auth = Arc::new(Auth::new(&config.auth, store.writer.clone())?);
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), auth.clone()));
-    let reloads = tokio::spawn(reload_on_sighup(gate.clone(), hangups));
+    let reloads = tokio::spawn(reload_on_sighup(gate.clone(), tls.clone(), hangups));
+    let watched = tls.clone();
+    let tls_reloads = tokio::spawn(async move {
+        if let Some(tls) = watched {
+            tls.watch().await;
+        }
+    });
     let expiries = tokio::spawn(expire_approvals(gate.clone()));
     let (stop_waits, stopping_waits) = tokio::sync::watch::channel(false);
     let approvals_service = ApprovalsServer::new(ApprovalsService::new(
@@ -158,7 +165,7 @@ pub async fn run(
         health.set_not_serving::<AuditServer<AuditService>>().await;
         health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
-    let router = server
+    let router = Server::builder()
         .max_concurrent_streams(config.limits.max_concurrent_streams)
         .timeout(std::time::Duration::from_millis(config.limits.request_timeout_ms))
         .add_service(health_service)
@@ -168,13 +175,22 @@ pub async fn run(
         .add_service(approvals_service)
         .add_service(admin_service);
     let served: Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send + '_>> =
-        match listener {
-            Listener::Tcp(listener) => {
+        match (listener, tls) {
+            (Listener::Tcp(listener), None) => {
                 Box::pin(router.serve_with_incoming_shutdown(incoming(listener), stopping))
             }
-            Listener::Unix { listener, .. } => Box::pin(
+            (Listener::Tcp(listener), Some(tls)) => Box::pin(
+                router.serve_with_incoming_shutdown(tls.handshakes(incoming(listener)), stopping),
+            ),
+            (Listener::Unix { listener, .. }, None) => Box::pin(
                 router.serve_with_incoming_shutdown(UnixListenerStream::new(listener), stopping),
             ),
+            (Listener::Unix { listener, .. }, Some(tls)) => {
+                Box::pin(router.serve_with_incoming_shutdown(
+                    tls.handshakes(UnixListenerStream::new(listener)),
+                    stopping,
+                ))
+            }
         };
     // Calls in flight get `shutdown_grace_ms` to finish; then they are cut, so that a stuck
     // client cannot hold the shutdown (and the commit of what the writer holds) hostage.
@@ -195,7 +211,7 @@ pub async fn run(
     // The services are gone with the server (and their clones in the side port once it has
     // stopped, below), and the reload task with this abort; that drops the last writer handle,
     // so the writer commits what it holds and stops.
-    for task in [reloads, expiries, watcher] {
+    for task in [reloads, tls_reloads, expiries, watcher] {
         task.abort();
         let _ = task.await;
     }
@@ -259,8 +275,8 @@ async fn expire_approvals(gate: Gate) {
     }
 }
 
-/// Reloads the policy at every SIGHUP; a policy that does not load is logged and the one in
-/// force stays. The listener is installed before the server records that it started, so a
+/// Reloads the policy (and the TLS files) at every SIGHUP; a policy that does not load is
+/// logged and the one in force stays. The listener is installed before the server records that it started, so a
 /// SIGHUP that follows the `policy_loaded` event can never meet SIGHUP's default (exit).
 #[cfg(unix)]
 fn hangups() -> Option<tokio::signal::unix::Signal> {
@@ -271,12 +287,19 @@ fn hangups() -> Option<tokio::signal::unix::Signal> {
 }
 
 #[cfg(unix)]
-async fn reload_on_sighup(gate: Gate, hangups: Option<tokio::signal::unix::Signal>) {
+async fn reload_on_sighup(
+    gate: Gate,
+    tls: Option<Arc<Acceptor>>,
+    hangups: Option<tokio::signal::unix::Signal>,
+) {
     let Some(mut hangups) = hangups else { return };
     while hangups.recv().await.is_some() {
         tracing::info!("SIGHUP received: reloading the policy");
         if let Err(e) = gate.reload_policy().await {
             tracing::error!(error = %e, "reload refused; the policy in force stays");
+        }
+        if let Some(tls) = &tls {
+            tls.reload();
         }
     }
 }
@@ -287,4 +310,4 @@ fn hangups() -> Option<()> {
 }
 
 #[cfg(not(unix))]
-async fn reload_on_sighup(_gate: Gate, _hangups: Option<()>) {}
+async fn reload_on_sighup(_gate: Gate, _tls: Option<Arc<Acceptor>>, _hangups: Option<()>) {}

@@ -1,6 +1,6 @@
 //! TLS and mutual TLS on the gRPC port: handshakes that succeed and fail as they should, client
-//! certificates mapped to roles and identities, and the command line over TLS. The
-//! certificates are made at run time.
+//! certificates mapped to roles and identities, the command line over TLS, and certificates
+//! rotated on disk without a restart. The certificates are made at run time.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -402,4 +402,95 @@ async fn a_connection_that_never_finishes_its_handshake_is_closed() {
 
     assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "the idle socket is closed: {read:?}");
     assert_eq!(served, Ok(()), "and the server still serves");
+}
+
+/// Overwrites the server's certificate and key with a new pair for the same names, issued by
+/// `ca`.
+fn rotate(pki: &Pki, tls: &TlsConfig, ca: &Ca, cn: &str) {
+    let (cert, key) = ca.issue(pki.dir.path(), cn, &["localhost", "127.0.0.1"]);
+    std::fs::copy(key, tls.key_file.as_ref().unwrap()).unwrap();
+    std::fs::copy(cert, tls.cert_file.as_ref().unwrap()).unwrap();
+}
+
+/// Decides over new connections trusting `ca` until one succeeds (a reload is due); the last
+/// error if none did within ten seconds.
+async fn until_served(url: &str, ca: &Path) -> Result<(), String> {
+    let mut last = Err("never tried".to_owned());
+    for _ in 0..100 {
+        last = decide(endpoint(url, ca, None), request("read")).await;
+        if last.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    last
+}
+
+#[tokio::test]
+async fn a_rotated_certificate_is_served_without_a_restart() {
+    let pki = Pki::new();
+    let mut tls = pki.server_tls(false);
+    tls.reload_interval_ms = 100;
+    let url = serve(config(&pki, tls.clone())).await;
+    assert_eq!(decide(endpoint(&url, &pki.server_ca.pem, None), request("read")).await, Ok(()));
+    let open = endpoint(&url, &pki.server_ca.pem, None).connect().await.unwrap();
+    let rotated_ca = Ca::new(pki.dir.path(), "rotated-ca");
+
+    rotate(&pki, &tls, &rotated_ca, "toolgate-2");
+    let rotated = until_served(&url, &rotated_ca.pem).await;
+    let old_trust = decide(endpoint(&url, &pki.server_ca.pem, None), request("read")).await;
+    let open_still = GateClient::new(open).decide(request("read")).await;
+    // A half-written or broken file keeps the certificate in force; the next good one is
+    // taken.
+    std::fs::write(tls.cert_file.as_ref().unwrap(), "junk").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let despite_junk = decide(endpoint(&url, &rotated_ca.pem, None), request("read")).await;
+    let third_ca = Ca::new(pki.dir.path(), "third-ca");
+    rotate(&pki, &tls, &third_ca, "toolgate-3");
+    let third = until_served(&url, &third_ca.pem).await;
+
+    assert_eq!(rotated, Ok(()), "new connections get the rotated certificate");
+    assert!(old_trust.as_ref().is_err_and(|e| e.contains("UnknownIssuer")), "{old_trust:?}");
+    assert!(open_still.is_ok(), "an open connection keeps its session: {open_still:?}");
+    assert_eq!(despite_junk, Ok(()), "a broken file keeps the certificate in force");
+    assert_eq!(third, Ok(()), "reloads go on after a broken file");
+}
+
+#[tokio::test]
+async fn sighup_reloads_the_certificate() {
+    let pki = Pki::new();
+    let tls = pki.server_tls(false);
+    let config = pki.dir.path().join("toolgate.toml");
+    let (cert, key) = (tls.cert_file.clone().unwrap(), tls.key_file.clone().unwrap());
+    // No periodic reload: only the signal can bring the new certificate in.
+    let toml = format!(
+        "db = {:?}\n[tls]\ncert_file = {cert:?}\nkey_file = {key:?}\nreload_interval_ms = 0\n",
+        pki.dir.path().join("trail.db"),
+    );
+    std::fs::write(&config, toml).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin!("toolgate"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--config"])
+        .arg(&config)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("https://127.0.0.1:{port}");
+    let pid = server.id().to_string();
+    let started = until_served(&url, &pki.server_ca.pem).await;
+    let rotated_ca = Ca::new(pki.dir.path(), "rotated-ca");
+
+    rotate(&pki, &tls, &rotated_ca, "toolgate-2");
+    let before_signal = decide(endpoint(&url, &rotated_ca.pem, None), request("read")).await;
+    std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+    let after_signal = until_served(&url, &rotated_ca.pem).await;
+    std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    // Waited for off the runtime, which must stay free to close the client connections that
+    // the server's graceful shutdown waits for.
+    let status = tokio::task::spawn_blocking(move || server.wait().unwrap()).await.unwrap();
+
+    assert_eq!(started, Ok(()));
+    assert!(before_signal.is_err(), "reloaded before SIGHUP: {before_signal:?}");
+    assert_eq!(after_signal, Ok(()));
+    assert!(status.success(), "{status:?}");
 }

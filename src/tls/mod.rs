@@ -1,17 +1,32 @@
-//! TLS on the gRPC port (rustls, through tonic), and the names a client certificate carries.
+//! TLS on the gRPC port (rustls), reloaded without a restart, and the names a client
+//! certificate carries.
 //!
 //! `[tls] cert_file` and `key_file` turn TLS on; `client_ca_file` makes it mutual: a client
 //! must present a certificate issued by that CA, or the handshake fails. [`crate::auth`] then
 //! maps the certificate's names (its subject's common name and its DNS, URI and e-mail subject
 //! alternative names) to roles and identities through `[[auth.certificates]]`.
+//!
+//! The [`Acceptor`] reads the files again at every SIGHUP and every `reload_interval_ms`, so a
+//! certificate rotated on disk (cert-manager, a SPIFFE helper) is served without a restart:
+//! new connections get it, open ones keep the one they shook hands with. Files that do not
+//! load are logged and the certificate in force stays.
+
+mod acceptor;
+mod names;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::Arc;
 
 use serde::Deserialize;
-use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo, UdsConnectInfo};
-use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
-use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
+use sha2::{Digest, Sha256};
+use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::{RootCertStore, ServerConfig};
+
+pub use acceptor::Acceptor;
+pub use names::peer_names;
 
 /// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
 /// must chain to. Off while `cert_file` is unset.
@@ -30,6 +45,8 @@ pub struct TlsConfig {
     /// A connection that has not finished its handshake by then is closed, so that idle
     /// sockets cannot pile up.
     pub handshake_timeout_ms: u64,
+    /// How often the files are read again for a rotated certificate; 0: only at SIGHUP.
+    pub reload_interval_ms: u64,
 }
 
 impl Default for TlsConfig {
@@ -40,6 +57,7 @@ impl Default for TlsConfig {
             client_ca_file: None,
             client_auth_optional: false,
             handshake_timeout_ms: 10_000,
+            reload_interval_ms: 60_000,
         }
     }
 }
@@ -53,8 +71,21 @@ pub enum TlsError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("[tls] `{path}` holds no PEM {what}")]
     NotPem { path: PathBuf, what: &'static str },
+    #[error("[tls] the client CA `{path}` is refused: {reason}")]
+    ClientCa { path: PathBuf, reason: String },
     #[error("[tls] the certificate `{cert}` and key `{key}` are refused: {reason}")]
     Refused { cert: PathBuf, key: PathBuf, reason: String },
+}
+
+/// A loaded TLS configuration and what it was made from.
+#[derive(Debug)]
+struct Loaded {
+    server: Arc<ServerConfig>,
+    /// SHA-256 over the files' bytes: whether a reload found anything new.
+    digest: [u8; 32],
+    /// The server certificate's subject and expiry (Unix seconds), for the log and metrics.
+    subject: String,
+    not_after: i64,
 }
 
 impl TlsConfig {
@@ -77,105 +108,89 @@ impl TlsConfig {
         }
     }
 
-    /// `server`, serving TLS as configured (unchanged while TLS is off). The files are read
-    /// and the key checked against the certificate here, so that a bad file stops the start.
-    pub fn apply(&self, server: Server) -> Result<Server, TlsError> {
+    /// The files, read and checked (the key against the certificate, the client CA as a
+    /// trust anchor); `None` while TLS is off.
+    fn load(&self) -> Result<Option<Loaded>, TlsError> {
         let (cert, key) = match (&self.cert_file, &self.key_file) {
-            (None, None) if self.client_ca_file.is_none() => return Ok(server),
+            (None, None) if self.client_ca_file.is_none() => return Ok(None),
             (Some(cert), Some(key)) => (cert, key),
             (None, _) => return Err(TlsError::Config("cert_file is required")),
             (Some(_), None) => return Err(TlsError::Config("cert_file needs key_file")),
         };
-        let identity = Identity::from_pem(
-            read(cert, "-----BEGIN CERTIFICATE-----", "certificate")?,
-            read(key, "PRIVATE KEY-----", "private key")?,
-        );
-        let mut tls = ServerTlsConfig::new()
-            .identity(identity)
-            .timeout(Duration::from_millis(self.handshake_timeout_ms));
-        if let Some(ca) = &self.client_ca_file {
-            let ca = read(ca, "-----BEGIN CERTIFICATE-----", "certificate")?;
-            tls = tls
-                .client_ca_root(Certificate::from_pem(ca))
-                .client_auth_optional(self.client_auth_optional);
-        }
-        server.tls_config(tls).map_err(|e| {
-            // tonic's error says "transport error"; what rustls said is its last cause.
-            let cause = std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source());
-            TlsError::Refused {
-                cert: cert.clone(),
-                key: key.clone(),
-                reason: cause.last().map(ToString::to_string).unwrap_or_default(),
+        let mut digest = Sha256::new();
+        let mut read = |path: &Path| {
+            let bytes = std::fs::read(path)
+                .map_err(|source| TlsError::Read { path: path.to_owned(), source })?;
+            digest.update((bytes.len() as u64).to_be_bytes());
+            digest.update(&bytes);
+            Ok::<_, TlsError>(bytes)
+        };
+        let chain = certificates(cert, &read(cert)?)?;
+        let private_key = PrivateKeyDer::from_pem_slice(&read(key)?)
+            .map_err(|_| TlsError::NotPem { path: key.clone(), what: "private key" })?;
+        let provider = Arc::new(ring::default_provider());
+        let builder = ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| refused(cert, key, &e))?;
+        let builder = match &self.client_ca_file {
+            None => builder.with_no_client_auth(),
+            Some(ca) => {
+                builder.with_client_cert_verifier(self.client_verifier(ca, &read(ca)?, provider)?)
             }
-        })
+        };
+        let (subject, not_after) = names::subject_and_expiry(&chain[0]).unwrap_or_default();
+        let mut server =
+            builder.with_single_cert(chain, private_key).map_err(|e| refused(cert, key, &e))?;
+        server.alpn_protocols = vec![b"h2".to_vec()];
+        Ok(Some(Loaded {
+            server: Arc::new(server),
+            digest: digest.finalize().into(),
+            subject,
+            not_after,
+        }))
     }
-}
 
-/// The PEM file at `path`, which must hold a block whose armour contains `marker`.
-fn read(path: &Path, marker: &str, what: &'static str) -> Result<Vec<u8>, TlsError> {
-    let pem =
-        std::fs::read(path).map_err(|source| TlsError::Read { path: path.to_owned(), source })?;
-    if !pem.windows(marker.len()).any(|w| w == marker.as_bytes()) {
-        return Err(TlsError::NotPem { path: path.to_owned(), what });
-    }
-    Ok(pem)
-}
-
-/// The names of the verified client certificate a call came with (over TCP or a unix
-/// socket): the subject's common names, then its DNS, URI and e-mail alternative names.
-/// Empty without one.
-pub fn peer_names(extensions: &http::Extensions) -> Vec<String> {
-    let certs = match extensions.get::<TlsConnectInfo<TcpConnectInfo>>() {
-        Some(info) => info.peer_certs(),
-        None => extensions.get::<TlsConnectInfo<UdsConnectInfo>>().and_then(|i| i.peer_certs()),
-    };
-    // rustls puts the end-entity certificate first.
-    certs.and_then(|certs| certs.first().map(|leaf| names(leaf))).unwrap_or_default()
-}
-
-/// The names in a DER certificate; empty if it does not parse (rustls verified it, so it
-/// does).
-fn names(der: &[u8]) -> Vec<String> {
-    let Ok((_, cert)) = X509Certificate::from_der(der) else { return Vec::new() };
-    let mut names: Vec<String> = cert
-        .subject()
-        .iter_common_name()
-        .filter_map(|cn| cn.as_str().ok().map(str::to_owned))
-        .collect();
-    if let Ok(Some(san)) = cert.subject_alternative_name() {
-        for name in &san.value.general_names {
-            if let GeneralName::DNSName(s) | GeneralName::URI(s) | GeneralName::RFC822Name(s) = name
-            {
-                names.push((*s).to_owned());
-            }
+    /// The verifier of client certificates issued by the CAs in `pem`.
+    fn client_verifier(
+        &self,
+        path: &Path,
+        pem: &[u8],
+        provider: Arc<CryptoProvider>,
+    ) -> Result<Arc<dyn tokio_rustls::rustls::server::danger::ClientCertVerifier>, TlsError> {
+        let mut roots = RootCertStore::empty();
+        let (_, unusable) = roots.add_parsable_certificates(certificates(path, pem)?);
+        let refused = |reason: String| TlsError::ClientCa { path: path.to_owned(), reason };
+        if unusable > 0 {
+            return Err(refused(format!("{unusable} certificate(s) are not usable trust anchors")));
         }
+        let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+        let builder =
+            if self.client_auth_optional { builder.allow_unauthenticated() } else { builder };
+        builder.build().map_err(|e| refused(e.to_string()))
     }
-    names
+}
+
+/// The certificates in the PEM text `pem` read from `path`: at least one.
+fn certificates(path: &Path, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<_, _>>()
+        .map_err(|_| TlsError::NotPem { path: path.to_owned(), what: "certificate" })?;
+    if certs.is_empty() {
+        return Err(TlsError::NotPem { path: path.to_owned(), what: "certificate" });
+    }
+    Ok(certs)
+}
+
+fn refused(cert: &Path, key: &Path, error: &tokio_rustls::rustls::Error) -> TlsError {
+    TlsError::Refused { cert: cert.to_owned(), key: key.to_owned(), reason: error.to_string() }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn names_are_the_common_name_then_the_alternative_names() {
-        let mut params = rcgen::CertificateParams::new(vec!["agent.team-a.svc".to_owned()])
-            .expect("valid names");
-        params.distinguished_name.push(rcgen::DnType::CommonName, "agent-7");
-        params.subject_alt_names.push(rcgen::SanType::URI(
-            "spiffe://cluster/ns/team-a/sa/agent".try_into().expect("an IA5 string"),
-        ));
-        let key = rcgen::KeyPair::generate().expect("a key");
-        let cert = params.self_signed(&key).expect("a certificate");
-        assert_eq!(
-            names(cert.der()),
-            ["agent-7", "agent.team-a.svc", "spiffe://cluster/ns/team-a/sa/agent"]
-        );
-        assert!(names(b"not a certificate").is_empty());
-    }
-
     fn refusal(config: &TlsConfig) -> String {
-        config.apply(Server::builder()).err().map(|e| e.to_string()).unwrap_or_default()
+        config.load().err().map(|e| e.to_string()).unwrap_or_default()
     }
 
     #[test]
