@@ -412,12 +412,12 @@ fn rotate(pki: &Pki, tls: &TlsConfig, ca: &Ca, cn: &str) {
     std::fs::copy(cert, tls.cert_file.as_ref().unwrap()).unwrap();
 }
 
-/// Decides over new connections trusting `ca` until one succeeds (a reload is due); the last
-/// error if none did within ten seconds.
-async fn until_served(url: &str, ca: &Path) -> Result<(), String> {
+/// Decides over new connections trusting `ca` (and presenting `identity`) until one succeeds
+/// (a reload is due); the last error if none did within ten seconds.
+async fn until_served(url: &str, ca: &Path, identity: Option<Identity>) -> Result<(), String> {
     let mut last = Err("never tried".to_owned());
     for _ in 0..100 {
-        last = decide(endpoint(url, ca, None), request("read")).await;
+        last = decide(endpoint(url, ca, identity.clone()), request("read")).await;
         if last.is_ok() {
             break;
         }
@@ -437,7 +437,7 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
     let rotated_ca = Ca::new(pki.dir.path(), "rotated-ca");
 
     rotate(&pki, &tls, &rotated_ca, "toolgate-2");
-    let rotated = until_served(&url, &rotated_ca.pem).await;
+    let rotated = until_served(&url, &rotated_ca.pem, None).await;
     let old_trust = decide(endpoint(&url, &pki.server_ca.pem, None), request("read")).await;
     let open_still = GateClient::new(open).decide(request("read")).await;
     // A half-written or broken file keeps the certificate in force; the next good one is
@@ -447,7 +447,7 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
     let despite_junk = decide(endpoint(&url, &rotated_ca.pem, None), request("read")).await;
     let third_ca = Ca::new(pki.dir.path(), "third-ca");
     rotate(&pki, &tls, &third_ca, "toolgate-3");
-    let third = until_served(&url, &third_ca.pem).await;
+    let third = until_served(&url, &third_ca.pem, None).await;
 
     assert_eq!(rotated, Ok(()), "new connections get the rotated certificate");
     assert!(old_trust.as_ref().is_err_and(|e| e.contains("UnknownIssuer")), "{old_trust:?}");
@@ -477,13 +477,13 @@ async fn sighup_reloads_the_certificate() {
         .unwrap();
     let url = format!("https://127.0.0.1:{port}");
     let pid = server.id().to_string();
-    let started = until_served(&url, &pki.server_ca.pem).await;
+    let started = until_served(&url, &pki.server_ca.pem, None).await;
     let rotated_ca = Ca::new(pki.dir.path(), "rotated-ca");
 
     rotate(&pki, &tls, &rotated_ca, "toolgate-2");
     let before_signal = decide(endpoint(&url, &rotated_ca.pem, None), request("read")).await;
     std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap();
-    let after_signal = until_served(&url, &rotated_ca.pem).await;
+    let after_signal = until_served(&url, &rotated_ca.pem, None).await;
     std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     // Waited for off the runtime, which must stay free to close the client connections that
     // the server's graceful shutdown waits for.
@@ -493,4 +493,23 @@ async fn sighup_reloads_the_certificate() {
     assert!(before_signal.is_err(), "reloaded before SIGHUP: {before_signal:?}");
     assert_eq!(after_signal, Ok(()));
     assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn a_rotated_client_ca_decides_who_may_connect() {
+    let pki = Pki::new();
+    let mut tls = pki.server_tls(true);
+    tls.reload_interval_ms = 100;
+    let url = serve(config(&pki, tls.clone())).await;
+    let ca = &pki.server_ca.pem;
+    let old_client = pki.client("agent-7", &[]);
+    let new_client = identity(pki.stranger_ca.issue(pki.dir.path(), "agent-8", &[]));
+    assert_eq!(decide(endpoint(&url, ca, Some(old_client.clone())), request("read")).await, Ok(()));
+
+    std::fs::copy(&pki.stranger_ca.pem, tls.client_ca_file.as_ref().unwrap()).unwrap();
+    let admitted = until_served(&url, ca, Some(new_client)).await;
+    let old_refused = decide(endpoint(&url, ca, Some(old_client)), request("read")).await;
+
+    assert_eq!(admitted, Ok(()), "the new CA's certificates are admitted");
+    assert!(old_refused.as_ref().is_err_and(|e| e.contains("UnknownCA")), "{old_refused:?}");
 }
