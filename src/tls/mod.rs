@@ -2,7 +2,8 @@
 //! certificate carries.
 //!
 //! `[tls] cert_file` and `key_file` turn TLS on; `client_ca_file` makes it mutual: a client
-//! must present a certificate issued by that CA, or the handshake fails. [`crate::auth`] then
+//! must present a certificate issued by that CA, and not revoked by the lists in
+//! `client_crl_file`, or the handshake fails. [`crate::auth`] then
 //! maps the certificate's names (its subject's common name and its DNS, URI and e-mail subject
 //! alternative names) to roles and identities through `[[auth.certificates]]`.
 //!
@@ -21,8 +22,11 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::pki_types::{
+    CertificateDer, CertificateRevocationListDer, PrivateKeyDer,
+};
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::server::danger::ClientCertVerifier;
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 
 pub use acceptor::Acceptor;
@@ -39,6 +43,9 @@ pub struct TlsConfig {
     pub key_file: Option<PathBuf>,
     /// PEM certificates of the CAs that issue client certificates: mutual TLS.
     pub client_ca_file: Option<PathBuf>,
+    /// PEM certificate revocation lists, one for every CA in `client_ca_file`: a client
+    /// certificate they revoke is refused, and so is every one while its list is out of date.
+    pub client_crl_file: Option<PathBuf>,
     /// With mutual TLS, also accept clients without a certificate (they then need a bearer
     /// token once auth is on).
     pub client_auth_optional: bool,
@@ -55,6 +62,7 @@ impl Default for TlsConfig {
             cert_file: None,
             key_file: None,
             client_ca_file: None,
+            client_crl_file: None,
             client_auth_optional: false,
             handshake_timeout_ms: 10_000,
             reload_interval_ms: 60_000,
@@ -71,8 +79,8 @@ pub enum TlsError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("[tls] `{path}` holds no PEM {what}")]
     NotPem { path: PathBuf, what: &'static str },
-    #[error("[tls] the client CA `{path}` is refused: {reason}")]
-    ClientCa { path: PathBuf, reason: String },
+    #[error("[tls] client certificates cannot be checked with {files}: {reason}")]
+    ClientCheck { files: String, reason: String },
     #[error("[tls] the certificate `{cert}` and key `{key}` are refused: {reason}")]
     Refused { cert: PathBuf, key: PathBuf, reason: String },
 }
@@ -108,11 +116,16 @@ impl TlsConfig {
         }
     }
 
-    /// The files, read and checked (the key against the certificate, the client CA as a
-    /// trust anchor); `None` while TLS is off.
+    /// The files, read and checked (the key against the certificate, the client CAs as trust
+    /// anchors, their revocation lists); `None` while TLS is off.
     fn load(&self) -> Result<Option<Loaded>, TlsError> {
         let (cert, key) = match (&self.cert_file, &self.key_file) {
-            (None, None) if self.client_ca_file.is_none() => return Ok(None),
+            (None, None) if self.client_ca_file.is_none() && self.client_crl_file.is_none() => {
+                return Ok(None);
+            }
+            _ if self.client_crl_file.is_some() && self.client_ca_file.is_none() => {
+                return Err(TlsError::Config("client_crl_file needs client_ca_file"));
+            }
             (Some(cert), Some(key)) => (cert, key),
             (None, _) => return Err(TlsError::Config("cert_file is required")),
             (Some(_), None) => return Err(TlsError::Config("cert_file needs key_file")),
@@ -135,7 +148,12 @@ impl TlsConfig {
         let builder = match &self.client_ca_file {
             None => builder.with_no_client_auth(),
             Some(ca) => {
-                builder.with_client_cert_verifier(self.client_verifier(ca, &read(ca)?, provider)?)
+                let roots = certificates(ca, &read(ca)?)?;
+                let crls = match &self.client_crl_file {
+                    Some(path) => revocation_lists(path, &read(path)?)?,
+                    None => Vec::new(),
+                };
+                builder.with_client_cert_verifier(self.client_verifier(roots, crls, provider)?)
             }
         };
         let (subject, not_after) = names::subject_and_expiry(&chain[0]).unwrap_or_default();
@@ -150,22 +168,39 @@ impl TlsConfig {
         }))
     }
 
-    /// The verifier of client certificates issued by the CAs in `pem`.
+    /// The verifier of client certificates issued by `roots` and not revoked by `crls`.
     fn client_verifier(
         &self,
-        path: &Path,
-        pem: &[u8],
+        roots: Vec<CertificateDer<'static>>,
+        crls: Vec<CertificateRevocationListDer<'static>>,
         provider: Arc<CryptoProvider>,
-    ) -> Result<Arc<dyn tokio_rustls::rustls::server::danger::ClientCertVerifier>, TlsError> {
-        let mut roots = RootCertStore::empty();
-        let (_, unusable) = roots.add_parsable_certificates(certificates(path, pem)?);
-        let refused = |reason: String| TlsError::ClientCa { path: path.to_owned(), reason };
+    ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+        let refused = |reason: String| {
+            let files = [&self.client_ca_file, &self.client_crl_file]
+                .into_iter()
+                .flatten()
+                .map(|path| format!("`{}`", path.display()))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            TlsError::ClientCheck { files, reason }
+        };
+        let mut store = RootCertStore::empty();
+        let (_, unusable) = store.add_parsable_certificates(roots);
         if unusable > 0 {
             return Err(refused(format!("{unusable} certificate(s) are not usable trust anchors")));
         }
-        let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
-        let builder =
-            if self.client_auth_optional { builder.allow_unauthenticated() } else { builder };
+        let mut builder = WebPkiClientVerifier::builder_with_provider(Arc::new(store), provider);
+        if self.client_auth_optional {
+            builder = builder.allow_unauthenticated();
+        }
+        if !crls.is_empty() {
+            // The leaf is what a CA revokes; a certificate whose issuer has no list here, or
+            // whose list is past its next update, is refused rather than let through.
+            builder = builder
+                .with_crls(crls)
+                .only_check_end_entity_revocation()
+                .enforce_revocation_expiration();
+        }
         builder.build().map_err(|e| refused(e.to_string()))
     }
 }
@@ -179,6 +214,20 @@ fn certificates(path: &Path, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>,
         return Err(TlsError::NotPem { path: path.to_owned(), what: "certificate" });
     }
     Ok(certs)
+}
+
+/// The revocation lists in the PEM text `pem` read from `path`: at least one.
+fn revocation_lists(
+    path: &Path,
+    pem: &[u8],
+) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
+    let crls: Vec<_> = CertificateRevocationListDer::pem_slice_iter(pem)
+        .collect::<Result<_, _>>()
+        .map_err(|_| TlsError::NotPem { path: path.to_owned(), what: "revocation list" })?;
+    if crls.is_empty() {
+        return Err(TlsError::NotPem { path: path.to_owned(), what: "revocation list" });
+    }
+    Ok(crls)
 }
 
 fn refused(cert: &Path, key: &Path, error: &tokio_rustls::rustls::Error) -> TlsError {
@@ -201,6 +250,8 @@ mod tests {
         assert_eq!(refusal(&ca_only), "[tls] cert_file is required");
         let cert_only = TlsConfig { cert_file: Some("c.pem".into()), ..TlsConfig::default() };
         assert_eq!(refusal(&cert_only), "[tls] cert_file needs key_file");
+        let crl_alone = TlsConfig { client_crl_file: Some("crl.pem".into()), ..cert_only };
+        assert_eq!(refusal(&crl_alone), "[tls] client_crl_file needs client_ca_file");
         assert_eq!(refusal(&TlsConfig::default()), "");
     }
 
@@ -228,7 +279,14 @@ mod tests {
         let mismatch = refusal(&config(&cert_file, &file("other.key", &other.serialize_pem())));
         let good = refusal(&config(&cert_file, &file("key.pem", &key.serialize_pem())));
 
+        let crl = refusal(&TlsConfig {
+            client_ca_file: Some(cert_file.clone()),
+            client_crl_file: Some(file("crl.pem", &cert.pem())),
+            ..config(&cert_file, &file("key.pem", &key.serialize_pem()))
+        });
+
         assert!(junk.contains("junk.pem` holds no PEM certificate"), "{junk}");
+        assert!(crl.contains("crl.pem` holds no PEM revocation list"), "{crl}");
         assert!(mismatch.contains("other.key` are refused") && mismatch.contains("KeyMismatch"));
         assert_eq!(good, "");
     }

@@ -5,7 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, CertifiedIssuer, DnType,
+    IsCa, KeyIdMethod, KeyPair, RevokedCertParams, SerialNumber, date_time_ymd,
+};
+use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
@@ -48,6 +52,7 @@ impl Ca {
             params.subject_alt_names.push(rcgen::SanType::URI(uri.try_into().unwrap()));
         }
         params.distinguished_name.push(DnType::CommonName, cn);
+        params.serial_number = Some(serial(cn));
         let key = KeyPair::generate().unwrap();
         let cert = params.signed_by(&key, &self.issuer).unwrap();
         let (cert_file, key_file) = (dir.join(format!("{cn}.pem")), dir.join(format!("{cn}.key")));
@@ -55,6 +60,44 @@ impl Ca {
         std::fs::write(&key_file, key.serialize_pem()).unwrap();
         (cert_file, key_file)
     }
+
+    /// A revocation list of the certificates issued to `revoked`, valid until the start of
+    /// `next_update_year`: `dir/<file>`.
+    fn revocation_list(
+        &self,
+        dir: &Path,
+        file: &str,
+        revoked: &[&str],
+        next_update_year: i32,
+    ) -> PathBuf {
+        let revoked_certs = revoked
+            .iter()
+            .map(|cn| RevokedCertParams {
+                serial_number: serial(cn),
+                revocation_time: date_time_ymd(2020, 6, 1),
+                reason_code: None,
+                invalidity_date: None,
+            })
+            .collect();
+        let crl = CertificateRevocationListParams {
+            this_update: date_time_ymd(2020, 1, 1),
+            next_update: date_time_ymd(next_update_year, 1, 1),
+            crl_number: SerialNumber::from(1),
+            issuing_distribution_point: None,
+            revoked_certs,
+            key_identifier_method: KeyIdMethod::Sha256,
+        }
+        .signed_by(&self.issuer)
+        .unwrap();
+        let path = dir.join(file);
+        std::fs::write(&path, crl.pem().unwrap()).unwrap();
+        path
+    }
+}
+
+/// The serial number of the certificates issued to `cn`, so that a test can revoke them.
+fn serial(cn: &str) -> SerialNumber {
+    SerialNumber::from_slice(&Sha256::digest(cn.as_bytes())[..16])
 }
 
 /// The files of one test: a CA for the server, a CA for clients, a stranger CA nobody trusts.
@@ -412,16 +455,16 @@ fn rotate(pki: &Pki, tls: &TlsConfig, ca: &Ca, cn: &str) {
     std::fs::copy(cert, tls.cert_file.as_ref().unwrap()).unwrap();
 }
 
-/// Decides over new connections trusting `ca` (and presenting `identity`) until one succeeds
-/// (a reload is due); the last error if none did within ten seconds.
-async fn until_served(url: &str, ca: &Path, identity: Option<Identity>) -> Result<(), String> {
-    let mut last = Err("never tried".to_owned());
+/// Decides over new connections from `endpoint` until the call is `admitted` (or refused, when
+/// not) — once a reload is due; the last answer, after ten seconds at most.
+async fn until_reloaded(endpoint: impl Fn() -> Endpoint, admitted: bool) -> Result<(), String> {
+    let mut last = decide(endpoint(), request("read")).await;
     for _ in 0..100 {
-        last = decide(endpoint(url, ca, identity.clone()), request("read")).await;
-        if last.is_ok() {
+        if last.is_ok() == admitted {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+        last = decide(endpoint(), request("read")).await;
     }
     last
 }
@@ -437,7 +480,7 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
     let rotated_ca = Ca::new(pki.dir.path(), "rotated-ca");
 
     rotate(&pki, &tls, &rotated_ca, "toolgate-2");
-    let rotated = until_served(&url, &rotated_ca.pem, None).await;
+    let rotated = until_reloaded(|| endpoint(&url, &rotated_ca.pem, None), true).await;
     let old_trust = decide(endpoint(&url, &pki.server_ca.pem, None), request("read")).await;
     let open_still = GateClient::new(open).decide(request("read")).await;
     // A half-written or broken file keeps the certificate in force; the next good one is
@@ -447,7 +490,7 @@ async fn a_rotated_certificate_is_served_without_a_restart() {
     let despite_junk = decide(endpoint(&url, &rotated_ca.pem, None), request("read")).await;
     let third_ca = Ca::new(pki.dir.path(), "third-ca");
     rotate(&pki, &tls, &third_ca, "toolgate-3");
-    let third = until_served(&url, &third_ca.pem, None).await;
+    let third = until_reloaded(|| endpoint(&url, &third_ca.pem, None), true).await;
 
     assert_eq!(rotated, Ok(()), "new connections get the rotated certificate");
     assert!(old_trust.as_ref().is_err_and(|e| e.contains("UnknownIssuer")), "{old_trust:?}");
@@ -477,13 +520,13 @@ async fn sighup_reloads_the_certificate() {
         .unwrap();
     let url = format!("https://127.0.0.1:{port}");
     let pid = server.id().to_string();
-    let started = until_served(&url, &pki.server_ca.pem, None).await;
+    let started = until_reloaded(|| endpoint(&url, &pki.server_ca.pem, None), true).await;
     let rotated_ca = Ca::new(pki.dir.path(), "rotated-ca");
 
     rotate(&pki, &tls, &rotated_ca, "toolgate-2");
     let before_signal = decide(endpoint(&url, &rotated_ca.pem, None), request("read")).await;
     std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap();
-    let after_signal = until_served(&url, &rotated_ca.pem, None).await;
+    let after_signal = until_reloaded(|| endpoint(&url, &rotated_ca.pem, None), true).await;
     std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     // Waited for off the runtime, which must stay free to close the client connections that
     // the server's graceful shutdown waits for.
@@ -507,9 +550,65 @@ async fn a_rotated_client_ca_decides_who_may_connect() {
     assert_eq!(decide(endpoint(&url, ca, Some(old_client.clone())), request("read")).await, Ok(()));
 
     std::fs::copy(&pki.stranger_ca.pem, tls.client_ca_file.as_ref().unwrap()).unwrap();
-    let admitted = until_served(&url, ca, Some(new_client)).await;
+    let admitted = until_reloaded(|| endpoint(&url, ca, Some(new_client.clone())), true).await;
     let old_refused = decide(endpoint(&url, ca, Some(old_client)), request("read")).await;
 
     assert_eq!(admitted, Ok(()), "the new CA's certificates are admitted");
     assert!(old_refused.as_ref().is_err_and(|e| e.contains("UnknownCA")), "{old_refused:?}");
+}
+
+#[tokio::test]
+async fn revoked_client_certificates_are_refused_and_revocations_reload() {
+    let pki = Pki::new();
+    let dir = pki.dir.path();
+    let mut tls = pki.server_tls(true);
+    tls.client_crl_file = Some(pki.client_ca.revocation_list(dir, "crl.pem", &["agent-9"], 2099));
+    tls.reload_interval_ms = 100;
+    // The stranger CA issues client certificates too, but has no list in the file yet.
+    let mut cas = std::fs::read(&pki.client_ca.pem).unwrap();
+    cas.extend(std::fs::read(&pki.stranger_ca.pem).unwrap());
+    std::fs::write(tls.client_ca_file.as_ref().unwrap(), cas).unwrap();
+    let url = serve(config(&pki, tls.clone())).await;
+    let ca = &pki.server_ca.pem;
+    let (kept, revoked) = (pki.client("agent-7", &[]), pki.client("agent-9", &[]));
+    let unlisted = identity(pki.stranger_ca.issue(dir, "agent-11", &[]));
+
+    let kept_before = decide(endpoint(&url, ca, Some(kept.clone())), request("read")).await;
+    let refused = decide(endpoint(&url, ca, Some(revoked)), request("read")).await;
+    let unknown = decide(endpoint(&url, ca, Some(unlisted.clone())), request("read")).await;
+    // New lists, in force at the next reload: agent-7 revoked too, and one for the stranger CA.
+    let mut lists =
+        std::fs::read(pki.client_ca.revocation_list(dir, "a.pem", &["agent-9", "agent-7"], 2099))
+            .unwrap();
+    lists.extend(std::fs::read(pki.stranger_ca.revocation_list(dir, "b.pem", &[], 2099)).unwrap());
+    std::fs::write(tls.client_crl_file.as_ref().unwrap(), lists).unwrap();
+    let kept_after = until_reloaded(|| endpoint(&url, ca, Some(kept.clone())), false).await;
+    let listed = decide(endpoint(&url, ca, Some(unlisted)), request("read")).await;
+
+    assert_eq!(kept_before, Ok(()));
+    assert!(refused.as_ref().is_err_and(|e| e.contains("CertificateRevoked")), "{refused:?}");
+    assert!(kept_after.as_ref().is_err_and(|e| e.contains("CertificateRevoked")), "{kept_after:?}");
+    // Refused while its issuer had no list (rustls answers `unknown_ca`), admitted with one.
+    assert!(unknown.as_ref().is_err_and(|e| e.contains("UnknownCA")), "{unknown:?}");
+    assert_eq!(listed, Ok(()));
+}
+
+#[tokio::test]
+async fn an_out_of_date_revocation_list_refuses_every_client_certificate() {
+    let pki = Pki::new();
+    let dir = pki.dir.path();
+    let mut tls = pki.server_tls(true);
+    tls.client_crl_file = Some(pki.client_ca.revocation_list(dir, "crl.pem", &["agent-9"], 2099));
+    tls.reload_interval_ms = 100;
+    let url = serve(config(&pki, tls)).await;
+    let kept = || endpoint(&url, &pki.server_ca.pem, Some(pki.client("agent-7", &[])));
+
+    let while_current = decide(kept(), request("read")).await;
+    // The same list, but its next update was due in 2021: revocations since are unknown.
+    pki.client_ca.revocation_list(dir, "crl.pem", &["agent-9"], 2021);
+    let once_stale = until_reloaded(kept, false).await;
+
+    assert_eq!(while_current, Ok(()));
+    // rustls answers an expired list with the unknown_ca alert.
+    assert!(once_stale.as_ref().is_err_and(|e| e.contains("UnknownCA")), "{once_stale:?}");
 }
