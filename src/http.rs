@@ -7,7 +7,11 @@
 //!   cannot commit (the last commit failed), so a load balancer stops sending calls that would
 //!   only get UNAVAILABLE.
 //! - `POST /hooks/claude`: a Claude Code hook's JSON in, its answer out (see [`crate::hook`]).
-//!   The calls go to this server's own gRPC port, so they take exactly the path of any client.
+//!   The calls go to this server's Gate and Approvals services in process, through the same
+//!   auth, policy and trail as any client's.
+//!
+//! Plain HTTP, or TLS with `[tls] side_port = true` (the listener then comes from
+//! [`crate::tls::Acceptor::side_listener`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -19,7 +23,6 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 
 use crate::config::ClaudeHookConfig;
 use crate::hook::claude::{self, Payload, Sidecar};
@@ -36,11 +39,15 @@ pub struct Side {
 }
 
 /// Serves the side port until `shutdown` resolves.
-pub async fn serve(
-    listener: TcpListener,
+pub async fn serve<L>(
+    listener: L,
     side: Side,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
     let app = Router::new()
         .route("/metrics", get(metrics))
         .route("/healthz", get(|| async { "ok\n" }))

@@ -31,7 +31,7 @@ use crate::proto::approvals_server::ApprovalsServer;
 use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::store::{Store, StoreError};
-use crate::tls::Acceptor;
+use crate::tls::{Acceptor, Port};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -144,11 +144,18 @@ pub async fn run(
                 sidecar: Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone())),
                 claude: config.hooks.claude.clone(),
             };
-            tracing::info!(listen = %http.local_addr()?, "HTTP side port serving");
+            let side_tls = tls.clone().filter(|tls| tls.serves_side_port());
+            let addr = http.local_addr()?;
+            tracing::info!(listen = %addr, tls = side_tls.is_some(), "HTTP side port serving");
             let stopped = async {
                 let _ = side_stopped.await;
             };
-            Some(tokio::spawn(crate::http::serve(http, side, stopped)))
+            Some(match side_tls {
+                Some(tls) => {
+                    tokio::spawn(crate::http::serve(tls.side_listener(http)?, side, stopped))
+                }
+                None => tokio::spawn(crate::http::serve(http, side, stopped)),
+            })
         }
         None => None,
     };
@@ -179,15 +186,16 @@ pub async fn run(
             (Listener::Tcp(listener), None) => {
                 Box::pin(router.serve_with_incoming_shutdown(incoming(listener), stopping))
             }
-            (Listener::Tcp(listener), Some(tls)) => Box::pin(
-                router.serve_with_incoming_shutdown(tls.handshakes(incoming(listener)), stopping),
-            ),
+            (Listener::Tcp(listener), Some(tls)) => Box::pin(router.serve_with_incoming_shutdown(
+                tls.handshakes(incoming(listener), Port::Grpc),
+                stopping,
+            )),
             (Listener::Unix { listener, .. }, None) => Box::pin(
                 router.serve_with_incoming_shutdown(UnixListenerStream::new(listener), stopping),
             ),
             (Listener::Unix { listener, .. }, Some(tls)) => {
                 Box::pin(router.serve_with_incoming_shutdown(
-                    tls.handshakes(UnixListenerStream::new(listener)),
+                    tls.handshakes(UnixListenerStream::new(listener), Port::Grpc),
                     stopping,
                 ))
             }

@@ -15,6 +15,15 @@ use tokio_stream::{Stream, StreamExt};
 use super::{Loaded, TlsConfig, TlsError};
 use crate::metrics::Metrics;
 
+/// The port a connection came to, which decides the TLS configuration it gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Port {
+    /// gRPC: client certificates as configured.
+    Grpc,
+    /// The HTTP side port: no client certificate asked for.
+    Side,
+}
+
 /// Shakes hands with every accepted connection, using the files last loaded.
 #[derive(Debug)]
 pub struct Acceptor {
@@ -48,6 +57,11 @@ impl Acceptor {
         }
     }
 
+    /// Whether the HTTP side port serves TLS too.
+    pub fn serves_side_port(&self) -> bool {
+        self.config.side_port
+    }
+
     /// Reloads every `reload_interval_ms` (never while it is 0).
     pub async fn watch(self: Arc<Self>) {
         if self.config.reload_interval_ms == 0 {
@@ -63,13 +77,14 @@ impl Acceptor {
         }
     }
 
-    /// The `accepted` connections once their handshakes are done. Handshakes run side by
+    /// The `accepted` connections to `port` once their handshakes are done. Handshakes run side by
     /// side, so a slow client holds up no one; one that fails or outlasts
     /// `handshake_timeout_ms` is closed and counted. Stops accepting (and drops `accepted`,
     /// closing the listener) once the stream returned is dropped.
     pub fn handshakes<IO, S>(
         self: Arc<Self>,
         accepted: S,
+        port: Port,
     ) -> impl Stream<Item = io::Result<TlsStream<IO>>> + use<IO, S>
     where
         IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -93,7 +108,7 @@ impl Acceptor {
                     Some(Ok(io)) => {
                         let (acceptor, done) = (self.clone(), done.clone());
                         tokio::spawn(async move {
-                            if let Some(stream) = acceptor.handshake(io).await {
+                            if let Some(stream) = acceptor.handshake(io, port).await {
                                 let _ = done.send(Ok(stream)).await;
                             }
                         });
@@ -104,8 +119,17 @@ impl Acceptor {
         ReceiverStream::new(handshaken)
     }
 
-    async fn handshake<IO: AsyncRead + AsyncWrite + Unpin>(&self, io: IO) -> Option<TlsStream<IO>> {
-        let acceptor = TlsAcceptor::from(self.current.load().server.clone());
+    async fn handshake<IO: AsyncRead + AsyncWrite + Unpin>(
+        &self,
+        io: IO,
+        port: Port,
+    ) -> Option<TlsStream<IO>> {
+        let loaded = self.current.load();
+        let config = match (port, &loaded.side) {
+            (Port::Side, Some(side)) => side.clone(),
+            _ => loaded.grpc.clone(),
+        };
+        let acceptor = TlsAcceptor::from(config);
         let timeout = Duration::from_millis(self.config.handshake_timeout_ms);
         let error = match tokio::time::timeout(timeout, acceptor.accept(io)).await {
             Ok(Ok(stream)) => return Some(stream),
@@ -152,7 +176,8 @@ mod tests {
 
         // A client that speaks something other than TLS, then hangs up.
         let (mut client, server) = tokio::io::duplex(1024);
-        let mut handshaken = std::pin::pin!(acceptor.handshakes(tokio_stream::iter([Ok(server)])));
+        let mut handshaken =
+            std::pin::pin!(acceptor.handshakes(tokio_stream::iter([Ok(server)]), Port::Grpc));
         client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.expect("written");
         drop(client);
 

@@ -14,6 +14,7 @@
 
 mod acceptor;
 mod names;
+mod side;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,8 +30,9 @@ use tokio_rustls::rustls::server::WebPkiClientVerifier;
 use tokio_rustls::rustls::server::danger::ClientCertVerifier;
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 
-pub use acceptor::Acceptor;
+pub use acceptor::{Acceptor, Port};
 pub use names::peer_names;
+pub use side::SideListener;
 
 /// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
 /// must chain to. Off while `cert_file` is unset.
@@ -54,6 +56,9 @@ pub struct TlsConfig {
     pub handshake_timeout_ms: u64,
     /// How often the files are read again for a rotated certificate; 0: only at SIGHUP.
     pub reload_interval_ms: u64,
+    /// Serve the HTTP side port over TLS too, with the same certificate. No client
+    /// certificate is asked for there: probes and scrapers carry none.
+    pub side_port: bool,
 }
 
 impl Default for TlsConfig {
@@ -66,6 +71,7 @@ impl Default for TlsConfig {
             client_auth_optional: false,
             handshake_timeout_ms: 10_000,
             reload_interval_ms: 60_000,
+            side_port: false,
         }
     }
 }
@@ -88,7 +94,9 @@ pub enum TlsError {
 /// A loaded TLS configuration and what it was made from.
 #[derive(Debug)]
 struct Loaded {
-    server: Arc<ServerConfig>,
+    grpc: Arc<ServerConfig>,
+    /// For the HTTP side port, when it serves TLS.
+    side: Option<Arc<ServerConfig>>,
     /// SHA-256 over the files' bytes: whether a reload found anything new.
     digest: [u8; 32],
     /// The server certificate's subject and expiry (Unix seconds), for the log and metrics.
@@ -119,17 +127,16 @@ impl TlsConfig {
     /// The files, read and checked (the key against the certificate, the client CAs as trust
     /// anchors, their revocation lists); `None` while TLS is off.
     fn load(&self) -> Result<Option<Loaded>, TlsError> {
+        let others = self.client_ca_file.is_some() || self.client_crl_file.is_some();
         let (cert, key) = match (&self.cert_file, &self.key_file) {
-            (None, None) if self.client_ca_file.is_none() && self.client_crl_file.is_none() => {
-                return Ok(None);
-            }
-            _ if self.client_crl_file.is_some() && self.client_ca_file.is_none() => {
-                return Err(TlsError::Config("client_crl_file needs client_ca_file"));
-            }
             (Some(cert), Some(key)) => (cert, key),
-            (None, _) => return Err(TlsError::Config("cert_file is required")),
             (Some(_), None) => return Err(TlsError::Config("cert_file needs key_file")),
+            (None, None) if !others && !self.side_port => return Ok(None),
+            (None, _) => return Err(TlsError::Config("cert_file is required")),
         };
+        if self.client_crl_file.is_some() && self.client_ca_file.is_none() {
+            return Err(TlsError::Config("client_crl_file needs client_ca_file"));
+        }
         let mut digest = Sha256::new();
         let mut read = |path: &Path| {
             let bytes = std::fs::read(path)
@@ -142,30 +149,28 @@ impl TlsConfig {
         let private_key = PrivateKeyDer::from_pem_slice(&read(key)?)
             .map_err(|_| TlsError::NotPem { path: key.clone(), what: "private key" })?;
         let provider = Arc::new(ring::default_provider());
-        let builder = ServerConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| refused(cert, key, &e))?;
-        let builder = match &self.client_ca_file {
-            None => builder.with_no_client_auth(),
+        let verifier = match &self.client_ca_file {
+            None => None,
             Some(ca) => {
                 let roots = certificates(ca, &read(ca)?)?;
                 let crls = match &self.client_crl_file {
                     Some(path) => revocation_lists(path, &read(path)?)?,
                     None => Vec::new(),
                 };
-                builder.with_client_cert_verifier(self.client_verifier(roots, crls, provider)?)
+                Some(self.client_verifier(roots, crls, provider.clone())?)
             }
         };
         let (subject, not_after) = names::subject_and_expiry(&chain[0]).unwrap_or_default();
-        let mut server =
-            builder.with_single_cert(chain, private_key).map_err(|e| refused(cert, key, &e))?;
-        server.alpn_protocols = vec![b"h2".to_vec()];
-        Ok(Some(Loaded {
-            server: Arc::new(server),
-            digest: digest.finalize().into(),
-            subject,
-            not_after,
-        }))
+        let side = self
+            .side_port
+            .then(|| {
+                server_config(&provider, None, chain.clone(), private_key.clone_key(), b"http/1.1")
+            })
+            .transpose()
+            .map_err(|e| refused(cert, key, &e))?;
+        let grpc = server_config(&provider, verifier, chain, private_key, b"h2")
+            .map_err(|e| refused(cert, key, &e))?;
+        Ok(Some(Loaded { grpc, side, digest: digest.finalize().into(), subject, not_after }))
     }
 
     /// The verifier of client certificates issued by `roots` and not revoked by `crls`.
@@ -203,6 +208,26 @@ impl TlsConfig {
         }
         builder.build().map_err(|e| refused(e.to_string()))
     }
+}
+
+/// A server configuration presenting `chain` and `key`, checking client certificates with
+/// `verifier` (none asked for without one), offering the protocol `alpn`.
+fn server_config(
+    provider: &Arc<CryptoProvider>,
+    verifier: Option<Arc<dyn ClientCertVerifier>>,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    alpn: &[u8],
+) -> Result<Arc<ServerConfig>, tokio_rustls::rustls::Error> {
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
+    let builder = match verifier {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![alpn.to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// The certificates in the PEM text `pem` read from `path`: at least one.
@@ -250,8 +275,14 @@ mod tests {
         assert_eq!(refusal(&ca_only), "[tls] cert_file is required");
         let cert_only = TlsConfig { cert_file: Some("c.pem".into()), ..TlsConfig::default() };
         assert_eq!(refusal(&cert_only), "[tls] cert_file needs key_file");
-        let crl_alone = TlsConfig { client_crl_file: Some("crl.pem".into()), ..cert_only };
+        let crl_alone = TlsConfig {
+            key_file: Some("k.pem".into()),
+            client_crl_file: Some("crl.pem".into()),
+            ..cert_only
+        };
         assert_eq!(refusal(&crl_alone), "[tls] client_crl_file needs client_ca_file");
+        let side_only = TlsConfig { side_port: true, ..TlsConfig::default() };
+        assert_eq!(refusal(&side_only), "[tls] cert_file is required");
         assert_eq!(refusal(&TlsConfig::default()), "");
     }
 
