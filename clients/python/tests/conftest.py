@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 import socket
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -45,7 +46,9 @@ class Server:
 
 
 def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
-          config: pathlib.Path = HERE / "toolgate.toml", unix_socket: bool = False) -> Server:
+          config: pathlib.Path = HERE / "toolgate.toml", unix_socket: bool = False,
+          side_tls: ssl.SSLContext | None = None) -> Server:
+    """The server, once ready. `side_tls`: the side port serves TLS, trusted through it."""
     grpc_port, http_port = free_port(), free_port()
     db = tmp / "trail.db"
     listen = f"unix:{tmp / 'toolgate.sock'}" if unix_socket else f"127.0.0.1:{grpc_port}"
@@ -54,11 +57,11 @@ def start(tmp: pathlib.Path, policy: pathlib.Path = HERE / "policy.cedar",
          "--listen", listen, "--http-listen", f"127.0.0.1:{http_port}"],
         stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"),
     )
-    http = f"http://127.0.0.1:{http_port}"
+    http = f"{'https' if side_tls else 'http'}://127.0.0.1:{http_port}"
     deadline = time.monotonic() + 30
     while True:
         try:
-            with urllib.request.urlopen(f"{http}/readyz", timeout=1) as answer:
+            with urllib.request.urlopen(f"{http}/readyz", timeout=1, context=side_tls) as answer:
                 if answer.status == 200:
                     break
         except OSError:

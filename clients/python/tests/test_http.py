@@ -1,13 +1,16 @@
 """The HTTP side port: metrics scraped and parsed with Prometheus's own parser, the probes,
-and the Claude Code hook endpoint."""
+the Claude Code hook endpoint, and the port over TLS."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import pathlib
+import ssl
 import urllib.error
 import urllib.request
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from toolgate import Toolgate
@@ -15,9 +18,9 @@ from toolgate import Toolgate
 FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "claude"
 
 
-def get(url: str) -> tuple[int, str]:
+def get(url: str, context: ssl.SSLContext | None = None) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
+        with urllib.request.urlopen(url, timeout=5, context=context) as answer:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
@@ -91,3 +94,28 @@ def test_the_hook_endpoint_needs_no_certificate_under_mutual_tls_only_the_token(
     assert anonymous["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "no bearer token" in anonymous["hookSpecificOutput"]["permissionDecisionReason"]
     assert tokened["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_the_side_port_over_tls_asks_no_client_certificate(tmp_path):
+    """Python's TLS is OpenSSL: this is the side port's TLS against another implementation."""
+    from conftest import config_with, mutual_tls, start
+
+    tls = mutual_tls(tmp_path)
+    config = config_with(tmp_path, tls.toml + "side_port = true\n")
+    trust = ssl.create_default_context(cadata=tls.server_ca.cert_pem.bytes().decode())
+    server = start(tmp_path, config=config, side_tls=trust)
+    try:
+        healthz = get(f"{server.http}/healthz", trust)
+        status, metrics = get(f"{server.http}/metrics", trust)
+        # No HTTP answer: a TLS alert (not a status line), or a closed connection.
+        with pytest.raises((http.client.HTTPException, OSError)):
+            get(server.http.replace("https://", "http://") + "/healthz")
+        with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+            get(f"{server.http}/healthz", ssl.create_default_context())
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert healthz == (200, "ok\n")
+    assert status == 200
+    assert "toolgate_tls_certificate_expiry_timestamp_seconds" in metrics
