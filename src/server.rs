@@ -284,8 +284,9 @@ async fn expire_approvals(gate: Gate) {
 }
 
 /// Reloads the policy (and the TLS files) at every SIGHUP; a policy that does not load is
-/// logged and the one in force stays. The listener is installed before the server records that it started, so a
-/// SIGHUP that follows the `policy_loaded` event can never meet SIGHUP's default (exit).
+/// logged and the one in force stays. The listener is installed before the server records
+/// that it started, so a SIGHUP that follows the `policy_loaded` event can never meet SIGHUP's
+/// default (exit).
 #[cfg(unix)]
 fn hangups() -> Option<tokio::signal::unix::Signal> {
     use tokio::signal::unix::{SignalKind, signal};

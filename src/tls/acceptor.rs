@@ -77,8 +77,8 @@ impl Acceptor {
         }
     }
 
-    /// The `accepted` connections to `port` once their handshakes are done. Handshakes run side by
-    /// side, so a slow client holds up no one; one that fails or outlasts
+    /// The `accepted` connections to `port` once their handshakes are done. Handshakes run
+    /// side by side, so a slow client holds up no one; one that fails or outlasts
     /// `handshake_timeout_ms` is closed and counted. Stops accepting (and drops `accepted`,
     /// closing the listener) once the stream returned is dropped.
     pub fn handshakes<IO, S>(
@@ -127,6 +127,7 @@ impl Acceptor {
         let loaded = self.current.load();
         let config = match (port, &loaded.side) {
             (Port::Side, Some(side)) => side.clone(),
+            // The side port takes its connections from here only when it serves TLS.
             _ => loaded.grpc.clone(),
         };
         let acceptor = TlsAcceptor::from(config);

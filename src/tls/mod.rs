@@ -1,11 +1,12 @@
-//! TLS on the gRPC port (rustls), reloaded without a restart, and the names a client
-//! certificate carries.
+//! TLS (rustls) on the gRPC port and, when asked, on the HTTP side port; reloaded without a
+//! restart; and the names a client certificate carries.
 //!
-//! `[tls] cert_file` and `key_file` turn TLS on; `client_ca_file` makes it mutual: a client
-//! must present a certificate issued by that CA, and not revoked by the lists in
-//! `client_crl_file`, or the handshake fails. [`crate::auth`] then
-//! maps the certificate's names (its subject's common name and its DNS, URI and e-mail subject
-//! alternative names) to roles and identities through `[[auth.certificates]]`.
+//! `[tls] cert_file` and `key_file` turn TLS on; `client_ca_file` makes it mutual on the gRPC
+//! port: a client must present a certificate issued by that CA, and not revoked by the lists
+//! in `client_crl_file`, or the handshake fails. [`crate::auth`] then maps the certificate's
+//! names (its subject's common name and its DNS, URI and e-mail subject alternative names) to
+//! roles and identities through `[[auth.certificates]]`. `side_port = true` serves the side
+//! port with the same certificate, asking for none.
 //!
 //! The [`Acceptor`] reads the files again at every SIGHUP and every `reload_interval_ms`, so a
 //! certificate rotated on disk (cert-manager, a SPIFFE helper) is served without a restart:
