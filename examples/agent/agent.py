@@ -82,9 +82,13 @@ def main() -> int:
     parser.add_argument("--approve-as", default="reviewer")
     parser.add_argument("--wait", action="store_true", help="wait for a person to approve")
     options = parser.parse_args()
+    # The workspace goes when the run ends; the trail keeps what happened in it.
+    with tempfile.TemporaryDirectory(prefix="toolgate-agent-") as workspace:
+        return run_agent(options, pathlib.Path(workspace))
 
+
+def run_agent(options: argparse.Namespace, workspace: pathlib.Path) -> int:
     session_id = f"example-{uuid.uuid4().hex[:8]}"
-    workspace = pathlib.Path(tempfile.mkdtemp(prefix="toolgate-agent-"))
     (workspace / "README.md").write_text("# app\nA small app with a flaky test.\n")
     (workspace / "flaky_test.py").write_text("def test_sometimes():\n    assert True\n")
     if not options.wait:
