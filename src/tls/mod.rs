@@ -233,13 +233,7 @@ fn server_config(
 
 /// The certificates in the PEM text `pem` read from `path`: at least one.
 fn certificates(path: &Path, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let certs: Vec<_> = CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<_, _>>()
-        .map_err(|_| TlsError::NotPem { path: path.to_owned(), what: "certificate" })?;
-    if certs.is_empty() {
-        return Err(TlsError::NotPem { path: path.to_owned(), what: "certificate" });
-    }
-    Ok(certs)
+    pem_objects(path, pem, "certificate")
 }
 
 /// The revocation lists in the PEM text `pem` read from `path`: at least one.
@@ -247,13 +241,22 @@ fn revocation_lists(
     path: &Path,
     pem: &[u8],
 ) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
-    let crls: Vec<_> = CertificateRevocationListDer::pem_slice_iter(pem)
-        .collect::<Result<_, _>>()
-        .map_err(|_| TlsError::NotPem { path: path.to_owned(), what: "revocation list" })?;
-    if crls.is_empty() {
-        return Err(TlsError::NotPem { path: path.to_owned(), what: "revocation list" });
+    pem_objects(path, pem, "revocation list")
+}
+
+/// The PEM blocks of one kind (`what`) in `pem` read from `path`: at least one.
+fn pem_objects<T: PemObject>(
+    path: &Path,
+    pem: &[u8],
+    what: &'static str,
+) -> Result<Vec<T>, TlsError> {
+    let not_pem = || TlsError::NotPem { path: path.to_owned(), what };
+    let objects: Vec<T> =
+        T::pem_slice_iter(pem).collect::<Result<_, _>>().map_err(|_| not_pem())?;
+    if objects.is_empty() {
+        return Err(not_pem());
     }
-    Ok(crls)
+    Ok(objects)
 }
 
 fn refused(cert: &Path, key: &Path, error: &tokio_rustls::rustls::Error) -> TlsError {

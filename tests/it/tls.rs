@@ -557,13 +557,18 @@ async fn a_rotated_client_ca_decides_who_may_connect() {
     assert!(old_refused.as_ref().is_err_and(|e| e.contains("UnknownCA")), "{old_refused:?}");
 }
 
+/// Mutual TLS reloaded every 100 ms, with a list from the client CA revoking `agent-9` in
+/// `crl.pem`.
+fn revoking_tls(pki: &Pki) -> TlsConfig {
+    let crl = pki.client_ca.revocation_list(pki.dir.path(), "crl.pem", &["agent-9"], 2099);
+    TlsConfig { client_crl_file: Some(crl), reload_interval_ms: 100, ..pki.server_tls(true) }
+}
+
 #[tokio::test]
 async fn revoked_client_certificates_are_refused_and_revocations_reload() {
     let pki = Pki::new();
     let dir = pki.dir.path();
-    let mut tls = pki.server_tls(true);
-    tls.client_crl_file = Some(pki.client_ca.revocation_list(dir, "crl.pem", &["agent-9"], 2099));
-    tls.reload_interval_ms = 100;
+    let tls = revoking_tls(&pki);
     // The stranger CA issues client certificates too, but has no list in the file yet.
     let mut cas = std::fs::read(&pki.client_ca.pem).unwrap();
     cas.extend(std::fs::read(&pki.stranger_ca.pem).unwrap());
@@ -597,10 +602,7 @@ async fn revoked_client_certificates_are_refused_and_revocations_reload() {
 async fn an_out_of_date_revocation_list_refuses_every_client_certificate() {
     let pki = Pki::new();
     let dir = pki.dir.path();
-    let mut tls = pki.server_tls(true);
-    tls.client_crl_file = Some(pki.client_ca.revocation_list(dir, "crl.pem", &["agent-9"], 2099));
-    tls.reload_interval_ms = 100;
-    let url = serve(config(&pki, tls)).await;
+    let url = serve(config(&pki, revoking_tls(&pki))).await;
     let kept = || endpoint(&url, &pki.server_ca.pem, Some(pki.client("agent-7", &[])));
 
     let while_current = decide(kept(), request("read")).await;
