@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use super::remote::endpoint;
+use super::remote::{Bearer, endpoint};
 use crate::config::Config;
 use crate::hook::claude::{Payload, Sidecar, conn, handle};
 
@@ -66,8 +66,8 @@ pub async fn hook(args: HookArgs) -> anyhow::Result<Exit> {
             .await
             .map_err(|e| anyhow::anyhow!("cannot reach the sidecar at `{}`: {e}", args.server))?;
         let mut sidecar = Sidecar::new(conn(channel.clone()), conn(channel));
-        if let Ok(token) = std::env::var(&args.token_env) {
-            sidecar = sidecar.authorized(&format!("Bearer {}", token.trim()))?;
+        if let Some(header) = Bearer::from_env(&args.token_env)?.header() {
+            sidecar = sidecar.authorized(header)?;
         }
         let answer = handle(&payload, &hook, &mut sidecar).await?;
         anyhow::Ok(answer)

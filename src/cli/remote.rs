@@ -37,6 +37,11 @@ impl Bearer {
             Err(_) => Ok(Self(None)),
         }
     }
+
+    /// The `authorization` header value, if a token is set.
+    pub fn header(&self) -> Option<&str> {
+        self.0.as_ref().and_then(|value| value.to_str().ok())
+    }
 }
 
 impl Interceptor for Bearer {

@@ -140,6 +140,14 @@ async fn call(channel: &Channel, rpc: &str, secret: Option<&str>) -> Code {
     }
 }
 
+/// Whether `secret` is anywhere in the bytes of the trail `db` or its write-ahead log.
+fn on_trail(db: &std::path::Path, secret: &str) -> bool {
+    let wal = std::fs::read(db.with_extension("db-wal")).unwrap_or_default();
+    [std::fs::read(db).unwrap(), wal]
+        .iter()
+        .any(|bytes| bytes.windows(secret.len()).any(|w| w == secret.as_bytes()))
+}
+
 #[tokio::test]
 async fn every_rpc_admits_exactly_its_roles() {
     let app = spawn_app_with(auth).await;
@@ -200,12 +208,8 @@ async fn refusals_are_recorded_without_the_token_and_a_flood_is_folded() {
         .query_row("SELECT actor_id FROM events WHERE kind = 'access_denied' AND error = 'PERMISSION_DENIED'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(actor, "agents-of-team-a");
-    let bytes = std::fs::read(&app.db).unwrap();
-    let wal = std::fs::read(app.db.with_extension("db-wal")).unwrap_or_default();
     for secret in [AGENT, "not-a-token"] {
-        let found =
-            |haystack: &[u8]| haystack.windows(secret.len()).any(|w| w == secret.as_bytes());
-        assert!(!found(&bytes) && !found(&wal), "the token `{secret}` is on the trail");
+        assert!(!on_trail(&app.db, secret), "the token `{secret}` is on the trail");
     }
 }
 
@@ -338,13 +342,9 @@ async fn no_token_reaches_the_log_or_the_trail_of_a_real_process() {
 
     let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
     assert!(log.contains("access denied"), "refusals are logged: {log}");
-    let trail = std::fs::read(&db).unwrap();
-    let wal = std::fs::read(dir.path().join("trail.db-wal")).unwrap_or_default();
     for secret in [AGENT, "wrong-secret-5d1e"] {
         assert!(!log.contains(secret), "the token `{secret}` is in the log");
-        let found =
-            |haystack: &[u8]| haystack.windows(secret.len()).any(|w| w == secret.as_bytes());
-        assert!(!found(&trail) && !found(&wal), "the token `{secret}` is on the trail");
+        assert!(!on_trail(&db, secret), "the token `{secret}` is on the trail");
     }
 }
 
