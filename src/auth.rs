@@ -7,10 +7,12 @@
 //! `[[auth.certificates]]`. With neither configured, auth is off and every caller may do
 //! everything — which is why the server then listens only on loopback (see `cli::serve`). A
 //! refusal is answered UNAUTHENTICATED (no credential, or an unknown token) or
-//! PERMISSION_DENIED (an unmapped certificate, or a role or an identity the caller lacks), and
-//! recorded as an `access_denied` event naming the token's id or the certificate's subject and
-//! the RPC, never the token: at most one event per caller, RPC and reason each second, the next
-//! one counting what was folded.
+//! PERMISSION_DENIED (an unmapped certificate, or a role or an identity the caller lacks). A
+//! refusal says whether it is due to be recorded (at most one `access_denied` event per caller,
+//! RPC and reason each second, the next one counting what was folded); `gate::refusal` records
+//! it, naming the token's id or the certificate's subject and the RPC, never the token.
+//!
+//! [`Rpc`] is the one list of the RPCs, their paths and the roles each needs.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -24,9 +26,7 @@ use tonic::codegen::http::Extensions;
 use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::error::Error;
-use crate::store::Writer;
 use crate::tls::peer_names;
-use crate::trail::{Kind, Record};
 
 /// A refusal is recorded at most this often per caller, RPC and reason.
 const RECORD_EVERY: Duration = Duration::from_secs(1);
@@ -45,6 +45,77 @@ pub enum Role {
     Auditor,
     /// Admin: policy reload and other operations.
     Admin,
+}
+
+/// Every RPC that checks its caller, and the roles that may call it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rpc {
+    Decide,
+    Execute,
+    ListPending,
+    Approve,
+    Reject,
+    Await,
+    HashArgs,
+    Query,
+    ExportCsv,
+    Verify,
+    Head,
+    Stats,
+    ReloadPolicy,
+}
+
+impl Rpc {
+    /// The gRPC path, as the trail records it.
+    pub fn path(self) -> &'static str {
+        match self {
+            Self::Decide => "toolgate.v1.Gate/Decide",
+            Self::Execute => "toolgate.v1.Gate/Execute",
+            Self::ListPending => "toolgate.v1.Approvals/ListPending",
+            Self::Approve => "toolgate.v1.Approvals/Approve",
+            Self::Reject => "toolgate.v1.Approvals/Reject",
+            Self::Await => "toolgate.v1.Approvals/Await",
+            Self::HashArgs => "toolgate.v1.Audit/HashArgs",
+            Self::Query => "toolgate.v1.Audit/Query",
+            Self::ExportCsv => "toolgate.v1.Audit/ExportCsv",
+            Self::Verify => "toolgate.v1.Audit/Verify",
+            Self::Head => "toolgate.v1.Audit/Head",
+            Self::Stats => "toolgate.v1.Audit/Stats",
+            Self::ReloadPolicy => "toolgate.v1.Admin/ReloadPolicy",
+        }
+    }
+
+    /// The roles that may call it.
+    pub fn roles(self) -> &'static [Role] {
+        match self {
+            Self::Decide | Self::Execute => &[Role::Agent],
+            Self::ListPending | Self::Approve | Self::Reject => &[Role::Approver],
+            // An agent awaits the verdict on its own call; an approver may watch one.
+            Self::Await => &[Role::Agent, Role::Approver],
+            Self::HashArgs
+            | Self::Query
+            | Self::ExportCsv
+            | Self::Verify
+            | Self::Head
+            | Self::Stats => &[Role::Auditor],
+            Self::ReloadPolicy => &[Role::Admin],
+        }
+    }
+}
+
+/// A call refused for who made it.
+#[derive(Debug)]
+pub struct Refusal {
+    /// The token's id, `cert:<subject>`, or `anonymous`.
+    pub caller: String,
+    pub rpc: Rpc,
+    /// Why, for the trail and the log.
+    pub why: String,
+    /// What the caller is answered.
+    pub error: Error,
+    /// `Some(folded)` when the refusal is due to be recorded, with how many like it were
+    /// folded since the last record; `None` when it is folded into the next.
+    pub record: Option<u64>,
 }
 
 /// `[auth]`: the tokens and client certificates toolgate accepts.
@@ -121,7 +192,6 @@ pub struct Auth {
     tokens: Vec<Token>,
     /// Callers by certificate name.
     certificates: HashMap<String, Caller>,
-    writer: Writer,
     /// When each (caller, RPC, reason) was last recorded, and how many refusals were folded
     /// since.
     recorded: Mutex<HashMap<RefusalKey, (Instant, u64)>>,
@@ -152,8 +222,8 @@ pub enum BadAuth {
 }
 
 impl Auth {
-    /// The tokens of `config`; refusals are recorded through `writer`.
-    pub fn new(config: &AuthConfig, writer: Writer) -> Result<Self, BadAuth> {
+    /// The tokens and certificates of `config`.
+    pub fn new(config: &AuthConfig) -> Result<Self, BadAuth> {
         let tokens = config
             .tokens
             .iter()
@@ -180,7 +250,7 @@ impl Auth {
                 return Err(BadAuth::DuplicateSubject(spec.subject.clone()));
             }
         }
-        Ok(Self { tokens, certificates, writer, recorded: Mutex::new(HashMap::new()) })
+        Ok(Self { tokens, certificates, recorded: Mutex::new(HashMap::new()) })
     }
 
     /// Whether any token or certificate is configured.
@@ -188,15 +258,10 @@ impl Auth {
         !self.tokens.is_empty() || !self.certificates.is_empty()
     }
 
-    /// The caller of `rpc` if it holds one of `roles`; `None` when auth is off. A bearer
-    /// token, when the call carries one, says who the caller is; otherwise its client
+    /// The caller of `rpc` if it holds one of the roles `rpc` needs; `None` when auth is off.
+    /// A bearer token, when the call carries one, says who the caller is; otherwise its client
     /// certificate does.
-    pub async fn authorize<T>(
-        &self,
-        request: &Request<T>,
-        rpc: &str,
-        roles: &[Role],
-    ) -> Result<Option<Caller>, Error> {
+    pub fn authorize<T>(&self, request: &Request<T>, rpc: Rpc) -> Result<Option<Caller>, Refusal> {
         if !self.enabled() {
             return Ok(None);
         }
@@ -220,24 +285,25 @@ impl Auth {
                     ),
                 };
                 let error = match identified {
-                    true => Error::PermissionDenied(format!("{rpc}: {why}")),
+                    true => Error::PermissionDenied(format!("{}: {why}", rpc.path())),
                     false => Error::Unauthenticated(why.into()),
                 };
-                return Err(self.refuse(&who, rpc, why, error).await);
+                return Err(self.refuse(who, rpc, why.to_owned(), error));
             }
         };
+        let roles = rpc.roles();
         if !roles.iter().any(|role| caller.roles.contains(role)) {
             let why = format!("the caller's roles do not include {roles:?}");
-            let error = Error::PermissionDenied(format!("{rpc}: {why}"));
-            return Err(self.refuse(&caller.id, rpc, &why, error).await);
+            let error = Error::PermissionDenied(format!("{}: {why}", rpc.path()));
+            return Err(self.refuse(caller.id, rpc, why, error));
         }
         Ok(Some(caller))
     }
 
     /// Refuses an authenticated caller acting beyond its identities.
-    pub async fn refuse_identity(&self, caller: &Caller, rpc: &str, why: String) -> Error {
+    pub fn refuse_identity(&self, caller: &Caller, rpc: Rpc, why: String) -> Refusal {
         let error = Error::PermissionDenied(why.clone());
-        self.refuse(&caller.id, rpc, &why, error).await
+        self.refuse(caller.id.clone(), rpc, why, error)
     }
 
     fn token_caller(&self, header: &MetadataValue<Ascii>) -> Result<Caller, Unknown> {
@@ -266,31 +332,11 @@ impl Auth {
             .ok_or_else(|| Unknown::Certificate(first.clone()))
     }
 
-    /// Records a refusal (rate-limited), and returns the error to answer with: the refusal's
-    /// own, or UNAVAILABLE if it could not be recorded.
-    async fn refuse(&self, caller: &str, rpc: &str, why: &str, error: Error) -> Error {
-        tracing::warn!(caller, rpc, why, "access denied");
-        let Some(folded) = self.due(caller, rpc, why) else {
-            return error;
-        };
-        let folded = match folded {
-            0 => String::new(),
-            n => format!(" ({n} more refusals like it folded into this event)"),
-        };
-        let record = Record {
-            actor_id: Some(caller.to_owned()),
-            reason: Some(format!("{why}{folded}")),
-            error: Some(match error {
-                Error::Unauthenticated(_) => "UNAUTHENTICATED".to_owned(),
-                _ => "PERMISSION_DENIED".to_owned(),
-            }),
-            request: Some(serde_json::json!({ "rpc": rpc }).to_string()),
-            ..Record::new(Kind::AccessDenied)
-        };
-        match self.writer.append(vec![record]).await {
-            Ok(_) => error,
-            Err(e) => Error::Unavailable(e),
-        }
+    /// A refusal, logged, and due to be recorded unless one like it was within the second.
+    fn refuse(&self, caller: String, rpc: Rpc, why: String, error: Error) -> Refusal {
+        tracing::warn!(caller, rpc = rpc.path(), why, "access denied");
+        let record = self.due(&caller, rpc.path(), &why);
+        Refusal { caller, rpc, why, error, record }
     }
 
     /// `Some(folded)` when this refusal is to be recorded, with how many were folded since the

@@ -1,5 +1,5 @@
 //! The configuration: a TOML file whose every key has a default, so that toolgate runs with no
-//! file at all. Command-line flags override the file (see [`crate::cli::serve`]).
+//! file at all. Command-line flags override the file (see `toolgate serve --help`).
 //!
 //! ```toml
 //! listen = "127.0.0.1:50051"
@@ -23,9 +23,7 @@ use serde::Deserialize;
 
 use crate::auth::AuthConfig;
 use crate::registry::{Safety, ToolRegistry, ToolSpec};
-use crate::request::ArgsHasher;
 use crate::tls::TlsConfig;
-use sha2::Digest;
 
 /// Why a configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -250,18 +248,11 @@ pub struct WriterConfig {
     pub max_batch: usize,
     /// How long a caller waits for its event to be committed before it is answered UNAVAILABLE.
     pub commit_timeout_ms: u64,
-    /// For fault tests only: a delay before every commit, standing in for a slow disk.
-    pub fault_commit_delay_ms: u64,
 }
 
 impl Default for WriterConfig {
     fn default() -> Self {
-        Self {
-            queue_capacity: 16_384,
-            max_batch: 1024,
-            commit_timeout_ms: 5_000,
-            fault_commit_delay_ms: 0,
-        }
+        Self { queue_capacity: 16_384, max_batch: 1024, commit_timeout_ms: 5_000 }
     }
 }
 
@@ -338,36 +329,6 @@ pub struct ArgsHashConfig {
     pub key_env: Option<String>,
     /// The key's name in every hash; by default the first 8 hex digits of its SHA-256.
     pub key_id: Option<String>,
-}
-
-impl ArgsHashConfig {
-    /// The hasher this describes: keyed when a key is configured, plain SHA-256 otherwise.
-    pub fn hasher(&self) -> Result<ArgsHasher, ConfigError> {
-        let key = match (&self.key_file, &self.key_env) {
-            (Some(_), Some(_)) => {
-                return Err(ConfigError::Key(
-                    "give args_hash.key_file or key_env, not both".into(),
-                ));
-            }
-            (Some(path), None) => std::fs::read(path)
-                .map_err(|e| ConfigError::Key(format!("cannot read `{}`: {e}", path.display())))?,
-            (None, Some(var)) => std::env::var(var)
-                .map_err(|_| {
-                    ConfigError::Key(format!("the environment variable `{var}` is not set"))
-                })?
-                .into_bytes(),
-            (None, None) => return Ok(ArgsHasher::Sha256),
-        };
-        let key = key.trim_ascii_end();
-        if key.is_empty() {
-            return Err(ConfigError::Key("the args_hash key is empty".into()));
-        }
-        let id = match &self.key_id {
-            Some(id) => id.clone(),
-            None => hex::encode(&sha2::Sha256::digest(key)[..4]),
-        };
-        Ok(ArgsHasher::keyed(&id, key))
-    }
 }
 
 /// What an approval that expires decides.

@@ -1,10 +1,30 @@
-//! The error a service call can end in, and the one place that decides its gRPC status.
+//! The error a service call can end in, and the one place that decides its gRPC status. A leaf:
+//! each module that can fail a call turns its own error into an [`Error`] where it is defined
+//! (`impl From<StoreError> for Error` in `store`), so this module imports none of them.
 
 use tonic::Status;
 
-use crate::request::FieldError;
-use crate::store::{StoreError, Writer};
-use crate::trail::{Kind, Record};
+/// A request field that is missing, malformed or over its limit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct FieldError {
+    /// The field's path in the request, for example `actor.id`.
+    pub field: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl FieldError {
+    /// A problem with a field.
+    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self { field: field.into(), problem: problem.into() }
+    }
+
+    /// A field that must be given and was not.
+    pub fn required(field: &str) -> Self {
+        Self::new(field, "required")
+    }
+}
 
 /// Why a call was not answered with a result.
 #[derive(Debug, thiserror::Error)]
@@ -12,9 +32,13 @@ pub enum Error {
     /// The request is malformed; it was recorded as an `invalid_request` event.
     #[error(transparent)]
     InvalidArgument(#[from] FieldError),
-    /// The trail could not record the call, so nothing may be answered.
+    /// The trail could not record the call, so nothing may be answered. The cause is for the
+    /// operator's log, never for the client.
     #[error("audit trail unavailable: {0}")]
-    Unavailable(#[from] StoreError),
+    Unavailable(String),
+    /// The trail's writer is too far behind to take the call.
+    #[error("the trail writer's queue is full")]
+    Overloaded,
     /// What the request names does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -33,16 +57,16 @@ impl From<Error> for Status {
     fn from(error: Error) -> Self {
         match error {
             Error::InvalidArgument(e) => Status::invalid_argument(e.to_string()),
-            Error::Unavailable(StoreError::Overloaded) => {
+            Error::Overloaded => {
                 tracing::warn!("call refused: the trail writer's queue is full");
                 Status::resource_exhausted(
                     "toolgate is overloaded: the call was not recorded; retry later",
                 )
             }
-            Error::Unavailable(e) => {
+            Error::Unavailable(cause) => {
                 // The details are for the operator; the client learns only that the call was
                 // not recorded, and so must not proceed.
-                tracing::error!(error = %e, "call refused: the trail could not record it");
+                tracing::error!(error = %cause, "call refused: the trail could not record it");
                 Status::unavailable("audit trail unavailable: the call was not recorded")
             }
             Error::NotFound(message) => Status::not_found(message),
@@ -50,20 +74,5 @@ impl From<Error> for Status {
             Error::PermissionDenied(message) => Status::permission_denied(message),
             Error::Unauthenticated(message) => Status::unauthenticated(message),
         }
-    }
-}
-
-/// Records a refused request on the trail — the RPC and the error, never the payload — and
-/// returns the error to answer with: INVALID_ARGUMENT once it is recorded, UNAVAILABLE if it
-/// could not be.
-pub async fn refuse(writer: &Writer, rpc: &str, error: FieldError) -> Error {
-    let record = Record {
-        error: Some(error.to_string()),
-        request: Some(serde_json::json!({ "rpc": rpc }).to_string()),
-        ..Record::new(Kind::InvalidRequest)
-    };
-    match writer.append(vec![record]).await {
-        Ok(_) => Error::InvalidArgument(error),
-        Err(e) => Error::Unavailable(e),
     }
 }

@@ -8,8 +8,10 @@ use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
 
-use crate::request::{ActionRequest, Filter};
+use crate::request::ActionRequest;
+use crate::store::Filter;
 use crate::store::{Reader, StoreError};
+use crate::trail::{Kind, Outcome};
 
 /// The window of the per-actor rate, in microseconds: one minute.
 const RATE_WINDOW_US: i64 = 60_000_000;
@@ -198,7 +200,7 @@ impl Facts {
 
     /// Rebuilds the facts from the decisions on the trail.
     pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
-        let decisions = Filter { kind: Some("decision".to_owned()), ..Filter::default() };
+        let decisions = Filter::of_kind(Kind::Decision);
         reader
             .scan(&decisions, |event| {
                 let r = &event.record;
@@ -220,7 +222,7 @@ impl Facts {
                     args_hash: &args_hash,
                     at_us,
                 });
-                if r.outcome.as_deref() == Some("deny") {
+                if r.outcome == Some(Outcome::Deny) {
                     self.denied(&session);
                 }
             })

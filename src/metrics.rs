@@ -125,19 +125,20 @@ impl Metrics {
             last = Some(event.seq);
             let record = &event.record;
             let label = |value: &Option<String>| value.clone().unwrap_or_default();
-            match record.kind.as_str() {
-                k if k == Kind::Decision.as_str() => {
-                    let labels = OutcomeLabels { outcome: label(&record.outcome) };
+            match record.kind {
+                Kind::Decision => {
+                    let outcome = record.outcome.map_or("", |o| o.as_str()).to_owned();
+                    let labels = OutcomeLabels { outcome };
                     self.decisions.get_or_create(&labels).inc();
                 }
-                k if k == Kind::Execution.as_str() => {
+                Kind::Execution => {
                     let labels = StatusLabels { status: label(&record.status) };
                     self.executions.get_or_create(&labels).inc();
                 }
-                k if k == Kind::Violation.as_str() => {
+                Kind::Violation => {
                     self.violations.inc();
                 }
-                k if k == Kind::InvalidRequest.as_str() => {
+                Kind::InvalidRequest => {
                     self.invalid_requests.inc();
                 }
                 _ => {}
@@ -209,7 +210,8 @@ mod tests {
     #[test]
     fn a_committed_group_is_counted_by_kind_outcome_and_status() {
         let metrics = Metrics::default();
-        let decision = Record { outcome: Some("deny".into()), ..Record::new(Kind::Decision) };
+        let decision =
+            Record { outcome: Some(crate::trail::Outcome::Deny), ..Record::new(Kind::Decision) };
         let execution = Record { status: Some("ok".into()), ..Record::new(Kind::Execution) };
         metrics.committed(
             &[event(7, decision), event(8, execution), event(9, Record::new(Kind::Violation))],

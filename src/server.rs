@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
-use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService};
+use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard};
 use crate::hook::claude::{Sidecar, conn};
 use crate::http::Side;
 use crate::listener::Listener;
@@ -30,6 +30,7 @@ use crate::proto::admin_server::AdminServer;
 use crate::proto::approvals_server::ApprovalsServer;
 use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
+use crate::request::ArgsHasher;
 use crate::store::{Store, StoreError};
 use crate::tls::{Acceptor, Port};
 
@@ -86,7 +87,7 @@ pub async fn run(
     let approvals = Arc::new(Approvals::new(config.approvals.clone()));
     let pending = rebuild(&approvals, &store.reader).await?;
     tracing::info!(pending, "pending approvals rebuilt from the trail");
-    let hasher = config.args_hash.hasher()?;
+    let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
@@ -103,8 +104,8 @@ pub async fn run(
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let auth = Arc::new(Auth::new(&config.auth, store.writer.clone())?);
-    let admin_service = AdminServer::new(AdminService::new(gate.clone(), auth.clone()));
+    let guard = Guard::new(Arc::new(Auth::new(&config.auth)?), store.writer.clone());
+    let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), tls.clone(), hangups));
     let watched = tls.clone();
     let tls_reloads = tokio::spawn(async move {
@@ -117,19 +118,18 @@ pub async fn run(
     let approvals_service = ApprovalsServer::new(ApprovalsService::new(
         gate.clone(),
         store.reader.clone(),
-        store.writer.clone(),
         stopping_waits,
-        auth.clone(),
+        guard.clone(),
     ));
-    let gate_service = GateServer::new(GateService::new(gate, auth.clone()))
+    let gate_service = GateServer::new(GateService::new(gate, guard.clone()))
         .max_decoding_message_size(config.limits.max_message_bytes());
     let audit_service = AuditServer::new(AuditService::new(
         store.reader.clone(),
-        store.writer.clone(),
-        // The last holder: `Auth` keeps a writer handle, which must be gone for the writer
+        // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
         // to finish at shutdown.
-        auth,
+        guard,
         hasher,
+        config.limits.clone(),
     ));
 
     let serving = Arc::new(AtomicBool::new(true));

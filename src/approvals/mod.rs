@@ -87,7 +87,7 @@ impl Approval {
     /// reason and policies, and in `timeout_ms` how long it waits for a verdict.
     pub fn requested_record(&self, ttl: Duration) -> Record {
         Record {
-            outcome: Some(Outcome::RequireApproval.as_str().to_owned()),
+            outcome: Some(Outcome::RequireApproval),
             reason: Some(self.reason.clone()),
             policy_ids: Some(serde_json::json!(self.policy_ids).to_string()),
             timeout_ms: Some(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX)),
@@ -108,7 +108,7 @@ impl Approval {
         Record {
             actor_id: approver.map(str::to_owned),
             actor_kind: approver.map(|_| "user".to_owned()),
-            outcome: Some(outcome.as_str().to_owned()),
+            outcome: Some(outcome),
             reason: Some(comment.to_owned()),
             ..self.request.record(kind, &self.decision_id)
         }

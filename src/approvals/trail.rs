@@ -11,7 +11,8 @@ use chrono::Utc;
 use super::{Approval, Approvals, State, Verdict};
 use crate::facts::Observed;
 use crate::policy::Outcome;
-use crate::request::{ActionRequest, Filter};
+use crate::request::ActionRequest;
+use crate::store::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::{Event, Kind};
 
@@ -20,7 +21,7 @@ use crate::trail::{Event, Kind};
 pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, StoreError> {
     let mut requested = BTreeMap::new();
     reader
-        .scan(&of_kind(Kind::ApprovalRequested), |event| {
+        .scan(&Filter::of_kind(Kind::ApprovalRequested), |event| {
             if let Some(id) = &event.record.decision_id {
                 requested.insert(id.clone(), event);
             }
@@ -28,7 +29,7 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
         .await?;
     for verdict in [Kind::ApprovalApproved, Kind::ApprovalRejected, Kind::ApprovalExpired] {
         reader
-            .scan(&of_kind(verdict), |event| {
+            .scan(&Filter::of_kind(verdict), |event| {
                 if let Some(id) = &event.record.decision_id {
                     requested.remove(id);
                 }
@@ -39,7 +40,7 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
     for (decision_id, requested) in requested {
         let filter = Filter {
             decision_id: Some(decision_id.clone()),
-            kind: Some(Kind::Decision.as_str().to_owned()),
+            kind: Some(Kind::Decision),
             ..Filter::default()
         };
         let decision = reader.query(&filter, 0, 1).await?;
@@ -62,7 +63,7 @@ pub enum Settled {
     /// No such decision.
     Unknown,
     /// The decision did not require approval; its outcome.
-    NotRequired(String),
+    NotRequired(Option<Outcome>),
     /// The approval, with its verdict if it has one.
     Approval(Box<Approval>),
 }
@@ -71,12 +72,12 @@ pub enum Settled {
 pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, StoreError> {
     let filter = Filter { decision_id: Some(decision_id.to_owned()), ..Filter::default() };
     let events = reader.query(&filter, 0, PAGE).await?;
-    let of = |kind: Kind| events.iter().find(|e| e.record.kind == kind.as_str());
+    let of = |kind: Kind| events.iter().find(|e| e.record.kind == kind);
     let Some(decision) = of(Kind::Decision) else {
         return Ok(Settled::Unknown);
     };
     let Some(requested) = of(Kind::ApprovalRequested) else {
-        return Ok(Settled::NotRequired(decision.record.outcome.clone().unwrap_or_default()));
+        return Ok(Settled::NotRequired(decision.record.outcome));
     };
     let Some(mut approval) = approval(decision, requested.clone()) else {
         return Ok(Settled::Unknown);
@@ -93,8 +94,8 @@ pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, Stor
             approver: event.record.actor_id.clone(),
             comment: event.record.reason.clone().unwrap_or_default(),
             decided_at: event.ts.clone(),
-            outcome: match event.record.outcome.as_deref() {
-                Some("allow") => Outcome::Allow,
+            outcome: match event.record.outcome {
+                Some(Outcome::Allow) => Outcome::Allow,
                 _ => Outcome::Deny,
             },
             seq: event.seq,
@@ -125,9 +126,4 @@ fn approval(decision: &Event, requested: Event) -> Option<Approval> {
         verdict: None,
     };
     Some(approval.requested_at(&ts, ttl))
-}
-
-/// The events of one kind.
-fn of_kind(kind: Kind) -> Filter {
-    Filter { kind: Some(kind.as_str().to_owned()), ..Filter::default() }
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
-use crate::request::Filter;
+use crate::store::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
 use crate::trail::csv::{CsvError, CsvWriter};

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::request::Filter;
+use crate::store::Filter;
 
 /// The manifest, serialized as JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

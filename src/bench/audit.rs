@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::audit::{Export, ExportError, verify_trail};
-use crate::request::Filter;
+use crate::store::Filter;
 use crate::store::Reader;
 
 /// The figures.

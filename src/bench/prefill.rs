@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
-use crate::trail::{Kind, Record};
+use crate::trail::{Kind, Outcome, Record};
 
 const CHUNK: usize = 1000;
 
@@ -43,7 +43,7 @@ fn record(n: usize) -> Record {
         resource_type: Some(String::new()),
         resource_id: Some(String::new()),
         args_hash: Some(format!("{n:064x}")),
-        outcome: Some("allow".into()),
+        outcome: Some(Outcome::Allow),
         reason: Some("registered read_only tool: read".into()),
         policy_ids: Some(r#"["default.permit_registered_tools"]"#.into()),
         policy_version: Some("0".repeat(64)),

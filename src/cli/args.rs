@@ -7,7 +7,7 @@ use clap::Args;
 use super::remote::{Authorized, TOKEN_ENV, connect};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
-use crate::request::Filter;
+use crate::store::Filter;
 use crate::store::Reader;
 use crate::trail::Event;
 
@@ -61,7 +61,11 @@ impl Source {
                     page_token: after.to_string(),
                 };
                 let events = client.query(request).await?.into_inner().events;
-                Ok(events.into_iter().map(event_from_proto).collect())
+                events
+                    .into_iter()
+                    .map(event_from_proto)
+                    .collect::<Result<_, _>>()
+                    .map_err(Into::into)
             }
         }
     }

@@ -12,7 +12,7 @@ use super::remote::{TOKEN_ENV, connect};
 use crate::gate::rewrite;
 use crate::policy::{Outcome, PolicyEngine, entities};
 use crate::proto::gate_client::GateClient;
-use crate::request::ActionRequest;
+use crate::request::{ActionRequest, ArgsHasher};
 
 /// Arguments of `toolgate decide`.
 #[derive(Debug, Args)]
@@ -105,7 +105,8 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     if verdict.outcome == Outcome::Rewrite {
         println!(
             "rewritten_args: {}",
-            rewrite(&req.args, &verdict.patches, &config.args_hash.hasher()?)?.json
+            rewrite(&req.args, &verdict.patches, &ArgsHasher::from_config(&config.args_hash)?)?
+                .json
         );
     }
     Ok(Exit::Ok)

@@ -11,6 +11,7 @@ use super::remote::{TOKEN_ENV, connect};
 use crate::config::{ArgsHashConfig, Config};
 use crate::proto::HashArgsRequest;
 use crate::proto::audit_client::AuditClient;
+use crate::request::ArgsHasher;
 
 /// Arguments of `toolgate hash-args`.
 #[derive(Debug, Args)]
@@ -59,6 +60,6 @@ pub async fn hash_args(args: HashArgsArgs) -> anyhow::Result<Exit> {
     let serde_json::Value::Object(object) = object else {
         anyhow::bail!("the arguments must be a JSON object");
     };
-    println!("{}", key.hasher()?.hash(&object)?.hash);
+    println!("{}", ArgsHasher::from_config(&key)?.hash(&object)?.hash);
     Ok(Exit::Ok)
 }

@@ -11,10 +11,12 @@ use serde::Deserialize;
 use super::Exit;
 use crate::config::Config;
 use crate::facts::{Call, Facts, Observed};
-use crate::policy::{PolicyEngine, entities};
+use crate::policy::{Outcome, PolicyEngine, entities};
 use crate::proto;
-use crate::request::{ActionRequest, Filter};
+use crate::request::ActionRequest;
+use crate::store::Filter;
 use crate::store::{PAGE, Reader};
+use crate::trail::Kind;
 
 /// Arguments of `toolgate policy`.
 #[derive(Debug, Args)]
@@ -261,7 +263,7 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
     let registry = config.registry();
     let facts = Facts::new(config.session_caps.clone().into_iter().collect());
     let reader = Reader::open(&args.db).await?;
-    let decisions = Filter { kind: Some("decision".to_owned()), ..Filter::default() };
+    let decisions = Filter::of_kind(Kind::Decision);
     let mut changes: BTreeMap<(String, String), u64> = BTreeMap::new();
     let (mut replayed, mut after) = (0u64, 0);
     loop {
@@ -274,8 +276,8 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
             let at_us =
                 chrono::DateTime::parse_from_rfc3339(&event.ts).map_or(0, |t| t.timestamp_micros());
             let observed = facts.observe(Call::of(&req, at_us));
-            let recorded = event.record.outcome.clone().unwrap_or_default();
-            if recorded == "deny" {
+            let recorded = event.record.outcome.map_or("", Outcome::as_str);
+            if event.record.outcome == Some(Outcome::Deny) {
                 facts.denied(&req.session_id);
             }
             let verdict = engine.evaluate(&req, &registry, &observed);
@@ -288,7 +290,8 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
                     verdict.policy_ids.join(", "),
                     verdict.reason
                 );
-                *changes.entry((recorded, verdict.outcome.to_string())).or_default() += 1;
+                *changes.entry((recorded.to_owned(), verdict.outcome.to_string())).or_default() +=
+                    1;
             }
         }
         match events.last() {

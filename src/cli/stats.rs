@@ -5,7 +5,7 @@ use clap::Args;
 use super::Exit;
 use super::args::{Source, SourceArgs};
 use crate::proto;
-use crate::request::Filter;
+use crate::store::Filter;
 use crate::store::Stats;
 
 /// Arguments of `toolgate stats`.

@@ -7,8 +7,8 @@ use chrono::Utc;
 
 use super::Gate;
 use crate::approvals::{Approval, ClaimError, State, Verdict};
-use crate::auth::Caller;
-use crate::error::{Error, refuse};
+use crate::auth::{Caller, Rpc};
+use crate::error::Error;
 use crate::policy::{Grant, Outcome};
 use crate::proto;
 use crate::request::VerdictRequest;
@@ -34,7 +34,7 @@ impl Gate {
         raw: proto::VerdictRequest,
         caller: Option<&Caller>,
     ) -> Result<Approval, Error> {
-        self.judge("toolgate.v1.Approvals/Approve", raw, caller, Kind::ApprovalApproved).await
+        self.judge(Rpc::Approve, raw, caller, Kind::ApprovalApproved).await
     }
 
     /// Rejects a pending call; the agent is told the approver's comment.
@@ -43,13 +43,13 @@ impl Gate {
         raw: proto::VerdictRequest,
         caller: Option<&Caller>,
     ) -> Result<Approval, Error> {
-        self.judge("toolgate.v1.Approvals/Reject", raw, caller, Kind::ApprovalRejected).await
+        self.judge(Rpc::Reject, raw, caller, Kind::ApprovalRejected).await
     }
 
     /// An approver's verdict (`kind`): claimed, checked, recorded — or handed back.
     async fn judge(
         &self,
-        rpc: &str,
+        rpc: Rpc,
         raw: proto::VerdictRequest,
         caller: Option<&Caller>,
         kind: Kind,
@@ -105,12 +105,12 @@ impl Gate {
 
     async fn verdict_request(
         &self,
-        rpc: &str,
+        rpc: Rpc,
         raw: proto::VerdictRequest,
     ) -> Result<VerdictRequest, Error> {
         match VerdictRequest::from_proto(raw, &self.limits) {
             Ok(verdict) => Ok(verdict),
-            Err(e) => Err(refuse(&self.writer, rpc, e).await),
+            Err(e) => Err(super::refusal::invalid(&self.writer, rpc, e).await),
         }
     }
 

@@ -8,6 +8,7 @@
 mod approve;
 mod output;
 mod pairing;
+pub mod refusal;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,9 +17,9 @@ use std::sync::Arc;
 use arc_swap::{ArcSwap, ArcSwapOption};
 
 use crate::approvals::{Approval, Approvals};
-use crate::auth::Caller;
+use crate::auth::{Caller, Rpc};
 use crate::config::{Config, Defaults, Limits};
-use crate::error::{Error, refuse};
+use crate::error::Error;
 use crate::facts::{Call, Facts};
 use cedar_policy::Entities;
 
@@ -185,7 +186,7 @@ impl Gate {
     pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
         let mut req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
             Ok(req) => req,
-            Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Decide", e).await),
+            Err(e) => return Err(refusal::invalid(&self.writer, Rpc::Decide, e).await),
         };
         if self.hasher.is_keyed() {
             // INVARIANT: the arguments were canonicalized once already by `from_proto`.
@@ -222,11 +223,11 @@ impl Gate {
         let decision_id = uuid::Uuid::now_v7().to_string();
         let record = Record {
             rewritten_args_hash: rewritten.as_ref().map(|args| args.hash.clone()),
-            outcome: Some(verdict.outcome.as_str().to_owned()),
+            outcome: Some(verdict.outcome),
             reason: Some(verdict.reason.clone()),
             policy_ids: Some(serde_json::json!(verdict.policy_ids).to_string()),
             policy_version: Some(policy.version().to_owned()),
-            shadow_outcome: shadow.as_ref().map(|s| s.outcome.as_str().to_owned()),
+            shadow_outcome: shadow.as_ref().map(|s| s.outcome),
             shadow_reason: shadow.map(|s| s.reason),
             max_output_chars: Some(i64::from(max_output_chars)),
             timeout_ms: Some(i64::from(timeout_ms)),
@@ -281,7 +282,7 @@ impl Gate {
     ) -> Result<Execution, Error> {
         let mut report = match ExecutionReport::from_proto(raw, &self.limits) {
             Ok(report) => report,
-            Err(e) => return Err(refuse(&self.writer, "toolgate.v1.Gate/Execute", e).await),
+            Err(e) => return Err(refusal::invalid(&self.writer, Rpc::Execute, e).await),
         };
         if self.hasher.is_keyed() {
             report.args_hash = self.hasher.hash_canonical(&report.args_canonical);
@@ -312,7 +313,7 @@ impl Gate {
             })
             .await?;
         let execution = &events[0];
-        if execution.record.kind == Kind::AccessDenied.as_str() {
+        if execution.record.kind == Kind::AccessDenied {
             return Err(Error::PermissionDenied(
                 execution.record.reason.clone().unwrap_or_default(),
             ));

@@ -1,7 +1,8 @@
 //! Pairing an execution with its decision: what the trail records for an Execute, including the
 //! violation when the agent ran something it was not allowed to.
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Rpc};
+use crate::error::Error;
 use crate::policy::Outcome;
 use crate::request::ExecutionReport;
 use crate::store::PairedDecision;
@@ -16,23 +17,22 @@ pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) ->
         });
     };
     let record = &decision.record;
-    let outcome = record.outcome.as_deref().unwrap_or_default();
     // What may run: the decided arguments after allow (and, as a dry run, after dry_run, and
     // once approved, after require_approval), the rewritten ones after rewrite; nothing else.
-    let decided = if outcome == Outcome::Allow.as_str() || outcome == Outcome::DryRun.as_str() {
-        record.args_hash.as_deref()
-    } else if outcome == Outcome::RequireApproval.as_str() {
-        match &decision.approval {
-            Some((_, verdict)) if verdict == Outcome::Allow.as_str() => record.args_hash.as_deref(),
+    let decided = match record.outcome {
+        Some(Outcome::Allow | Outcome::DryRun) => record.args_hash.as_deref(),
+        Some(Outcome::RequireApproval) => match &decision.approval {
+            Some((_, Some(Outcome::Allow))) => record.args_hash.as_deref(),
             Some((kind, _)) => {
                 return Some(format!("the call required approval and has none: {kind}"));
             }
             None => return Some("the call required approval and was not approved".to_owned()),
+        },
+        Some(Outcome::Rewrite) => record.rewritten_args_hash.as_deref(),
+        other => {
+            let outcome = other.map_or("", Outcome::as_str);
+            return Some(format!("the decision was not allow: {outcome}"));
         }
-    } else if outcome == Outcome::Rewrite.as_str() {
-        record.rewritten_args_hash.as_deref()
-    } else {
-        return Some(format!("the decision was not allow: {outcome}"));
     };
     if decision.executed {
         return Some("the decision was already executed".to_owned());
@@ -56,7 +56,7 @@ pub fn records(
     max_output_chars: i64,
     output_chars: Option<usize>,
 ) -> Vec<Record> {
-    let decided = decision.map(|d| d.record.clone()).unwrap_or_default();
+    let decided = decision.map_or_else(|| Record::new(Kind::Decision), |d| d.record.clone());
     let context = Record {
         decision_id: Some(report.decision_id.clone()),
         session_id: decided.session_id,
@@ -69,11 +69,11 @@ pub fn records(
         resource_id: decided.resource_id,
         args_hash: Some(report.args_hash.clone()),
         policy_version: decided.policy_version,
-        ..Record::default()
+        ..Record::new(Kind::Execution)
     };
     let truncated = output_chars.map(|chars| i64::from(chars as i64 > max_output_chars));
     let execution = Record {
-        kind: Kind::Execution.as_str().to_owned(),
+        kind: Kind::Execution,
         max_output_chars: Some(max_output_chars),
         duration_us: Some(report.duration_us),
         result_bytes: Some(report.result_bytes),
@@ -84,24 +84,18 @@ pub fn records(
     };
     let mut records = vec![execution];
     if let Some(reason) = violation(report, decision) {
-        records.push(Record {
-            kind: Kind::Violation.as_str().to_owned(),
-            reason: Some(reason),
-            ..context
-        });
+        records.push(Record { kind: Kind::Violation, reason: Some(reason), ..context });
     }
     records
 }
 
 /// The event that takes an Execute's place when its caller may not act as the decision's actor.
 pub fn impersonation(report: &ExecutionReport, caller: &Caller, actor: &str) -> Record {
+    let why = format!("the token `{}` may not act as `{actor}`", caller.id);
+    let error = Error::PermissionDenied(why.clone());
     Record {
         decision_id: Some(report.decision_id.clone()),
-        actor_id: Some(caller.id.clone()),
-        reason: Some(format!("the token `{}` may not act as `{actor}`", caller.id)),
-        error: Some("PERMISSION_DENIED".to_owned()),
-        request: Some(serde_json::json!({ "rpc": "toolgate.v1.Gate/Execute" }).to_string()),
-        ..Record::new(Kind::AccessDenied)
+        ..super::refusal::access_denied(&caller.id, Rpc::Execute, why, &error)
     }
 }
 
@@ -126,9 +120,10 @@ mod tests {
     }
 
     fn decision(outcome: &str, executed: bool) -> PairedDecision {
+        let outcome: Outcome = outcome.parse().unwrap();
         PairedDecision {
             record: Record {
-                outcome: Some(outcome.into()),
+                outcome: Some(outcome),
                 args_hash: Some("h".into()),
                 ..Record::new(Kind::Decision)
             },

@@ -1,10 +1,9 @@
 //! `toolgate.v1.Admin`: operations on the running server.
 
-use std::sync::Arc;
-
 use tonic::{Request, Response, Status};
 
-use crate::auth::{Auth, Role};
+use super::Guard;
+use crate::auth::Rpc;
 use crate::gate::{Gate, ReloadError};
 use crate::proto::{self, admin_server::Admin};
 
@@ -12,13 +11,13 @@ use crate::proto::{self, admin_server::Admin};
 #[derive(Debug, Clone)]
 pub struct AdminService {
     gate: Gate,
-    auth: Arc<Auth>,
+    guard: Guard,
 }
 
 impl AdminService {
     /// Operates `gate`, for admins.
-    pub fn new(gate: Gate, auth: Arc<Auth>) -> Self {
-        Self { gate, auth }
+    pub fn new(gate: Gate, guard: Guard) -> Self {
+        Self { gate, guard }
     }
 }
 
@@ -29,7 +28,7 @@ impl Admin for AdminService {
         &self,
         request: Request<proto::ReloadPolicyRequest>,
     ) -> Result<Response<proto::ReloadPolicyResponse>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Admin/ReloadPolicy", &[Role::Admin]).await?;
+        self.guard.check(&request, Rpc::ReloadPolicy).await?;
         match self.gate.reload_policy().await {
             Ok((policy, event)) => Ok(Response::new(proto::ReloadPolicyResponse {
                 policy_version: policy.version().to_owned(),

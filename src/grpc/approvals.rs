@@ -1,20 +1,21 @@
 //! `toolgate.v1.Approvals`: list pending approvals, approve, reject, and await a verdict.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 
+use super::Guard;
 use super::gate::outcome;
 use crate::approvals::{Approval, Settled, State, settled};
-use crate::auth::{Auth, Caller, Role};
-use crate::error::{Error, refuse};
+use crate::auth::{Caller, Rpc};
+use crate::error::Error;
 use crate::gate::Gate;
 use crate::proto::{self, approvals_server::Approvals};
 use crate::request::awaited_decision;
-use crate::store::{Reader, Writer};
+use crate::store::Reader;
+use crate::trail::Outcome;
 
 /// The longest an Await call waits.
 const MAX_WAIT: Duration = Duration::from_secs(600);
@@ -24,31 +25,24 @@ const MAX_WAIT: Duration = Duration::from_secs(600);
 pub struct ApprovalsService {
     gate: Gate,
     reader: Reader,
-    writer: Writer,
     /// Becomes true when the server starts shutting down: waits end then.
     stopping: watch::Receiver<bool>,
-    auth: Arc<Auth>,
+    guard: Guard,
 }
 
 impl ApprovalsService {
     /// Serves the approvals of `gate`, reading settled ones from the trail.
-    pub fn new(
-        gate: Gate,
-        reader: Reader,
-        writer: Writer,
-        stopping: watch::Receiver<bool>,
-        auth: Arc<Auth>,
-    ) -> Self {
-        Self { gate, reader, writer, stopping, auth }
+    pub fn new(gate: Gate, reader: Reader, stopping: watch::Receiver<bool>, guard: Guard) -> Self {
+        Self { gate, reader, stopping, guard }
     }
 
     /// A verdict's approver must be someone the caller may act as.
     async fn verdict(
         &self,
         request: Request<proto::VerdictRequest>,
-        rpc: &str,
+        rpc: Rpc,
     ) -> Result<(proto::VerdictRequest, Option<Caller>), Status> {
-        let caller = self.auth.authorize(&request, rpc, &[Role::Approver]).await?;
+        let caller = self.guard.check(&request, rpc).await?;
         let verdict = request.into_inner();
         if let Some(caller) = &caller
             && !verdict.approver.is_empty()
@@ -58,7 +52,7 @@ impl ApprovalsService {
                 "the token `{}` may not give verdicts as `{}`",
                 caller.id, verdict.approver
             );
-            return Err(self.auth.refuse_identity(caller, rpc, why).await.into());
+            return Err(self.guard.refuse_identity(caller, rpc, why).await);
         }
         Ok((verdict, caller))
     }
@@ -71,9 +65,7 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::ListPendingRequest>,
     ) -> Result<Response<proto::ListPendingResponse>, Status> {
-        self.auth
-            .authorize(&request, "toolgate.v1.Approvals/ListPending", &[Role::Approver])
-            .await?;
+        self.guard.check(&request, Rpc::ListPending).await?;
         let filter = request.into_inner();
         let matches = |a: &Approval| {
             let req = &a.request;
@@ -94,7 +86,7 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::VerdictRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
-        let (verdict, caller) = self.verdict(request, "toolgate.v1.Approvals/Approve").await?;
+        let (verdict, caller) = self.verdict(request, Rpc::Approve).await?;
         let approval = self.gate.approve(verdict, caller.as_ref()).await?;
         Ok(Response::new(to_proto(&approval)))
     }
@@ -104,7 +96,7 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::VerdictRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
-        let (verdict, caller) = self.verdict(request, "toolgate.v1.Approvals/Reject").await?;
+        let (verdict, caller) = self.verdict(request, Rpc::Reject).await?;
         let approval = self.gate.reject(verdict, caller.as_ref()).await?;
         Ok(Response::new(to_proto(&approval)))
     }
@@ -114,12 +106,10 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
-        self.auth
-            .authorize(&request, "toolgate.v1.Approvals/Await", &[Role::Agent, Role::Approver])
-            .await?;
+        self.guard.check(&request, Rpc::Await).await?;
         let req = request.into_inner();
         if let Err(e) = awaited_decision(&req, self.gate.limits()) {
-            return Err(refuse(&self.writer, "toolgate.v1.Approvals/Await", e).await.into());
+            return Err(self.guard.invalid(Rpc::Await, e).await);
         }
         let timeout = Duration::from_millis(u64::from(req.timeout_ms)).min(MAX_WAIT);
         let mut stopping = self.stopping.clone();
@@ -138,8 +128,9 @@ impl Approvals for ApprovalsService {
         match settled(&self.reader, &req.decision_id).await.map_err(Error::from)? {
             Settled::Approval(approval) => Ok(Response::new(to_proto(&approval))),
             Settled::NotRequired(outcome) => Err(Error::FailedPrecondition(format!(
-                "decision `{}` did not require approval: its outcome is {outcome}",
-                req.decision_id
+                "decision `{}` did not require approval: its outcome is {}",
+                req.decision_id,
+                outcome.map_or("", Outcome::as_str)
             ))
             .into()),
             Settled::Unknown => {

@@ -7,18 +7,16 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::Guard;
 use super::convert::event_to_proto;
 use crate::audit::{Export, SharedBuffer, verify_trail};
-use crate::auth::{Auth, Role};
-use crate::error::{Error, refuse};
+use crate::auth::Rpc;
+use crate::config::Limits;
+use crate::error::{Error, FieldError};
 use crate::proto::{self, audit_server::Audit};
-use crate::request::{ArgsHasher, FieldError, Filter};
-use crate::store::{Reader, Writer};
+use crate::request::{ArgsHasher, Page, hash_args_request};
+use crate::store::{Filter, Reader};
 
-/// Largest page a Query may ask for.
-const MAX_PAGE_SIZE: u32 = 1000;
-/// Page size when the request names none.
-const DEFAULT_PAGE_SIZE: u32 = 100;
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
 
@@ -26,32 +24,28 @@ const MAX_PROBLEMS: usize = 1000;
 #[derive(Debug, Clone)]
 pub struct AuditService {
     reader: Reader,
-    writer: Writer,
-    auth: Arc<Auth>,
+    guard: Guard,
     hasher: ArgsHasher,
+    limits: Arc<Limits>,
 }
 
 impl AuditService {
-    /// Serves the trail read through `reader` to auditors; refusals are recorded through
-    /// `writer`.
-    pub fn new(reader: Reader, writer: Writer, auth: Arc<Auth>, hasher: ArgsHasher) -> Self {
-        Self { reader, writer, auth, hasher }
+    /// Serves the trail read through `reader` to auditors; HashArgs hashes as Decide does,
+    /// within the same limits.
+    pub fn new(reader: Reader, guard: Guard, hasher: ArgsHasher, limits: Limits) -> Self {
+        Self { reader, guard, hasher, limits: Arc::new(limits) }
     }
 
-    async fn refuse(&self, rpc: &str, error: FieldError) -> Status {
-        refuse(&self.writer, &format!("toolgate.v1.Audit/{rpc}"), error).await.into()
-    }
-
-    async fn filter(&self, rpc: &str, filter: Option<proto::Filter>) -> Result<Filter, Status> {
+    async fn filter(&self, rpc: Rpc, filter: Option<proto::Filter>) -> Result<Filter, Status> {
         match Filter::from_proto(filter.unwrap_or_default(), "filter.") {
             Ok(filter) => Ok(filter),
-            Err(e) => Err(self.refuse(rpc, e).await),
+            Err(e) => Err(self.guard.invalid(rpc, e).await),
         }
     }
 }
 
 fn unavailable(error: crate::store::StoreError) -> Status {
-    Error::Unavailable(error).into()
+    Error::from(error).into()
 }
 
 #[tonic::async_trait]
@@ -61,23 +55,17 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::HashArgsRequest>,
     ) -> Result<Response<proto::HashArgsResponse>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Audit/HashArgs", &[Role::Auditor]).await?;
+        self.guard.check(&request, Rpc::HashArgs).await?;
         let req = request.into_inner();
-        let args = match serde_json::from_str::<serde_json::Value>(&req.args_json) {
-            Ok(serde_json::Value::Object(args)) => args,
-            _ => {
-                let e = FieldError::new("args_json", "must be a JSON object");
-                return Err(self.refuse("HashArgs", e).await);
-            }
-        };
-        match self.hasher.hash(&args) {
+        let hashed = hash_args_request(&req.args_json, &self.limits).and_then(|args| {
+            self.hasher.hash(&args).map_err(|e| FieldError::new("args_json", e.to_string()))
+        });
+        match hashed {
             Ok(hashed) => Ok(Response::new(proto::HashArgsResponse {
                 args_hash: hashed.hash,
                 canonical_json: hashed.json,
             })),
-            Err(e) => {
-                Err(self.refuse("HashArgs", FieldError::new("args_json", e.to_string())).await)
-            }
+            Err(e) => Err(self.guard.invalid(Rpc::HashArgs, e).await),
         }
     }
 
@@ -86,33 +74,17 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::QueryRequest>,
     ) -> Result<Response<proto::QueryResponse>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Audit/Query", &[Role::Auditor]).await?;
+        self.guard.check(&request, Rpc::Query).await?;
         let req = request.into_inner();
-        let filter = self.filter("Query", req.filter).await?;
-        let page_size = match req.page_size {
-            0 => DEFAULT_PAGE_SIZE,
-            n if n > MAX_PAGE_SIZE => {
-                let e = FieldError::new(
-                    "page_size",
-                    format!("{n} is over the limit of {MAX_PAGE_SIZE}"),
-                );
-                return Err(self.refuse("Query", e).await);
-            }
-            n => n,
+        let filter = self.filter(Rpc::Query, req.filter).await?;
+        let page = match Page::from_proto(req.page_size, &req.page_token) {
+            Ok(page) => page,
+            Err(e) => return Err(self.guard.invalid(Rpc::Query, e).await),
         };
-        let after = match req.page_token.as_str() {
-            "" => 0,
-            token => match token.parse::<i64>() {
-                Ok(seq) if seq >= 0 => seq,
-                _ => {
-                    let e = FieldError::new("page_token", "not a token this server gave");
-                    return Err(self.refuse("Query", e).await);
-                }
-            },
-        };
-        let events = self.reader.query(&filter, after, page_size).await.map_err(unavailable)?;
+        let events =
+            self.reader.query(&filter, page.after, page.size).await.map_err(unavailable)?;
         let next_page_token = match events.last() {
-            Some(last) if events.len() == page_size as usize => last.seq.to_string(),
+            Some(last) if events.len() == page.size as usize => last.seq.to_string(),
             _ => String::new(),
         };
         let events = events.into_iter().map(event_to_proto).collect();
@@ -126,9 +98,9 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::ExportRequest>,
     ) -> Result<Response<Self::ExportCsvStream>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Audit/ExportCsv", &[Role::Auditor]).await?;
+        self.guard.check(&request, Rpc::ExportCsv).await?;
         let req = request.into_inner();
-        let filter = self.filter("ExportCsv", req.filter).await?;
+        let filter = self.filter(Rpc::ExportCsv, req.filter).await?;
         let (chunks, stream) = mpsc::channel(4);
         let reader = self.reader.clone();
         tokio::spawn(async move {
@@ -144,7 +116,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::VerifyRequest>,
     ) -> Result<Response<proto::VerifyResponse>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Audit/Verify", &[Role::Auditor]).await?;
+        self.guard.check(&request, Rpc::Verify).await?;
         let req = request.into_inner();
         let bound = |field: &str, v: u64| {
             i64::try_from(v).map_err(|_| FieldError::new(field, "out of range"))
@@ -153,7 +125,7 @@ impl Audit for AuditService {
             .and_then(|from| Ok((from, bound("to_seq", req.to_seq)?)));
         let (from, to) = match range {
             Ok(range) => range,
-            Err(e) => return Err(self.refuse("Verify", e).await),
+            Err(e) => return Err(self.guard.invalid(Rpc::Verify, e).await),
         };
         let to = (to > 0).then_some(to);
         let report = verify_trail(&self.reader, from, to, |_| {}).await.map_err(unavailable)?;
@@ -181,7 +153,7 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::HeadRequest>,
     ) -> Result<Response<proto::HeadResponse>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Audit/Head", &[Role::Auditor]).await?;
+        self.guard.check(&request, Rpc::Head).await?;
         let head = self.reader.head().await.map_err(unavailable)?;
         Ok(Response::new(head.map_or_else(proto::HeadResponse::default, |h| proto::HeadResponse {
             seq: h.seq.unsigned_abs(),
@@ -195,11 +167,11 @@ impl Audit for AuditService {
         &self,
         request: Request<proto::StatsRequest>,
     ) -> Result<Response<proto::StatsResponse>, Status> {
-        self.auth.authorize(&request, "toolgate.v1.Audit/Stats", &[Role::Auditor]).await?;
+        self.guard.check(&request, Rpc::Stats).await?;
         let req = request.into_inner();
         let range = match Filter::time_range(&req.since, &req.until, "") {
             Ok(range) => range,
-            Err(e) => return Err(self.refuse("Stats", e).await),
+            Err(e) => return Err(self.guard.invalid(Rpc::Stats, e).await),
         };
         let stats = self.reader.stats(&range).await.map_err(unavailable)?;
         let counts = |list: Vec<(String, u64)>| {

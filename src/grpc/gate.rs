@@ -1,10 +1,9 @@
 //! `toolgate.v1.Gate`: Decide and Execute, translated between protobuf and [`crate::gate`].
 
-use std::sync::Arc;
-
 use tonic::{Request, Response, Status};
 
-use crate::auth::{Auth, Role};
+use super::Guard;
+use crate::auth::Rpc;
 use crate::gate::Gate;
 use crate::policy::Outcome;
 use crate::proto::{self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteResponse};
@@ -13,18 +12,15 @@ use crate::proto::{self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteR
 #[derive(Debug, Clone)]
 pub struct GateService {
     gate: Gate,
-    auth: Arc<Auth>,
+    guard: Guard,
 }
 
 impl GateService {
     /// Serves `gate` to agents.
-    pub fn new(gate: Gate, auth: Arc<Auth>) -> Self {
-        Self { gate, auth }
+    pub fn new(gate: Gate, guard: Guard) -> Self {
+        Self { gate, guard }
     }
 }
-
-const DECIDE: &str = "toolgate.v1.Gate/Decide";
-const EXECUTE: &str = "toolgate.v1.Gate/Execute";
 
 #[tonic::async_trait]
 impl proto::gate_server::Gate for GateService {
@@ -33,7 +29,7 @@ impl proto::gate_server::Gate for GateService {
         &self,
         request: Request<DecideRequest>,
     ) -> Result<Response<DecideResponse>, Status> {
-        let caller = self.auth.authorize(&request, DECIDE, &[Role::Agent]).await?;
+        let caller = self.guard.check(&request, Rpc::Decide).await?;
         let req = request.into_inner();
         if let (Some(caller), Some(actor)) = (&caller, &req.actor) {
             // The actor, and the head of a subagent's delegation chain, must be identities the
@@ -43,7 +39,7 @@ impl proto::gate_server::Gate for GateService {
                 claimed.filter(|id| !id.is_empty()).find(|id| !caller.may_act_as(id))
             {
                 let why = format!("the token `{}` may not act as `{other}`", caller.id);
-                return Err(self.auth.refuse_identity(caller, DECIDE, why).await.into());
+                return Err(self.guard.refuse_identity(caller, Rpc::Decide, why).await);
             }
         }
         let decision = self.gate.decide(req).await?;
@@ -68,7 +64,7 @@ impl proto::gate_server::Gate for GateService {
         &self,
         request: Request<ExecuteRequest>,
     ) -> Result<Response<ExecuteResponse>, Status> {
-        let caller = self.auth.authorize(&request, EXECUTE, &[Role::Agent]).await?;
+        let caller = self.guard.check(&request, Rpc::Execute).await?;
         let execution = self.gate.execute(request.into_inner(), caller).await?;
         if let Some(violation) = &execution.violation {
             tracing::warn!(%violation, seq = execution.seq, "execution broke its decision");

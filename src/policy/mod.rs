@@ -13,7 +13,8 @@ pub use directory::entities;
 pub use engine::{PolicyEngine, PolicyError, Verdict};
 pub use shape::describe as describe_shape;
 
-use std::fmt;
+/// The outcome is the trail's: the policy decides it, the trail records it.
+pub use crate::trail::Outcome;
 
 /// An approval given to a call, as policies see it (`context.approval`) when toolgate checks
 /// the approval against them.
@@ -23,33 +24,4 @@ pub struct Grant {
     pub approver: String,
     /// The approver's configured roles (`[actors.<id>] roles`).
     pub roles: Vec<String>,
-}
-
-/// What the harness is told to do with a tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Allow,
-    Deny,
-    RequireApproval,
-    DryRun,
-    Rewrite,
-}
-
-impl Outcome {
-    /// The name the trail uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::RequireApproval => "require_approval",
-            Self::DryRun => "dry_run",
-            Self::Rewrite => "rewrite",
-        }
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }

@@ -8,6 +8,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::config::{ArgsHashConfig, ConfigError};
+
 /// Arguments in canonical form, with their hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CanonicalArgs {
@@ -78,6 +80,36 @@ impl fmt::Debug for ArgsHasher {
             Self::Sha256 => f.write_str("Sha256"),
             Self::Hmac { key_id, .. } => write!(f, "Hmac {{ key_id: {key_id:?}, .. }}"),
         }
+    }
+}
+
+impl ArgsHasher {
+    /// The hasher `[args_hash]` describes: keyed when a key is configured, plain SHA-256 otherwise.
+    pub fn from_config(config: &ArgsHashConfig) -> Result<Self, ConfigError> {
+        let key = match (&config.key_file, &config.key_env) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::Key(
+                    "give args_hash.key_file or key_env, not both".into(),
+                ));
+            }
+            (Some(path), None) => std::fs::read(path)
+                .map_err(|e| ConfigError::Key(format!("cannot read `{}`: {e}", path.display())))?,
+            (None, Some(var)) => std::env::var(var)
+                .map_err(|_| {
+                    ConfigError::Key(format!("the environment variable `{var}` is not set"))
+                })?
+                .into_bytes(),
+            (None, None) => return Ok(ArgsHasher::Sha256),
+        };
+        let key = key.trim_ascii_end();
+        if key.is_empty() {
+            return Err(ConfigError::Key("the args_hash key is empty".into()));
+        }
+        let id = match &config.key_id {
+            Some(id) => id.clone(),
+            None => hex::encode(&Sha256::digest(key)[..4]),
+        };
+        Ok(ArgsHasher::keyed(&id, key))
     }
 }
 

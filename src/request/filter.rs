@@ -1,46 +1,47 @@
-//! The filter of an auditor's question (Query, ExportCsv, the `query` and `export` commands):
-//! every condition optional, all of them combined with AND. Times are RFC 3339, or a duration
-//! back from now (`24h`, `7d`, `90m`), normalized to the trail's own UTC format so that they
-//! compare with `ts` as text.
+//! The validation of an auditor's question: a wire filter into a [`Filter`] (times as RFC 3339,
+//! or a duration back from now: `24h`, `7d`, `90m`, normalized to the trail's own UTC format),
+//! and a Query's page.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::FieldError;
-use crate::policy::Outcome;
 use crate::proto;
-use crate::trail::Kind;
+use crate::store::Filter;
+use crate::trail::{Kind, Outcome};
 
-/// A validated filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Filter {
-    /// Events at or after this time (normalized RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub since: Option<String>,
-    /// Events before this time (normalized RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub until: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub actor_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub action: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub decision_id: Option<String>,
-    /// Only decisions whose shadow policy answered otherwise than the enforced one.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub shadow_disagrees: bool,
+/// Largest page a Query may ask for.
+const MAX_PAGE_SIZE: u32 = 1000;
+/// Page size when the request names none.
+const DEFAULT_PAGE_SIZE: u32 = 100;
+
+/// A validated page of a Query: the events after `after`, at most `size` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub after: i64,
+    pub size: u32,
 }
 
-const OUTCOMES: [Outcome; 5] =
-    [Outcome::Allow, Outcome::Deny, Outcome::RequireApproval, Outcome::DryRun, Outcome::Rewrite];
+impl Page {
+    /// Validates a Query's `page_size` and `page_token` (the last `seq` of the page before).
+    pub fn from_proto(page_size: u32, page_token: &str) -> Result<Self, FieldError> {
+        let size = match page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n if n > MAX_PAGE_SIZE => {
+                let problem = format!("{n} is over the limit of {MAX_PAGE_SIZE}");
+                return Err(FieldError::new("page_size", problem));
+            }
+            n => n,
+        };
+        let after = match page_token {
+            "" => 0,
+            token => match token.parse::<i64>() {
+                Ok(seq) if seq >= 0 => seq,
+                _ => return Err(FieldError::new("page_token", "not a token this server gave")),
+            },
+        };
+        Ok(Self { after, size })
+    }
+}
 
 impl Filter {
     /// Validates a wire filter; field names in errors are prefixed with `prefix` (`filter.`).
@@ -52,37 +53,38 @@ impl Filter {
             Some(v) => parse_time(&v, now).map(Some).map_err(|p| FieldError::new(field(name), p)),
             None => Ok(None),
         };
-        let filter = Self {
+        let kind = match text(filter.kind) {
+            Some(kind) => Some(kind.parse::<Kind>().map_err(|()| {
+                let names: Vec<_> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+                FieldError::new(
+                    field("kind"),
+                    format!("unknown kind `{kind}`: one of {}", names.join(", ")),
+                )
+            })?),
+            None => None,
+        };
+        let outcome = match text(filter.outcome) {
+            Some(outcome) => Some(outcome.parse::<Outcome>().map_err(|()| {
+                let names: Vec<_> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
+                FieldError::new(
+                    field("outcome"),
+                    format!("unknown outcome `{outcome}`: one of {}", names.join(", ")),
+                )
+            })?),
+            None => None,
+        };
+        Ok(Self {
             since: time("since", filter.since)?,
             until: time("until", filter.until)?,
             session_id: text(filter.session_id),
             actor_id: text(filter.actor_id),
             tool: text(filter.tool),
             action: text(filter.action),
-            outcome: text(filter.outcome),
-            kind: text(filter.kind),
+            outcome,
+            kind,
             decision_id: text(filter.decision_id),
             shadow_disagrees: filter.shadow_disagrees,
-        };
-        if let Some(kind) = &filter.kind
-            && !Kind::ALL.iter().any(|k| k.as_str() == kind)
-        {
-            let names: Vec<_> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-            return Err(FieldError::new(
-                field("kind"),
-                format!("unknown kind `{kind}`: one of {}", names.join(", ")),
-            ));
-        }
-        if let Some(outcome) = &filter.outcome
-            && !OUTCOMES.iter().any(|o| o.as_str() == outcome)
-        {
-            let names: Vec<_> = OUTCOMES.iter().map(|o| o.as_str()).collect();
-            return Err(FieldError::new(
-                field("outcome"),
-                format!("unknown outcome `{outcome}`: one of {}", names.join(", ")),
-            ));
-        }
-        Ok(filter)
+        })
     }
 
     /// A filter on time alone (the compliance summary's range), validated like any other:
@@ -106,16 +108,11 @@ impl Filter {
             actor_id: text(&self.actor_id),
             tool: text(&self.tool),
             action: text(&self.action),
-            outcome: text(&self.outcome),
-            kind: text(&self.kind),
+            outcome: self.outcome.map(|o| o.as_str().to_owned()).unwrap_or_default(),
+            kind: self.kind.map(|k| k.as_str().to_owned()).unwrap_or_default(),
             decision_id: text(&self.decision_id),
             shadow_disagrees: self.shadow_disagrees,
         }
-    }
-
-    /// Whether the filter selects every event.
-    pub fn is_empty(&self) -> bool {
-        *self == Self::default()
     }
 }
 
@@ -168,7 +165,7 @@ mod tests {
     fn every_kind_on_the_trail_can_be_filtered_on() {
         for name in ["approval_requested", "approval_expired", "access_denied", "policy_loaded"] {
             let filter = proto::Filter { kind: name.into(), ..Default::default() };
-            assert_eq!(Filter::from_proto(filter, "").unwrap().kind.as_deref(), Some(name));
+            assert_eq!(Filter::from_proto(filter, "").unwrap().kind.map(Kind::as_str), Some(name));
         }
     }
 }

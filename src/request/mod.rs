@@ -11,29 +11,10 @@ mod verdict;
 pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
-pub use filter::Filter;
+pub use filter::Page;
 pub use verdict::{VerdictRequest, awaited_decision};
 
-/// A request field that is missing, malformed or over its limit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {problem}")]
-pub struct FieldError {
-    /// The field's path in the request, for example `actor.id`.
-    pub field: String,
-    /// What is wrong with it.
-    pub problem: String,
-}
-
-impl FieldError {
-    /// A problem with a field.
-    pub fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        Self { field: field.into(), problem: problem.into() }
-    }
-
-    fn required(field: &str) -> Self {
-        Self::new(field, "required")
-    }
-}
+pub use crate::error::FieldError;
 
 /// Refuses `value` when it is longer than `limit` bytes.
 fn within(field: &str, value: &str, limit: usize) -> Result<(), FieldError> {
@@ -52,6 +33,14 @@ fn required(field: &str, value: &str, limit: usize) -> Result<(), FieldError> {
         return Err(FieldError::required(field));
     }
     within(field, value, limit)
+}
+
+/// The arguments of a HashArgs request, validated as Decide validates its `args_json`.
+pub fn hash_args_request(
+    args_json: &str,
+    limits: &crate::config::Limits,
+) -> Result<serde_json::Map<String, serde_json::Value>, FieldError> {
+    json_object("args_json", args_json, limits.max_args_bytes)
 }
 
 /// Parses an optional JSON object argument (`args_json`, `context_json`): empty means `{}`.

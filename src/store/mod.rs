@@ -1,17 +1,22 @@
-//! The SQLite file behind the trail. One writer thread owns the only write connection and
-//! commits events in groups (`writer.rs`); everything else reads through a read-only pool
-//! (`reader.rs`), so queries and verification never block writes. A third connection
-//! checkpoints the WAL in the background (`checkpoint.rs`).
+//! The SQLite file behind the trail, through rusqlite alone. `migrate.rs` applies
+//! `migrations/`; one writer thread owns the only write connection and commits events in groups
+//! (`writer.rs`); everything else reads through idle read-only connections (`reader.rs`), so
+//! queries and verification never block writes; a third connection checkpoints the WAL in the
+//! background (`wal.rs`). Rows are derived from the trail's column table (`row.rs`), and the
+//! auditor's [`Filter`] is rendered as SQL here (`filter.rs`). This module does I/O only: the
+//! chain step and the hashes are `trail`'s.
 
-mod checkpoint;
+mod filter;
+mod migrate;
 mod reader;
+mod row;
+mod wal;
 mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-
+pub use filter::Filter;
 pub use reader::{Head, PAGE, Reader, Stats};
 pub use writer::{Lookup, PairedDecision, Writer, WriterThread};
 
@@ -22,10 +27,8 @@ use crate::metrics::Metrics;
 /// only ever learn that the trail is unavailable.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open the trail `{path}`: {source}")]
-    Open { path: String, source: sqlx::Error },
-    #[error("cannot migrate the trail: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot migrate the trail (migration {number}): {source}")]
+    Migrate { number: i64, source: rusqlite::Error },
     #[error("trail writer: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("the commit failed (see the writer's log)")]
@@ -40,6 +43,19 @@ pub enum StoreError {
     Thread(String),
     #[error("no trail at `{0}`")]
     Missing(String),
+    #[error("seq {seq}: the stored {what} is not 64 hex digits")]
+    Corrupt { seq: i64, what: &'static str },
+}
+
+impl From<StoreError> for crate::error::Error {
+    /// A call the trail could not record is refused: RESOURCE_EXHAUSTED when the writer is
+    /// merely behind, UNAVAILABLE otherwise.
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Overloaded => Self::Overloaded,
+            other => Self::Unavailable(other.to_string()),
+        }
+    }
 }
 
 /// A cheaply cloneable handle on the trail: cloning is shallow.
@@ -61,27 +77,12 @@ impl Store {
         config: &WriterConfig,
         metrics: Arc<Metrics>,
     ) -> Result<(Self, WriterThread), StoreError> {
-        migrate(path).await?;
+        let owned = path.to_owned();
+        tokio::task::spawn_blocking(move || migrate::migrate(&owned))
+            .await
+            .map_err(|e| StoreError::Thread(e.to_string()))??;
         let (writer, thread) = Writer::start(path, durability, config, metrics)?;
         let reader = Reader::open(path).await?;
         Ok((Self { writer, reader }, thread))
     }
-}
-
-/// Creates the file when missing and applies `migrations/`.
-async fn migrate(path: &Path) -> Result<(), StoreError> {
-    let options = SqliteConnectOptions::new()
-        .filename(path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal);
-    // A one-connection pool rather than a bare connection: `Migrator::run(&mut conn)` makes the
-    // caller's future fail rustc's `Send` check ("Acquire is not general enough").
-    let pool = SqlitePoolOptions::new()
-        .max_connections(1)
-        .connect_with(options)
-        .await
-        .map_err(|source| StoreError::Open { path: path.display().to_string(), source })?;
-    let migrated = sqlx::migrate!("./migrations").run(&pool).await;
-    pool.close().await;
-    Ok(migrated?)
 }

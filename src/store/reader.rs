@@ -9,21 +9,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rusqlite::types::{Value, ValueRef};
+use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_from_iter};
 
+use super::Filter;
 use super::StoreError;
-use crate::request::Filter;
-use crate::trail::{Event, HASHED_COLUMNS, Link, Record, Value as HashValue, hash_values};
+use super::row::{self, SELECT};
+use crate::trail::{Event, Link, decode, hash_cells, position};
 
 /// Events read per page by exports and verification.
 pub const PAGE: u32 = 1000;
-
-/// Every column, in table order (and in the order [`event`] reads them).
-const SELECT: &str = "SELECT seq, event_id, ts, kind, decision_id, session_id, task_type, actor_id,
-    actor_kind, tool, action, resource_type, resource_id, args_hash, rewritten_args_hash, outcome, reason, policy_ids,
-    policy_version, shadow_outcome, shadow_reason, max_output_chars, timeout_ms, duration_us, result_bytes, truncated, status,
-    error, request, prev_hash, hash FROM events";
 
 /// A cheaply cloneable read-only handle: cloning is shallow.
 #[derive(Debug, Clone)]
@@ -117,13 +112,13 @@ impl Reader {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
-        let (conditions, mut values) = conditions(filter);
+        let (conditions, mut values) = filter.conditions();
         values.insert(0, Value::Integer(after));
         values.push(Value::Integer(i64::from(limit)));
-        let sql = format!("{SELECT} WHERE seq > ?{conditions} ORDER BY seq LIMIT ?");
+        let sql = format!("{} WHERE seq > ?{conditions} ORDER BY seq LIMIT ?", *SELECT);
         self.with(move |conn| {
             let mut stmt = conn.prepare_cached(&sql)?;
-            let events = stmt.query_map(params_from_iter(values), event)?;
+            let events = stmt.query_map(params_from_iter(values), row::event)?;
             events.collect()
         })
         .await
@@ -152,10 +147,7 @@ impl Reader {
     /// The chain links of the events with `seq` from `first` to `last`, in `seq` order: each
     /// event's content is hashed straight from its row, without building the event.
     pub async fn links(&self, first: i64, last: i64) -> Result<Vec<Link>, StoreError> {
-        let sql = format!(
-            "SELECT seq, prev_hash, hash, {} FROM events WHERE seq >= ?1 AND seq <= ?2 ORDER BY seq",
-            HASHED_COLUMNS.join(", ")
-        );
+        let sql = format!("{} WHERE seq >= ?1 AND seq <= ?2 ORDER BY seq", *SELECT);
         self.with(move |conn| {
             let mut stmt = conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params![first, last])?;
@@ -171,7 +163,7 @@ impl Reader {
 
     /// How many events match `filter`.
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
-        let (conditions, values) = conditions(filter);
+        let (conditions, values) = filter.conditions();
         let sql = format!("SELECT count(*) FROM events WHERE 1{conditions}");
         let count: i64 = self
             .with(move |conn| conn.query_row(&sql, params_from_iter(values), |row| row.get(0)))
@@ -182,8 +174,8 @@ impl Reader {
     /// The event at `seq`, if there is one.
     pub async fn event(&self, seq: i64) -> Result<Option<Event>, StoreError> {
         self.with(move |conn| {
-            conn.prepare_cached(&format!("{SELECT} WHERE seq = ?1"))?
-                .query_row([seq], event)
+            conn.prepare_cached(&format!("{} WHERE seq = ?1", *SELECT))?
+                .query_row([seq], row::event)
                 .optional()
         })
         .await
@@ -206,7 +198,7 @@ impl Reader {
     /// outcome, tool, actor and kind.
     pub async fn stats(&self, range: &Filter) -> Result<Stats, StoreError> {
         let total = self.count(range).await?;
-        let (conditions, values) = conditions(range);
+        let (conditions, values) = range.conditions();
         self.with(move |conn| {
             let mut stats = Stats { total, ..Stats::default() };
             for (column, counts) in [
@@ -237,95 +229,17 @@ impl Reader {
     }
 }
 
-/// The filter as ` AND …` conditions with `?` placeholders, and their values in order.
-fn conditions(filter: &Filter) -> (String, Vec<Value>) {
-    let conditions = [
-        (" AND ts >= ?", &filter.since),
-        (" AND ts < ?", &filter.until),
-        (" AND session_id = ?", &filter.session_id),
-        (" AND actor_id = ?", &filter.actor_id),
-        (" AND tool = ?", &filter.tool),
-        (" AND action = ?", &filter.action),
-        (" AND outcome = ?", &filter.outcome),
-        (" AND kind = ?", &filter.kind),
-        (" AND decision_id = ?", &filter.decision_id),
-    ];
-    let mut sql = String::new();
-    let mut values = Vec::new();
-    if filter.shadow_disagrees {
-        sql.push_str(" AND shadow_outcome IS NOT NULL AND shadow_outcome <> outcome");
-    }
-    for (condition, value) in conditions {
-        if let Some(value) = value {
-            sql.push_str(condition);
-            values.push(Value::Text(value.clone()));
-        }
-    }
-    (sql, values)
-}
-
-/// The link of a row of `seq, prev_hash, hash` and the hashed columns.
+/// The link of a row of [`SELECT`]: its content is hashed straight from the row's cells.
 fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
-    let stored = |i: usize| -> rusqlite::Result<Option<[u8; 32]>> {
-        Ok(match row.get_ref(i)? {
-            ValueRef::Text(hex) => {
-                let mut out = [0; 32];
-                hex::decode_to_slice(hex, &mut out).ok().map(|()| out)
-            }
-            _ => None,
-        })
+    let cells = row::cells(row)?;
+    let stored = |name: &str| match cells[position(name)] {
+        Some(crate::trail::Value::Text(hex)) => std::str::from_utf8(hex).ok().and_then(decode),
+        _ => None,
     };
-    let (prev_hash, hash) = (stored(1)?, stored(2)?);
+    let (prev_hash, hash) = (stored("prev_hash"), stored("hash"));
     let content_matches = match (prev_hash, hash) {
-        (Some(prev), Some(hash)) => {
-            let values = (3..3 + HASHED_COLUMNS.len()).map(|i| match row.get_ref(i) {
-                Ok(ValueRef::Integer(n)) => Some(HashValue::Integer(n)),
-                Ok(ValueRef::Text(bytes) | ValueRef::Blob(bytes)) => Some(HashValue::Text(bytes)),
-                // A STRICT table holds no reals; NULL (or an unreadable cell) is left out.
-                _ => None,
-            });
-            hash_values(&prev, values) == hash
-        }
+        (Some(prev), Some(hash)) => hash_cells(&prev, &cells) == hash,
         _ => false,
     };
-    Ok(Link { seq: row.get(0)?, prev_hash, hash, content_matches })
-}
-
-/// An event from a row of [`SELECT`].
-fn event(row: &Row<'_>) -> rusqlite::Result<Event> {
-    Ok(Event {
-        seq: row.get(0)?,
-        event_id: row.get(1)?,
-        ts: row.get(2)?,
-        record: Record {
-            kind: row.get(3)?,
-            decision_id: row.get(4)?,
-            session_id: row.get(5)?,
-            task_type: row.get(6)?,
-            actor_id: row.get(7)?,
-            actor_kind: row.get(8)?,
-            tool: row.get(9)?,
-            action: row.get(10)?,
-            resource_type: row.get(11)?,
-            resource_id: row.get(12)?,
-            args_hash: row.get(13)?,
-            rewritten_args_hash: row.get(14)?,
-            outcome: row.get(15)?,
-            reason: row.get(16)?,
-            policy_ids: row.get(17)?,
-            policy_version: row.get(18)?,
-            shadow_outcome: row.get(19)?,
-            shadow_reason: row.get(20)?,
-            max_output_chars: row.get(21)?,
-            timeout_ms: row.get(22)?,
-            duration_us: row.get(23)?,
-            result_bytes: row.get(24)?,
-            truncated: row.get(25)?,
-            status: row.get(26)?,
-            error: row.get(27)?,
-            request: row.get(28)?,
-        },
-        prev_hash: row.get(29)?,
-        hash: row.get(30)?,
-    })
+    Ok(Link { seq: row.get("seq")?, prev_hash, hash, content_matches })
 }

@@ -11,13 +11,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
+use super::row::{self, INSERT, SELECT};
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
-use crate::trail::{Event, GENESIS_HASH, Kind, Record, event_hash};
+use crate::trail::{Chain, Event, Kind, Outcome, Record, decode};
 
 /// Builds a job's records inside the writer's transaction, reading what it needs through a
 /// [`Lookup`] that sees every event before it, committed or in the same group.
@@ -77,13 +78,13 @@ impl Writer {
         // Index pages of a large trail stay in memory instead of being read back per commit.
         conn.pragma_update(None, "cache_size", -32 * 1024)?;
         conn.busy_timeout(Duration::from_secs(5))?;
-        let head = Head::read(&conn)?;
+        let head = head(&conn)?;
         metrics.trail_length(head.seq);
         let (stop_checkpoints, checkpoints) = std::sync::mpsc::channel();
-        let checkpointer = super::checkpoint::start(path, checkpoints)?;
+        let checkpointer = super::wal::start(path, checkpoints)?;
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
         let max_batch = config.max_batch.max(1);
-        let delay = Duration::from_millis(config.fault_commit_delay_ms);
+        let delay = commit_delay();
         let writer = std::thread::Builder::new()
             .name("trail-writer".into())
             .spawn(move || {
@@ -139,7 +140,7 @@ pub struct PairedDecision {
     /// An execution was already reported for it.
     pub executed: bool,
     /// For a decision that required approval: the verdict event's kind and outcome, if any.
-    pub approval: Option<(String, String)>,
+    pub approval: Option<(Kind, Option<Outcome>)>,
 }
 
 impl Lookup<'_> {
@@ -157,34 +158,9 @@ impl Lookup<'_> {
 
     /// The decision event with this id, if there is one.
     pub fn decision(&self, decision_id: &str) -> Result<Option<PairedDecision>, StoreError> {
-        let mut stmt = self.tx.prepare_cached(
-            "SELECT decision_id, session_id, task_type, actor_id, actor_kind, tool, action,
-                    resource_type, resource_id, args_hash, outcome, policy_version,
-                    max_output_chars, timeout_ms, rewritten_args_hash
-             FROM events WHERE decision_id = ?1 AND kind = 'decision'",
-        )?;
-        let record = stmt
-            .query_row([decision_id], |row| {
-                Ok(Record {
-                    decision_id: row.get(0)?,
-                    session_id: row.get(1)?,
-                    task_type: row.get(2)?,
-                    actor_id: row.get(3)?,
-                    actor_kind: row.get(4)?,
-                    tool: row.get(5)?,
-                    action: row.get(6)?,
-                    resource_type: row.get(7)?,
-                    resource_id: row.get(8)?,
-                    args_hash: row.get(9)?,
-                    outcome: row.get(10)?,
-                    policy_version: row.get(11)?,
-                    max_output_chars: row.get(12)?,
-                    timeout_ms: row.get(13)?,
-                    rewritten_args_hash: row.get(14)?,
-                    ..Record::new(Kind::Decision)
-                })
-            })
-            .optional()?;
+        let sql = format!("{} WHERE decision_id = ?1 AND kind = 'decision'", *SELECT);
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let record = stmt.query_row([decision_id], row::event).optional()?.map(|e| e.record);
         let Some(record) = record else {
             return Ok(None);
         };
@@ -196,71 +172,58 @@ impl Lookup<'_> {
             "SELECT kind, outcome FROM events WHERE decision_id = ?1
              AND kind IN ('approval_approved', 'approval_rejected', 'approval_expired')",
         )?;
-        let approval =
-            stmt.query_row([decision_id], |row| Ok((row.get(0)?, row.get(1)?))).optional()?;
+        let approval = stmt
+            .query_row([decision_id], |row| {
+                let (kind, outcome): (String, Option<String>) = (row.get(0)?, row.get(1)?);
+                Ok((kind, outcome))
+            })
+            .optional()?
+            .and_then(|(kind, outcome)| {
+                Some((kind.parse().ok()?, outcome.and_then(|o| o.parse().ok())))
+            });
         Ok(Some(PairedDecision { record, executed, approval }))
     }
 }
 
-/// The last event of the chain.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    seq: i64,
-    hash: [u8; 32],
+/// The head of the chain as the file holds it.
+fn head(conn: &Connection) -> Result<Chain, StoreError> {
+    let last: Option<(i64, String)> = conn
+        .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |row| {
+            Ok((row.get("seq")?, row.get("hash")?))
+        })
+        .optional()?;
+    let Some((seq, hash)) = last else {
+        return Ok(Chain::default());
+    };
+    let hash = decode(&hash).ok_or(StoreError::Corrupt { seq, what: "hash" })?;
+    Ok(Chain { seq, hash })
 }
 
-impl Head {
-    fn read(conn: &Connection) -> Result<Self, StoreError> {
-        let last: Option<(i64, String)> = conn
-            .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .optional()?;
-        let Some((seq, hash_hex)) = last else {
-            return Ok(Self { seq: 0, hash: GENESIS_HASH });
-        };
-        let mut hash = [0; 32];
-        hex::decode_to_slice(&hash_hex, &mut hash).map_err(|e| {
-            StoreError::Sqlite(rusqlite::Error::FromSqlConversionFailure(
-                0,
-                rusqlite::types::Type::Text,
-                Box::new(e),
-            ))
-        })?;
-        Ok(Self { seq, hash })
+/// The fault suite's stand-in for a slow disk: a delay before every commit, from the
+/// environment variable [`COMMIT_DELAY_ENV`], which only the tests set. It is deliberately not
+/// a configuration key: nobody configures a slow disk.
+fn commit_delay() -> Duration {
+    let ms = std::env::var(COMMIT_DELAY_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    if ms > 0 {
+        tracing::warn!(ms, "{COMMIT_DELAY_ENV} is set: every commit is delayed (a fault test)");
     }
-
-    /// Chains a record onto the head.
-    // INVARIANT: seq is contiguous and each prev_hash is the hash of the event before; the head
-    // only moves forward inside a transaction and is restored when the transaction fails.
-    fn chain(&mut self, record: Record) -> Event {
-        let record = record.without_empty_texts();
-        let mut event = Event {
-            seq: self.seq + 1,
-            event_id: uuid::Uuid::now_v7().to_string(),
-            ts: Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true),
-            record,
-            prev_hash: hex::encode(self.hash),
-            hash: String::new(),
-        };
-        let hash = event_hash(&self.hash, &event);
-        event.hash = hex::encode(hash);
-        *self = Self { seq: event.seq, hash };
-        event
-    }
+    Duration::from_millis(ms)
 }
+
+/// The environment variable of [`commit_delay`].
+pub const COMMIT_DELAY_ENV: &str = "TOOLGATE_FAULT_COMMIT_DELAY_MS";
 
 /// How the writer forms its groups.
 struct Batching {
     max_batch: usize,
-    /// The fault tests' stand-in for a slow disk (`fault_commit_delay_ms`); zero otherwise.
+    /// The fault tests' stand-in for a slow disk ([`commit_delay`]); zero otherwise.
     delay: Duration,
 }
 
 fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
-    mut head: Head,
+    mut head: Chain,
     Batching { max_batch, delay }: Batching,
     metrics: &Metrics,
 ) {
@@ -283,7 +246,7 @@ fn run(
 }
 
 /// Commits one group and answers its callers.
-fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>, metrics: &Metrics) {
+fn commit(conn: &mut Connection, head: &mut Chain, batch: &mut Vec<Job>, metrics: &Metrics) {
     let before = *head;
     let mut replies = Vec::with_capacity(batch.len());
     let mut builds = Vec::with_capacity(batch.len());
@@ -320,7 +283,7 @@ fn commit(conn: &mut Connection, head: &mut Head, batch: &mut Vec<Job>, metrics:
 
 fn write_group(
     conn: &mut Connection,
-    head: &mut Head,
+    head: &mut Chain,
     builds: Vec<Build>,
 ) -> Result<Vec<Vec<Event>>, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -329,59 +292,16 @@ fn write_group(
         let records = build(&Lookup { tx: &tx })?;
         let mut events = Vec::with_capacity(records.len());
         for record in records {
-            let event = head.chain(record);
-            insert(&tx, &event)?;
+            // INVARIANT: the head only moves forward inside a transaction; `commit` puts it
+            // back when the transaction fails.
+            let ts = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+            let (event, next) = head.link(record, uuid::Uuid::now_v7().to_string(), ts);
+            tx.prepare_cached(&INSERT)?.execute(params_from_iter(row::params(&event)))?;
+            *head = next;
             events.push(event);
         }
         groups.push(events);
     }
     tx.commit()?;
     Ok(groups)
-}
-
-fn insert(tx: &rusqlite::Transaction<'_>, e: &Event) -> Result<(), StoreError> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO events (seq, event_id, ts, kind, decision_id, session_id, task_type,
-             actor_id, actor_kind, tool, action, resource_type, resource_id, args_hash,
-             rewritten_args_hash, outcome, reason, policy_ids, policy_version, shadow_outcome,
-             shadow_reason, max_output_chars, timeout_ms, duration_us, result_bytes, truncated,
-             status, error, request, prev_hash, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
-    )?;
-    let r = &e.record;
-    stmt.execute(params![
-        e.seq,
-        e.event_id,
-        e.ts,
-        r.kind,
-        r.decision_id,
-        r.session_id,
-        r.task_type,
-        r.actor_id,
-        r.actor_kind,
-        r.tool,
-        r.action,
-        r.resource_type,
-        r.resource_id,
-        r.args_hash,
-        r.rewritten_args_hash,
-        r.outcome,
-        r.reason,
-        r.policy_ids,
-        r.policy_version,
-        r.shadow_outcome,
-        r.shadow_reason,
-        r.max_output_chars,
-        r.timeout_ms,
-        r.duration_us,
-        r.result_bytes,
-        r.truncated,
-        r.status,
-        r.error,
-        r.request,
-        e.prev_hash,
-        e.hash,
-    ])?;
-    Ok(())
 }

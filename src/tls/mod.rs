@@ -3,7 +3,7 @@
 //!
 //! `[tls] cert_file` and `key_file` turn TLS on; `client_ca_file` makes it mutual on the gRPC
 //! port: a client must present a certificate issued by that CA, and not revoked by the lists
-//! in `client_crl_file`, or the handshake fails. [`crate::auth`] then maps the certificate's
+//! in `client_crl_file`, or the handshake fails. toolgate's auth then maps the certificate's
 //! names (its subject's common name and its DNS, URI and e-mail subject alternative names) to
 //! roles and identities through `[[auth.certificates]]`. `side_port = true` serves the side
 //! port with the same certificate, asking for none.

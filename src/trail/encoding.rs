@@ -15,6 +15,7 @@
 use sha2::{Digest, Sha256};
 
 use super::Event;
+use super::columns::{COLUMNS, Cells, Value};
 
 /// The `prev_hash` of the first event: 32 zero bytes.
 pub const GENESIS_HASH: [u8; 32] = [0; 32];
@@ -23,100 +24,24 @@ const FORMAT_VERSION: u8 = 1;
 const TAG_INTEGER: u8 = 1;
 const TAG_TEXT: u8 = 2;
 
-/// A field's value in the encoding.
-#[derive(Debug, Clone, Copy)]
-pub enum Value<'a> {
-    Integer(i64),
-    /// UTF-8 text, as bytes.
-    Text(&'a [u8]),
+/// How many columns are hashed: all but `prev_hash` and `hash`, the last two.
+const HASHED: usize = COLUMNS.len() - 2;
+
+/// The places in [`COLUMNS`] of the hashed columns, in byte order of their names: the order in
+/// which they are encoded. Computed from the table at compile time.
+const HASH_ORDER: [usize; HASHED] = hash_order();
+
+/// The hashed columns' names, in the order they are encoded.
+pub fn hashed_columns() -> impl Iterator<Item = &'static str> {
+    HASH_ORDER.iter().map(|&i| COLUMNS[i].name)
 }
 
-/// The hashed columns (all but `prev_hash` and `hash`), in byte order of their names: the
-/// order in which they are encoded.
-// INVARIANT: sorted; `hashed_columns_are_in_byte_order…` checks it, and `values` follows it.
-pub const HASHED_COLUMNS: [&str; 29] = [
-    "action",
-    "actor_id",
-    "actor_kind",
-    "args_hash",
-    "decision_id",
-    "duration_us",
-    "error",
-    "event_id",
-    "kind",
-    "max_output_chars",
-    "outcome",
-    "policy_ids",
-    "policy_version",
-    "reason",
-    "request",
-    "resource_id",
-    "resource_type",
-    "result_bytes",
-    "rewritten_args_hash",
-    "seq",
-    "session_id",
-    "shadow_outcome",
-    "shadow_reason",
-    "status",
-    "task_type",
-    "timeout_ms",
-    "tool",
-    "truncated",
-    "ts",
-];
-
-/// The values of an event's hashed columns, in [`HASHED_COLUMNS`] order.
-fn values(event: &Event) -> [Option<Value<'_>>; 29] {
-    let r = &event.record;
-    fn text(v: &Option<String>) -> Option<Value<'_>> {
-        v.as_deref().map(|s| Value::Text(s.as_bytes()))
-    }
-    fn int(v: Option<i64>) -> Option<Value<'static>> {
-        v.map(Value::Integer)
-    }
-    [
-        text(&r.action),
-        text(&r.actor_id),
-        text(&r.actor_kind),
-        text(&r.args_hash),
-        text(&r.decision_id),
-        int(r.duration_us),
-        text(&r.error),
-        Some(Value::Text(event.event_id.as_bytes())),
-        Some(Value::Text(r.kind.as_bytes())),
-        int(r.max_output_chars),
-        text(&r.outcome),
-        text(&r.policy_ids),
-        text(&r.policy_version),
-        text(&r.reason),
-        text(&r.request),
-        text(&r.resource_id),
-        text(&r.resource_type),
-        int(r.result_bytes),
-        text(&r.rewritten_args_hash),
-        Some(Value::Integer(event.seq)),
-        text(&r.session_id),
-        text(&r.shadow_outcome),
-        text(&r.shadow_reason),
-        text(&r.status),
-        text(&r.task_type),
-        int(r.timeout_ms),
-        text(&r.tool),
-        int(r.truncated),
-        Some(Value::Text(event.ts.as_bytes())),
-    ]
-}
-
-/// Feeds the canonical encoding of the hashed columns' values (in [`HASHED_COLUMNS`] order)
-/// to `out`, piece by piece.
-fn encode_into<'a>(
-    values: impl IntoIterator<Item = Option<Value<'a>>>,
-    out: &mut impl FnMut(&[u8]),
-) {
+/// Feeds the canonical encoding of an event given as its cells to `out`, piece by piece.
+fn encode_into(cells: &Cells<'_>, out: &mut impl FnMut(&[u8])) {
     out(&[FORMAT_VERSION]);
-    for (name, value) in HASHED_COLUMNS.iter().zip(values) {
-        let Some(value) = value else { continue };
+    for &i in &HASH_ORDER {
+        let Some(value) = cells[i] else { continue };
+        let name = COLUMNS[i].name;
         // INVARIANT: column names are short ASCII constants.
         out(&[name.len() as u8]);
         out(name.as_bytes());
@@ -138,31 +63,62 @@ fn encode_into<'a>(
 /// The canonical encoding of an event's hashed fields.
 pub fn encode(event: &Event) -> Vec<u8> {
     let mut encoded = Vec::with_capacity(512);
-    encode_into(values(event), &mut |bytes| encoded.extend_from_slice(bytes));
+    encode_into(&event.cells(), &mut |bytes| encoded.extend_from_slice(bytes));
     encoded
 }
 
 /// The hash of an event that follows an event whose hash is `prev`.
 pub fn event_hash(prev: &[u8; 32], event: &Event) -> [u8; 32] {
-    hash_values(prev, values(event))
+    hash_cells(prev, &event.cells())
 }
 
-/// The hash of an event given as its hashed columns' values in [`HASHED_COLUMNS`] order
-/// (straight from a database row, say), hashed as it is encoded.
-pub fn hash_values<'a>(
-    prev: &[u8; 32],
-    values: impl IntoIterator<Item = Option<Value<'a>>>,
-) -> [u8; 32] {
+/// The hash of an event given as its cells (straight from a database row, say), hashed as it
+/// is encoded; its own `prev_hash` and `hash` cells are not read.
+pub fn hash_cells(prev: &[u8; 32], cells: &Cells<'_>) -> [u8; 32] {
     let mut hasher = Sha256::new();
     hasher.update(prev);
-    encode_into(values, &mut |bytes| hasher.update(bytes));
+    encode_into(cells, &mut |bytes| hasher.update(bytes));
     hasher.finalize().into()
+}
+
+const fn hash_order() -> [usize; HASHED] {
+    let mut order = [0; HASHED];
+    let mut i = 0;
+    while i < HASHED {
+        order[i] = i;
+        i += 1;
+    }
+    // Insertion sort by name, in byte order.
+    let mut i = 1;
+    while i < HASHED {
+        let mut j = i;
+        while j > 0 && before(COLUMNS[order[j]].name, COLUMNS[order[j - 1]].name) {
+            let swapped = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = swapped;
+            j -= 1;
+        }
+        i += 1;
+    }
+    order
+}
+
+const fn before(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return a[i] < b[i];
+        }
+        i += 1;
+    }
+    a.len() < b.len()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trail::{Kind, Record};
+    use crate::trail::{Kind, Outcome, Record};
 
     fn example() -> Event {
         Event {
@@ -172,7 +128,7 @@ mod tests {
             record: Record {
                 session_id: Some("s1".into()),
                 tool: Some("read".into()),
-                outcome: Some("allow".into()),
+                outcome: Some(Outcome::Allow),
                 max_output_chars: Some(8000),
                 ..Record::new(Kind::Decision)
             },
@@ -183,16 +139,15 @@ mod tests {
 
     #[test]
     fn hashed_columns_are_in_byte_order_and_are_every_column_but_the_hashes() {
-        let mut sorted = HASHED_COLUMNS;
-        sorted.sort_unstable();
-        assert_eq!(HASHED_COLUMNS, sorted);
-        let mut columns: Vec<_> = crate::trail::csv::COLUMNS
+        let hashed: Vec<_> = hashed_columns().collect();
+        let mut columns: Vec<_> = COLUMNS
             .iter()
-            .filter(|c| !matches!(**c, "prev_hash" | "hash"))
-            .copied()
+            .map(|c| c.name)
+            .filter(|name| !matches!(*name, "prev_hash" | "hash"))
             .collect();
         columns.sort_unstable();
-        assert_eq!(columns, HASHED_COLUMNS);
+        assert_eq!(hashed, columns);
+        assert_eq!(hashed.len(), 29, "a new column changes docs/trail-format.md's list");
     }
 
     fn field(out: &mut Vec<u8>, name: &str, value: &[u8]) {

@@ -1,10 +1,15 @@
-//! One event of the trail: the fields its writer chose ([`Record`]) and the ones the trail assigns
-//! when it appends it (place, identity, time and hashes).
+//! One event of the trail: the fields its writer chose ([`Record`], from the table in
+//! `columns.rs`) and the ones the trail assigns when it appends it (place, identity, time and
+//! hashes), and the domain's fixed sets of names: [`Kind`] and [`Outcome`].
 
 use std::fmt;
+use std::str::FromStr;
+
+use super::Record;
 
 /// The kinds of event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A Decide call and its outcome.
     Decision,
@@ -66,78 +71,56 @@ impl fmt::Display for Kind {
     }
 }
 
-/// The fields of an event that its writer chooses; `None` is stored as NULL.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Record {
-    pub kind: String,
-    pub decision_id: Option<String>,
-    pub session_id: Option<String>,
-    pub task_type: Option<String>,
-    pub actor_id: Option<String>,
-    pub actor_kind: Option<String>,
-    pub tool: Option<String>,
-    pub action: Option<String>,
-    pub resource_type: Option<String>,
-    pub resource_id: Option<String>,
-    pub args_hash: Option<String>,
-    /// With a rewrite: hex SHA-256 of the canonical rewritten arguments.
-    pub rewritten_args_hash: Option<String>,
-    pub outcome: Option<String>,
-    pub reason: Option<String>,
-    /// A JSON array of policy ids.
-    pub policy_ids: Option<String>,
-    pub policy_version: Option<String>,
-    /// The shadow (candidate) policy's outcome, which never changes the answer.
-    pub shadow_outcome: Option<String>,
-    pub shadow_reason: Option<String>,
-    pub max_output_chars: Option<i64>,
-    pub timeout_ms: Option<i64>,
-    pub duration_us: Option<i64>,
-    pub result_bytes: Option<i64>,
-    /// 1 when the output handed back was cut, else 0.
-    pub truncated: Option<i64>,
-    pub status: Option<String>,
-    pub error: Option<String>,
-    /// The normalized request as canonical JSON, arguments by hash only.
-    pub request: Option<String>,
+impl FromStr for Kind {
+    type Err = ();
+
+    /// The kind stored under this name.
+    fn from_str(name: &str) -> Result<Self, ()> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name).ok_or(())
+    }
 }
 
-impl Record {
-    /// An empty record of the given kind.
-    pub fn new(kind: Kind) -> Self {
-        Self { kind: kind.as_str().to_owned(), ..Self::default() }
-    }
+/// What the harness is told to do with a tool call; for an approval's verdict or expiry, what
+/// it decided (`allow` or `deny`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Allow,
+    Deny,
+    RequireApproval,
+    DryRun,
+    Rewrite,
+}
 
-    /// The record with every empty text made NULL. The trail stores no empty texts, so that a
-    /// CSV export (where both would be an empty cell) reads back to exactly what was hashed.
-    pub fn without_empty_texts(mut self) -> Self {
-        for field in [
-            &mut self.decision_id,
-            &mut self.session_id,
-            &mut self.task_type,
-            &mut self.actor_id,
-            &mut self.actor_kind,
-            &mut self.tool,
-            &mut self.action,
-            &mut self.resource_type,
-            &mut self.resource_id,
-            &mut self.args_hash,
-            &mut self.rewritten_args_hash,
-            &mut self.outcome,
-            &mut self.reason,
-            &mut self.policy_ids,
-            &mut self.policy_version,
-            &mut self.shadow_outcome,
-            &mut self.shadow_reason,
-            &mut self.status,
-            &mut self.error,
-            &mut self.request,
-        ] {
-            if field.as_deref() == Some("") {
-                *field = None;
-            }
+impl Outcome {
+    /// Every outcome, in the order of the enum.
+    pub const ALL: [Self; 5] =
+        [Self::Allow, Self::Deny, Self::RequireApproval, Self::DryRun, Self::Rewrite];
+
+    /// The name the trail uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::RequireApproval => "require_approval",
+            Self::DryRun => "dry_run",
+            Self::Rewrite => "rewrite",
         }
-        self
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Outcome {
+    type Err = ();
+
+    /// The outcome stored under this name.
+    fn from_str(name: &str) -> Result<Self, ()> {
+        Self::ALL.into_iter().find(|o| o.as_str() == name).ok_or(())
     }
 }
 

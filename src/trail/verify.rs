@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{Event, GENESIS_HASH, event_hash};
+use super::{Chain, Event, event_hash};
 
 /// A place where the chain is broken.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,8 +114,8 @@ impl Link {
 /// Walks a chain fed to it in order.
 #[derive(Debug)]
 pub struct Verifier {
-    next_seq: i64,
-    prev_hash: [u8; 32],
+    /// The last event checked (or the one before the first to check).
+    head: Chain,
     checked: u64,
     /// Gaps are expected (a filtered export): each event's own hash is checked, and the link
     /// only between events whose `seq` follow each other.
@@ -127,20 +127,20 @@ pub struct Verifier {
 impl Default for Verifier {
     /// A verifier for a whole chain, from seq 1.
     fn default() -> Self {
-        Self { next_seq: 1, prev_hash: GENESIS_HASH, checked: 0, filtered: false, unlinked: false }
+        Self { head: Chain::default(), checked: 0, filtered: false, unlinked: false }
     }
 }
 
 impl Verifier {
     /// A verifier for the chain from `seq` on, whose previous event has hash `prev_hash`.
     pub fn starting_at(seq: i64, prev_hash: [u8; 32]) -> Self {
-        Self { next_seq: seq, prev_hash, ..Self::default() }
+        Self { head: Chain { seq: seq - 1, hash: prev_hash }, ..Self::default() }
     }
 
     /// A verifier for the chain from `seq` on, whose previous event is unknown (missing): the
     /// first event's link is not checked.
     pub fn starting_unlinked(seq: i64) -> Self {
-        Self { next_seq: seq, unlinked: true, ..Self::default() }
+        Self { unlinked: true, ..Self::starting_at(seq, [0; 32]) }
     }
 
     /// A verifier for events selected by a filter: gaps between them are expected.
@@ -157,14 +157,15 @@ impl Verifier {
     pub fn check_link(&mut self, link: &Link) -> Vec<Problem> {
         let mut problems = Vec::new();
         let seq = link.seq;
-        let after_gap = seq > self.next_seq;
+        let expected = self.head.next_seq();
+        let after_gap = seq > expected;
         if after_gap && !self.filtered {
-            problems.push(Problem::Gap { from: self.next_seq, to: seq - 1 });
-        } else if seq < self.next_seq {
-            problems.push(Problem::OutOfOrder { seq, expected: self.next_seq });
+            problems.push(Problem::Gap { from: expected, to: seq - 1 });
+        } else if seq < expected {
+            problems.push(Problem::OutOfOrder { seq, expected });
         }
         self.checked += 1;
-        self.next_seq = seq + 1;
+        self.head.seq = seq;
 
         let Some(prev_hash) = link.prev_hash else {
             problems.push(Problem::Malformed { seq, field: "prev_hash" });
@@ -172,7 +173,7 @@ impl Verifier {
         };
         // After a gap the previous event is unknown: the gap is the finding, not the link.
         let unlinked = std::mem::take(&mut self.unlinked);
-        if !after_gap && !unlinked && prev_hash != self.prev_hash {
+        if !after_gap && !unlinked && prev_hash != self.head.hash {
             problems.push(Problem::BrokenLink { seq });
         }
         match link.hash {
@@ -180,7 +181,7 @@ impl Verifier {
                 if !link.content_matches {
                     problems.push(Problem::HashMismatch { seq });
                 }
-                self.prev_hash = stored;
+                self.head.hash = stored;
             }
             None => problems.push(Problem::Malformed { seq, field: "hash" }),
         }
@@ -206,22 +207,17 @@ mod tests {
     use crate::trail::{Kind, Record};
 
     fn chain(n: i64) -> Vec<Event> {
-        let mut prev = GENESIS_HASH;
+        let mut head = Chain::default();
         (1..=n)
             .map(|seq| {
-                let mut event = Event {
-                    seq,
-                    event_id: format!("e{seq}"),
-                    ts: format!("2026-11-30T00:00:{seq:02}.000000Z"),
-                    record: Record {
-                        tool: Some(format!("tool{seq}")),
-                        ..Record::new(Kind::Decision)
-                    },
-                    prev_hash: hex::encode(prev),
-                    hash: String::new(),
-                };
-                prev = event_hash(&prev, &event);
-                event.hash = hex::encode(prev);
+                let record =
+                    Record { tool: Some(format!("tool{seq}")), ..Record::new(Kind::Decision) };
+                let (event, next) = head.link(
+                    record,
+                    format!("e{seq}"),
+                    format!("2026-11-30T00:00:{seq:02}.000000Z"),
+                );
+                head = next;
                 event
             })
             .collect()

@@ -15,7 +15,7 @@ use toolgate::proto;
 use toolgate::registry::ToolRegistry;
 use toolgate::request::{ActionRequest, ExecutionReport, canonicalize};
 use toolgate::trail::csv::{CsvWriter, check_header, guard, parse, unguard};
-use toolgate::trail::{Event, GENESIS_HASH, Kind, Record, Verifier, event_hash};
+use toolgate::trail::{Chain, Event, Kind, Outcome, Record, Verifier};
 
 fn json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -71,7 +71,7 @@ proptest! {
                 let reason = events[i].record.reason.get_or_insert_default();
                 if *reason == replacement { reason.push('!') } else { reason.clone_from(&replacement) }
             }
-            1 => events[i].record.outcome = Some("allow".into()),
+            1 => events[i].record.outcome = Some(Outcome::Allow),
             2 => events[i].ts.push('0'),
             // Removing an event inside the chain (the tail's loss shows against a kept head).
             3 => { events.remove(i.min(last - 1)); }
@@ -145,28 +145,20 @@ proptest! {
 
 /// A well-formed chain of decisions whose reasons are `texts`.
 fn chain(texts: &[String]) -> Vec<Event> {
-    let mut prev = GENESIS_HASH;
+    let mut head = Chain::default();
     texts
         .iter()
         .enumerate()
         .map(|(i, text)| {
             let record = Record {
                 decision_id: Some(format!("d{i}")),
-                outcome: Some("deny".into()),
+                outcome: Some(Outcome::Deny),
                 reason: Some(text.clone()),
                 ..Record::new(Kind::Decision)
-            }
-            .without_empty_texts();
-            let mut event = Event {
-                seq: i as i64 + 1,
-                event_id: format!("e{i}"),
-                ts: format!("2026-11-30T00:00:{:02}.000000Z", i % 60),
-                record,
-                prev_hash: hex::encode(prev),
-                hash: String::new(),
             };
-            prev = event_hash(&prev, &event);
-            event.hash = hex::encode(prev);
+            let ts = format!("2026-11-30T00:00:{:02}.000000Z", i % 60);
+            let (event, next) = head.link(record, format!("e{i}"), ts);
+            head = next;
             event
         })
         .collect()

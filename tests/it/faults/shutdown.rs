@@ -24,11 +24,8 @@ async fn sigterm_under_load_commits_what_it_holds_and_exits_cleanly() {
     let db = dir.path().join("trail.db");
     let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     // Slow commits keep a batch in flight when the signal comes.
-    let toml = format!(
-        "http_listen = \"127.0.0.1:{http}\"\nshutdown_grace_ms = 5000\n\
-         [writer]\nfault_commit_delay_ms = 500\n"
-    );
-    let mut proc = Proc::start(&db, &toml).await;
+    let toml = format!("http_listen = \"127.0.0.1:{http}\"\nshutdown_grace_ms = 5000\n");
+    let mut proc = Proc::start_slow(&db, &toml, 500).await;
     let load = Load::start(&proc, 8).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(readyz(http), Some(200));

@@ -12,9 +12,8 @@ use super::{Proc, decisions_on_trail};
 async fn commits_slower_than_the_deadline_answer_unavailable_with_memory_flat() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("trail.db");
-    let toml =
-        "[writer]\nfault_commit_delay_ms = 300\ncommit_timeout_ms = 100\nqueue_capacity = 64\n";
-    let proc = Proc::start(&db, toml).await;
+    let toml = "[writer]\ncommit_timeout_ms = 100\nqueue_capacity = 64\n";
+    let proc = Proc::start_slow(&db, toml, 300).await;
     let rss_before = proc.rss_kib();
 
     let load = Load::start(&proc, 8).await;
@@ -41,8 +40,8 @@ async fn an_overload_is_refused_with_resource_exhausted_and_latency_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("trail.db");
     // At most 4 appends per 50 ms commit: a sustainable rate of 80 calls/s.
-    let toml = "[writer]\nfault_commit_delay_ms = 50\nmax_batch = 4\nqueue_capacity = 8\n";
-    let proc = Proc::start(&db, toml).await;
+    let toml = "[writer]\nmax_batch = 4\nqueue_capacity = 8\n";
+    let proc = Proc::start_slow(&db, toml, 50).await;
 
     let calm = Load::start(&proc, 1).await;
     tokio::time::sleep(Duration::from_secs(1)).await;

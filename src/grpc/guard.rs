@@ -1,0 +1,49 @@
+//! The prologue every RPC shares: who is calling, may they, and the record of a refusal. Each
+//! RPC names itself once, as an [`Rpc`], which carries its path and the roles it needs.
+
+use std::sync::Arc;
+
+use tonic::{Request, Status};
+
+use crate::auth::{Auth, Caller, Rpc};
+use crate::error::FieldError;
+use crate::gate::refusal;
+use crate::store::Writer;
+
+/// Authorizes calls and records refusals; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    auth: Arc<Auth>,
+    writer: Writer,
+}
+
+impl Guard {
+    /// Checks callers against `auth`; refusals are recorded through `writer`.
+    pub fn new(auth: Arc<Auth>, writer: Writer) -> Self {
+        Self { auth, writer }
+    }
+
+    /// The caller of `rpc`, when it may call it (`None` while auth is off); otherwise the
+    /// refusal, recorded.
+    pub(super) async fn check<T>(
+        &self,
+        request: &Request<T>,
+        rpc: Rpc,
+    ) -> Result<Option<Caller>, Status> {
+        match self.auth.authorize(request, rpc) {
+            Ok(caller) => Ok(caller),
+            Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
+        }
+    }
+
+    /// Refuses, and records, an authenticated caller acting beyond its identities.
+    pub(super) async fn refuse_identity(&self, caller: &Caller, rpc: Rpc, why: String) -> Status {
+        let refused = self.auth.refuse_identity(caller, rpc, why);
+        refusal::deny(&self.writer, refused).await.into()
+    }
+
+    /// Refuses, and records, a malformed request.
+    pub(super) async fn invalid(&self, rpc: Rpc, error: FieldError) -> Status {
+        refusal::invalid(&self.writer, rpc, error).await.into()
+    }
+}
