@@ -7,60 +7,56 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: the configuration file and its defaults (tools, actors, caps, limits).
-//! - [`registry`]: the tool registry: each tool's safety level and default action.
-//! - [`request`]: turns wire requests into validated, normalized requests (canonical arguments,
-//!   their hash, limits); every rejection names its field.
-//! - [`facts`]: per-session and per-actor counts (loops, caps, rates) handed to the policy.
-//! - [`policy`]: Cedar policy evaluation of a normalized request into an outcome and a reason.
-//! - [`auth`]: bearer tokens and client certificates, their roles and the actor ids they may act
-//!   as; refusals recorded.
-//! - [`tls`]: TLS and mutual TLS on the gRPC port, reloaded without a restart, and the names a
-//!   client certificate carries.
-//! - [`approvals`]: the calls waiting for a person's verdict, their expiry and their rebuild
-//!   from the trail.
-//! - [`gate`]: the Decide/Execute logic: policy, pairing of executions with decisions, output
-//!   processing, and what goes on the trail.
-//! - [`trail`]: the event model, its canonical encoding and hash chain, its CSV form, and chain
-//!   verification.
-//! - [`store`]: the SQLite file: migrations, the single group-committing writer, its
-//!   checkpointer, read-only reads.
-//! - [`proto`]: the Rust code generated from `proto/toolgate/v1/*.proto`.
-//! - [`grpc`]: the tonic services (Gate, Approvals, Audit, Admin) over [`gate`] and [`audit`], health and
-//!   reflection.
-//! - [`hook`]: adapters from agent harnesses' hooks (Claude Code) to Decide and Execute.
-//! - [`http`]: the HTTP side port: metrics, health probes and the hook endpoints.
-//! - [`listener`]: where gRPC is served: a TCP address or a unix socket.
-//! - [`metrics`]: Prometheus metrics, counted by the trail writer as it commits.
-//! - [`server`]: binds everything together and serves until shut down.
-//! - [`audit`]: what auditors do with the trail: CSV export with a manifest, and verification of
-//!   the trail and of exports.
-//! - [`bench`](mod@bench): `toolgate bench`: the load generator, and the audit and policy measurements.
-//! - [`cli`]: the `toolgate` command line, one file per subcommand.
-//! - [`error`], [`shutdown`], [`telemetry`]: the service error and its gRPC status, signal
-//!   handling, and logging.
+//! Modules in layers: each imports only modules of the layers below it (no module imports one
+//! that imports it back), and `docs/architecture.md` follows a Decide through them.
+//!
+//! - The domain, pure and imported by everyone: [`trail`] (the events and the one table of
+//!   their columns, the canonical encoding, the chain step `Chain`, CSV, verification),
+//!   `error` (the service error and the one place that decides its gRPC status), [`config`]
+//!   (plain data: the file and its defaults), [`registry`] (each tool's safety level and
+//!   action), [`proto`] (the code generated from `proto/toolgate/v1/*.proto`), `metrics`.
+//! - Storage: `store`: the SQLite file through rusqlite (migrations, the single
+//!   group-committing writer, WAL checkpoints, read-only reads, the auditor's `Filter`); rows
+//!   are derived from the trail's column table, and the chain step is the trail's.
+//! - Requests and decisions: [`request`] (wire requests validated and normalized; every
+//!   rejection names its field), `facts` (per-session counts for loops, caps and rates),
+//!   `policy` (Cedar evaluation into an outcome and a reason), `approvals` (calls waiting for a
+//!   verdict), [`auth`] (tokens, certificates, roles, and `Rpc`: every RPC's path and roles),
+//!   [`tls`] (TLS and mutual TLS, reloaded without a restart).
+//! - The logic: `gate` (Decide, Execute, approvals and reloads, and the one place refusals
+//!   become events), `audit` (export with a manifest, verification of the trail and of
+//!   exports).
+//! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
+//!   authorize-and-record prologue, health and reflection), `hook` (Claude Code's hooks),
+//!   `http` (the side port: metrics, probes, the hook endpoint), [`listener`], [`server`]
+//!   (binds everything and serves until shut down), `shutdown`, [`telemetry`].
+//! - The command line: [`cli`] (one file per subcommand) and `bench` (the load generator and
+//!   the audit and policy measurements behind `toolgate bench`).
+//!
+//! Public are the modules the binary and the integration tests use; the rest is private, so
+//! the compiler reports what nothing uses.
 
-pub mod approvals;
-pub mod audit;
+mod approvals;
+mod audit;
 pub mod auth;
-pub mod bench;
+mod bench;
 pub mod cli;
 pub mod config;
-pub mod error;
-pub mod facts;
-pub mod gate;
-pub mod grpc;
-pub mod hook;
-pub mod http;
+mod error;
+mod facts;
+mod gate;
+mod grpc;
+mod hook;
+mod http;
 pub mod listener;
-pub mod metrics;
-pub mod policy;
+mod metrics;
+mod policy;
 pub mod proto;
 pub mod registry;
 pub mod request;
 pub mod server;
-pub mod shutdown;
-pub mod store;
+mod shutdown;
+mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod trail;

@@ -182,6 +182,7 @@ impl Metrics {
     }
 
     /// The metrics in the Prometheus text format.
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub fn encode(&self) -> String {
         let mut text = String::new();
         // INVARIANT: writing to a String cannot fail.

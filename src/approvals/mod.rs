@@ -168,11 +168,6 @@ impl Approvals {
         found
     }
 
-    /// The pending approval of a decision, if it has one.
-    pub fn get(&self, decision_id: &str) -> Option<Approval> {
-        self.lock().get(decision_id).map(|e| e.approval.clone())
-    }
-
     /// Takes a pending approval out of reach of any other verdict while one is committed.
     pub fn claim(&self, decision_id: &str) -> Result<Approval, ClaimError> {
         let mut pending = self.lock();

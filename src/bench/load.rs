@@ -21,7 +21,7 @@ pub enum Call {
     /// One Decide of a read tool.
     Decide,
     /// A full tool call: Decide, then Execute with the output.
-    ToolCall,
+    DecideExecute,
 }
 
 impl fmt::Display for Call {
@@ -29,7 +29,7 @@ impl fmt::Display for Call {
         f.write_str(match self {
             Self::Health => "health (baseline)",
             Self::Decide => "decide",
-            Self::ToolCall => "decide+execute",
+            Self::DecideExecute => "decide+execute",
         })
     }
 }
@@ -58,6 +58,7 @@ impl Sample {
     }
 }
 
+#[allow(clippy::expect_used)] // see the INVARIANT inside
 fn histogram() -> Histogram<u64> {
     // INVARIANT: valid bounds (1 µs to 10 min) and precision; larger values saturate.
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid histogram bounds")
@@ -114,7 +115,7 @@ async fn caller_loop(
         let ok = match call {
             Call::Health => health.check(HealthCheckRequest::default()).await.is_ok(),
             Call::Decide => gate.decide(decide_request(caller, n)).await.is_ok(),
-            Call::ToolCall => tool_call(&mut gate, caller, n, &output).await,
+            Call::DecideExecute => tool_call(&mut gate, caller, n, &output).await,
         };
         let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
         if ok {

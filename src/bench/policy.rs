@@ -53,6 +53,7 @@ pub fn generated(n: usize) -> Result<PolicyEngine, PolicyError> {
 }
 
 /// Times `iterations` decisions (facts, then evaluation) of varied read requests.
+#[allow(clippy::expect_used)] // see the INVARIANT inside
 pub fn measure(engine: &PolicyEngine, iterations: usize) -> EvalFigures {
     let registry = ToolRegistry::default();
     let limits = Limits::default();

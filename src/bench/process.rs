@@ -45,9 +45,9 @@ impl ServerProcess {
 
     async fn wait_until_serving(&self) -> std::io::Result<()> {
         for _ in 0..1000 {
-            if let Ok(channel) =
-                Channel::from_shared(self.url.clone()).expect("valid url").connect().await
-            {
+            let endpoint = Channel::from_shared(self.url.clone())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+            if let Ok(channel) = endpoint.connect().await {
                 let mut health = HealthClient::new(channel);
                 let ask = HealthCheckRequest { service: "toolgate.v1.Gate".into() };
                 if let Ok(answer) = health.check(ask).await

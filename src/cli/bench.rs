@@ -60,7 +60,7 @@ pub struct BenchArgs {
 fn parse_call(value: &str) -> Result<Call, String> {
     match value {
         "decide" => Ok(Call::Decide),
-        "tool-call" => Ok(Call::ToolCall),
+        "tool-call" => Ok(Call::DecideExecute),
         other => Err(format!("`{other}` is not `decide` or `tool-call`")),
     }
 }

@@ -1,6 +1,9 @@
-//! The Decide/Execute logic, independent of the transport: validate, evaluate the policy, pair
-//! executions with their decisions, process output, and record every step on the trail before
-//! answering.
+//! The Decide/Execute logic: validate, evaluate the policy, pair executions with their
+//! decisions, process output, and record every step on the trail before answering. It takes
+//! the API's request messages (`proto`, plain prost structs) and answers with domain results
+//! and [`Error`]; it knows nothing of tonic, so the gRPC services (and through them the hook adapter) and the
+//! CLI's `decide` all drive the same code. The RPC it records a refusal under is an
+//! [`Rpc`](crate::auth::Rpc).
 //!
 //! INVARIANT (fail closed): no method returns a result before the events it describes are
 //! committed; when the trail cannot commit them the caller gets [`Error::Unavailable`].
@@ -127,11 +130,6 @@ impl Gate {
         })
     }
 
-    /// How argument hashes are made.
-    pub fn hasher(&self) -> &ArgsHasher {
-        &self.hasher
-    }
-
     /// The configured input limits.
     pub fn limits(&self) -> &Limits {
         &self.limits
@@ -183,6 +181,7 @@ impl Gate {
     }
 
     /// Decides a proposed tool call and records the decision.
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
         let mut req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
             Ok(req) => req,

@@ -102,6 +102,7 @@ fn time(at_us: i64) -> Expr {
     ])
 }
 
+#[allow(clippy::expect_used)] // see the INVARIANT inside
 fn record<const N: usize>(fields: [(&str, Expr); N]) -> Expr {
     // INVARIANT: the keys are distinct literals, the only way `new_record` can fail.
     Expr::new_record(fields.into_iter().map(|(k, v)| (k.to_owned(), v)))
@@ -124,6 +125,7 @@ pub(super) fn json_expr(value: &Value) -> Option<Expr> {
     })
 }
 
+#[allow(clippy::expect_used)] // see the INVARIANT inside
 fn json_record(map: &serde_json::Map<String, Value>) -> Expr {
     let fields = map.iter().filter_map(|(k, v)| Some((k.clone(), json_expr(v)?)));
     // INVARIANT: a JSON object's keys are distinct.

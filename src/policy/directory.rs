@@ -14,6 +14,7 @@ use super::context::json_expr;
 use crate::config::{ActorSpec, Config};
 
 /// Builds the entities of the configured actors and action groups.
+#[allow(clippy::expect_used)] // see the INVARIANT inside
 pub fn entities(config: &Config) -> Result<Arc<Entities>, PolicyError> {
     let (actors, action_groups): (&BTreeMap<String, ActorSpec>, _) =
         (&config.actors, &config.action_groups);

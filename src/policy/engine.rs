@@ -86,6 +86,7 @@ pub struct PolicyEngine {
 
 impl PolicyEngine {
     /// The embedded default policy.
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub fn embedded() -> Self {
         // INVARIANT: the embedded policy is parsed by the unit tests below.
         Self::parse("embedded:default.cedar", DEFAULT_POLICY).expect("the default policy parses")
@@ -110,6 +111,7 @@ impl PolicyEngine {
 
     /// Parses a policy set. Each policy's id is its `@id` annotation, or else
     /// `<source_name>#<n>` for the n-th policy of the source (from 0).
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub fn parse(source_name: &str, text: &str) -> Result<Self, PolicyError> {
         let parse_error =
             |message: String| PolicyError::Parse { source_name: source_name.to_owned(), message };
@@ -208,11 +210,6 @@ impl PolicyEngine {
     /// How many policies the set holds.
     pub fn len(&self) -> usize {
         self.meta.len()
-    }
-
-    /// Whether the set holds no policy (and so denies everything).
-    pub fn is_empty(&self) -> bool {
-        self.meta.is_empty()
     }
 
     /// Evaluates a request. Never fails: an evaluation error denies, with the error as reason.

@@ -55,6 +55,7 @@ impl Slices {
     }
 }
 
+#[allow(clippy::expect_used)] // see the INVARIANT inside
 fn slice(
     set: &PolicySet,
     entities: &Entities,

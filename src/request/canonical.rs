@@ -49,6 +49,7 @@ impl ArgsHasher {
     }
 
     /// The hash of arguments already in canonical form.
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub fn hash_canonical(&self, json: &str) -> String {
         match self {
             Self::Sha256 => hex::encode(Sha256::digest(json.as_bytes())),

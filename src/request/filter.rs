@@ -53,26 +53,13 @@ impl Filter {
             Some(v) => parse_time(&v, now).map(Some).map_err(|p| FieldError::new(field(name), p)),
             None => Ok(None),
         };
-        let kind = match text(filter.kind) {
-            Some(kind) => Some(kind.parse::<Kind>().map_err(|()| {
-                let names: Vec<_> = Kind::ALL.iter().map(|k| k.as_str()).collect();
-                FieldError::new(
-                    field("kind"),
-                    format!("unknown kind `{kind}`: one of {}", names.join(", ")),
-                )
-            })?),
-            None => None,
-        };
-        let outcome = match text(filter.outcome) {
-            Some(outcome) => Some(outcome.parse::<Outcome>().map_err(|()| {
-                let names: Vec<_> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
-                FieldError::new(
-                    field("outcome"),
-                    format!("unknown outcome `{outcome}`: one of {}", names.join(", ")),
-                )
-            })?),
-            None => None,
-        };
+        let kind = named(field("kind"), "kind", text(filter.kind), Kind::ALL.map(Kind::as_str))?;
+        let outcome = named(
+            field("outcome"),
+            "outcome",
+            text(filter.outcome),
+            Outcome::ALL.map(Outcome::as_str),
+        )?;
         Ok(Self {
             since: time("since", filter.since)?,
             until: time("until", filter.until)?,
@@ -114,6 +101,19 @@ impl Filter {
             shadow_disagrees: self.shadow_disagrees,
         }
     }
+}
+
+/// One of a fixed set of names, or an error listing them.
+fn named<T: std::str::FromStr<Err = ()>, const N: usize>(
+    field: String,
+    what: &str,
+    value: Option<String>,
+    names: [&str; N],
+) -> Result<Option<T>, FieldError> {
+    let Some(value) = value else { return Ok(None) };
+    value.parse().map(Some).map_err(|()| {
+        FieldError::new(field, format!("unknown {what} `{value}`: one of {}", names.join(", ")))
+    })
 }
 
 /// Parses an RFC 3339 time, or a duration back from `now` (`90s`, `15m`, `24h`, `7d`, `2w`),

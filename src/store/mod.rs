@@ -17,8 +17,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use filter::Filter;
-pub use reader::{Head, PAGE, Reader, Stats};
-pub use writer::{Lookup, PairedDecision, Writer, WriterThread};
+pub use reader::{PAGE, Reader, Stats};
+pub use writer::{PairedDecision, Writer, WriterThread};
 
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;

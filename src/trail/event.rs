@@ -7,120 +7,79 @@ use std::str::FromStr;
 
 use super::Record;
 
-/// The kinds of event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// A Decide call and its outcome.
-    Decision,
-    /// An Execute report.
-    Execution,
-    /// An execution that broke its decision.
-    Violation,
-    /// A request refused as malformed.
-    InvalidRequest,
-    /// A policy set put in force.
-    PolicyLoaded,
-    /// A decision that requires approval began to wait for a verdict.
-    ApprovalRequested,
-    /// An approver approved the call (the event's actor is the approver).
-    ApprovalApproved,
-    /// An approver rejected the call.
-    ApprovalRejected,
-    /// No verdict came in time; the event's outcome is what the timeout decided.
-    ApprovalExpired,
-    /// A call refused for who made it (auth): the token's id, the RPC, never the token.
-    AccessDenied,
-}
+/// A fixed set of names the trail stores: the enum, every value (`ALL`), the stored name of
+/// each (`as_str`, `Display`) and back (`FromStr`, `()` for a name not in the set).
+macro_rules! names {
+    (
+        $(#[doc = $doc:literal])*
+        pub enum $enum:ident { $( $(#[doc = $vdoc:literal])* $variant:ident = $name:literal, )* }
+    ) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $enum { $( $(#[doc = $vdoc])* $variant, )* }
 
-impl Kind {
-    /// Every kind, in the order of the enum.
-    pub const ALL: [Self; 10] = [
-        Self::Decision,
-        Self::Execution,
-        Self::Violation,
-        Self::InvalidRequest,
-        Self::PolicyLoaded,
-        Self::ApprovalRequested,
-        Self::ApprovalApproved,
-        Self::ApprovalRejected,
-        Self::ApprovalExpired,
-        Self::AccessDenied,
-    ];
+        impl $enum {
+            /// Every value, in the order of the enum.
+            pub const ALL: [Self; [$($name),*].len()] = [$(Self::$variant),*];
 
-    /// The name stored in the `kind` column.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Decision => "decision",
-            Self::Execution => "execution",
-            Self::Violation => "violation",
-            Self::InvalidRequest => "invalid_request",
-            Self::PolicyLoaded => "policy_loaded",
-            Self::ApprovalRequested => "approval_requested",
-            Self::ApprovalApproved => "approval_approved",
-            Self::ApprovalRejected => "approval_rejected",
-            Self::ApprovalExpired => "approval_expired",
-            Self::AccessDenied => "access_denied",
+            /// The name the trail stores.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Self::$variant => $name, )* }
+            }
         }
-    }
-}
 
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Kind {
-    type Err = ();
-
-    /// The kind stored under this name.
-    fn from_str(name: &str) -> Result<Self, ()> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name).ok_or(())
-    }
-}
-
-/// What the harness is told to do with a tool call; for an approval's verdict or expiry, what
-/// it decided (`allow` or `deny`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Allow,
-    Deny,
-    RequireApproval,
-    DryRun,
-    Rewrite,
-}
-
-impl Outcome {
-    /// Every outcome, in the order of the enum.
-    pub const ALL: [Self; 5] =
-        [Self::Allow, Self::Deny, Self::RequireApproval, Self::DryRun, Self::Rewrite];
-
-    /// The name the trail uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::RequireApproval => "require_approval",
-            Self::DryRun => "dry_run",
-            Self::Rewrite => "rewrite",
+        impl fmt::Display for $enum {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
         }
+
+        impl FromStr for $enum {
+            type Err = ();
+
+            fn from_str(name: &str) -> Result<Self, ()> {
+                Self::ALL.into_iter().find(|v| v.as_str() == name).ok_or(())
+            }
+        }
+    };
+}
+
+names! {
+    /// The kinds of event.
+    pub enum Kind {
+        /// A Decide call and its outcome.
+        Decision = "decision",
+        /// An Execute report.
+        Execution = "execution",
+        /// An execution that broke its decision.
+        Violation = "violation",
+        /// A request refused as malformed.
+        InvalidRequest = "invalid_request",
+        /// A policy set put in force.
+        PolicyLoaded = "policy_loaded",
+        /// A decision that requires approval began to wait for a verdict.
+        ApprovalRequested = "approval_requested",
+        /// An approver approved the call (the event's actor is the approver).
+        ApprovalApproved = "approval_approved",
+        /// An approver rejected the call.
+        ApprovalRejected = "approval_rejected",
+        /// No verdict came in time; the event's outcome is what the timeout decided.
+        ApprovalExpired = "approval_expired",
+        /// A call refused for who made it (auth): the token's id, the RPC, never the token.
+        AccessDenied = "access_denied",
     }
 }
 
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Outcome {
-    type Err = ();
-
-    /// The outcome stored under this name.
-    fn from_str(name: &str) -> Result<Self, ()> {
-        Self::ALL.into_iter().find(|o| o.as_str() == name).ok_or(())
+names! {
+    /// What the harness is told to do with a tool call; for an approval's verdict or expiry,
+    /// what it decided (`allow` or `deny`).
+    pub enum Outcome {
+        Allow = "allow",
+        Deny = "deny",
+        RequireApproval = "require_approval",
+        DryRun = "dry_run",
+        Rewrite = "rewrite",
     }
 }
 

@@ -1,6 +1,9 @@
 //! Integration tests: the real server on an ephemeral port over a fresh SQLite file, driven
 //! through the generated gRPC client. One binary, so it links once.
 
+// Tests and their helpers may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod approvals;
 mod audit;
 mod auth;
