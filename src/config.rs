@@ -302,6 +302,10 @@ pub struct ClaudeHookConfig {
     pub report_output: bool,
     /// Let calls through when the sidecar cannot be reached (the command hook only).
     pub fail_open: bool,
+    /// Let toolgate's `allow` skip Claude Code's permission prompt (`permissionDecision:
+    /// "allow"`), for teams that want toolgate to be the only gate. Off: an `allow` says
+    /// nothing, and Claude Code's mode, rules and prompts decide exactly as without the hook.
+    pub allow_skips_prompt: bool,
     /// Claude Code tool names mapped to registry tools, over the built-in mapping.
     pub tools: BTreeMap<String, String>,
 }
@@ -313,6 +317,7 @@ impl Default for ClaudeHookConfig {
             approver: "claude-code:user".to_owned(),
             report_output: false,
             fail_open: false,
+            allow_skips_prompt: false,
             tools: BTreeMap::new(),
         }
     }

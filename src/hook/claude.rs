@@ -111,7 +111,7 @@ pub async fn handle(
         "PreToolUse" => {
             let request = sidecar.request(decide_request(payload, config));
             let answer = sidecar.gate.decide(request).await?;
-            Ok(pre_answer(&answer.into_inner()))
+            Ok(pre_answer(&answer.into_inner(), config))
         }
         "PostToolUse" => {
             approve_if_asked(payload, config, sidecar).await?;
@@ -149,8 +149,7 @@ pub fn decide_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::De
     } else {
         proto::Resource::default()
     };
-    // Claude Code's own permission mode still applies; in plan mode nothing may change.
-    let may_change = payload.permission_mode != "plan";
+    let options = options(&payload.permission_mode, config.allow_skips_prompt);
     proto::DecideRequest {
         session_id: payload.session_id.clone(),
         actor: Some(proto::Actor {
@@ -168,11 +167,7 @@ pub fn decide_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::De
             "permission_mode": payload.permission_mode,
         })
         .to_string(),
-        options: Some(proto::RunOptions {
-            allow_write: may_change,
-            allow_bash: may_change,
-            ..Default::default()
-        }),
+        options: Some(options),
         plan: Some(proto::ExecutionPlan {
             idempotency_key: payload.tool_use_id.clone(),
             ..Default::default()
@@ -181,8 +176,29 @@ pub fn decide_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::De
     }
 }
 
-/// The PreToolUse answer for a decision.
-pub fn pre_answer(answer: &proto::DecideResponse) -> Value {
+/// What a call may do (`allow_write`, `allow_bash`) under a Claude Code permission mode
+/// (docs/claude-code.md has the table). When toolgate's `allow` defers to Claude Code, its
+/// prompt still stands before every write and command it would ask about, so the options are
+/// what Claude Code may let run after its own checks: everything but in plan mode. When the
+/// `allow` skips the prompt, they are what Claude Code itself runs without asking; a mode
+/// toolgate does not know gets neither.
+pub fn options(permission_mode: &str, allow_skips_prompt: bool) -> proto::RunOptions {
+    let (allow_write, allow_bash) = match (permission_mode, allow_skips_prompt) {
+        ("plan", _) => (false, false),
+        (_, false) => (true, true),
+        ("acceptEdits", true) => (true, false),
+        ("bypassPermissions", true) => (true, true),
+        (_, true) => (false, false),
+    };
+    proto::RunOptions { allow_write, allow_bash, ..Default::default() }
+}
+
+/// The PreToolUse answer for a decision. A deny (and a dry run, which a hook cannot run) is
+/// `deny` with the reason; a call that needs approval is `ask`: Claude Code's prompt is the
+/// approval. An allow skips the prompt only with `allow_skips_prompt`; otherwise it is no
+/// decision at all, and a rewrite is `ask` with the rewritten input, so that nothing runs that
+/// Claude Code would not have asked about.
+pub fn pre_answer(answer: &proto::DecideResponse, config: &ClaudeHookConfig) -> Value {
     let policies = if answer.policy_ids.is_empty() {
         String::new()
     } else {
@@ -190,7 +206,10 @@ pub fn pre_answer(answer: &proto::DecideResponse) -> Value {
     };
     let reason = format!("toolgate: {}{policies}", answer.reason);
     let (decision, reason) = match answer.outcome() {
-        Outcome::Allow | Outcome::Rewrite => ("allow", reason),
+        Outcome::Allow | Outcome::Rewrite if config.allow_skips_prompt => ("allow", reason),
+        // No `permissionDecision`: Claude Code's permission flow goes on as without the hook.
+        Outcome::Allow => return json!({}),
+        Outcome::Rewrite => ("ask", reason),
         Outcome::RequireApproval => ("ask", reason),
         Outcome::DryRun => {
             ("deny", format!("{reason}; only a dry run is allowed: run it as a dry run"))
@@ -290,8 +309,41 @@ mod tests {
             rewritten_args_json: r#"{"command":"rm -i x"}"#.into(),
             ..Default::default()
         };
-        let output = pre_answer(&answer);
+        let skipping = ClaudeHookConfig { allow_skips_prompt: true, ..Default::default() };
+        let output = pre_answer(&answer, &skipping);
         assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "allow");
         assert_eq!(output["hookSpecificOutput"]["updatedInput"]["command"], "rm -i x");
+        let output = pre_answer(&answer, &ClaudeHookConfig::default());
+        assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "ask");
+        assert_eq!(output["hookSpecificOutput"]["updatedInput"]["command"], "rm -i x");
+    }
+
+    #[test]
+    fn an_allow_defers_to_claude_code_unless_it_may_skip_the_prompt() {
+        let answer = proto::DecideResponse { outcome: Outcome::Allow as i32, ..Default::default() };
+        assert_eq!(pre_answer(&answer, &ClaudeHookConfig::default()), json!({}));
+        let skipping = ClaudeHookConfig { allow_skips_prompt: true, ..Default::default() };
+        assert_eq!(
+            pre_answer(&answer, &skipping)["hookSpecificOutput"]["permissionDecision"],
+            "allow"
+        );
+    }
+
+    #[test]
+    fn options_follow_the_permission_mode() {
+        let cases = [
+            ("default", false, (true, true)),
+            ("plan", false, (false, false)),
+            ("default", true, (false, false)),
+            ("acceptEdits", true, (true, false)),
+            ("bypassPermissions", true, (true, true)),
+            ("plan", true, (false, false)),
+            ("auto", true, (false, false)),
+            ("a-mode-from-the-future", true, (false, false)),
+        ];
+        for (mode, skips, expected) in cases {
+            let o = options(mode, skips);
+            assert_eq!((o.allow_write, o.allow_bash), expected, "{mode} {skips}");
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::helpers::{TestApp, rows, spawn_app_with};
+use crate::helpers::{TestApp, rows, spawn_app, spawn_app_with};
 
 /// The default policy, with a `git push` needing a person.
 const POLICY: &str = r#"
@@ -52,7 +52,11 @@ async fn hook(server: &str, payload: String, extra: &[&str]) -> Output {
 }
 
 async fn answer(app: &TestApp, name: &str) -> Value {
-    let out = hook(&app.url, fixture(name), &[]).await;
+    answer_with(app, name, &[]).await
+}
+
+async fn answer_with(app: &TestApp, name: &str, extra: &[&str]) -> Value {
+    let out = hook(&app.url, fixture(name), extra).await;
     assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -73,13 +77,12 @@ async fn a_read_is_allowed_and_its_result_paired_by_tool_use_id() {
     let pre = answer(&app, "pre_read.json").await;
     let post = answer(&app, "post_read.json").await;
 
-    assert_eq!(
-        decision(&pre),
-        ("allow", "toolgate: permitted by registered (policies: registered)")
-    );
+    // toolgate's allow says nothing: Claude Code's own permission flow decides.
+    assert_eq!(pre, serde_json::json!({}));
     assert_eq!(post, serde_json::json!({}));
     let rows = rows(&app.db);
     let decided = rows.iter().find(|r| r.kind == "decision").unwrap();
+    assert_eq!(decided.outcome.as_deref(), Some("allow"));
     let executed = rows.iter().find(|r| r.kind == "execution").unwrap();
     assert_eq!(executed.decision_id, decided.decision_id);
     assert!(rows.iter().all(|r| r.kind != "violation"));
@@ -98,7 +101,7 @@ async fn edits_follow_the_permission_mode() {
     let accept_edits = answer(&app, "pre_edit.json").await;
     let plan = answer(&app, "pre_edit_plan.json").await;
 
-    assert_eq!(decision(&accept_edits).0, "allow");
+    assert_eq!(accept_edits, serde_json::json!({}));
     assert_eq!(
         decision(&plan),
         (
@@ -116,7 +119,7 @@ async fn bash_runs_and_an_unregistered_mcp_tool_is_denied() {
     let ran = answer(&app, "post_bash.json").await;
     let mcp = answer(&app, "pre_mcp.json").await;
 
-    assert_eq!(decision(&bash).0, "allow");
+    assert_eq!(bash, serde_json::json!({}));
     assert_eq!(ran, serde_json::json!({}));
     assert_eq!(
         decision(&mcp),
@@ -139,6 +142,45 @@ async fn an_approval_asked_in_claude_code_is_recorded_before_the_run() {
     let kinds: Vec<_> =
         rows(&app.db).into_iter().map(|r| r.kind).filter(|k| k != "policy_loaded").collect();
     assert_eq!(kinds, ["decision", "approval_requested", "approval_approved", "execution"]);
+}
+
+#[tokio::test]
+async fn a_dangerous_command_still_meets_claude_codes_own_prompt() {
+    // The default policy allows a registered bash tool; before, the hook answered `allow`
+    // here, and Claude Code ran `rm -rf /` in its default mode without asking.
+    let app = spawn_app().await;
+
+    let default_mode = answer(&app, "pre_bash_rm_default.json").await;
+
+    assert_eq!(default_mode, serde_json::json!({}), "no permissionDecision: Claude Code asks");
+    let decided = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
+    assert_eq!(decided.outcome.as_deref(), Some("allow"));
+}
+
+#[tokio::test]
+async fn with_allow_skips_prompt_only_what_claude_code_runs_unasked_is_allowed() {
+    let app = spawn_app().await;
+    let config = app.db.with_file_name("hook.toml");
+    std::fs::write(&config, "[hooks.claude]\nallow_skips_prompt = true\n").unwrap();
+    let config = ["--config", config.to_str().unwrap()];
+
+    let read = answer_with(&app, "pre_read.json", &config).await;
+    let rm_default = answer_with(&app, "pre_bash_rm_default.json", &config).await;
+    let rm_bypass = answer_with(&app, "pre_bash_rm_bypass.json", &config).await;
+    let edit_accept = answer_with(&app, "pre_edit.json", &config).await;
+
+    assert_eq!(decision(&read).0, "allow", "a read skips the prompt");
+    assert_eq!(
+        decision(&rm_default),
+        (
+            "deny",
+            "toolgate: tool requires allow_bash=true: bash \
+             (policies: default.bash_requires_allow_bash)"
+        ),
+        "in the default mode Claude Code would ask, so toolgate may not allow"
+    );
+    assert_eq!(decision(&rm_bypass).0, "allow", "bypassPermissions runs commands unasked");
+    assert_eq!(decision(&edit_accept).0, "allow", "acceptEdits runs edits unasked");
 }
 
 #[tokio::test]
