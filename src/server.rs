@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use futures_util::TryStreamExt;
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
@@ -22,7 +23,7 @@ use crate::gate::Gate;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard};
 use crate::hook::claude::{Sidecar, conn};
 use crate::http::Side;
-use crate::listener::Listener;
+use crate::listener::{LenientAuthority, Listener};
 use crate::metrics::Metrics;
 use crate::policy::PolicyError;
 use crate::proto;
@@ -190,14 +191,16 @@ pub async fn run(
                 tls.handshakes(incoming(listener), Port::Grpc),
                 stopping,
             )),
-            (Listener::Unix { listener, .. }, None) => Box::pin(
-                router.serve_with_incoming_shutdown(UnixListenerStream::new(listener), stopping),
-            ),
+            // Unix connections only: their authorities are made ones h2 accepts (see
+            // `LenientAuthority`); TCP keeps h2's strict checks.
+            (Listener::Unix { listener, .. }, None) => {
+                let incoming = UnixListenerStream::new(listener).map_ok(LenientAuthority::new);
+                Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
+            }
             (Listener::Unix { listener, .. }, Some(tls)) => {
-                Box::pin(router.serve_with_incoming_shutdown(
-                    tls.handshakes(UnixListenerStream::new(listener), Port::Grpc),
-                    stopping,
-                ))
+                let handshakes = tls.handshakes(UnixListenerStream::new(listener), Port::Grpc);
+                let incoming = handshakes.map_ok(LenientAuthority::new);
+                Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
             }
         };
     // Calls in flight get `shutdown_grace_ms` to finish; then they are cut, so that a stuck

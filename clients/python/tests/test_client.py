@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from toolgate import Denied, Toolgate, Unavailable
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc
+from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2, gate_pb2_grpc
 
 
 def client(server, session: str = "s1") -> Toolgate:
@@ -173,6 +173,26 @@ def test_the_client_talks_over_a_unix_socket(tmp_path):
 
     assert server.target.startswith("unix:")
     assert result.ran and result.output == "over the socket"
+
+
+def test_a_stock_grpcio_channel_is_served_on_the_unix_socket(tmp_path):
+    # grpcio's default channel sends the socket's path as the :authority; no option set here.
+    from conftest import start
+
+    server = start(tmp_path, unix_socket=True)
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            answer = gate_pb2_grpc.GateStub(channel).Decide(
+                gate_pb2.DecideRequest(session_id="s1", actor=gate_pb2.Actor(id="agent-1", kind="agent"),
+                                       tool="read", args_json='{"path": "a"}'),
+                timeout=10,
+            )
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+
+    assert answer.outcome == gate_pb2.ALLOW
+    assert answer.seq > 0
 
 
 def test_a_token_is_sent_when_auth_is_on(tmp_path):

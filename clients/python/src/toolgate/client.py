@@ -127,8 +127,8 @@ class Toolgate:
         credentials: Optional[grpc.ChannelCredentials] = None,
         channel: Optional[grpc.Channel] = None,
     ):
-        # Over a unix socket grpc sends the socket's path as the :authority, which the server's
-        # HTTP/2 stack refuses; any host name will do.
+        # Over a unix socket grpc sends the socket's path as the :authority. The server accepts
+        # it now; naming a host keeps this client working against servers from before that.
         options = [("grpc.default_authority", "localhost")] if target.startswith("unix:") else []
         if channel is None and credentials is not None:
             channel = grpc.secure_channel(target, credentials, options=options)

@@ -1,5 +1,11 @@
 //! Where the gRPC server listens: a TCP address, or `unix:/path/to.sock` — a socket created
 //! with owner-only permissions (`unix_socket_mode`), for sidecars sharing a volume in a pod.
+//! Unix connections go through [`LenientAuthority`], so that stock gRPC clients, which name
+//! the socket's path as the authority, are served there too.
+
+mod authority;
+
+pub use authority::LenientAuthority;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
