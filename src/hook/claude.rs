@@ -48,6 +48,10 @@ pub struct Payload {
     pub cwd: String,
     pub permission_mode: String,
     pub tool_response: Option<Value>,
+    /// How long the tool ran (PostToolUse and PostToolUseFailure, when Claude Code says).
+    pub duration_ms: Option<u64>,
+    /// Why the tool failed (PostToolUseFailure).
+    pub error: Option<String>,
 }
 
 /// A way to the sidecar's gRPC services: a channel, or (for the http hook) the server's own
@@ -101,7 +105,8 @@ where
     BoxCloneSyncService::new(service.map_err(|e| Status::from_error(e.into())))
 }
 
-/// Answers one hook event; events other than PreToolUse and PostToolUse get `{}`.
+/// Answers one hook event; events other than PreToolUse, PostToolUse and PostToolUseFailure
+/// get `{}`.
 pub async fn handle(
     payload: &Payload,
     config: &ClaudeHookConfig,
@@ -113,7 +118,8 @@ pub async fn handle(
             let answer = sidecar.gate.decide(request).await?;
             Ok(pre_answer(&answer.into_inner(), config))
         }
-        "PostToolUse" => {
+        // A tool that failed ran too: its run is reported, with the error.
+        "PostToolUse" | "PostToolUseFailure" => {
             approve_if_asked(payload, config, sidecar).await?;
             let request = sidecar.request(execute_request(payload, config));
             let answer = sidecar.gate.execute(request).await?;
@@ -237,15 +243,18 @@ pub fn execute_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::E
         Value::Null => String::new(),
         other => other.to_string(),
     };
-    let failed = ["is_error", "isError"]
-        .iter()
-        .any(|key| response.get(key).and_then(Value::as_bool) == Some(true));
+    let failed = payload.hook_event_name == "PostToolUseFailure"
+        || ["is_error", "isError"]
+            .iter()
+            .any(|key| response.get(key).and_then(Value::as_bool) == Some(true));
     proto::ExecuteRequest {
         idempotency_key: payload.tool_use_id.clone(),
         args_json: Value::Object(payload.tool_input.clone()).to_string(),
         status: if failed { proto::ExecutionStatus::Error } else { proto::ExecutionStatus::Ok }
             as i32,
         result_bytes: text.len() as u64,
+        duration_us: payload.duration_ms.map_or(0, |ms| ms.saturating_mul(1000)),
+        error: payload.error.clone().unwrap_or_default(),
         output: config.report_output.then_some(text),
         ..Default::default()
     }

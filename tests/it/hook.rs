@@ -184,6 +184,28 @@ async fn with_allow_skips_prompt_only_what_claude_code_runs_unasked_is_allowed()
 }
 
 #[tokio::test]
+async fn a_failed_run_is_reported_with_its_error_and_duration() {
+    let app = app().await;
+
+    let pre = answer(&app, "pre_bash.json").await;
+    let failed = answer(&app, "post_bash_failure.json").await;
+
+    assert_eq!(pre, serde_json::json!({}));
+    assert_eq!(failed, serde_json::json!({}), "paired with its decision, no violation");
+    let conn = rusqlite::Connection::open(&app.db).unwrap();
+    let (status, error, duration): (String, String, i64) = conn
+        .query_row(
+            "SELECT status, error, duration_us FROM events WHERE kind = 'execution'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(status, "error");
+    assert!(error.starts_with("Exit code 101"), "{error}");
+    assert_eq!(duration, 5_123_000);
+}
+
+#[tokio::test]
 async fn other_events_pass_untouched() {
     let app = app().await;
 
