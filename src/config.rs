@@ -83,6 +83,8 @@ pub struct Config {
     pub tls: TlsConfig,
     /// A key for argument hashes (HMAC-SHA256); plain SHA-256 without one.
     pub args_hash: ArgsHashConfig,
+    /// Signed checkpoints of the trail's Merkle tree; off unless a key is given.
+    pub checkpoints: CheckpointsConfig,
 }
 
 impl Default for Config {
@@ -108,6 +110,7 @@ impl Default for Config {
             auth: AuthConfig::default(),
             tls: TlsConfig::default(),
             args_hash: ArgsHashConfig::default(),
+            checkpoints: CheckpointsConfig::default(),
         }
     }
 }
@@ -334,6 +337,29 @@ pub struct ArgsHashConfig {
     pub key_env: Option<String>,
     /// The key's name in every hash; by default the first 8 hex digits of its SHA-256.
     pub key_id: Option<String>,
+}
+
+/// `[checkpoints]`: a signed checkpoint (C2SP tlog-checkpoint) of the trail's Merkle tree, kept
+/// on the trail, every `every_events` events or `every_ms`, whichever comes first, and at
+/// shutdown. The key (`toolgate keygen` writes one) comes from a file or an environment
+/// variable, never from this file; its name is the checkpoints' origin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointsConfig {
+    /// A file holding the signing key (`PRIVATE+KEY+<name>+<id>+<key>`).
+    pub key_file: Option<PathBuf>,
+    /// An environment variable holding the signing key.
+    pub key_env: Option<String>,
+    /// At most this many events go without a checkpoint.
+    pub every_events: u64,
+    /// At most this long goes by without a checkpoint while events are appended.
+    pub every_ms: u64,
+}
+
+impl Default for CheckpointsConfig {
+    fn default() -> Self {
+        Self { key_file: None, key_env: None, every_events: 1000, every_ms: 10_000 }
+    }
 }
 
 /// What an approval that expires decides.

@@ -11,7 +11,8 @@
 //! that imports it back), and `docs/architecture.md` follows a Decide through them.
 //!
 //! - The domain, pure and imported by everyone: [`trail`] (the events and the one table of
-//!   their columns, the canonical encoding, the chain step `Chain`, CSV, verification),
+//!   their columns, the canonical encoding, the chain step `Chain`, the RFC 6962 tree and its
+//!   proofs, CSV, verification),
 //!   `error` (the service error and the one place that decides its gRPC status), [`config`]
 //!   (plain data: the file and its defaults), [`registry`] (each tool's safety level and
 //!   action), [`proto`] (the code generated from `proto/toolgate/v1/*.proto`), `metrics`.
@@ -25,7 +26,8 @@
 //!   [`tls`] (TLS and mutual TLS, reloaded without a restart).
 //! - The logic: `gate` (Decide, Execute, approvals and reloads, and the one place refusals
 //!   become events), `audit` (export with a manifest, verification of the trail and of
-//!   exports).
+//!   exports, against checkpoints too), `trust` (signed notes, checkpoints of the trail's
+//!   Merkle tree, and the task that signs them as the trail grows).
 //! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
 //!   authorize-and-record prologue, health and reflection), `hook` (Claude Code's hooks),
 //!   `http` (the side port: metrics, probes, the hook endpoint), [`listener`], [`server`]
@@ -60,3 +62,4 @@ mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod trail;
+mod trust;

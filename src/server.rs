@@ -56,6 +56,8 @@ pub enum ServerError {
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    #[error(transparent)]
+    Checkpoints(#[from] crate::trust::publisher::KeyError),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -89,6 +91,7 @@ pub async fn run(
     let pending = rebuild(&approvals, &store.reader).await?;
     tracing::info!(pending, "pending approvals rebuilt from the trail");
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
+    let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
     let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
@@ -96,6 +99,23 @@ pub async fn run(
         seq = loaded.seq,
         "policy in force"
     );
+
+    let (stop_checkpoints, stopping_checkpoints) = tokio::sync::watch::channel(false);
+    let checkpoints = signer.map(|signer| {
+        tracing::info!(
+            key = %signer.verifier().encode(),
+            every_events = config.checkpoints.every_events,
+            every_ms = config.checkpoints.every_ms,
+            "signing checkpoints"
+        );
+        tokio::spawn(crate::trust::publisher::run(
+            store.writer.clone(),
+            store.reader.clone(),
+            signer,
+            config.checkpoints.clone(),
+            stopping_checkpoints,
+        ))
+    });
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GateServer<GateService>>().await;
@@ -231,6 +251,11 @@ pub async fn run(
         && let Ok(Err(e)) = side.await
     {
         tracing::error!(error = %e, "the HTTP side port failed");
+    }
+    // Every call is answered: the last checkpoint covers all of them.
+    let _ = stop_checkpoints.send(true);
+    if let Some(checkpoints) = checkpoints {
+        let _ = checkpoints.await;
     }
     store.reader.close().await;
     drop(store);

@@ -8,4 +8,4 @@ mod verify;
 
 pub use export::{Export, ExportError, SharedBuffer};
 pub use manifest::{MANIFEST_FORMAT, Manifest};
-pub use verify::{Report, verify_csv, verify_trail};
+pub use verify::{Anchors, Report, verify_csv, verify_trail};

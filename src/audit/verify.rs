@@ -10,7 +10,9 @@ use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::csv::{self, CsvError};
 use futures_util::StreamExt;
 
-use crate::trail::{Event, Problem, Verifier, decode};
+use crate::trail::{Event, Frontier, Problem, Verifier, decode};
+use crate::trust::checkpoint::Checkpoint;
+use crate::trust::note::{Note, NoteVerifier};
 
 /// What a verification found.
 #[derive(Debug, Default)]
@@ -20,6 +22,22 @@ pub struct Report {
     pub problems: Vec<Problem>,
     /// The last event checked: its `seq` and `hash`.
     pub last: Option<(i64, String)>,
+    /// The checkpoints on the trail whose root was checked against the tree.
+    pub checkpoints: u64,
+    /// Whether their signatures were checked (a verifier key was given).
+    pub signatures_checked: bool,
+    /// The events after the last checkpoint on the trail: what a lone file can still hide a
+    /// rewrite of.
+    pub uncovered: u64,
+}
+
+/// What a trail's verification checks beyond its chain.
+#[derive(Debug, Clone, Default)]
+pub struct Anchors {
+    /// A checkpoint kept elsewhere, its signature already checked: the trail must extend it.
+    pub checkpoint: Option<Checkpoint>,
+    /// The log's verifier key: every checkpoint on the trail must be signed by it.
+    pub key: Option<NoteVerifier>,
 }
 
 impl Report {
@@ -38,12 +56,16 @@ pub enum VerifyError {
     Csv(#[from] CsvError),
 }
 
-/// Verifies the trail's events from `from` to `to` (the head when `None`). `progress` is
-/// called with the number of events checked after each page.
+/// Verifies the trail's events from `from` to `to` (the head when `None`): the chain, the
+/// Merkle tree recomputed from the events against every checkpoint on the trail (their
+/// signatures too, with `anchors.key`), and, with `anchors.checkpoint`, that the trail extends
+/// a checkpoint kept elsewhere. `progress` is called with the number of events checked after
+/// each page.
 pub async fn verify_trail(
     reader: &Reader,
     from: i64,
     to: Option<i64>,
+    anchors: &Anchors,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, StoreError> {
     let from = from.max(1);
@@ -62,6 +84,25 @@ pub async fn verify_trail(
     // Up to the head as it is now; events appended meanwhile are for the next verification.
     let head = reader.head().await?.map_or(0, |h| h.seq);
     let last = to.map_or(head, |to| to.min(head));
+    if let Some(to) = to
+        && to > head
+    {
+        report.problems.push(Problem::Gap { from: (head + 1).max(from), to });
+    }
+    let mut roots = stored_roots(reader, anchors, &mut report).await?;
+    if let Some(given) = &anchors.checkpoint {
+        roots.push((given.size, 0, given.root));
+        roots.sort_by_key(|&(size, seq, _)| (size, seq));
+    }
+    // The tree up to the first event checked: recomputed from the events when the walk starts
+    // at 1, from the stored nodes otherwise.
+    let mut tree = if from == 1 {
+        Frontier::default()
+    } else {
+        reader.frontier((from - 1).unsigned_abs()).await?
+    };
+    // The next root to compare, by its place in `roots` (sorted by size).
+    let mut due = roots.partition_point(|&(size, ..)| size < tree.size());
     let page = i64::from(PAGE);
     let ranges =
         (from..=last).step_by(PAGE as usize).map(|first| (first, (first + page - 1).min(last)));
@@ -76,6 +117,16 @@ pub async fn verify_trail(
         let links = links?;
         for link in &links {
             report.problems.extend(verifier.check_link(link));
+            tree.push(&link.hash.unwrap_or_default());
+            while let Some(&(size, seq, root)) = roots.get(due) {
+                if size > tree.size() {
+                    break;
+                }
+                if size == tree.size() && tree.root() != root {
+                    report.problems.push(Problem::CheckpointRoot { size, seq });
+                }
+                due += 1;
+            }
         }
         report.checked += links.len() as u64;
         if let Some(link) = links.last() {
@@ -83,7 +134,49 @@ pub async fn verify_trail(
         }
         progress(report.checked);
     }
+    if let Some(given) = &anchors.checkpoint {
+        let events = head.unsigned_abs();
+        if given.size > events {
+            report.problems.push(Problem::ShorterThanCheckpoint { size: given.size, events });
+        }
+    }
     Ok(report)
+}
+
+/// The trail's own checkpoints as (size, seq, root), each read, its signature checked with
+/// `anchors.key`, and its place checked (it covers every event before it).
+async fn stored_roots(
+    reader: &Reader,
+    anchors: &Anchors,
+    report: &mut Report,
+) -> Result<Vec<(u64, i64, crate::trail::Hash)>, StoreError> {
+    let mut roots = Vec::new();
+    let events = reader.checkpoints().await?;
+    report.signatures_checked = anchors.key.is_some();
+    let head = reader.head().await?.map_or(0, |h| h.seq);
+    let covered = events.last().map_or(0, |e| e.seq);
+    report.uncovered = (head - covered).unsigned_abs();
+    for event in events {
+        let seq = event.seq;
+        let note = event.record.note.unwrap_or_default();
+        let read = match &anchors.key {
+            Some(key) => Note::open(&note, key)
+                .map_err(|e| e.to_string())
+                .and_then(|n| Checkpoint::from_text(&n.text).map_err(|e| e.to_string())),
+            None => Checkpoint::read(&note).map_err(|e| e.to_string()),
+        };
+        match read {
+            Ok(checkpoint) if checkpoint.size == (seq - 1).unsigned_abs() => {
+                report.checkpoints += 1;
+                roots.push((checkpoint.size, seq, checkpoint.root));
+            }
+            Ok(checkpoint) => {
+                report.problems.push(Problem::CheckpointMisplaced { seq, size: checkpoint.size })
+            }
+            Err(why) => report.problems.push(Problem::CheckpointUnsigned { seq, why }),
+        }
+    }
+    Ok(roots)
 }
 
 fn check(verifier: &mut Verifier, report: &mut Report, event: Event) {
@@ -119,13 +212,13 @@ pub async fn verify_csv(
         .flexible(true)
         .from_reader(input)
         .into_records();
-    match rows.next() {
+    let header = match rows.next() {
         Some(header) => csv::check_header(&header.map_err(CsvError::from)?)?,
         None => return Err(CsvError::Header.into()),
-    }
+    };
     let mut first_seq = None;
     for row in rows.by_ref() {
-        let event = match row.map_err(CsvError::from).and_then(|row| csv::parse(&row)) {
+        let event = match row.map_err(CsvError::from).and_then(|row| header.parse(&row)) {
             Ok(event) => event,
             Err(CsvError::Row { line, message }) => {
                 report.problems.push(Problem::Unreadable { line, message });

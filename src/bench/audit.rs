@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::audit::{Export, ExportError, verify_trail};
+use crate::audit::{Anchors, Export, ExportError, verify_trail};
 use crate::store::Filter;
 use crate::store::Reader;
 
@@ -48,7 +48,7 @@ pub async fn measure(db: &Path) -> Result<AuditFigures, ExportError> {
     let export_rows_per_s = export.rows as f64 / started.elapsed().as_secs_f64();
 
     let started = Instant::now();
-    let report = verify_trail(&reader, 1, None, |_| {}).await?;
+    let report = verify_trail(&reader, 1, None, &Anchors::default(), |_| {}).await?;
     let verify_events_per_s = report.checked as f64 / started.elapsed().as_secs_f64();
     reader.close().await;
     Ok(AuditFigures { events, first_page, export_rows_per_s, verify_events_per_s })

@@ -5,10 +5,12 @@
 mod approvals;
 mod args;
 mod bench;
+mod checkpoint;
 mod decide;
 mod export;
 mod hash_args;
 mod hook;
+mod keygen;
 mod policy;
 mod query;
 mod remote;
@@ -22,10 +24,12 @@ use clap::{Parser, Subcommand};
 
 pub use approvals::{ApprovalsArgs, approvals};
 pub use bench::{BenchArgs, bench};
+pub use checkpoint::{CheckpointArgs, checkpoint};
 pub use decide::{DecideArgs, decide};
 pub use export::{ExportArgs, export};
 pub use hash_args::{HashArgsArgs, hash_args};
 pub use hook::{HookArgs, hook};
+pub use keygen::{KeygenArgs, keygen};
 pub use policy::{PolicyArgs, policy};
 pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
@@ -70,6 +74,10 @@ pub enum Command {
     HashToken,
     /// Print the hash the trail records for an argument object (plain or keyed).
     HashArgs(HashArgsArgs),
+    /// Make an Ed25519 key for signing checkpoints; print its verifier key.
+    Keygen(KeygenArgs),
+    /// Print the trail's latest signed checkpoint.
+    Checkpoint(CheckpointArgs),
 }
 
 /// How a command ended.
@@ -118,6 +126,8 @@ pub fn main() -> ExitCode {
             Command::Approvals(args) => approvals(args).await,
             Command::Hook(args) => hook(args).await,
             Command::HashArgs(args) => hash_args(args).await,
+            Command::Keygen(args) => keygen(args).await,
+            Command::Checkpoint(args) => checkpoint(args).await,
             Command::HashToken => {
                 let mut token = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;

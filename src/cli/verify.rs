@@ -10,9 +10,11 @@ use indicatif::ProgressBar;
 
 use super::Exit;
 use super::remote::{TOKEN_ENV, connect};
-use crate::audit::{Manifest, Report, verify_csv, verify_trail};
+use crate::audit::{Anchors, Manifest, Report, verify_csv, verify_trail};
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
+use crate::trust::checkpoint::Checkpoint;
+use crate::trust::note::NoteVerifier;
 
 /// Arguments of `toolgate verify`.
 #[derive(Debug, Args)]
@@ -39,6 +41,14 @@ pub struct VerifyArgs {
     /// Last seq to verify (trail only); the head when absent.
     #[arg(long, conflicts_with = "csv")]
     pub to: Option<i64>,
+    /// A signed checkpoint kept elsewhere (the file `toolgate checkpoint` printed): its
+    /// signature is checked with --key, and the trail must extend it.
+    #[arg(long, requires = "key", conflicts_with_all = ["csv", "server"])]
+    pub checkpoint: Option<PathBuf>,
+    /// The log's verifier key (`<name>+<id>+<key>`, as `toolgate keygen` printed it): every
+    /// checkpoint, given or on the trail, must be signed by it.
+    #[arg(long, env = "TOOLGATE_VERIFIER_KEY", conflicts_with_all = ["csv", "server"])]
+    pub key: Option<String>,
 }
 
 /// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
@@ -62,8 +72,9 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         };
         verify_csv(file, args.filtered, trail.as_ref(), manifest.as_ref(), on_page).await?.into()
     } else if let Some(db) = &args.db {
+        let anchors = anchors(&args)?;
         let reader = Reader::open(db).await?;
-        let report = verify_trail(&reader, args.from, args.to, on_page).await?;
+        let report = verify_trail(&reader, args.from, args.to, &anchors, on_page).await?;
         reader.close().await;
         report.into()
     } else {
@@ -73,17 +84,47 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     Ok(print(&findings))
 }
 
+/// The key and the checkpoint to verify the trail against, their signature checked.
+fn anchors(args: &VerifyArgs) -> anyhow::Result<Anchors> {
+    let key = match &args.key {
+        Some(key) => Some(NoteVerifier::parse(key).context("--key")?),
+        None => None,
+    };
+    let checkpoint = match (&args.checkpoint, &key) {
+        (Some(path), Some(key)) => {
+            let note = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read `{}`", path.display()))?;
+            let checkpoint = Checkpoint::open(&note, key).with_context(|| {
+                format!("`{}` is not a checkpoint signed by --key", path.display())
+            })?;
+            Some(checkpoint)
+        }
+        _ => None,
+    };
+    Ok(Anchors { checkpoint, key })
+}
+
 /// A verification's findings as printed.
 struct Findings {
     checked: u64,
     problems: Vec<String>,
     last: Option<(i64, String)>,
+    /// What the checkpoints said, for the summary.
+    anchored: Option<String>,
 }
 
 impl From<Report> for Findings {
     fn from(report: Report) -> Self {
         let problems = report.problems.iter().map(ToString::to_string).collect();
-        Self { checked: report.checked, problems, last: report.last }
+        let signatures =
+            if report.signatures_checked { "signed" } else { "signatures not checked: give --key" };
+        let anchored = (report.checkpoints > 0 || report.uncovered > 0).then(|| {
+            format!(
+                "checkpoints: {} on the trail match its tree ({signatures}); {} events after the last one are covered by none",
+                report.checkpoints, report.uncovered
+            )
+        });
+        Self { checked: report.checked, problems, last: report.last, anchored }
     }
 }
 
@@ -97,22 +138,27 @@ async fn remote(url: &str, from: i64, to: Option<i64>) -> anyhow::Result<Finding
     let answer = client.verify(request).await?.into_inner();
     let problems = answer.problems.into_iter().map(|p| p.message).collect();
     let last = (answer.last_seq > 0).then_some((answer.last_seq as i64, answer.last_hash));
-    Ok(Findings { checked: answer.checked, problems, last })
+    Ok(Findings { checked: answer.checked, problems, last, anchored: None })
 }
 
 fn print(findings: &Findings) -> Exit {
     for problem in &findings.problems {
         println!("BROKEN {problem}");
     }
-    if !findings.problems.is_empty() {
-        println!("broken: {} problem(s) in {} events", findings.problems.len(), findings.checked);
-        return Exit::Broken;
-    }
-    match &findings.last {
-        Some((seq, hash)) => {
-            println!("intact: {} events, head seq {seq} hash {hash}", findings.checked)
+    let exit = if findings.problems.is_empty() {
+        match &findings.last {
+            Some((seq, hash)) => {
+                println!("intact: {} events, head seq {seq} hash {hash}", findings.checked)
+            }
+            None => println!("intact: nothing to verify"),
         }
-        None => println!("intact: nothing to verify"),
+        Exit::Ok
+    } else {
+        println!("broken: {} problem(s) in {} events", findings.problems.len(), findings.checked);
+        Exit::Broken
+    };
+    if let Some(anchored) = &findings.anchored {
+        println!("{anchored}");
     }
-    Exit::Ok
+    exit
 }

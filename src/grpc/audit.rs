@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::convert::event_to_proto;
-use crate::audit::{Export, SharedBuffer, verify_trail};
+use crate::audit::{Anchors, Export, SharedBuffer, verify_trail};
 use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::{Error, FieldError};
@@ -128,7 +128,9 @@ impl Audit for AuditService {
             Err(e) => return Err(self.guard.invalid(Rpc::Verify, e).await),
         };
         let to = (to > 0).then_some(to);
-        let report = verify_trail(&self.reader, from, to, |_| {}).await.map_err(unavailable)?;
+        let report = verify_trail(&self.reader, from, to, &Anchors::default(), |_| {})
+            .await
+            .map_err(unavailable)?;
         let (last_seq, last_hash) = report.last.clone().unwrap_or_default();
         Ok(Response::new(proto::VerifyResponse {
             intact: report.intact(),

@@ -10,9 +10,12 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use super::StoreError;
 
 /// Every migration, by its number, in order (`migrations/NNNN_*.sql`).
-const MIGRATIONS: [(i64, &str); 2] = [
+const MIGRATIONS: [(i64, &str); 5] = [
     (1, include_str!("../../migrations/0001_create_events.sql")),
     (2, include_str!("../../migrations/0002_index_idempotency_keys.sql")),
+    (3, include_str!("../../migrations/0003_create_tree_nodes.sql")),
+    (4, include_str!("../../migrations/0004_add_note.sql")),
+    (5, include_str!("../../migrations/0005_index_checkpoints.sql")),
 ];
 
 /// Creates the file when missing and applies the migrations it lacks, in one transaction.
@@ -81,7 +84,7 @@ mod tests {
         migrate(&path).unwrap();
         let conn = Connection::open(&path).unwrap();
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 2);
+        assert_eq!(version, 5);
     }
 
     #[test]
@@ -100,6 +103,6 @@ mod tests {
         migrate(&path).unwrap();
         let conn = Connection::open(&path).unwrap();
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, 2);
+        assert_eq!(version, 5, "only the migrations after sqlx's are applied");
     }
 }

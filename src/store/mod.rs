@@ -10,6 +10,7 @@ mod filter;
 mod migrate;
 mod reader;
 mod row;
+mod tree;
 mod wal;
 mod writer;
 
@@ -45,6 +46,8 @@ pub enum StoreError {
     Missing(String),
     #[error("seq {seq}: the stored {what} is not 64 hex digits")]
     Corrupt { seq: i64, what: &'static str },
+    #[error("the Merkle tree: {0}")]
+    Tree(&'static str),
 }
 
 impl From<StoreError> for crate::error::Error {

@@ -15,7 +15,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_fro
 use super::Filter;
 use super::StoreError;
 use super::row::{self, SELECT};
-use crate::trail::{Event, Link, decode, hash_cells, position};
+use crate::trail::{Event, Frontier, Hash, Link, Subtrees, decode, hash_cells, position};
 
 /// Events read per page by exports and verification.
 pub const PAGE: u32 = 1000;
@@ -89,10 +89,13 @@ impl Reader {
     }
 
     /// Runs `read` on a connection, on a blocking thread.
-    async fn with<T: Send + 'static>(
+    async fn with<T: Send + 'static, E: From<rusqlite::Error> + Send + 'static>(
         &self,
-        read: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, StoreError> {
+        read: impl FnOnce(&Connection) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, StoreError>
+    where
+        StoreError: From<E>,
+    {
         let connections = self.connections.clone();
         let answer = tokio::task::spawn_blocking(move || {
             let conn = connections.checkout()?;
@@ -156,7 +159,7 @@ impl Reader {
             while let Some(row) = rows.next()? {
                 links.push(link(row)?);
             }
-            Ok(links)
+            Ok::<_, rusqlite::Error>(links)
         })
         .await
     }
@@ -179,6 +182,22 @@ impl Reader {
                 .optional()
         })
         .await
+    }
+
+    /// The last event matching `filter`, if there is one.
+    pub async fn last_of(&self, filter: &Filter) -> Result<Option<Event>, StoreError> {
+        let (conditions, values) = filter.conditions();
+        let sql = format!("{} WHERE 1{conditions} ORDER BY seq DESC LIMIT 1", *SELECT);
+        self.with(move |conn| {
+            conn.prepare_cached(&sql)?.query_row(params_from_iter(values), row::event).optional()
+        })
+        .await
+    }
+
+    /// Every `checkpoint` event, in `seq` order (through their own index).
+    pub async fn checkpoints(&self) -> Result<Vec<Event>, StoreError> {
+        let sql = format!("{} WHERE kind = 'checkpoint' ORDER BY seq", *SELECT);
+        self.with(move |conn| conn.prepare_cached(&sql)?.query_map([], row::event)?.collect()).await
     }
 
     /// The last event, if the trail has any.
@@ -218,9 +237,38 @@ impl Reader {
                 })?;
                 *counts = rows.collect::<rusqlite::Result<_>>()?;
             }
-            Ok(stats)
+            Ok::<_, rusqlite::Error>(stats)
         })
         .await
+    }
+
+    /// How many leaves the Merkle tree has: the events it covers, from seq 1.
+    pub async fn tree_size(&self) -> Result<u64, StoreError> {
+        self.with(super::tree::size).await
+    }
+
+    /// The right edge of the tree of the first `size` events, from its stored nodes.
+    pub async fn frontier(&self, size: u64) -> Result<Frontier, StoreError> {
+        self.with(move |conn| Frontier::of(size, |n| super::tree::node(conn, n))).await
+    }
+
+    /// The root of the tree of the first `size` events.
+    pub async fn root(&self, size: u64) -> Result<Hash, StoreError> {
+        self.with(move |conn| Subtrees::new(|n| super::tree::node(conn, n)).root(size)).await
+    }
+
+    /// The inclusion proof of the event at `seq` in the tree of the first `size` events.
+    pub async fn inclusion_proof(&self, seq: u64, size: u64) -> Result<Vec<Hash>, StoreError> {
+        self.with(move |conn| {
+            Subtrees::new(|n| super::tree::node(conn, n)).inclusion(seq - 1, size)
+        })
+        .await
+    }
+
+    /// The consistency proof of the tree of the first `old` events with that of `new`.
+    pub async fn consistency_proof(&self, old: u64, new: u64) -> Result<Vec<Hash>, StoreError> {
+        self.with(move |conn| Subtrees::new(|n| super::tree::node(conn, n)).consistency(old, new))
+            .await
     }
 
     /// Closes the idle connections.

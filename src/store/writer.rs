@@ -18,7 +18,7 @@ use super::StoreError;
 use super::row::{self, INSERT, SELECT};
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
-use crate::trail::{Chain, Event, Kind, Outcome, Record, decode};
+use crate::trail::{Chain, Event, Frontier, Hash, Kind, Outcome, Record, decode};
 
 /// Builds a job's records inside the writer's transaction, reading what it needs through a
 /// [`Lookup`] that sees every event before it, committed or in the same group.
@@ -66,7 +66,7 @@ impl Writer {
         config: &WriterConfig,
         metrics: Arc<Metrics>,
     ) -> Result<(Self, WriterThread), StoreError> {
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         let synchronous = match durability {
             Durability::Full => "FULL",
@@ -78,8 +78,10 @@ impl Writer {
         // Index pages of a large trail stay in memory instead of being read back per commit.
         conn.pragma_update(None, "cache_size", -32 * 1024)?;
         conn.busy_timeout(Duration::from_secs(5))?;
-        let head = head(&conn)?;
-        metrics.trail_length(head.seq);
+        let chain = head(&conn)?;
+        let tree = super::tree::catch_up(&mut conn, chain.seq)?;
+        let head = Tip { chain, tree };
+        metrics.trail_length(head.chain.seq);
         let (stop_checkpoints, checkpoints) = std::sync::mpsc::channel();
         let checkpointer = super::wal::start(path, checkpoints)?;
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
@@ -130,6 +132,14 @@ impl Writer {
 /// Read access to the trail from inside the writer's transaction.
 pub struct Lookup<'a> {
     tx: &'a rusqlite::Transaction<'a>,
+    tree: &'a Frontier,
+}
+
+/// Where the trail ends: the chain's head and the tree's frontier, which move together.
+#[derive(Debug, Clone)]
+struct Tip {
+    chain: Chain,
+    tree: Frontier,
 }
 
 /// A decision as an execution finds it.
@@ -144,6 +154,11 @@ pub struct PairedDecision {
 }
 
 impl Lookup<'_> {
+    /// The tree of every event before this point: its size and root.
+    pub fn tree_head(&self) -> (u64, Hash) {
+        (self.tree.size(), self.tree.root())
+    }
+
     /// The id of the latest decision given this idempotency key, if any.
     pub fn decision_by_key(&self, key: &str) -> Result<Option<String>, StoreError> {
         // The expression and the conditions are those of the `events_idempotency_key` index.
@@ -223,7 +238,7 @@ struct Batching {
 fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
-    mut head: Chain,
+    mut head: Tip,
     Batching { max_batch, delay }: Batching,
     metrics: &Metrics,
 ) {
@@ -242,12 +257,12 @@ fn run(
         metrics.queue_depth(jobs.len());
         commit(&mut conn, &mut head, &mut batch, metrics);
     }
-    tracing::debug!(seq = head.seq, "trail writer stopped");
+    tracing::debug!(seq = head.chain.seq, "trail writer stopped");
 }
 
 /// Commits one group and answers its callers.
-fn commit(conn: &mut Connection, head: &mut Chain, batch: &mut Vec<Job>, metrics: &Metrics) {
-    let before = *head;
+fn commit(conn: &mut Connection, head: &mut Tip, batch: &mut Vec<Job>, metrics: &Metrics) {
+    let before = head.clone();
     let mut replies = Vec::with_capacity(batch.len());
     let mut builds = Vec::with_capacity(batch.len());
     for job in batch.drain(..) {
@@ -261,7 +276,7 @@ fn commit(conn: &mut Connection, head: &mut Chain, batch: &mut Vec<Job>, metrics
             metrics.committed(groups.iter().flatten(), started.elapsed());
             tracing::debug!(
                 jobs,
-                seq = head.seq,
+                seq = head.chain.seq,
                 elapsed_us = started.elapsed().as_micros() as u64,
                 "committed"
             );
@@ -283,21 +298,23 @@ fn commit(conn: &mut Connection, head: &mut Chain, batch: &mut Vec<Job>, metrics
 
 fn write_group(
     conn: &mut Connection,
-    head: &mut Chain,
+    head: &mut Tip,
     builds: Vec<Build>,
 ) -> Result<Vec<Vec<Event>>, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut groups = Vec::with_capacity(builds.len());
     for build in builds {
-        let records = build(&Lookup { tx: &tx })?;
+        let records = build(&Lookup { tx: &tx, tree: &head.tree })?;
         let mut events = Vec::with_capacity(records.len());
         for record in records {
             // INVARIANT: the head only moves forward inside a transaction; `commit` puts it
-            // back when the transaction fails.
+            // back when the transaction fails. The event and the tree nodes its leaf completes
+            // are committed together.
             let ts = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
-            let (event, next) = head.link(record, uuid::Uuid::now_v7().to_string(), ts);
+            let (event, next) = head.chain.link(record, uuid::Uuid::now_v7().to_string(), ts);
             tx.prepare_cached(&INSERT)?.execute(params_from_iter(row::params(&event)))?;
-            *head = next;
+            super::tree::insert(&tx, &head.tree.push(&next.hash))?;
+            head.chain = next;
             events.push(event);
         }
         groups.push(events);

@@ -15,7 +15,7 @@
 //!
 //! A macro rather than a `fields()` array, because the struct's fields must come from the list
 //! too, or they would be its second copy. Adding a column is one line here, one in the
-//! migration that adds it, and one in `proto/toolgate/v1/audit.proto`.
+//! migration that adds it, and one in `proto/toolgate/v1/audit.proto` (`note` was added so).
 
 use super::{Event, Kind, Outcome};
 
@@ -176,6 +176,9 @@ macro_rules! record_columns {
             error: Option<String>,
             /// The normalized request as canonical JSON, arguments by hash only.
             request: Option<String>,
+            /// A signed note (C2SP signed-note): for a `checkpoint`, the signed checkpoint of
+            /// the tree of every event before it.
+            note: Option<String>,
         }
     };
 }

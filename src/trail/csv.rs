@@ -89,49 +89,96 @@ impl<W: Write> CsvWriter<W> {
     }
 }
 
-/// Checks that a header row is toolgate's.
-pub fn check_header(header: &csv::StringRecord) -> Result<(), CsvError> {
-    if header.iter().eq(COLUMNS.iter().map(|c| c.name)) { Ok(()) } else { Err(CsvError::Header) }
+/// A file's header: the place in [`COLUMNS`] of each of its columns. A file written before a
+/// column was added lacks that column; its cells read as NULL there, which the hash leaves out,
+/// so older exports still verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    places: Vec<usize>,
 }
 
-/// Reads one data row back into the event it was written from.
-pub fn parse(row: &csv::StringRecord) -> Result<Event, CsvError> {
-    let line = row.position().map_or(0, |p| p.line());
-    let error = |message: String| CsvError::Row { line, message };
-    if row.len() != COLUMNS.len() {
-        return Err(error(format!("{} cells, expected {}", row.len(), COLUMNS.len())));
+/// Reads a header row: toolgate's column names, in table order, every column that is never
+/// NULL among them.
+pub fn check_header(header: &csv::StringRecord) -> Result<Header, CsvError> {
+    let mut places = Vec::with_capacity(header.len());
+    for name in header {
+        let place = COLUMNS.iter().position(|c| c.name == name).ok_or(CsvError::Header)?;
+        if places.last().is_some_and(|&last| last >= place) {
+            return Err(CsvError::Header);
+        }
+        places.push(place);
     }
-    let mut cells: Cells<'_> = [None; COLUMNS.len()];
-    for ((column, cell), slot) in COLUMNS.iter().zip(row.iter()).zip(&mut cells) {
-        *slot = match column.ty {
-            Type::Integer if cell.is_empty() => None,
-            // Only the digits the writer writes: `+1` or `01` would read as 1 and verify.
-            Type::Integer => {
-                let n = cell.parse::<i64>().ok().filter(|n| n.to_string() == cell);
-                let n = n.ok_or_else(|| {
-                    error(format!("{}: `{cell}` is not an integer as written", column.name))
-                })?;
-                Some(Value::Integer(n))
-            }
-            Type::Text => {
-                let text = unguard(cell).ok_or_else(|| {
-                    error(format!(
-                        "{}: `{cell}` is not a cell toolgate writes (see the guard)",
-                        column.name
-                    ))
-                })?;
-                // The trail stores no empty texts, so an empty cell is NULL where NULL may be.
-                (!text.is_empty() || !column.nullable).then_some(Value::Text(text.as_bytes()))
-            }
-        };
+    let required = COLUMNS.iter().enumerate().filter(|(_, c)| !c.nullable);
+    if required.clone().any(|(i, _)| !places.contains(&i)) {
+        return Err(CsvError::Header);
     }
-    Event::from_cells(&cells).map_err(|e| error(e.to_string()))
+    Ok(Header { places })
+}
+
+impl Header {
+    /// Reads one data row back into the event it was written from.
+    pub fn parse(&self, row: &csv::StringRecord) -> Result<Event, CsvError> {
+        let line = row.position().map_or(0, |p| p.line());
+        let error = |message: String| CsvError::Row { line, message };
+        if row.len() != self.places.len() {
+            return Err(error(format!("{} cells, expected {}", row.len(), self.places.len())));
+        }
+        let mut cells: Cells<'_> = [None; COLUMNS.len()];
+        for (&place, cell) in self.places.iter().zip(row.iter()) {
+            let column = &COLUMNS[place];
+            cells[place] = match column.ty {
+                Type::Integer if cell.is_empty() => None,
+                // Only the digits the writer writes: `+1` or `01` would read as 1 and verify.
+                Type::Integer => {
+                    let n = cell.parse::<i64>().ok().filter(|n| n.to_string() == cell);
+                    let n = n.ok_or_else(|| {
+                        error(format!("{}: `{cell}` is not an integer as written", column.name))
+                    })?;
+                    Some(Value::Integer(n))
+                }
+                Type::Text => {
+                    let text = unguard(cell).ok_or_else(|| {
+                        error(format!(
+                            "{}: `{cell}` is not a cell toolgate writes (see the guard)",
+                            column.name
+                        ))
+                    })?;
+                    // The trail stores no empty texts, so an empty cell is NULL where NULL may be.
+                    (!text.is_empty() || !column.nullable).then_some(Value::Text(text.as_bytes()))
+                }
+            };
+        }
+        Event::from_cells(&cells).map_err(|e| error(e.to_string()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::trail::{Kind, Record};
+
+    fn full() -> Header {
+        check_header(&csv::StringRecord::from(COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>()))
+            .unwrap()
+    }
+
+    #[test]
+    fn an_export_from_before_a_column_was_added_reads_with_it_null() {
+        let old: Vec<_> = COLUMNS.iter().map(|c| c.name).filter(|n| *n != "note").collect();
+        let header = check_header(&csv::StringRecord::from(old.clone())).unwrap();
+        let mut cells: Vec<String> = vec![String::new(); old.len()];
+        cells[0] = "1".into();
+        cells[3] = "decision".into();
+        let event = header.parse(&csv::StringRecord::from(cells)).unwrap();
+        assert_eq!(event.record.note, None);
+        let mut reordered = old.clone();
+        reordered.swap(1, 2);
+        assert!(check_header(&csv::StringRecord::from(reordered)).is_err());
+        let without_seq: Vec<_> = old.iter().copied().filter(|n| *n != "seq").collect();
+        assert!(check_header(&csv::StringRecord::from(without_seq)).is_err());
+        let unknown = [old.clone(), vec!["extra"]].concat();
+        assert!(check_header(&csv::StringRecord::from(unknown)).is_err());
+    }
 
     /// Found by the property tests: `'` alone (or before a text that needs no guard) read back
     /// as the unguarded text, so a changed export could verify as the original.
@@ -152,7 +199,7 @@ mod tests {
         for (seq, ok) in [("1", true), ("+1", false), ("01", false), ("-0", false)] {
             cells[0] = seq.to_owned();
             let row = csv::StringRecord::from(cells.clone());
-            assert_eq!(parse(&row).is_ok(), ok, "{seq}");
+            assert_eq!(full().parse(&row).is_ok(), ok, "{seq}");
         }
     }
 
@@ -195,8 +242,8 @@ mod tests {
         assert!(bytes.starts_with(BOM));
         let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(&bytes[3..]);
         let mut rows = reader.records();
-        check_header(&rows.next().unwrap().unwrap()).unwrap();
-        let back = parse(&rows.next().unwrap().unwrap()).unwrap();
+        let header = check_header(&rows.next().unwrap().unwrap()).unwrap();
+        let back = header.parse(&rows.next().unwrap().unwrap()).unwrap();
         assert_eq!(back, event);
     }
 
@@ -207,6 +254,6 @@ mod tests {
             .flexible(true)
             .from_reader(&b"1,2\r\n"[..]);
         let row = reader.records().next().unwrap().unwrap();
-        assert!(matches!(parse(&row), Err(CsvError::Row { line: 1, .. })));
+        assert!(matches!(full().parse(&row), Err(CsvError::Row { line: 1, .. })));
     }
 }

@@ -68,6 +68,8 @@ names! {
         ApprovalExpired = "approval_expired",
         /// A call refused for who made it (auth): the token's id, the RPC, never the token.
         AccessDenied = "access_denied",
+        /// A signed checkpoint of the tree of every event before it (its `note`).
+        Checkpoint = "checkpoint",
     }
 }
 

@@ -8,6 +8,7 @@ mod columns;
 pub mod csv;
 mod encoding;
 mod event;
+mod tree;
 mod verify;
 
 pub use chain::Chain;
@@ -17,4 +18,7 @@ pub use columns::{
 };
 pub use encoding::{GENESIS_HASH, encode, event_hash, hash_cells, hashed_columns};
 pub use event::{Event, Kind, Outcome};
+pub use tree::{
+    Frontier, Hash, Node, Subtrees, empty_root, leaf_hash, verify_consistency, verify_inclusion,
+};
 pub use verify::{Link, Problem, Verifier, decode};

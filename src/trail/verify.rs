@@ -27,6 +27,15 @@ pub enum Problem {
     Unreadable { line: u64, message: String },
     /// The export does not match its manifest.
     ManifestMismatch { what: String },
+    /// The trail has fewer events than a checkpoint covers: its tail was cut off.
+    ShorterThanCheckpoint { size: u64, events: u64 },
+    /// The tree of the first `size` events does not have the checkpoint's root: the history
+    /// the checkpoint signed was rewritten (or the checkpoint is not this trail's).
+    CheckpointRoot { size: u64, seq: i64 },
+    /// A checkpoint on the trail is not signed by the key given, or does not read.
+    CheckpointUnsigned { seq: i64, why: String },
+    /// A checkpoint on the trail claims a tree other than that of every event before it.
+    CheckpointMisplaced { seq: i64, size: u64 },
 }
 
 impl Problem {
@@ -40,6 +49,10 @@ impl Problem {
             | Self::NotInTrail { seq }
             | Self::DiffersFromTrail { seq } => seq,
             Self::Gap { from, .. } => from,
+            Self::CheckpointRoot { seq, .. }
+            | Self::CheckpointUnsigned { seq, .. }
+            | Self::CheckpointMisplaced { seq, .. } => seq,
+            Self::ShorterThanCheckpoint { events, .. } => i64::try_from(events + 1).unwrap_or(0),
             Self::Unreadable { .. } | Self::ManifestMismatch { .. } => 0,
         }
     }
@@ -56,6 +69,10 @@ impl Problem {
             Self::DiffersFromTrail { .. } => "differs_from_trail",
             Self::Unreadable { .. } => "unreadable",
             Self::ManifestMismatch { .. } => "manifest_mismatch",
+            Self::ShorterThanCheckpoint { .. } => "shorter_than_checkpoint",
+            Self::CheckpointRoot { .. } => "checkpoint_root",
+            Self::CheckpointUnsigned { .. } => "checkpoint_unsigned",
+            Self::CheckpointMisplaced { .. } => "checkpoint_misplaced",
         }
     }
 }
@@ -81,6 +98,26 @@ impl fmt::Display for Problem {
             }
             Self::Unreadable { line, message } => write!(f, "line {line}: unreadable: {message}"),
             Self::ManifestMismatch { what } => write!(f, "manifest: {what}"),
+            Self::ShorterThanCheckpoint { size, events } => write!(
+                f,
+                "the trail is shorter than the checkpoint: {events} events, the checkpoint covers {size} (the tail was cut off)"
+            ),
+            Self::CheckpointRoot { size, seq: 0 } => write!(
+                f,
+                "the root of the first {size} events differs from the checkpoint's (the history was rewritten)"
+            ),
+            Self::CheckpointRoot { size, seq } => write!(
+                f,
+                "seq {seq}: the root of the first {size} events differs from this checkpoint's (the history was rewritten)"
+            ),
+            Self::CheckpointUnsigned { seq, why } => {
+                write!(f, "seq {seq}: the checkpoint does not verify: {why}")
+            }
+            Self::CheckpointMisplaced { seq, size } => write!(
+                f,
+                "seq {seq}: the checkpoint covers {size} events, not the {} before it",
+                seq - 1
+            ),
         }
     }
 }

@@ -8,6 +8,7 @@ mod approvals;
 mod audit;
 mod auth;
 mod bench;
+mod checkpoints;
 mod decide;
 mod execute;
 mod facts;

@@ -41,7 +41,7 @@ class QueryRequest(_message.Message):
     def __init__(self, filter: _Optional[_Union[Filter, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("seq", "event_id", "ts", "kind", "decision_id", "session_id", "task_type", "actor_id", "actor_kind", "tool", "action", "resource_type", "resource_id", "args_hash", "outcome", "reason", "policy_ids", "policy_version", "max_output_chars", "timeout_ms", "duration_us", "result_bytes", "truncated", "status", "error", "request", "prev_hash", "hash", "rewritten_args_hash", "shadow_outcome", "shadow_reason")
+    __slots__ = ("seq", "event_id", "ts", "kind", "decision_id", "session_id", "task_type", "actor_id", "actor_kind", "tool", "action", "resource_type", "resource_id", "args_hash", "outcome", "reason", "policy_ids", "policy_version", "max_output_chars", "timeout_ms", "duration_us", "result_bytes", "truncated", "status", "error", "request", "prev_hash", "hash", "rewritten_args_hash", "shadow_outcome", "shadow_reason", "note")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TS_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +73,7 @@ class Event(_message.Message):
     REWRITTEN_ARGS_HASH_FIELD_NUMBER: _ClassVar[int]
     SHADOW_OUTCOME_FIELD_NUMBER: _ClassVar[int]
     SHADOW_REASON_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     seq: int
     event_id: str
     ts: str
@@ -104,7 +105,8 @@ class Event(_message.Message):
     rewritten_args_hash: str
     shadow_outcome: str
     shadow_reason: str
-    def __init__(self, seq: _Optional[int] = ..., event_id: _Optional[str] = ..., ts: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor_id: _Optional[str] = ..., actor_kind: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., args_hash: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[str] = ..., policy_version: _Optional[str] = ..., max_output_chars: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., duration_us: _Optional[int] = ..., result_bytes: _Optional[int] = ..., truncated: _Optional[int] = ..., status: _Optional[str] = ..., error: _Optional[str] = ..., request: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., rewritten_args_hash: _Optional[str] = ..., shadow_outcome: _Optional[str] = ..., shadow_reason: _Optional[str] = ...) -> None: ...
+    note: str
+    def __init__(self, seq: _Optional[int] = ..., event_id: _Optional[str] = ..., ts: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor_id: _Optional[str] = ..., actor_kind: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., args_hash: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[str] = ..., policy_version: _Optional[str] = ..., max_output_chars: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., duration_us: _Optional[int] = ..., result_bytes: _Optional[int] = ..., truncated: _Optional[int] = ..., status: _Optional[str] = ..., error: _Optional[str] = ..., request: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., rewritten_args_hash: _Optional[str] = ..., shadow_outcome: _Optional[str] = ..., shadow_reason: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
     __slots__ = ("events", "next_page_token")

@@ -1,0 +1,201 @@
+//! Signed checkpoints against an auditor's tampering: a real server signs checkpoints as its
+//! trail grows; then, on copies of the trail with its triggers dropped, every tampering that
+//! the chain alone missed is caught against a checkpoint kept elsewhere, and with the trail's
+//! own checkpoints where they cover it.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+use toolgate::config::CheckpointsConfig;
+use toolgate::trail::{COLUMNS, Cells, Event, Value, column_list, decode, event_hash};
+
+use crate::helpers::{request, spawn_app_with};
+
+fn toolgate(args: &[&str]) -> std::process::Output {
+    assert_cmd::Command::cargo_bin("toolgate").unwrap().args(args).output().unwrap()
+}
+
+/// A trail of 40 decisions with checkpoints every 10 events, its verifier key, and the
+/// checkpoint `toolgate checkpoint` printed at the end, saved to a file.
+struct Signed {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    key: String,
+    checkpoint: PathBuf,
+}
+
+async fn signed_trail() -> Signed {
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("log.key");
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    assert!(out.status.success());
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let app = spawn_app_with(|c| {
+        c.checkpoints = CheckpointsConfig {
+            key_file: Some(key_file.clone()),
+            every_events: 10,
+            every_ms: 600_000,
+            ..CheckpointsConfig::default()
+        };
+    })
+    .await;
+    for _ in 0..40 {
+        app.client.clone().decide(request("read")).await.unwrap();
+        // The checkpointer looks every 100 ms: let it keep up, as it would at a real pace.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let (tmp, db) = app.stop().await;
+    let printed = toolgate(&["checkpoint", "--db", db.to_str().unwrap()]);
+    assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
+    let checkpoint = tmp.path().join("saved.checkpoint");
+    std::fs::write(&checkpoint, &printed.stdout).unwrap();
+    Signed { _dir: tmp, db, key, checkpoint }
+}
+
+/// A copy of the trail with its triggers dropped, changed by `tamper`.
+fn tampered(signed: &Signed, name: &str, tamper: impl FnOnce(&Connection)) -> PathBuf {
+    let copy = signed.db.with_file_name(format!("{name}.db"));
+    let conn = Connection::open(&signed.db).unwrap();
+    conn.execute("VACUUM INTO ?1", [copy.to_str().unwrap()]).unwrap();
+    let conn = Connection::open(&copy).unwrap();
+    conn.execute_batch(
+        "DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;
+         DROP TRIGGER events_no_replace; DROP TRIGGER tree_nodes_no_delete;",
+    )
+    .unwrap();
+    tamper(&conn);
+    copy
+}
+
+fn events(conn: &Connection) -> Vec<Event> {
+    let sql = format!("SELECT {} FROM events ORDER BY seq", column_list());
+    let mut stmt = conn.prepare(&sql).unwrap();
+    let mut rows = stmt.query([]).unwrap();
+    let mut events = Vec::new();
+    while let Some(row) = rows.next().unwrap() {
+        let mut cells: Cells<'_> = [None; COLUMNS.len()];
+        for (i, cell) in cells.iter_mut().enumerate() {
+            *cell = match row.get_ref(i).unwrap() {
+                ValueRef::Integer(n) => Some(Value::Integer(n)),
+                ValueRef::Text(t) => Some(Value::Text(t)),
+                _ => None,
+            };
+        }
+        events.push(Event::from_cells(&cells).unwrap());
+    }
+    events
+}
+
+/// Recomputes `prev_hash` and `hash` of every event from `from` on, as a forger would.
+fn rechain(conn: &Connection, from: i64) {
+    let all = events(conn);
+    let mut prev = decode(&all[from as usize - 2].hash).unwrap();
+    for mut event in all.into_iter().skip(from as usize - 1) {
+        event.prev_hash = hex::encode(prev);
+        prev = event_hash(&prev, &event);
+        conn.execute(
+            "UPDATE events SET prev_hash = ?1, hash = ?2 WHERE seq = ?3",
+            rusqlite::params![event.prev_hash, hex::encode(prev), event.seq],
+        )
+        .unwrap();
+    }
+}
+
+fn verify(db: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec!["verify", "--db", db.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = toolgate(&args);
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
+#[tokio::test]
+async fn the_trail_signs_checkpoints_that_verify() {
+    let signed = signed_trail().await;
+    let key = signed.key.as_str();
+    let checkpoint = signed.checkpoint.to_str().unwrap();
+
+    let (code, out) = verify(&signed.db, &["--key", key, "--checkpoint", checkpoint]);
+
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("on the trail match its tree (signed)"), "{out}");
+    let saved = std::fs::read_to_string(&signed.checkpoint).unwrap();
+    assert!(saved.starts_with("toolgate/test\n"), "{saved}");
+    assert!(saved.contains("\n\n\u{2014} toolgate/test "), "{saved}");
+}
+
+#[tokio::test]
+async fn every_tampering_the_chain_missed_is_caught_against_a_saved_checkpoint() {
+    let signed = signed_trail().await;
+    let anchored =
+        ["--key", signed.key.as_str(), "--checkpoint", signed.checkpoint.to_str().unwrap()];
+    let last = events(&Connection::open(&signed.db).unwrap()).len() as i64;
+
+    let cut = tampered(&signed, "cut", |c| {
+        c.execute("DELETE FROM events WHERE seq > ?1", [last - 3]).unwrap();
+    });
+    let rewritten = tampered(&signed, "rewritten", |c| {
+        c.execute("UPDATE events SET tool = 'bash' WHERE seq = 5", []).unwrap();
+        rechain(c, 5);
+    });
+    let forged = tampered(&signed, "forged", |c| {
+        // Cut the last real events and put forged ones with a valid chain in their place.
+        c.execute("UPDATE events SET actor_id = 'mallory' WHERE seq > ?1", [last - 5]).unwrap();
+        rechain(c, last - 4);
+    });
+
+    for (name, db, expected) in [
+        ("tail cut off", &cut, "the trail is shorter than the checkpoint"),
+        ("rewritten and rehashed", &rewritten, "differs from the checkpoint's"),
+        ("forged with a valid chain", &forged, "differs from the checkpoint's"),
+    ] {
+        let (chain_only, _) = verify(db, &[]);
+        let (code, out) = verify(db, &anchored);
+        assert_eq!(code, Some(2), "{name}: {out}");
+        assert!(out.contains(expected), "{name}: {out}");
+        if name == "tail cut off" {
+            assert_eq!(chain_only, Some(0), "the chain alone cannot see a cut tail");
+        }
+    }
+    // The trail's own checkpoints catch a rewrite they cover, even without the saved one.
+    let (code, out) = verify(&rewritten, &["--key", signed.key.as_str()]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("differs from this checkpoint's"), "{out}");
+}
+
+#[tokio::test]
+async fn a_checkpoint_signed_by_another_key_or_changed_is_refused() {
+    let signed = signed_trail().await;
+    let other = signed.db.with_file_name("other.key");
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", other.to_str().unwrap()]);
+    let other_key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let changed = signed.checkpoint.with_file_name("changed.checkpoint");
+    let text = std::fs::read_to_string(&signed.checkpoint).unwrap();
+    let mut lines: Vec<_> = text.split('\n').map(str::to_owned).collect();
+    lines[1] = (lines[1].parse::<u64>().unwrap() - 1).to_string();
+    std::fs::write(&changed, lines.join("\n")).unwrap();
+
+    let (foreign, out) = verify(
+        &signed.db,
+        &["--key", &other_key, "--checkpoint", signed.checkpoint.to_str().unwrap()],
+    );
+    let (edited, _) =
+        verify(&signed.db, &["--key", &signed.key, "--checkpoint", changed.to_str().unwrap()]);
+    let (stored, stored_out) = verify(&signed.db, &["--key", &other_key]);
+
+    assert_ne!(foreign, Some(0), "{out}");
+    assert_ne!(edited, Some(0));
+    assert_eq!(stored, Some(2), "the trail's checkpoints are not the other key's: {stored_out}");
+    assert!(stored_out.contains("the checkpoint does not verify"), "{stored_out}");
+}
+
+#[tokio::test]
+async fn verifying_past_the_last_event_says_the_events_are_missing() {
+    let signed = signed_trail().await;
+    let last = events(&Connection::open(&signed.db).unwrap()).len();
+
+    let (code, out) = verify(&signed.db, &["--to", &(last + 3).to_string()]);
+
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains(&format!("seq {}..{}: missing", last + 1, last + 3)), "{out}");
+}
