@@ -62,6 +62,9 @@ pub enum Rpc {
     Verify,
     Head,
     Stats,
+    Checkpoint,
+    InclusionProof,
+    ConsistencyProof,
     ReloadPolicy,
 }
 
@@ -81,6 +84,9 @@ impl Rpc {
             Self::Verify => "toolgate.v1.Audit/Verify",
             Self::Head => "toolgate.v1.Audit/Head",
             Self::Stats => "toolgate.v1.Audit/Stats",
+            Self::Checkpoint => "toolgate.v1.Audit/Checkpoint",
+            Self::InclusionProof => "toolgate.v1.Audit/InclusionProof",
+            Self::ConsistencyProof => "toolgate.v1.Audit/ConsistencyProof",
             Self::ReloadPolicy => "toolgate.v1.Admin/ReloadPolicy",
         }
     }
@@ -97,7 +103,10 @@ impl Rpc {
             | Self::ExportCsv
             | Self::Verify
             | Self::Head
-            | Self::Stats => &[Role::Auditor],
+            | Self::Stats
+            | Self::Checkpoint
+            | Self::InclusionProof
+            | Self::ConsistencyProof => &[Role::Auditor],
             Self::ReloadPolicy => &[Role::Admin],
         }
     }

@@ -1,11 +1,14 @@
 //! `toolgate checkpoint`: prints the trail's latest signed checkpoint exactly as the note's
-//! text, so that it can be kept anywhere else (and later given to `verify --checkpoint`).
+//! text, read from the file or asked of a running server, so that it can be kept anywhere else
+//! (and later given to `verify --checkpoint`).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::Exit;
+use super::remote::{TOKEN_ENV, connect};
+use crate::proto::{self, audit_client::AuditClient};
 use crate::store::{Filter, Reader};
 use crate::trail::Kind;
 
@@ -13,16 +16,34 @@ use crate::trail::Kind;
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {
     /// The SQLite trail (read-only).
-    #[arg(long)]
-    pub db: PathBuf,
+    #[arg(long, required_unless_present = "server")]
+    pub db: Option<PathBuf>,
+    /// Ask this running server (the auditor role when auth is on).
+    #[arg(long, conflicts_with = "db")]
+    pub server: Option<String>,
 }
 
 /// Prints the latest checkpoint; exit 1 when the trail has none.
 pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
-    let reader = Reader::open(&args.db).await?;
-    let last = reader.last_of(&Filter::of_kind(Kind::Checkpoint)).await?;
-    reader.close().await;
-    match last.and_then(|event| event.record.note) {
+    let note = match (&args.server, &args.db) {
+        (Some(url), _) => {
+            let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+            let mut client = AuditClient::with_interceptor(channel, bearer);
+            match client.checkpoint(proto::CheckpointRequest { size: 0 }).await {
+                Ok(answer) => Some(answer.into_inner().note),
+                Err(status) if status.code() == tonic::Code::NotFound => None,
+                Err(status) => return Err(status.into()),
+            }
+        }
+        (None, Some(db)) => {
+            let reader = Reader::open(db).await?;
+            let last = reader.last_of(&Filter::of_kind(Kind::Checkpoint)).await?;
+            reader.close().await;
+            last.and_then(|event| event.record.note)
+        }
+        (None, None) => anyhow::bail!("give --db PATH or --server URL"),
+    };
+    match note {
         Some(note) => {
             print!("{note}");
             Ok(Exit::Ok)

@@ -14,8 +14,9 @@ use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::{Error, FieldError};
 use crate::proto::{self, audit_server::Audit};
-use crate::request::{ArgsHasher, Page, hash_args_request};
+use crate::request::{ArgsHasher, Page, hash_args_request, proof};
 use crate::store::{Filter, Reader};
+use crate::trail::Kind;
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
@@ -162,6 +163,80 @@ impl Audit for AuditService {
             hash: h.hash,
             ts: h.ts,
         })))
+    }
+
+    #[tracing::instrument(name = "Checkpoint", skip_all)]
+    async fn checkpoint(
+        &self,
+        request: Request<proto::CheckpointRequest>,
+    ) -> Result<Response<proto::CheckpointResponse>, Status> {
+        self.guard.check(&request, Rpc::Checkpoint).await?;
+        let size = request.into_inner().size;
+        let event = match size {
+            0 => self.reader.last_of(&Filter::of_kind(Kind::Checkpoint)).await,
+            size => match i64::try_from(size + 1) {
+                Ok(seq) => self.reader.event(seq).await,
+                Err(_) => Ok(None),
+            },
+        }
+        .map_err(unavailable)?;
+        match event.filter(|e| e.record.kind == Kind::Checkpoint) {
+            Some(event) => Ok(Response::new(proto::CheckpointResponse {
+                size: event.seq.unsigned_abs() - 1,
+                seq: event.seq.unsigned_abs(),
+                note: event.record.note.unwrap_or_default(),
+            })),
+            None => Err(Status::not_found(match size {
+                0 => "the trail has no checkpoint (is [checkpoints] configured?)".to_owned(),
+                size => format!("no checkpoint of the tree of {size} events"),
+            })),
+        }
+    }
+
+    #[tracing::instrument(name = "InclusionProof", skip_all)]
+    async fn inclusion_proof(
+        &self,
+        request: Request<proto::InclusionProofRequest>,
+    ) -> Result<Response<proto::InclusionProofResponse>, Status> {
+        self.guard.check(&request, Rpc::InclusionProof).await?;
+        let req = request.into_inner();
+        let current = self.reader.tree_size().await.map_err(unavailable)?;
+        let (seq, size) = match proof::inclusion(req.seq, req.tree_size, current) {
+            Ok(range) => range,
+            Err(e) => return Err(self.guard.invalid(Rpc::InclusionProof, e).await),
+        };
+        let leaf_hash = self.reader.leaf(seq).await.map_err(unavailable)?;
+        let proof = self.reader.inclusion_proof(seq, size).await.map_err(unavailable)?;
+        let root = self.reader.root(size).await.map_err(unavailable)?;
+        Ok(Response::new(proto::InclusionProofResponse {
+            tree_size: size,
+            leaf_index: seq - 1,
+            leaf_hash: leaf_hash.to_vec(),
+            hashes: proof.iter().map(|h| h.to_vec()).collect(),
+            root: root.to_vec(),
+        }))
+    }
+
+    #[tracing::instrument(name = "ConsistencyProof", skip_all)]
+    async fn consistency_proof(
+        &self,
+        request: Request<proto::ConsistencyProofRequest>,
+    ) -> Result<Response<proto::ConsistencyProofResponse>, Status> {
+        self.guard.check(&request, Rpc::ConsistencyProof).await?;
+        let req = request.into_inner();
+        let current = self.reader.tree_size().await.map_err(unavailable)?;
+        let (old, new) = match proof::consistency(req.old_size, req.new_size, current) {
+            Ok(range) => range,
+            Err(e) => return Err(self.guard.invalid(Rpc::ConsistencyProof, e).await),
+        };
+        let proof = self.reader.consistency_proof(old, new).await.map_err(unavailable)?;
+        Ok(Response::new(proto::ConsistencyProofResponse {
+            old_size: old,
+            new_size: new,
+            hashes: proof.iter().map(|h| h.to_vec()).collect(),
+            old_root: self.reader.root(old).await.map_err(unavailable)?.to_vec(),
+            new_root: self.reader.root(new).await.map_err(unavailable)?.to_vec(),
+        }))
     }
 
     #[tracing::instrument(name = "Stats", skip_all)]

@@ -6,6 +6,7 @@ mod canonical;
 mod decide;
 mod execute;
 mod filter;
+pub mod proof;
 mod verdict;
 
 pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};

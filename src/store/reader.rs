@@ -15,7 +15,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_fro
 use super::Filter;
 use super::StoreError;
 use super::row::{self, SELECT};
-use crate::trail::{Event, Frontier, Hash, Link, Subtrees, decode, hash_cells, position};
+use crate::trail::{Event, Frontier, Hash, Link, Node, Subtrees, decode, hash_cells, position};
 
 /// Events read per page by exports and verification.
 pub const PAGE: u32 = 1000;
@@ -250,6 +250,12 @@ impl Reader {
     /// The right edge of the tree of the first `size` events, from its stored nodes.
     pub async fn frontier(&self, size: u64) -> Result<Frontier, StoreError> {
         self.with(move |conn| Frontier::of(size, |n| super::tree::node(conn, n))).await
+    }
+
+    /// The leaf hash of the event at `seq`.
+    pub async fn leaf(&self, seq: u64) -> Result<Hash, StoreError> {
+        let leaf = Node { level: 0, index: seq.saturating_sub(1) };
+        self.with(move |conn| super::tree::node(conn, leaf)).await
     }
 
     /// The root of the tree of the first `size` events.

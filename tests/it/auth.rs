@@ -13,9 +13,9 @@ use toolgate::proto::approvals_client::ApprovalsClient;
 use toolgate::proto::audit_client::AuditClient;
 use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{
-    Actor, AwaitRequest, ExecuteRequest, ExecutionStatus, ExportRequest, HeadRequest,
-    ListPendingRequest, QueryRequest, ReloadPolicyRequest, StatsRequest, VerdictRequest,
-    VerifyRequest,
+    Actor, AwaitRequest, CheckpointRequest, ConsistencyProofRequest, ExecuteRequest,
+    ExecutionStatus, ExportRequest, HeadRequest, InclusionProofRequest, ListPendingRequest,
+    QueryRequest, ReloadPolicyRequest, StatsRequest, VerdictRequest, VerifyRequest,
 };
 
 use crate::helpers::{TestApp, request, rows, spawn_app_with};
@@ -129,6 +129,30 @@ async fn call(channel: &Channel, rpc: &str, secret: Option<&str>) -> Code {
         "Stats" => {
             code(audit.clone().stats(with_token(StatsRequest::default(), secret)).await.map(drop))
         }
+        "Checkpoint" => code(
+            audit
+                .clone()
+                .checkpoint(with_token(CheckpointRequest::default(), secret))
+                .await
+                .map(drop),
+        ),
+        "InclusionProof" => code(
+            audit
+                .clone()
+                .inclusion_proof(with_token(InclusionProofRequest { seq: 1, tree_size: 0 }, secret))
+                .await
+                .map(drop),
+        ),
+        "ConsistencyProof" => code(
+            audit
+                .clone()
+                .consistency_proof(with_token(
+                    ConsistencyProofRequest { old_size: 1, new_size: 0 },
+                    secret,
+                ))
+                .await
+                .map(drop),
+        ),
         "ReloadPolicy" => code(
             admin
                 .clone()
@@ -152,7 +176,7 @@ fn on_trail(db: &std::path::Path, secret: &str) -> bool {
 async fn every_rpc_admits_exactly_its_roles() {
     let app = spawn_app_with(auth).await;
     // RPC, and the tokens it admits.
-    let matrix: [(&str, &[&str]); 12] = [
+    let matrix: [(&str, &[&str]); 15] = [
         ("Decide", &[AGENT]),
         ("Execute", &[AGENT]),
         ("ListPending", &[APPROVER]),
@@ -164,6 +188,9 @@ async fn every_rpc_admits_exactly_its_roles() {
         ("Verify", &[AUDITOR]),
         ("Head", &[AUDITOR]),
         ("Stats", &[AUDITOR]),
+        ("Checkpoint", &[AUDITOR]),
+        ("InclusionProof", &[AUDITOR]),
+        ("ConsistencyProof", &[AUDITOR]),
         ("ReloadPolicy", &[ADMIN]),
     ];
     let mut wrong = Vec::new();

@@ -10,7 +10,13 @@ use rusqlite::types::ValueRef;
 use toolgate::config::CheckpointsConfig;
 use toolgate::trail::{COLUMNS, Cells, Event, Value, column_list, decode, event_hash};
 
-use crate::helpers::{request, spawn_app_with};
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use toolgate::proto::audit_client::AuditClient;
+use toolgate::proto::{CheckpointRequest, ConsistencyProofRequest, InclusionProofRequest};
+use toolgate::trail::{Hash, verify_consistency, verify_inclusion};
+
+use crate::helpers::{TestApp, request, spawn_app_with};
 
 fn toolgate(args: &[&str]) -> std::process::Output {
     assert_cmd::Command::cargo_bin("toolgate").unwrap().args(args).output().unwrap()
@@ -25,9 +31,10 @@ struct Signed {
     checkpoint: PathBuf,
 }
 
-async fn signed_trail() -> Signed {
-    let dir = tempfile::tempdir().unwrap();
-    let key_file = dir.path().join("log.key");
+/// A server signing checkpoints every 10 events, with 40 decisions on its trail, and the
+/// verifier key.
+async fn signing_app(dir: &Path) -> (TestApp, String) {
+    let key_file = dir.join("log.key");
     let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
     assert!(out.status.success());
     let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
@@ -45,11 +52,18 @@ async fn signed_trail() -> Signed {
         // The checkpointer looks every 100 ms: let it keep up, as it would at a real pace.
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
+    (app, key)
+}
+
+async fn signed_trail() -> Signed {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, key) = signing_app(dir.path()).await;
     let (tmp, db) = app.stop().await;
     let printed = toolgate(&["checkpoint", "--db", db.to_str().unwrap()]);
     assert!(printed.status.success(), "{}", String::from_utf8_lossy(&printed.stderr));
     let checkpoint = tmp.path().join("saved.checkpoint");
     std::fs::write(&checkpoint, &printed.stdout).unwrap();
+    drop(dir);
     Signed { _dir: tmp, db, key, checkpoint }
 }
 
@@ -198,4 +212,79 @@ async fn verifying_past_the_last_event_says_the_events_are_missing() {
 
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains(&format!("seq {}..{}: missing", last + 1, last + 3)), "{out}");
+}
+
+fn root_of(note: &str) -> Hash {
+    let root = note.lines().nth(2).unwrap();
+    base64::engine::general_purpose::STANDARD.decode(root).unwrap().try_into().unwrap()
+}
+
+fn hash(bytes: &[u8]) -> Hash {
+    bytes.try_into().unwrap()
+}
+
+#[tokio::test]
+async fn the_audit_api_serves_checkpoints_and_proofs_that_verify_against_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _) = signing_app(dir.path()).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mut audit = AuditClient::new(app.channel.clone());
+
+    let first_seq: i64 = Connection::open(&app.db)
+        .unwrap()
+        .query_row("SELECT min(seq) FROM events WHERE kind = 'checkpoint'", [], |r| r.get(0))
+        .unwrap();
+    let first_seq = first_seq.unsigned_abs();
+    let latest = audit.checkpoint(CheckpointRequest { size: 0 }).await.unwrap().into_inner();
+    let first = audit.checkpoint(CheckpointRequest { size: first_seq - 1 }).await;
+    let missing = audit.checkpoint(CheckpointRequest { size: first_seq }).await.unwrap_err();
+    let event_hash: String = Connection::open(&app.db)
+        .unwrap()
+        .query_row("SELECT hash FROM events WHERE seq = 7", [], |r| r.get(0))
+        .unwrap();
+    let included = audit
+        .inclusion_proof(InclusionProofRequest { seq: 7, tree_size: latest.size })
+        .await
+        .unwrap()
+        .into_inner();
+    let consistent = audit
+        .consistency_proof(ConsistencyProofRequest {
+            old_size: first_seq - 1,
+            new_size: latest.size,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let refused =
+        audit.inclusion_proof(InclusionProofRequest { seq: 0, tree_size: 0 }).await.unwrap_err();
+
+    let url = app.url.clone();
+    let printed = tokio::task::spawn_blocking(move || toolgate(&["checkpoint", "--server", &url]))
+        .await
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(printed.stdout).unwrap(),
+        latest.note,
+        "the CLI prints it as kept"
+    );
+    assert_eq!(latest.seq, latest.size + 1);
+    assert!(latest.size >= 30, "one every 10 events: {}", latest.size);
+    let root = root_of(&latest.note);
+    assert_eq!(hash(&included.root), root, "the proof's root is the signed one");
+    let mut leaf = Sha256::new();
+    leaf.update([0]);
+    leaf.update(hex::decode(&event_hash).unwrap());
+    let leaf: Hash = leaf.finalize().into();
+    assert_eq!(hash(&included.leaf_hash), leaf);
+    let path: Vec<Hash> = included.hashes.iter().map(|h| hash(h)).collect();
+    assert!(verify_inclusion(&leaf, 6, latest.size, &path, &root));
+    let first = first.unwrap().into_inner();
+    assert_eq!(first.size, first_seq - 1);
+    let old_root = root_of(&first.note);
+    assert_eq!(hash(&consistent.old_root), old_root);
+    let path: Vec<Hash> = consistent.hashes.iter().map(|h| hash(h)).collect();
+    assert!(verify_consistency(first.size, latest.size, &old_root, &root, &path));
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(refused.message().starts_with("seq:"), "{}", refused.message());
 }

@@ -233,3 +233,63 @@ class HashArgsResponse(_message.Message):
     args_hash: str
     canonical_json: str
     def __init__(self, args_hash: _Optional[str] = ..., canonical_json: _Optional[str] = ...) -> None: ...
+
+class CheckpointRequest(_message.Message):
+    __slots__ = ("size",)
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    size: int
+    def __init__(self, size: _Optional[int] = ...) -> None: ...
+
+class CheckpointResponse(_message.Message):
+    __slots__ = ("note", "size", "seq")
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    note: str
+    size: int
+    seq: int
+    def __init__(self, note: _Optional[str] = ..., size: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class InclusionProofRequest(_message.Message):
+    __slots__ = ("seq", "tree_size")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TREE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    tree_size: int
+    def __init__(self, seq: _Optional[int] = ..., tree_size: _Optional[int] = ...) -> None: ...
+
+class InclusionProofResponse(_message.Message):
+    __slots__ = ("tree_size", "leaf_index", "leaf_hash", "hashes", "root")
+    TREE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    LEAF_INDEX_FIELD_NUMBER: _ClassVar[int]
+    LEAF_HASH_FIELD_NUMBER: _ClassVar[int]
+    HASHES_FIELD_NUMBER: _ClassVar[int]
+    ROOT_FIELD_NUMBER: _ClassVar[int]
+    tree_size: int
+    leaf_index: int
+    leaf_hash: bytes
+    hashes: _containers.RepeatedScalarFieldContainer[bytes]
+    root: bytes
+    def __init__(self, tree_size: _Optional[int] = ..., leaf_index: _Optional[int] = ..., leaf_hash: _Optional[bytes] = ..., hashes: _Optional[_Iterable[bytes]] = ..., root: _Optional[bytes] = ...) -> None: ...
+
+class ConsistencyProofRequest(_message.Message):
+    __slots__ = ("old_size", "new_size")
+    OLD_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEW_SIZE_FIELD_NUMBER: _ClassVar[int]
+    old_size: int
+    new_size: int
+    def __init__(self, old_size: _Optional[int] = ..., new_size: _Optional[int] = ...) -> None: ...
+
+class ConsistencyProofResponse(_message.Message):
+    __slots__ = ("old_size", "new_size", "hashes", "old_root", "new_root")
+    OLD_SIZE_FIELD_NUMBER: _ClassVar[int]
+    NEW_SIZE_FIELD_NUMBER: _ClassVar[int]
+    HASHES_FIELD_NUMBER: _ClassVar[int]
+    OLD_ROOT_FIELD_NUMBER: _ClassVar[int]
+    NEW_ROOT_FIELD_NUMBER: _ClassVar[int]
+    old_size: int
+    new_size: int
+    hashes: _containers.RepeatedScalarFieldContainer[bytes]
+    old_root: bytes
+    new_root: bytes
+    def __init__(self, old_size: _Optional[int] = ..., new_size: _Optional[int] = ..., hashes: _Optional[_Iterable[bytes]] = ..., old_root: _Optional[bytes] = ..., new_root: _Optional[bytes] = ...) -> None: ...

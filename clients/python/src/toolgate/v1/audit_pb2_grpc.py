@@ -64,6 +64,21 @@ class AuditStub:
                 request_serializer=toolgate_dot_v1_dot_audit__pb2.HashArgsRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_audit__pb2.HashArgsResponse.FromString,
                 _registered_method=True)
+        self.Checkpoint = channel.unary_unary(
+                '/toolgate.v1.Audit/Checkpoint',
+                request_serializer=toolgate_dot_v1_dot_audit__pb2.CheckpointRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_audit__pb2.CheckpointResponse.FromString,
+                _registered_method=True)
+        self.InclusionProof = channel.unary_unary(
+                '/toolgate.v1.Audit/InclusionProof',
+                request_serializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofResponse.FromString,
+                _registered_method=True)
+        self.ConsistencyProof = channel.unary_unary(
+                '/toolgate.v1.Audit/ConsistencyProof',
+                request_serializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofResponse.FromString,
+                _registered_method=True)
 
 
 class AuditServicer:
@@ -114,6 +129,28 @@ class AuditServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Checkpoint(self, request, context):
+        """A signed checkpoint of the trail's Merkle tree (docs/trail-format.md): the latest, or the
+        one of a given tree size. NOT_FOUND when there is none.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InclusionProof(self, request, context):
+        """The RFC 6962 inclusion proof of an event in the tree of a given size.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ConsistencyProof(self, request, context):
+        """The RFC 6962 consistency proof of the tree of one size with that of a larger size.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuditServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -146,6 +183,21 @@ def add_AuditServicer_to_server(servicer, server):
                     servicer.HashArgs,
                     request_deserializer=toolgate_dot_v1_dot_audit__pb2.HashArgsRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_audit__pb2.HashArgsResponse.SerializeToString,
+            ),
+            'Checkpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.Checkpoint,
+                    request_deserializer=toolgate_dot_v1_dot_audit__pb2.CheckpointRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_audit__pb2.CheckpointResponse.SerializeToString,
+            ),
+            'InclusionProof': grpc.unary_unary_rpc_method_handler(
+                    servicer.InclusionProof,
+                    request_deserializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofResponse.SerializeToString,
+            ),
+            'ConsistencyProof': grpc.unary_unary_rpc_method_handler(
+                    servicer.ConsistencyProof,
+                    request_deserializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -310,6 +362,87 @@ class Audit:
             '/toolgate.v1.Audit/HashArgs',
             toolgate_dot_v1_dot_audit__pb2.HashArgsRequest.SerializeToString,
             toolgate_dot_v1_dot_audit__pb2.HashArgsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Checkpoint(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Audit/Checkpoint',
+            toolgate_dot_v1_dot_audit__pb2.CheckpointRequest.SerializeToString,
+            toolgate_dot_v1_dot_audit__pb2.CheckpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InclusionProof(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Audit/InclusionProof',
+            toolgate_dot_v1_dot_audit__pb2.InclusionProofRequest.SerializeToString,
+            toolgate_dot_v1_dot_audit__pb2.InclusionProofResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ConsistencyProof(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Audit/ConsistencyProof',
+            toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.SerializeToString,
+            toolgate_dot_v1_dot_audit__pb2.ConsistencyProofResponse.FromString,
             options,
             channel_credentials,
             insecure,
