@@ -36,8 +36,9 @@ pub struct Report {
 pub struct Anchors {
     /// A checkpoint kept elsewhere, its signature already checked: the trail must extend it.
     pub checkpoint: Option<Checkpoint>,
-    /// The log's verifier key: every checkpoint on the trail must be signed by it.
-    pub key: Option<NoteVerifier>,
+    /// The log's verifier keys, the current one and those it replaced: every checkpoint on
+    /// the trail must be signed by one of them. Empty: signatures are not checked.
+    pub keys: Vec<NoteVerifier>,
 }
 
 impl Report {
@@ -117,7 +118,7 @@ pub async fn verify_trail(
         let links = links?;
         for link in &links {
             report.problems.extend(verifier.check_link(link));
-            tree.push(&link.hash.unwrap_or_default());
+            tree.push_leaf(link.leaf);
             while let Some(&(size, seq, root)) = roots.get(due) {
                 if size > tree.size() {
                     break;
@@ -152,18 +153,23 @@ async fn stored_roots(
 ) -> Result<Vec<(u64, i64, crate::trail::Hash)>, StoreError> {
     let mut roots = Vec::new();
     let events = reader.checkpoints().await?;
-    report.signatures_checked = anchors.key.is_some();
+    report.signatures_checked = !anchors.keys.is_empty();
     let head = reader.head().await?.map_or(0, |h| h.seq);
     let covered = events.last().map_or(0, |e| e.seq);
     report.uncovered = (head - covered).unsigned_abs();
     for event in events {
         let seq = event.seq;
         let note = event.record.note.unwrap_or_default();
-        let read = match &anchors.key {
-            Some(key) => Note::open(&note, key)
-                .map_err(|e| e.to_string())
-                .and_then(|n| Checkpoint::from_text(&n.text).map_err(|e| e.to_string())),
-            None => Checkpoint::read(&note).map_err(|e| e.to_string()),
+        let read = if anchors.keys.is_empty() {
+            Checkpoint::read(&note).map_err(|e| e.to_string())
+        } else {
+            match Note::parse(&note) {
+                Ok(parsed) if anchors.keys.iter().any(|key| parsed.signed_by(key)) => {
+                    Checkpoint::from_text(&parsed.text).map_err(|e| e.to_string())
+                }
+                Ok(_) => Err("no signature by a key given with --key".to_owned()),
+                Err(e) => Err(e.to_string()),
+            }
         };
         match read {
             Ok(checkpoint) if checkpoint.size == (seq - 1).unsigned_abs() => {

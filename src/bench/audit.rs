@@ -16,6 +16,9 @@ pub struct AuditFigures {
     pub first_page: Vec<(String, Duration, Duration)>,
     pub export_rows_per_s: f64,
     pub verify_events_per_s: f64,
+    /// Median and slowest inclusion proof (with its root) of 1,000 events spread over the
+    /// trail, in the tree of the whole trail.
+    pub inclusion_proof: (Duration, Duration),
 }
 
 /// Measures the trail at `db` (already filled).
@@ -50,6 +53,18 @@ pub async fn measure(db: &Path) -> Result<AuditFigures, ExportError> {
     let started = Instant::now();
     let report = verify_trail(&reader, 1, None, &Anchors::default(), |_| {}).await?;
     let verify_events_per_s = report.checked as f64 / started.elapsed().as_secs_f64();
+    let size = reader.tree_size().await?;
+    let mut times = Vec::with_capacity(1000);
+    for i in 0..1000u64 {
+        // Spread over the whole trail, deterministically.
+        let seq = 1 + (i.wrapping_mul(2_654_435_761) % size.max(1));
+        let started = Instant::now();
+        reader.inclusion_proof(seq, size).await?;
+        reader.root(size).await?;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let inclusion_proof = (times[times.len() / 2], times[times.len() - 1]);
     reader.close().await;
-    Ok(AuditFigures { events, first_page, export_rows_per_s, verify_events_per_s })
+    Ok(AuditFigures { events, first_page, export_rows_per_s, verify_events_per_s, inclusion_proof })
 }

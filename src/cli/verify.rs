@@ -46,9 +46,10 @@ pub struct VerifyArgs {
     #[arg(long, requires = "key", conflicts_with_all = ["csv", "server"])]
     pub checkpoint: Option<PathBuf>,
     /// The log's verifier key (`<name>+<id>+<key>`, as `toolgate keygen` printed it): every
-    /// checkpoint, given or on the trail, must be signed by it.
-    #[arg(long, env = "TOOLGATE_VERIFIER_KEY", conflicts_with_all = ["csv", "server"])]
-    pub key: Option<String>,
+    /// checkpoint on the trail must be signed by one of the keys given (give the keys a
+    /// rotation replaced too); a checkpoint given with --checkpoint by one of them.
+    #[arg(long, conflicts_with_all = ["csv", "server"])]
+    pub key: Vec<String>,
 }
 
 /// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
@@ -86,22 +87,24 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
 
 /// The key and the checkpoint to verify the trail against, their signature checked.
 fn anchors(args: &VerifyArgs) -> anyhow::Result<Anchors> {
-    let key = match &args.key {
-        Some(key) => Some(NoteVerifier::parse(key).context("--key")?),
-        None => None,
-    };
-    let checkpoint = match (&args.checkpoint, &key) {
-        (Some(path), Some(key)) => {
+    let keys = args
+        .key
+        .iter()
+        .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let checkpoint = match &args.checkpoint {
+        Some(path) => {
             let note = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read `{}`", path.display()))?;
-            let checkpoint = Checkpoint::open(&note, key).with_context(|| {
-                format!("`{}` is not a checkpoint signed by --key", path.display())
+            let signed = keys.iter().find_map(|key| Checkpoint::open(&note, key).ok());
+            let checkpoint = signed.with_context(|| {
+                format!("`{}` is not a checkpoint signed by a --key", path.display())
             })?;
             Some(checkpoint)
         }
-        _ => None,
+        None => None,
     };
-    Ok(Anchors { checkpoint, key })
+    Ok(Anchors { checkpoint, keys })
 }
 
 /// A verification's findings as printed.

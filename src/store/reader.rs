@@ -15,7 +15,9 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_fro
 use super::Filter;
 use super::StoreError;
 use super::row::{self, SELECT};
-use crate::trail::{Event, Frontier, Hash, Link, Node, Subtrees, decode, hash_cells, position};
+use crate::trail::{
+    Event, Frontier, Hash, Link, Node, Subtrees, decode_hex, hash_cells, leaf_hash, position,
+};
 
 /// Events read per page by exports and verification.
 pub const PAGE: u32 = 1000;
@@ -287,7 +289,7 @@ impl Reader {
 fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
     let cells = row::cells(row)?;
     let stored = |name: &str| match cells[position(name)] {
-        Some(crate::trail::Value::Text(hex)) => std::str::from_utf8(hex).ok().and_then(decode),
+        Some(crate::trail::Value::Text(hex)) => decode_hex(hex),
         _ => None,
     };
     let (prev_hash, hash) = (stored("prev_hash"), stored("hash"));
@@ -295,5 +297,7 @@ fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
         (Some(prev), Some(hash)) => hash_cells(&prev, &cells) == hash,
         _ => false,
     };
-    Ok(Link { seq: row.get("seq")?, prev_hash, hash, content_matches })
+    // Hashed here, on the reading thread, so that the walk only adds it to the tree.
+    let leaf = leaf_hash(&hash.unwrap_or_default());
+    Ok(Link { seq: row.get("seq")?, prev_hash, hash, content_matches, leaf })
 }

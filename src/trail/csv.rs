@@ -29,10 +29,12 @@ pub enum CsvError {
 /// Prefixes `'` to a text that a spreadsheet would take for a formula, and to one that begins
 /// with `'` itself (so that reading back is unambiguous).
 pub fn guard(text: &str) -> Cow<'_, str> {
-    match text.as_bytes().first() {
-        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r' | b'\'') => Cow::Owned(format!("'{text}")),
-        _ => Cow::Borrowed(text),
-    }
+    if needs_guard(text.as_bytes()) { Cow::Owned(format!("'{text}")) } else { Cow::Borrowed(text) }
+}
+
+/// Whether a text's first byte is one [`guard`] prefixes.
+fn needs_guard(text: &[u8]) -> bool {
+    matches!(text.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r' | b'\''))
 }
 
 /// Reverses [`guard`] exactly: `None` for a cell that `guard` never writes (a `'` before a
@@ -65,15 +67,15 @@ impl<W: Write> CsvWriter<W> {
 
     /// Writes one event: integers as they are, texts through the guard, NULL as nothing.
     pub fn write(&mut self, e: &Event) -> Result<(), CsvError> {
+        // The guard looks at the first byte only, so texts are written as the bytes they are
+        // (UTF-8 already: they come from `String`s), without being checked again.
         let row = e.cells().map(|cell| match cell {
-            None => Cow::Borrowed(""),
-            Some(Value::Integer(n)) => Cow::Owned(n.to_string()),
-            Some(Value::Text(bytes)) => match String::from_utf8_lossy(bytes) {
-                Cow::Borrowed(text) => guard(text),
-                Cow::Owned(text) => Cow::Owned(guard(&text).into_owned()),
-            },
+            None => Cow::Borrowed(&b""[..]),
+            Some(Value::Integer(n)) => Cow::Owned(n.to_string().into_bytes()),
+            Some(Value::Text(bytes)) if needs_guard(bytes) => Cow::Owned([b"'", bytes].concat()),
+            Some(Value::Text(bytes)) => Cow::Borrowed(bytes),
         });
-        self.inner.write_record(row.iter().map(|c| c.as_bytes()))?;
+        self.inner.write_record(row.iter().map(|c| c.as_ref()))?;
         Ok(())
     }
 

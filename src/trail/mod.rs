@@ -21,4 +21,4 @@ pub use event::{Event, Kind, Outcome};
 pub use tree::{
     Frontier, Hash, Node, Subtrees, empty_root, leaf_hash, verify_consistency, verify_inclusion,
 };
-pub use verify::{Link, Problem, Verifier, decode};
+pub use verify::{Link, Problem, Verifier, decode, decode_hex};

@@ -69,7 +69,13 @@ impl Frontier {
 
     /// Appends a leaf of `data`; returns every perfect node it completes, the leaf first.
     pub fn push(&mut self, data: &[u8]) -> Vec<(Node, Hash)> {
-        let mut hash = leaf_hash(data);
+        self.push_leaf(leaf_hash(data))
+    }
+
+    /// Appends a leaf given as its hash; returns every perfect node it completes, the leaf
+    /// first.
+    pub fn push_leaf(&mut self, leaf: Hash) -> Vec<(Node, Hash)> {
+        let mut hash = leaf;
         let mut level = 0;
         let mut index = self.size;
         let mut made = vec![(Node { level, index }, hash)];

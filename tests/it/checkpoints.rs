@@ -288,3 +288,77 @@ async fn the_audit_api_serves_checkpoints_and_proofs_that_verify_against_them() 
     assert_eq!(refused.code(), tonic::Code::InvalidArgument);
     assert!(refused.message().starts_with("seq:"), "{}", refused.message());
 }
+
+#[tokio::test]
+async fn a_rotated_key_leaves_old_checkpoints_verifying_with_the_old_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old_app, old_key) = signing_app(dir.path()).await;
+    let (tmp, db) = old_app.stop().await;
+    let printed = toolgate(&["checkpoint", "--db", db.to_str().unwrap()]);
+    let old_checkpoint = tmp.path().join("old.checkpoint");
+    std::fs::write(&old_checkpoint, &printed.stdout).unwrap();
+    // The same trail, now signed with a new key.
+    let new_dir = tempfile::tempdir().unwrap();
+    let new_key_file = new_dir.path().join("new.key");
+    let out =
+        toolgate(&["keygen", "--name", "toolgate/test", "--out", new_key_file.to_str().unwrap()]);
+    let new_key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let mut config = toolgate::config::Config { db: db.clone(), ..Default::default() };
+    config.checkpoints =
+        CheckpointsConfig { key_file: Some(new_key_file), every_events: 10, ..Default::default() };
+    let app = crate::helpers::start(config, tmp).await;
+    for _ in 0..15 {
+        app.client.clone().decide(request("read")).await.unwrap();
+    }
+    let (_tmp, db) = app.stop().await;
+    let old_checkpoint = old_checkpoint.to_str().unwrap();
+
+    let (both, out) = verify(&db, &["--key", &old_key, "--key", &new_key]);
+    let (new_only, new_out) = verify(&db, &["--key", &new_key]);
+    let (old_saved, saved_out) =
+        verify(&db, &["--key", &old_key, "--key", &new_key, "--checkpoint", old_checkpoint]);
+
+    assert_eq!(both, Some(0), "{out}");
+    assert!(out.contains("0 events after the last one"), "the shutdown signed the end: {out}");
+    assert_eq!(new_only, Some(2), "the old checkpoints are not the new key's: {new_out}");
+    assert_eq!(old_saved, Some(0), "a checkpoint kept from before the rotation: {saved_out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_between_checkpoints_is_covered_by_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("log.key");
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let db = dir.path().join("trail.db");
+    let toml = format!(
+        "[checkpoints]\nkey_file = \"{}\"\nevery_events = 10\nevery_ms = 600000\n",
+        key_file.display()
+    );
+    let mut proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..25 {
+        gate.decide(request("read")).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    proc.kill9();
+    let (_, uncovered) = verify(&db, &["--key", &key]);
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..3 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    drop(gate);
+    proc.sigterm();
+    let mut proc = proc;
+    proc.exited_within(std::time::Duration::from_secs(10)).expect("exits on SIGTERM");
+
+    let (code, out) = verify(&db, &["--key", &key]);
+
+    assert!(
+        !uncovered.contains(" 0 events after the last one"),
+        "the crash left events uncovered: {uncovered}"
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains(" 0 events after the last one"), "{out}");
+}
