@@ -14,11 +14,14 @@ use toolgate::proto::{DecideResponse, Outcome};
 
 use crate::helpers::{request, spawn_app};
 
-#[tokio::test]
-async fn a_unix_socket_is_owner_only_and_serves_the_gate() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("toolgate.sock");
-    let config = Config { db: dir.path().join("trail.db"), ..Config::default() };
+type Server = tokio::task::JoinHandle<Result<(), toolgate::server::ServerError>>;
+
+/// A server on a unix socket in `dir`, with its stop signal.
+async fn unix_server(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, tokio::sync::oneshot::Sender<()>, Server) {
+    let socket = dir.join("toolgate.sock");
+    let config = Config { db: dir.join("trail.db"), ..Config::default() };
     let listener = Listener::bind(&format!("unix:{}", socket.display()), config.unix_socket_mode)
         .await
         .unwrap();
@@ -26,6 +29,13 @@ async fn a_unix_socket_is_owner_only_and_serves_the_gate() {
     let server = tokio::spawn(toolgate::server::run(config, listener, None, async {
         let _ = stopped.await;
     }));
+    (socket, stop, server)
+}
+
+#[tokio::test]
+async fn a_unix_socket_is_owner_only_and_serves_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (socket, stop, server) = unix_server(dir.path()).await;
 
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode() & 0o777;
     let channel = tonic::transport::Endpoint::from_shared(format!("unix:{}", socket.display()))
@@ -129,15 +139,7 @@ async fn decide_raw(mut stream: impl AsyncRead + AsyncWrite + Unpin, authority: 
 #[tokio::test]
 async fn the_sockets_path_as_authority_is_served_on_the_unix_socket_only() {
     let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("toolgate.sock");
-    let config = Config { db: dir.path().join("trail.db"), ..Config::default() };
-    let listener = Listener::bind(&format!("unix:{}", socket.display()), config.unix_socket_mode)
-        .await
-        .unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(toolgate::server::run(config, listener, None, async {
-        let _ = stopped.await;
-    }));
+    let (socket, stop, server) = unix_server(dir.path()).await;
     let tcp = spawn_app().await;
     let tcp_addr = tcp.url.trim_start_matches("http://").to_owned();
     let mut connected = None;
