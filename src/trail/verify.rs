@@ -209,7 +209,14 @@ impl Verifier {
         self.head.seq = seq;
 
         let Some(prev_hash) = link.prev_hash else {
+            // Its content cannot be checked without it, but its own hash still links the next
+            // event: no false broken link at seq + 1.
             problems.push(Problem::Malformed { seq, field: "prev_hash" });
+            self.unlinked = false;
+            match link.hash {
+                Some(stored) => self.head.hash = stored,
+                None => problems.push(Problem::Malformed { seq, field: "hash" }),
+            }
             return problems;
         };
         // After a gap the previous event is unknown: the gap is the finding, not the link.
@@ -402,6 +409,13 @@ mod tests {
             verify(&events),
             vec![Problem::HashMismatch { seq: 2 }, Problem::Gap { from: 8, to: 8 }]
         );
+    }
+
+    #[test]
+    fn a_malformed_prev_hash_is_reported_at_its_event_only() {
+        let mut events = chain(10);
+        events[2].prev_hash = "z".repeat(64);
+        assert_eq!(verify(&events), vec![Problem::Malformed { seq: 3, field: "prev_hash" }]);
     }
 
     #[test]
