@@ -49,5 +49,6 @@ fn policy_and_audit_smoke_runs_report_their_figures() {
     assert!(policy.contains("6 policies: median"), "{policy}");
     assert!(policy.contains("20 policies: median"), "{policy}");
     assert!(audit.contains("a trail of 3000 events"), "{audit}");
-    assert!(audit.contains("verify the chain:"), "{audit}");
+    assert!(audit.contains("verify the chain and its tree:"), "{audit}");
+    assert!(audit.contains("inclusion proof and root"), "{audit}");
 }
