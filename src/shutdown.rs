@@ -1,29 +1,35 @@
 //! The signals that stop the server: SIGINT (Ctrl-C) and SIGTERM (what Kubernetes sends).
 
-/// Resolves at the first SIGINT or SIGTERM.
-pub async fn signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for SIGINT");
-            std::future::pending::<()>().await;
+use std::future::Future;
+
+use tokio::signal::unix::{Signal, SignalKind, signal as listen};
+
+/// A future that resolves at the first SIGINT or SIGTERM. The handlers are installed when this
+/// is called, not when the future is first polled: a SIGTERM that comes while the server is
+/// still starting (its side port may already answer probes) is then a graceful stop, not the
+/// default action's kill.
+pub fn signal() -> impl Future<Output = ()> + Send {
+    let handler = |kind: SignalKind, name: &'static str| match listen(kind) {
+        Ok(signal) => Some(signal),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot listen for {name}");
+            None
         }
     };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
+    let interrupt = handler(SignalKind::interrupt(), "SIGINT");
+    let terminate = handler(SignalKind::terminate(), "SIGTERM");
+    async move {
+        async fn received(signal: Option<Signal>) {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending().await,
             }
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("SIGINT received"),
-        () = terminate => tracing::info!("SIGTERM received"),
+        tokio::select! {
+            () = received(interrupt) => tracing::info!("SIGINT received"),
+            () = received(terminate) => tracing::info!("SIGTERM received"),
+        }
     }
 }
