@@ -90,7 +90,7 @@ pub async fn verify_trail(
     {
         report.problems.push(Problem::Gap { from: (head + 1).max(from), to });
     }
-    let mut roots = stored_roots(reader, anchors, &mut report).await?;
+    let mut roots = stored_roots(reader, anchors, head, &mut report).await?;
     if let Some(given) = &anchors.checkpoint {
         roots.push((given.size, 0, given.root));
         roots.sort_by_key(|&(size, seq, _)| (size, seq));
@@ -149,12 +149,12 @@ pub async fn verify_trail(
 async fn stored_roots(
     reader: &Reader,
     anchors: &Anchors,
+    head: i64,
     report: &mut Report,
 ) -> Result<Vec<(u64, i64, crate::trail::Hash)>, StoreError> {
     let mut roots = Vec::new();
     let events = reader.checkpoints().await?;
     report.signatures_checked = !anchors.keys.is_empty();
-    let head = reader.head().await?.map_or(0, |h| h.seq);
     let covered = events.last().map_or(0, |e| e.seq);
     report.uncovered = (head - covered).unsigned_abs();
     for event in events {

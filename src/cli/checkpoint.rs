@@ -9,8 +9,7 @@ use clap::Args;
 use super::Exit;
 use super::remote::{TOKEN_ENV, connect};
 use crate::proto::{self, audit_client::AuditClient};
-use crate::store::{Filter, Reader};
-use crate::trail::Kind;
+use crate::store::Reader;
 
 /// Arguments of `toolgate checkpoint`.
 #[derive(Debug, Args)]
@@ -37,7 +36,7 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
         }
         (None, Some(db)) => {
             let reader = Reader::open(db).await?;
-            let last = reader.last_of(&Filter::of_kind(Kind::Checkpoint)).await?;
+            let last = reader.last_checkpoint().await?;
             reader.close().await;
             last.and_then(|event| event.record.note)
         }

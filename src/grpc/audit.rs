@@ -173,7 +173,7 @@ impl Audit for AuditService {
         self.guard.check(&request, Rpc::Checkpoint).await?;
         let size = request.into_inner().size;
         let event = match size {
-            0 => self.reader.last_of(&Filter::of_kind(Kind::Checkpoint)).await,
+            0 => self.reader.last_checkpoint().await,
             size => match i64::try_from(size + 1) {
                 Ok(seq) => self.reader.event(seq).await,
                 Err(_) => Ok(None),

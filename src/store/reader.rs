@@ -186,14 +186,10 @@ impl Reader {
         .await
     }
 
-    /// The last event matching `filter`, if there is one.
-    pub async fn last_of(&self, filter: &Filter) -> Result<Option<Event>, StoreError> {
-        let (conditions, values) = filter.conditions();
-        let sql = format!("{} WHERE 1{conditions} ORDER BY seq DESC LIMIT 1", *SELECT);
-        self.with(move |conn| {
-            conn.prepare_cached(&sql)?.query_row(params_from_iter(values), row::event).optional()
-        })
-        .await
+    /// The last `checkpoint` event, if the trail has one (through the checkpoints' index).
+    pub async fn last_checkpoint(&self) -> Result<Option<Event>, StoreError> {
+        let sql = format!("{} WHERE kind = 'checkpoint' ORDER BY seq DESC LIMIT 1", *SELECT);
+        self.with(move |conn| conn.prepare_cached(&sql)?.query_row([], row::event).optional()).await
     }
 
     /// Every `checkpoint` event, in `seq` order (through their own index).

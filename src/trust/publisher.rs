@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use super::checkpoint::Checkpoint;
 use super::note::NoteSigner;
 use crate::config::CheckpointsConfig;
-use crate::store::{Filter, Reader, StoreError, Writer};
+use crate::store::{Reader, StoreError, Writer};
 use crate::trail::{Kind, Record};
 
 /// How often the task looks at the trail.
@@ -70,7 +70,7 @@ pub async fn run(
     let every = Duration::from_millis(config.every_ms.max(1));
     let every_events = config.every_events.max(1);
     // What the last checkpoint on the trail covers (and itself): nothing before the first.
-    let mut covered = match reader.last_of(&Filter::of_kind(Kind::Checkpoint)).await {
+    let mut covered = match reader.last_checkpoint().await {
         Ok(last) => last.map_or(0, |e| e.seq.unsigned_abs()),
         Err(error) => {
             tracing::error!(%error, "cannot read the last checkpoint; checkpoints are off");

@@ -365,3 +365,33 @@ async fn a_crash_between_checkpoints_is_covered_by_the_next_one() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains(" 0 events after the last one"), "{out}");
 }
+
+#[tokio::test]
+async fn a_trail_without_its_tree_gets_it_built_when_it_is_opened() {
+    // A trail as it was before the tree (or whose tree was lost): events, no tree nodes.
+    let signed = signed_trail().await;
+    let bare = tampered(&signed, "bare", |c| {
+        c.execute("DELETE FROM tree_nodes", []).unwrap();
+    });
+    // The saved checkpoint is the shutdown's, the last event: it covers the events before it.
+    let covered = events(&Connection::open(&bare).unwrap()).len() as u64 - 1;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = toolgate::config::Config { db: bare.clone(), ..Default::default() };
+    let app = crate::helpers::start(config, dir).await;
+    let mut audit = AuditClient::new(app.channel.clone());
+    let proof = audit
+        .inclusion_proof(InclusionProofRequest { seq: 3, tree_size: covered })
+        .await
+        .unwrap()
+        .into_inner();
+    app.stop().await;
+    let (code, out) =
+        verify(&bare, &["--key", &signed.key, "--checkpoint", signed.checkpoint.to_str().unwrap()]);
+
+    let path: Vec<Hash> = proof.hashes.iter().map(|h| hash(h)).collect();
+    assert!(verify_inclusion(&hash(&proof.leaf_hash), 2, covered, &path, &hash(&proof.root)));
+    let saved = std::fs::read_to_string(&signed.checkpoint).unwrap();
+    assert_eq!(hash(&proof.root), root_of(&saved), "the rebuilt tree has the signed root");
+    assert_eq!(code, Some(0), "{out}");
+}
