@@ -354,11 +354,39 @@ pub struct CheckpointsConfig {
     pub every_events: u64,
     /// At most this long goes by without a checkpoint while events are appended.
     pub every_ms: u64,
+    /// Witnesses each new checkpoint is submitted to (C2SP tlog-witness), in the background.
+    pub witnesses: Vec<WitnessConfig>,
 }
 
 impl Default for CheckpointsConfig {
     fn default() -> Self {
-        Self { key_file: None, key_env: None, every_events: 1000, every_ms: 10_000 }
+        Self {
+            key_file: None,
+            key_env: None,
+            every_events: 1000,
+            every_ms: 10_000,
+            witnesses: Vec::new(),
+        }
+    }
+}
+
+/// `[[checkpoints.witnesses]]`: a witness that cosigns the trail's checkpoints.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WitnessConfig {
+    /// The witness's submission prefix (`http://host:port` or `https://…`); requests go to
+    /// `<url>/add-checkpoint`.
+    pub url: String,
+    /// The witness's cosignature verifier key (`toolgate keygen --witness` printed it).
+    pub key: String,
+    /// How long one submission may take.
+    #[serde(default = "WitnessConfig::default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+impl WitnessConfig {
+    fn default_timeout_ms() -> u64 {
+        5000
     }
 }
 

@@ -27,7 +27,9 @@
 //! - The logic: `gate` (Decide, Execute, approvals and reloads, and the one place refusals
 //!   become events), `audit` (export with a manifest, verification of the trail and of
 //!   exports, against checkpoints too), `trust` (signed notes, checkpoints of the trail's
-//!   Merkle tree, and the task that signs them as the trail grows).
+//!   Merkle tree, cosignatures, and the tasks that sign checkpoints as the trail grows and
+//!   submit them to witnesses), `witness` (an independent witness of other logs: C2SP
+//!   tlog-witness over HTTP, its own SQLite state).
 //! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
 //!   authorize-and-record prologue, health and reflection), `hook` (Claude Code's hooks),
 //!   `http` (the side port: metrics, probes, the hook endpoint), [`listener`], [`server`]
@@ -63,3 +65,4 @@ pub mod telemetry;
 pub mod tls;
 pub mod trail;
 mod trust;
+mod witness;

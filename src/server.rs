@@ -58,6 +58,8 @@ pub enum ServerError {
     Tls(#[from] crate::tls::TlsError),
     #[error(transparent)]
     Checkpoints(#[from] crate::trust::publisher::KeyError),
+    #[error(transparent)]
+    Witnesses(#[from] crate::trust::witnesses::WitnessKeyError),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -92,6 +94,7 @@ pub async fn run(
     tracing::info!(pending, "pending approvals rebuilt from the trail");
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
+    let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
     let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
@@ -114,6 +117,16 @@ pub async fn run(
             signer,
             config.checkpoints.clone(),
             stopping_checkpoints,
+        ))
+    });
+    let (stop_witnesses, stopping_witnesses) = tokio::sync::watch::channel(false);
+    let witnessing = (!witnesses.is_empty()).then(|| {
+        tracing::info!(witnesses = witnesses.len(), "submitting checkpoints to witnesses");
+        tokio::spawn(crate::trust::witnesses::run(
+            store.reader.clone(),
+            store.writer.clone(),
+            witnesses,
+            stopping_witnesses,
         ))
     });
 
@@ -256,6 +269,11 @@ pub async fn run(
     let _ = stop_checkpoints.send(true);
     if let Some(checkpoints) = checkpoints {
         let _ = checkpoints.await;
+    }
+    // Then the last checkpoint goes to the witnesses (a few seconds at most).
+    let _ = stop_witnesses.send(true);
+    if let Some(witnessing) = witnessing {
+        let _ = witnessing.await;
     }
     store.reader.close().await;
     drop(store);

@@ -39,6 +39,9 @@ pub struct Anchors {
     /// The log's verifier keys, the current one and those it replaced: every checkpoint on
     /// the trail must be signed by one of them. Empty: signatures are not checked.
     pub keys: Vec<NoteVerifier>,
+    /// The witnesses whose cosignature of `checkpoint` verified, and how many are required.
+    pub cosigned: usize,
+    pub cosignatures_required: usize,
 }
 
 impl Report {
@@ -134,6 +137,12 @@ pub async fn verify_trail(
             report.last = Some((link.seq, link.hash.map(hex::encode).unwrap_or_default()));
         }
         progress(report.checked);
+    }
+    if anchors.cosigned < anchors.cosignatures_required {
+        report.problems.push(Problem::TooFewCosignatures {
+            required: anchors.cosignatures_required,
+            valid: anchors.cosigned,
+        });
     }
     if let Some(given) = &anchors.checkpoint {
         let events = head.unsigned_abs();

@@ -1,6 +1,7 @@
 //! `toolgate checkpoint`: prints the trail's latest signed checkpoint exactly as the note's
-//! text, read from the file or asked of a running server, so that it can be kept anywhere else
-//! (and later given to `verify --checkpoint`).
+//! text, with the cosignature lines of the witnesses that cosigned it, read from the file or
+//! asked of a running server, so that it can be kept anywhere else (and later given to
+//! `verify --checkpoint`).
 
 use std::path::PathBuf;
 
@@ -29,16 +30,22 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
             let (channel, bearer) = connect(url, TOKEN_ENV).await?;
             let mut client = AuditClient::with_interceptor(channel, bearer);
             match client.checkpoint(proto::CheckpointRequest { size: 0 }).await {
-                Ok(answer) => Some(answer.into_inner().note),
+                Ok(answer) => Some(answer.into_inner().cosigned),
                 Err(status) if status.code() == tonic::Code::NotFound => None,
                 Err(status) => return Err(status.into()),
             }
         }
         (None, Some(db)) => {
             let reader = Reader::open(db).await?;
-            let last = reader.last_checkpoint().await?;
+            let last = match reader.last_checkpoint().await? {
+                Some(event) => {
+                    let lines = reader.cosignatures(event.seq).await?.into_iter().map(|c| c.line);
+                    event.record.note.map(|note| lines.fold(note, |note, line| note + &line))
+                }
+                None => None,
+            };
             reader.close().await;
-            last.and_then(|event| event.record.note)
+            last
         }
         (None, None) => anyhow::bail!("give --db PATH or --server URL"),
     };

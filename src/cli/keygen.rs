@@ -1,6 +1,6 @@
-//! `toolgate keygen`: a new Ed25519 key for signing checkpoints, in the signed-note key format.
-//! The signing key goes to a file only its owner may read; the verifier key, for auditors and
-//! witnesses, is printed.
+//! `toolgate keygen`: a new Ed25519 key for signing checkpoints (or, with `--witness`, for
+//! cosigning them), in the signed-note key format. The signing key goes to a file only its
+//! owner may read; the verifier key, for auditors and witnesses, is printed.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -10,14 +10,19 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Exit;
+use crate::trust::cosignature::Cosigner;
 use crate::trust::note::NoteSigner;
 
 /// Arguments of `toolgate keygen`.
 #[derive(Debug, Args)]
 pub struct KeygenArgs {
-    /// The key's name, which is also the checkpoints' origin (`toolgate/<node id>`).
+    /// The key's name: the checkpoints' origin (`toolgate/<node id>`), or the witness's name.
     #[arg(long)]
     pub name: String,
+    /// A witness's key: print the verifier key of its cosignatures (C2SP tlog-cosignature),
+    /// which sidecars list in `[[checkpoints.witnesses]] key`.
+    #[arg(long)]
+    pub witness: bool,
     /// Where to write the signing key (created with permissions 0600; never overwritten).
     #[arg(long)]
     pub out: PathBuf,
@@ -33,6 +38,10 @@ pub async fn keygen(args: KeygenArgs) -> anyhow::Result<Exit> {
         .open(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
     writeln!(file, "{}", signer.encode())?;
-    println!("{}", signer.verifier().encode());
+    if args.witness {
+        println!("{}", Cosigner::new(&signer).verifier().encode());
+    } else {
+        println!("{}", signer.verifier().encode());
+    }
     Ok(Exit::Ok)
 }

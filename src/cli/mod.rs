@@ -17,6 +17,7 @@ mod remote;
 mod serve;
 mod stats;
 mod verify;
+mod witness;
 
 use std::process::ExitCode;
 
@@ -35,6 +36,7 @@ pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
 pub use stats::{StatsArgs, stats};
 pub use verify::{VerifyArgs, verify};
+pub use witness::{WitnessArgs, witness};
 
 /// A policy decision point and hash-chained audit trail for AI-agent tool calls.
 #[derive(Debug, Parser)]
@@ -76,8 +78,10 @@ pub enum Command {
     HashArgs(HashArgsArgs),
     /// Make an Ed25519 key for signing checkpoints; print its verifier key.
     Keygen(KeygenArgs),
-    /// Print the trail's latest signed checkpoint.
+    /// Print the trail's latest signed checkpoint, with its witnesses' cosignatures.
     Checkpoint(CheckpointArgs),
+    /// Run an independent witness that cosigns other logs' checkpoints (C2SP tlog-witness).
+    Witness(WitnessArgs),
 }
 
 /// How a command ended.
@@ -128,6 +132,7 @@ pub fn main() -> ExitCode {
             Command::HashArgs(args) => hash_args(args).await,
             Command::Keygen(args) => keygen(args).await,
             Command::Checkpoint(args) => checkpoint(args).await,
+            Command::Witness(args) => witness(args).await,
             Command::HashToken => {
                 let mut token = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;

@@ -14,7 +14,8 @@ use crate::audit::{Anchors, Manifest, Report, verify_csv, verify_trail};
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 use crate::trust::checkpoint::Checkpoint;
-use crate::trust::note::NoteVerifier;
+use crate::trust::cosignature::CosignatureVerifier;
+use crate::trust::note::{Note, NoteVerifier};
 
 /// Arguments of `toolgate verify`.
 #[derive(Debug, Args)]
@@ -50,6 +51,14 @@ pub struct VerifyArgs {
     /// rotation replaced too); a checkpoint given with --checkpoint by one of them.
     #[arg(long, conflicts_with_all = ["csv", "server"])]
     pub key: Vec<String>,
+    /// A witness's cosignature verifier key (`toolgate keygen --witness` printed it): the
+    /// checkpoint given with --checkpoint must carry its valid cosignature. Repeatable.
+    #[arg(long, requires = "checkpoint")]
+    pub witness: Vec<String>,
+    /// How many of the --witness keys must have cosigned the checkpoint (k of n); all of them
+    /// when absent.
+    #[arg(long, requires = "witness")]
+    pub witnesses_required: Option<usize>,
 }
 
 /// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
@@ -92,7 +101,18 @@ fn anchors(args: &VerifyArgs) -> anyhow::Result<Anchors> {
         .iter()
         .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let checkpoint = match &args.checkpoint {
+    let witnesses = args
+        .witness
+        .iter()
+        .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let required = args.witnesses_required.unwrap_or(witnesses.len());
+    anyhow::ensure!(
+        required <= witnesses.len(),
+        "--witnesses-required {required} is more than the {} --witness keys given",
+        witnesses.len()
+    );
+    let (checkpoint, cosigned) = match &args.checkpoint {
         Some(path) => {
             let note = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read `{}`", path.display()))?;
@@ -100,11 +120,13 @@ fn anchors(args: &VerifyArgs) -> anyhow::Result<Anchors> {
             let checkpoint = signed.with_context(|| {
                 format!("`{}` is not a checkpoint signed by a --key", path.display())
             })?;
-            Some(checkpoint)
+            let parsed = Note::parse(&note)?;
+            let cosigned = witnesses.iter().filter(|w| w.cosigned(&parsed).is_some()).count();
+            (Some(checkpoint), cosigned)
         }
-        None => None,
+        None => (None, 0),
     };
-    Ok(Anchors { checkpoint, keys })
+    Ok(Anchors { checkpoint, keys, cosigned, cosignatures_required: required })
 }
 
 /// A verification's findings as printed.

@@ -181,11 +181,18 @@ impl Audit for AuditService {
         }
         .map_err(unavailable)?;
         match event.filter(|e| e.record.kind == Kind::Checkpoint) {
-            Some(event) => Ok(Response::new(proto::CheckpointResponse {
-                size: event.seq.unsigned_abs() - 1,
-                seq: event.seq.unsigned_abs(),
-                note: event.record.note.unwrap_or_default(),
-            })),
+            Some(event) => {
+                let cosignatures =
+                    self.reader.cosignatures(event.seq).await.map_err(unavailable)?;
+                let note = event.record.note.unwrap_or_default();
+                let lines = cosignatures.into_iter().map(|c| c.line);
+                Ok(Response::new(proto::CheckpointResponse {
+                    size: event.seq.unsigned_abs() - 1,
+                    seq: event.seq.unsigned_abs(),
+                    cosigned: lines.fold(note.clone(), |note, line| note + &line),
+                    note,
+                }))
+            }
             None => Err(Status::not_found(match size {
                 0 => "the trail has no checkpoint (is [checkpoints] configured?)".to_owned(),
                 size => format!("no checkpoint of the tree of {size} events"),

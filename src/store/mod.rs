@@ -2,10 +2,12 @@
 //! `migrations/`; one writer thread owns the only write connection and commits events in groups
 //! (`writer.rs`); everything else reads through idle read-only connections (`reader.rs`), so
 //! queries and verification never block writes; a third connection checkpoints the WAL in the
-//! background (`wal.rs`). Rows are derived from the trail's column table (`row.rs`), and the
+//! background (`wal.rs`). Witnesses' cosignatures of checkpoints sit beside the events
+//! (`cosignatures.rs`). Rows are derived from the trail's column table (`row.rs`), and the
 //! auditor's [`Filter`] is rendered as SQL here (`filter.rs`). This module does I/O only: the
 //! chain step and the hashes are `trail`'s.
 
+mod cosignatures;
 mod filter;
 mod migrate;
 mod reader;
@@ -17,6 +19,7 @@ mod writer;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use cosignatures::Cosignature;
 pub use filter::Filter;
 pub use reader::{PAGE, Reader, Stats};
 pub use writer::{PairedDecision, Writer, WriterThread};

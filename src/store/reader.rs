@@ -275,6 +275,17 @@ impl Reader {
             .await
     }
 
+    /// The witnesses' cosignatures of the checkpoint event at `seq`.
+    pub async fn cosignatures(&self, seq: i64) -> Result<Vec<super::Cosignature>, StoreError> {
+        self.with(move |conn| super::cosignatures::of(conn, seq)).await
+    }
+
+    /// The largest tree size the witness with verifier key `witness` cosigned, 0 if none.
+    pub async fn cosigned_size(&self, witness: &str) -> Result<u64, StoreError> {
+        let witness = witness.to_owned();
+        self.with(move |conn| super::cosignatures::cosigned_size(conn, &witness)).await
+    }
+
     /// Closes the idle connections.
     pub async fn close(&self) {
         self.connections.idle.lock().unwrap_or_else(PoisonError::into_inner).clear();

@@ -159,6 +159,11 @@ impl Lookup<'_> {
         (self.tree.size(), self.tree.root())
     }
 
+    /// Keeps a witness's cosignature of a checkpoint, in this transaction (it adds no event).
+    pub fn keep_cosignature(&self, cosignature: &super::Cosignature) -> Result<(), StoreError> {
+        Ok(super::cosignatures::insert(self.tx, cosignature)?)
+    }
+
     /// The id of the latest decision given this idempotency key, if any.
     pub fn decision_by_key(&self, key: &str) -> Result<Option<String>, StoreError> {
         // The expression and the conditions are those of the `events_idempotency_key` index.

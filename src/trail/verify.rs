@@ -36,6 +36,11 @@ pub enum Problem {
     CheckpointUnsigned { seq: i64, why: String },
     /// A checkpoint on the trail claims a tree other than that of every event before it.
     CheckpointMisplaced { seq: i64, size: u64 },
+    /// Fewer of the witnesses given cosigned the checkpoint than were required.
+    TooFewCosignatures { required: usize, valid: usize },
+    /// An exported row's inclusion proof does not lead to the checkpoint's root (or it has
+    /// none, or the checkpoint does not cover it).
+    NotProven { seq: i64 },
 }
 
 impl Problem {
@@ -47,13 +52,16 @@ impl Problem {
             | Self::OutOfOrder { seq, .. }
             | Self::Malformed { seq, .. }
             | Self::NotInTrail { seq }
-            | Self::DiffersFromTrail { seq } => seq,
+            | Self::DiffersFromTrail { seq }
+            | Self::NotProven { seq } => seq,
             Self::Gap { from, .. } => from,
             Self::CheckpointRoot { seq, .. }
             | Self::CheckpointUnsigned { seq, .. }
             | Self::CheckpointMisplaced { seq, .. } => seq,
             Self::ShorterThanCheckpoint { events, .. } => i64::try_from(events + 1).unwrap_or(0),
-            Self::Unreadable { .. } | Self::ManifestMismatch { .. } => 0,
+            Self::Unreadable { .. }
+            | Self::ManifestMismatch { .. }
+            | Self::TooFewCosignatures { .. } => 0,
         }
     }
 
@@ -73,6 +81,8 @@ impl Problem {
             Self::CheckpointRoot { .. } => "checkpoint_root",
             Self::CheckpointUnsigned { .. } => "checkpoint_unsigned",
             Self::CheckpointMisplaced { .. } => "checkpoint_misplaced",
+            Self::TooFewCosignatures { .. } => "too_few_cosignatures",
+            Self::NotProven { .. } => "not_proven",
         }
     }
 }
@@ -117,6 +127,14 @@ impl fmt::Display for Problem {
                 f,
                 "seq {seq}: the checkpoint covers {size} events, not the {} before it",
                 seq - 1
+            ),
+            Self::TooFewCosignatures { required, valid } => write!(
+                f,
+                "the checkpoint has {valid} valid cosignature(s) by the witnesses given, {required} required"
+            ),
+            Self::NotProven { seq } => write!(
+                f,
+                "seq {seq}: no inclusion proof leads to the checkpoint's root (the row is not in the signed tree)"
             ),
         }
     }

@@ -18,7 +18,7 @@ use ed25519_dalek::{Signature, Signer, SigningKey, Verifier as _, VerifyingKey};
 use sha2::{Digest, Sha256};
 
 /// The signature type of Ed25519 keys.
-const ED25519: u8 = 0x01;
+pub(super) const ED25519: u8 = 0x01;
 /// What starts a signature line: an em dash and a space.
 const DASH: &str = "\u{2014} ";
 
@@ -53,34 +53,37 @@ pub struct NoteVerifier {
     verifying: VerifyingKey,
 }
 
-fn key_id(name: &str, public: &[u8; 32]) -> u32 {
+/// The id of the key `public` of signature type `kind` named `name`.
+pub(super) fn key_id(name: &str, kind: u8, public: &[u8; 32]) -> u32 {
     let mut hasher = Sha256::new();
     hasher.update(name.as_bytes());
-    hasher.update([b'\n', ED25519]);
+    hasher.update([b'\n', kind]);
     hasher.update(public);
     let hash = hasher.finalize();
     u32::from_be_bytes([hash[0], hash[1], hash[2], hash[3]])
 }
 
 /// A key name: not empty, no `+`, no white space, no control characters.
-fn check_name(name: &str) -> Result<(), NoteError> {
+pub(super) fn check_name(name: &str) -> Result<(), NoteError> {
     if name.is_empty() || name.chars().any(|c| c == '+' || c.is_whitespace() || c.is_control()) {
         return Err(NoteError::Key("a key name is not empty and has no `+` or white space"));
     }
     Ok(())
 }
 
-/// `0x01 ‖ 32 bytes` from base64.
-fn typed_key(text: &str) -> Result<[u8; 32], NoteError> {
+/// `<type> ‖ 32 bytes` from base64, for one of the types `kinds`: the type and the key.
+pub(super) fn typed_key(text: &str, kinds: &[u8]) -> Result<(u8, [u8; 32]), NoteError> {
     let bytes = BASE64.decode(text).map_err(|_| NoteError::Key("the key is not base64"))?;
     match bytes.split_first() {
-        Some((&ED25519, key)) => key.try_into().map_err(|_| NoteError::Key("not 32 bytes")),
-        _ => Err(NoteError::Key("not an Ed25519 key")),
+        Some((kind, key)) if kinds.contains(kind) => {
+            Ok((*kind, key.try_into().map_err(|_| NoteError::Key("not 32 bytes"))?))
+        }
+        _ => Err(NoteError::Key("not a key of this type")),
     }
 }
 
-fn encode_key(key: &[u8; 32]) -> String {
-    let mut typed = vec![ED25519];
+pub(super) fn encode_key(kind: u8, key: &[u8; 32]) -> String {
+    let mut typed = vec![kind];
     typed.extend_from_slice(key);
     BASE64.encode(typed)
 }
@@ -94,9 +97,9 @@ impl NoteSigner {
         Ok(Self::from_seed(name, seed))
     }
 
-    fn from_seed(name: &str, seed: [u8; 32]) -> Self {
+    pub(super) fn from_seed(name: &str, seed: [u8; 32]) -> Self {
         let signing = SigningKey::from_bytes(&seed);
-        let id = key_id(name, signing.verifying_key().as_bytes());
+        let id = key_id(name, ED25519, signing.verifying_key().as_bytes());
         Self { key: KeyName { name: name.to_owned(), id }, signing }
     }
 
@@ -109,7 +112,7 @@ impl NoteSigner {
             return Err(NoteError::Key("PRIVATE+KEY+<name>+<id>+<key>"));
         };
         check_name(name)?;
-        let signer = Self::from_seed(name, typed_key(key)?);
+        let signer = Self::from_seed(name, typed_key(key, &[ED25519])?.1);
         if format!("{:08x}", signer.key.id) != id {
             return Err(NoteError::Key("the key id does not match the key"));
         }
@@ -122,8 +125,13 @@ impl NoteSigner {
             "PRIVATE+KEY+{}+{:08x}+{}",
             self.key.name,
             self.key.id,
-            encode_key(&self.signing.to_bytes())
+            encode_key(ED25519, &self.signing.to_bytes())
         )
+    }
+
+    /// The Ed25519 key itself, for the cosignatures a witness makes with it.
+    pub(super) fn signing_key(&self) -> &SigningKey {
+        &self.signing
     }
 
     /// The key's name and id.
@@ -159,10 +167,10 @@ impl NoteVerifier {
             return Err(NoteError::Key("<name>+<id>+<key>"));
         };
         check_name(name)?;
-        let public = typed_key(key)?;
+        let (_, public) = typed_key(key, &[ED25519])?;
         let verifying = VerifyingKey::from_bytes(&public)
             .map_err(|_| NoteError::Key("not an Ed25519 point"))?;
-        let key = KeyName { name: name.to_owned(), id: key_id(name, &public) };
+        let key = KeyName { name: name.to_owned(), id: key_id(name, ED25519, &public) };
         if format!("{:08x}", key.id) != id {
             return Err(NoteError::Key("the key id does not match the key"));
         }
@@ -171,7 +179,12 @@ impl NoteVerifier {
 
     /// The key as `<name>+<id>+<base64>`, to give to verifiers.
     pub fn encode(&self) -> String {
-        format!("{}+{:08x}+{}", self.key.name, self.key.id, encode_key(self.verifying.as_bytes()))
+        format!(
+            "{}+{:08x}+{}",
+            self.key.name,
+            self.key.id,
+            encode_key(ED25519, self.verifying.as_bytes())
+        )
     }
 
     /// Whether `signature` (64 bytes) is this key's over `text`.

@@ -26,3 +26,4 @@ mod server;
 mod shadow;
 mod tls;
 mod trail;
+mod witnesses;

@@ -241,14 +241,16 @@ class CheckpointRequest(_message.Message):
     def __init__(self, size: _Optional[int] = ...) -> None: ...
 
 class CheckpointResponse(_message.Message):
-    __slots__ = ("note", "size", "seq")
+    __slots__ = ("note", "size", "seq", "cosigned")
     NOTE_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
+    COSIGNED_FIELD_NUMBER: _ClassVar[int]
     note: str
     size: int
     seq: int
-    def __init__(self, note: _Optional[str] = ..., size: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
+    cosigned: str
+    def __init__(self, note: _Optional[str] = ..., size: _Optional[int] = ..., seq: _Optional[int] = ..., cosigned: _Optional[str] = ...) -> None: ...
 
 class InclusionProofRequest(_message.Message):
     __slots__ = ("seq", "tree_size")

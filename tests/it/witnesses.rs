@@ -1,0 +1,194 @@
+//! Witnesses: a real `toolgate witness serve` process and real sidecars that submit their
+//! checkpoints to it. The witness cosigns each extension, the cosignatures are kept and printed
+//! with the checkpoint, `verify` demands k of n of them, a witness that is down delays no
+//! decision and is caught up later with a consistency proof, and a forked log is refused and
+//! recorded.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use toolgate::config::{CheckpointsConfig, WitnessConfig};
+
+use crate::helpers::{TestApp, request, spawn_app_with, toolgate, toolgate_async};
+
+/// A key made by `toolgate keygen` (with `--witness` for a witness): the file and the printed
+/// verifier key.
+fn keygen(dir: &Path, name: &str, witness: bool) -> (PathBuf, String) {
+    let file = dir.join(format!("{}.key", name.replace('/', "_")));
+    let mut args = vec!["keygen", "--name", name, "--out", file.to_str().unwrap()];
+    if witness {
+        args.push("--witness");
+    }
+    let out = toolgate(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (file, String::from_utf8(out.stdout).unwrap().trim().to_owned())
+}
+
+/// A witness process; killed when dropped.
+struct WitnessProc {
+    child: Child,
+    url: String,
+}
+
+impl Drop for WitnessProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_witness(key: &Path, state: &Path, logs: &[&str], listen: &str) -> WitnessProc {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("toolgate"));
+    command.args(["witness", "serve", "--listen", listen, "--key", key.to_str().unwrap()]);
+    command.args(["--state", state.to_str().unwrap()]);
+    for log in logs {
+        command.args(["--log", log]);
+    }
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    WitnessProc { child, url }
+}
+
+async fn sidecar(log_key: &Path, witnesses: Vec<WitnessConfig>) -> TestApp {
+    let key_file = log_key.to_owned();
+    spawn_app_with(move |c| {
+        c.checkpoints = CheckpointsConfig {
+            key_file: Some(key_file),
+            every_events: 5,
+            every_ms: 200,
+            witnesses,
+            ..CheckpointsConfig::default()
+        };
+    })
+    .await
+}
+
+fn witness_config(url: &str, key: &str) -> WitnessConfig {
+    WitnessConfig { url: url.to_owned(), key: key.to_owned(), timeout_ms: 2000 }
+}
+
+/// `toolgate checkpoint --db`, once it carries at least `lines` signature lines and covers at
+/// least `size` events.
+async fn cosigned_checkpoint(db: &Path, lines: usize, size: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = toolgate_async(&["checkpoint", "--db", db.to_str().unwrap()]).await;
+        let note = String::from_utf8(out.stdout).unwrap();
+        let covered = note.lines().nth(1).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+        if note.matches('\u{2014}').count() >= lines && covered >= size {
+            return note;
+        }
+        assert!(Instant::now() < deadline, "no cosigned checkpoint of {size} events: {note}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn decide_n(app: &TestApp, n: usize) {
+    for _ in 0..n {
+        app.client.clone().decide(request("read")).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-1", false);
+    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
+    let (_, absent_key) = keygen(dir.path(), "witness.test/w2", true);
+    let witness =
+        start_witness(&witness_file, &dir.path().join("w1.db"), &[&log_key], "127.0.0.1:0");
+    let app = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
+    decide_n(&app, 12).await;
+    let note = cosigned_checkpoint(&app.db, 2, 12).await;
+    assert!(note.contains("\n\u{2014} witness.test/w1 "), "{note}");
+    let saved = dir.path().join("saved.checkpoint");
+    std::fs::write(&saved, &note).unwrap();
+
+    let db = app.db.to_str().unwrap().to_owned();
+    let saved = saved.to_str().unwrap();
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["verify", "--db", &db, "--checkpoint", saved, "--key", &log_key];
+        args.extend_from_slice(extra);
+        toolgate(&args)
+    };
+    let out = tokio::task::block_in_place(|| verify(&["--witness", &witness_key]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let both = ["--witness", &witness_key, "--witness", &absent_key];
+    let out = tokio::task::block_in_place(|| verify(&both));
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("1 valid cosignature(s) by the witnesses given, 2 required"),
+        "{stdout}"
+    );
+    let one_of_two = [&both[..], &["--witnesses-required", "1"]].concat();
+    let out = tokio::task::block_in_place(|| verify(&one_of_two));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_witness_that_is_down_delays_nothing_and_is_caught_up_with_a_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-2", false);
+    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
+    let state = dir.path().join("w1.db");
+    let witness = start_witness(&witness_file, &state, &[&log_key], "127.0.0.1:0");
+    let url = witness.url.clone();
+    let app = sidecar(&log_file, vec![witness_config(&url, &witness_key)]).await;
+    decide_n(&app, 6).await;
+    let first = cosigned_checkpoint(&app.db, 2, 6).await;
+    let first_size: u64 = first.lines().nth(1).unwrap().parse().unwrap();
+    drop(witness);
+    // With the witness gone, decisions are answered as fast as ever.
+    let started = Instant::now();
+    decide_n(&app, 30).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // Back on the same port and state: the sidecar submits its latest checkpoint with a
+    // consistency proof from the size the witness holds, and gets it cosigned.
+    let listen = url.trim_start_matches("http://");
+    let _witness = start_witness(&witness_file, &state, &[&log_key], listen);
+    let later = cosigned_checkpoint(&app.db, 2, first_size + 30).await;
+    assert!(later.contains("\u{2014} witness.test/w1 "), "{later}");
+    let shown = toolgate_async(&["witness", "log", "--state", state.to_str().unwrap()]).await;
+    assert!(shown.status.success(), "no refusal was kept");
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.contains("log \"toolgate/node-2\" size "), "{shown}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forked_log_is_refused_and_the_refusal_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-3", false);
+    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
+    let state = dir.path().join("w1.db");
+    let witness = start_witness(&witness_file, &state, &[&log_key], "127.0.0.1:0");
+    let honest = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
+    decide_n(&honest, 6).await;
+    cosigned_checkpoint(&honest.db, 2, 6).await;
+    honest.stop().await;
+    // The same key on a fresh trail: another history under the same origin, and longer.
+    let fork = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
+    decide_n(&fork, 40).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let shown = loop {
+        let out = toolgate_async(&["witness", "log", "--state", state.to_str().unwrap()]).await;
+        let shown = String::from_utf8(out.stdout).unwrap();
+        if !out.status.success() {
+            break shown;
+        }
+        assert!(Instant::now() < deadline, "the fork was not refused: {shown}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(shown.contains("REFUSED") && shown.contains("\"toolgate/node-3\" 422"), "{shown}");
+    let note = toolgate_async(&["checkpoint", "--db", fork.db.to_str().unwrap()]).await;
+    let note = String::from_utf8(note.stdout).unwrap();
+    assert!(!note.contains("witness.test/w1"), "the fork was cosigned: {note}");
+    fork.stop().await;
+}
