@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
+use super::ProofsWriter;
 use crate::store::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
@@ -19,6 +20,8 @@ pub enum ExportError {
     Store(#[from] StoreError),
     #[error("cannot write the CSV: {0}")]
     Csv(#[from] CsvError),
+    #[error("cannot write the proofs: {0}")]
+    Proofs(#[from] io::Error),
 }
 
 /// An export under way.
@@ -34,6 +37,8 @@ pub struct Export<W: Write> {
     done: bool,
     /// The next page, being read while this one is written.
     pending: Option<JoinHandle<Result<Vec<Event>, StoreError>>>,
+    /// With proofs: where they go, and the tree size they prove inclusion in.
+    proofs: Option<(ProofsWriter<Box<dyn Write + Send>>, u64)>,
 }
 
 impl<W: Write> Export<W> {
@@ -49,7 +54,15 @@ impl<W: Write> Export<W> {
             last_seq: None,
             done: false,
             pending: None,
+            proofs: None,
         })
+    }
+
+    /// Also writes, for each row the tree of the first `size` events covers, its inclusion
+    /// proof in that tree into `out` (the proofs file).
+    pub fn with_proofs(mut self, out: Box<dyn Write + Send>, size: u64) -> Self {
+        self.proofs = Some((ProofsWriter::new(out), size));
+        self
     }
 
     /// Writes the next page of events; `false` once everything was written. The export covers
@@ -70,6 +83,14 @@ impl<W: Write> Export<W> {
         for event in &events {
             self.csv.write(event)?;
         }
+        if let Some((proofs, size)) = &mut self.proofs {
+            let seqs: Vec<u64> =
+                events.iter().map(|e| e.seq.unsigned_abs()).filter(|&seq| seq <= *size).collect();
+            let found = reader.inclusion_proofs(seqs.clone(), *size).await?;
+            for (seq, proof) in seqs.iter().zip(found) {
+                proofs.write(seq.cast_signed(), &proof)?;
+            }
+        }
         if let (Some(first), Some(last)) = (events.first(), events.last()) {
             self.first_seq.get_or_insert(first.seq);
             self.last_seq = Some(last.seq);
@@ -86,10 +107,15 @@ impl<W: Write> Export<W> {
         Ok(())
     }
 
-    /// Ends the export: the underlying writer and the hex SHA-256 of every byte written.
-    pub fn finish(self) -> Result<(W, String), ExportError> {
+    /// Ends the export: the underlying writer and the hex SHA-256 of every byte written, and
+    /// the proofs file's SHA-256 when proofs were written.
+    pub fn finish(self) -> Result<(W, String, Option<String>), ExportError> {
+        let proofs = match self.proofs {
+            Some((proofs, _)) => Some(proofs.finish()?.1),
+            None => None,
+        };
         let hashing = self.csv.finish()?;
-        Ok((hashing.inner, hex::encode(hashing.hasher.finalize())))
+        Ok((hashing.inner, hex::encode(hashing.hasher.finalize()), proofs))
     }
 }
 

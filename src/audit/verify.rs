@@ -5,12 +5,12 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use sha2::{Digest, Sha256};
 
-use super::Manifest;
+use super::{Manifest, ProofsReader};
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::csv::{self, CsvError};
 use futures_util::StreamExt;
 
-use crate::trail::{Event, Frontier, Problem, Verifier, decode};
+use crate::trail::{Event, Frontier, Problem, Verifier, decode, verify_inclusion};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::note::{Note, NoteVerifier};
 
@@ -27,8 +27,12 @@ pub struct Report {
     /// Whether their signatures were checked (a verifier key was given).
     pub signatures_checked: bool,
     /// The events after the last checkpoint on the trail: what a lone file can still hide a
-    /// rewrite of.
+    /// rewrite of. For an export with proofs: the rows after the checkpoint's tree.
     pub uncovered: u64,
+    /// An export's rows proven in the checkpoint's tree by their inclusion proofs.
+    pub proven: u64,
+    /// Whether an export's manifest signature was checked (and verified, or a problem says not).
+    pub manifest_signed: bool,
 }
 
 /// What a trail's verification checks beyond its chain.
@@ -200,19 +204,33 @@ fn check(verifier: &mut Verifier, report: &mut Report, event: Event) {
     report.last = Some((event.seq, event.hash));
 }
 
+/// What a CSV export is checked against, beyond its own rows.
+#[derive(Default)]
+pub struct CsvChecks<'a> {
+    /// The export was filtered: gaps are expected.
+    pub filtered: bool,
+    /// Every row must stand unchanged in this trail.
+    pub trail: Option<&'a Reader>,
+    /// The file must match this manifest (and its signature one of `anchors.keys`).
+    pub manifest: Option<&'a Manifest>,
+    /// Every row the checkpoint covers must be proven in its tree by `proofs`.
+    pub anchors: Anchors,
+    pub proofs: Option<ProofsReader<Box<dyn BufRead + Send>>>,
+}
+
 /// Verifies a CSV export read from `input`.
 ///
 /// A whole-trail export verifies as a chain: gaps are missing rows. With `filtered` (or a
 /// manifest whose filter is not empty) gaps are expected, and each row's own hash, the links
 /// between rows whose `seq` follow each other, and the order are checked. With `trail`, every
-/// row must also stand unchanged in that trail; with `manifest`, the file must match it.
+/// row must also stand unchanged in that trail; with `manifest`, the file must match it; with
+/// a checkpoint, every row it covers must be proven in its tree.
 pub async fn verify_csv(
     input: impl Read,
-    filtered: bool,
-    trail: Option<&Reader>,
-    manifest: Option<&Manifest>,
+    checks: CsvChecks<'_>,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, VerifyError> {
+    let CsvChecks { filtered, trail, manifest, anchors, mut proofs } = checks;
     let filtered = filtered || manifest.is_some_and(|m| !m.filter.is_empty());
     let mut verifier = if filtered { Verifier::filtered() } else { Verifier::default() };
     let mut report = Report::default();
@@ -232,6 +250,8 @@ pub async fn verify_csv(
         None => return Err(CsvError::Header.into()),
     };
     let mut first_seq = None;
+    // A proof read ahead of its row (its row is missing from the file).
+    let mut pending = None;
     for row in rows.by_ref() {
         let event = match row.map_err(CsvError::from).and_then(|row| header.parse(&row)) {
             Ok(event) => event,
@@ -242,6 +262,9 @@ pub async fn verify_csv(
             Err(e) => return Err(e.into()),
         };
         first_seq.get_or_insert(event.seq);
+        if let Some(checkpoint) = &anchors.checkpoint {
+            prove(&event, checkpoint, proofs.as_mut(), &mut pending, &mut report);
+        }
         if let Some(trail) = trail {
             match trail.event(event.seq).await? {
                 None => report.problems.push(Problem::NotInTrail { seq: event.seq }),
@@ -257,17 +280,59 @@ pub async fn verify_csv(
         }
     }
     progress(report.checked);
+    let last_seq = report.last.as_ref().map(|(seq, _)| *seq);
+    if let Some(checkpoint) = &anchors.checkpoint {
+        let rows_end = last_seq.unwrap_or(0).unsigned_abs();
+        if !filtered && rows_end < checkpoint.size {
+            report
+                .problems
+                .push(Problem::ShorterThanCheckpoint { size: checkpoint.size, events: rows_end });
+        }
+    }
+    if anchors.cosigned < anchors.cosignatures_required {
+        report.problems.push(Problem::TooFewCosignatures {
+            required: anchors.cosignatures_required,
+            valid: anchors.cosigned,
+        });
+    }
     if let Some(manifest) = manifest {
+        let mut claims = Vec::new();
+        if let (Some(expected), Some(proofs)) = (&manifest.proofs_sha256, proofs.as_mut()) {
+            // Read to the end, so that the hash covers the whole proofs file.
+            while let Ok(Some(_)) = proofs.next_proof() {}
+            claims.push(("proofs_sha256", *expected != proofs.sha256()));
+        }
+        if !anchors.keys.is_empty() {
+            report.manifest_signed = true;
+            if !manifest.signed_by(&anchors.keys) {
+                report.problems.push(Problem::ManifestMismatch {
+                    what:
+                        "its signature is missing, not by a --key, or no longer matches its fields"
+                            .into(),
+                });
+            }
+        }
+        if !filtered
+            && let (Some(head), Some(last)) = (manifest.head_seq, last_seq)
+            && last < head
+        {
+            report.problems.push(Problem::ManifestMismatch {
+                what: format!(
+                    "the export ends at seq {last}, before the head it claims (seq {head}): rows were cut off"
+                ),
+            });
+        }
         // The whole file was read: the hash covers every byte of it.
         let sha256 = hex::encode(rows.into_reader().into_inner().into_inner().hasher.finalize());
-        let last_seq = report.last.as_ref().map(|(seq, _)| *seq);
         let mismatches = [
             ("csv_sha256", manifest.csv_sha256 != sha256),
             ("rows", manifest.rows != report.checked),
             ("first_seq", manifest.first_seq != first_seq),
             ("last_seq", manifest.last_seq != last_seq),
             ("bom", manifest.bom != bom),
-        ];
+        ]
+        .into_iter()
+        .chain(claims);
         for (what, differs) in mismatches {
             if differs {
                 report.problems.push(Problem::ManifestMismatch {
@@ -277,6 +342,48 @@ pub async fn verify_csv(
         }
     }
     Ok(report)
+}
+
+/// Checks the row `event` against `checkpoint`: proven by its proof when the checkpoint's tree
+/// covers it, counted as uncovered otherwise.
+fn prove(
+    event: &Event,
+    checkpoint: &Checkpoint,
+    proofs: Option<&mut ProofsReader<Box<dyn BufRead + Send>>>,
+    pending: &mut Option<(i64, Vec<crate::trail::Hash>)>,
+    report: &mut Report,
+) {
+    let seq = event.seq;
+    if seq < 1 || seq.unsigned_abs() > checkpoint.size {
+        report.uncovered += 1;
+        return;
+    }
+    // The proofs are in the rows' order: skip those of rows missing from the file.
+    let mut proof = None;
+    if let Some(proofs) = proofs {
+        while pending.as_ref().is_none_or(|(at, _)| *at < seq) {
+            match proofs.next_proof() {
+                Ok(Some(next)) => *pending = Some(next),
+                Ok(None) => break,
+                Err(message) => {
+                    report.problems.push(Problem::Unreadable { line: 0, message });
+                    break;
+                }
+            }
+        }
+        if pending.as_ref().is_some_and(|(at, _)| *at == seq) {
+            proof = pending.take().map(|(_, proof)| proof);
+        }
+    }
+    let proven = proof.zip(decode(&event.hash)).is_some_and(|(proof, hash)| {
+        let leaf = crate::trail::leaf_hash(&hash);
+        verify_inclusion(&leaf, seq.unsigned_abs() - 1, checkpoint.size, &proof, &checkpoint.root)
+    });
+    if proven {
+        report.proven += 1;
+    } else {
+        report.problems.push(Problem::NotProven { seq });
+    }
 }
 
 struct HashingReader<R> {

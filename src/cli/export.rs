@@ -1,5 +1,6 @@
 //! `toolgate export`: the events that match a filter as CSV (docs/csv-export.md), with an
-//! optional manifest that lets the receiver check the file.
+//! optional manifest that lets the receiver check the file, signed on request, and each row's
+//! inclusion proof in the latest signed checkpoint on request.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -15,6 +16,9 @@ use super::Exit;
 use super::args::{FilterArgs, Source, SourceArgs};
 use crate::audit::{Export, MANIFEST_FORMAT, Manifest};
 use crate::proto;
+use crate::store::Reader;
+use crate::trust::checkpoint::Checkpoint;
+use crate::trust::note::NoteSigner;
 
 /// Arguments of `toolgate export`.
 #[derive(Debug, Args)]
@@ -32,6 +36,15 @@ pub struct ExportArgs {
     /// Also write a JSON manifest: filter, seq range, row count, head, the file's SHA-256.
     #[arg(long)]
     pub manifest: Option<PathBuf>,
+    /// Also write each row's inclusion proof in the trail's latest signed checkpoint to this
+    /// file (JSON lines), and put the checkpoint in the manifest: `verify --csv --checkpoint`
+    /// then proves every row without the database. Needs --db and --manifest.
+    #[arg(long, requires_all = ["manifest", "db"])]
+    pub proofs: Option<PathBuf>,
+    /// Sign the manifest with this key (`toolgate keygen`; the log's checkpoint key, so that
+    /// auditors check it with the --key they already hold).
+    #[arg(long, requires = "manifest")]
+    pub sign_key: Option<PathBuf>,
 }
 
 /// What an export wrote, for the manifest.
@@ -40,6 +53,8 @@ struct Written {
     first_seq: Option<i64>,
     last_seq: Option<i64>,
     sha256: String,
+    /// With proofs: the checkpoint they lead to, and the proofs file's SHA-256.
+    proofs: Option<(String, String)>,
 }
 
 /// Exports the matching events.
@@ -51,20 +66,39 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         )),
         None => Box::new(BufWriter::new(io::stdout())),
     };
+    let signer = match &args.sign_key {
+        Some(path) => Some(
+            NoteSigner::parse(
+                &std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read `{}`", path.display()))?,
+            )
+            .context("--sign-key")?,
+        ),
+        None => None,
+    };
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
     let (written, head) = match args.source.open().await? {
         Source::Db(reader) => {
             let head = reader.head().await?.map(|h| (h.seq, h.hash));
             let progress = ProgressBar::new(reader.count(&filter).await?);
             let mut export = Export::new(out, filter.clone(), args.bom)?;
+            let mut checkpoint = None;
+            if let Some(path) = &args.proofs {
+                let (note, size) = latest_checkpoint(&reader).await?;
+                let file = File::create(path)
+                    .with_context(|| format!("cannot create `{}`", path.display()))?;
+                export = export.with_proofs(Box::new(BufWriter::new(file)), size);
+                checkpoint = Some(note);
+            }
             while export.next_page(&reader).await? {
                 progress.set_position(export.rows);
             }
             progress.finish_and_clear();
             let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
-            let (mut out, sha256) = export.finish()?;
+            let (mut out, sha256, proofs_sha256) = export.finish()?;
             out.flush()?;
-            (Written { rows, first_seq, last_seq, sha256 }, head)
+            let proofs = checkpoint.zip(proofs_sha256);
+            (Written { rows, first_seq, last_seq, sha256, proofs }, head)
         }
         Source::Server(mut client) => {
             let head = client.head(proto::HeadRequest {}).await?.into_inner();
@@ -75,7 +109,9 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         }
     };
     if let Some(path) = &args.manifest {
-        let manifest = Manifest {
+        let (checkpoint, proofs_sha256) = written.proofs.unzip();
+        let proofs_file = args.proofs.as_ref().and_then(|p| p.file_name());
+        let mut manifest = Manifest {
             format: MANIFEST_FORMAT.to_owned(),
             filter,
             first_seq: written.first_seq,
@@ -86,7 +122,14 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
             csv_sha256: written.sha256,
             bom: args.bom,
             exported_at,
+            checkpoint,
+            proofs_file: proofs_file.map(|name| name.to_string_lossy().into_owned()),
+            proofs_sha256,
+            signature: None,
         };
+        if let Some(signer) = &signer {
+            manifest.sign(signer)?;
+        }
         std::fs::write(path, serde_json::to_string_pretty(&manifest)? + "\n")
             .with_context(|| format!("cannot write `{}`", path.display()))?;
     }
@@ -123,5 +166,18 @@ async fn receive(
         first_seq: seq(summary.first_seq),
         last_seq: seq(summary.last_seq),
         sha256,
+        proofs: None,
     })
+}
+
+/// The trail's latest checkpoint, with its cosignatures, and the tree size it covers.
+async fn latest_checkpoint(reader: &Reader) -> anyhow::Result<(String, u64)> {
+    let event = reader
+        .last_checkpoint()
+        .await?
+        .context("--proofs: the trail has no checkpoint (is [checkpoints] configured?)")?;
+    let cosignatures = reader.cosignatures(event.seq).await?;
+    let note = event.record.note.unwrap_or_default();
+    let size = Checkpoint::read(&note)?.size;
+    Ok((cosignatures.into_iter().fold(note, |note, c| note + &c.line), size))
 }

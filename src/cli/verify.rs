@@ -2,6 +2,7 @@
 //! a CSV export, and names every broken place.
 
 use std::fs::File;
+use std::io::BufReader;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -10,7 +11,7 @@ use indicatif::ProgressBar;
 
 use super::Exit;
 use super::remote::{TOKEN_ENV, connect};
-use crate::audit::{Anchors, Manifest, Report, verify_csv, verify_trail};
+use crate::audit::{Anchors, CsvChecks, Manifest, ProofsReader, Report, verify_csv, verify_trail};
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 use crate::trust::checkpoint::Checkpoint;
@@ -33,9 +34,13 @@ pub struct VerifyArgs {
     /// The export was filtered: gaps between rows are expected.
     #[arg(long, requires = "csv")]
     pub filtered: bool,
-    /// The export's manifest: the file must match it (hash, rows, seq range).
+    /// The export's manifest: the file must match it (hash, rows, seq range, head).
     #[arg(long, requires = "csv")]
     pub manifest: Option<PathBuf>,
+    /// The export's proofs file (`export --proofs`); by default the one the manifest names,
+    /// beside the manifest.
+    #[arg(long, requires = "csv")]
+    pub proofs: Option<PathBuf>,
     /// First seq to verify (trail only).
     #[arg(long, default_value_t = 1, conflicts_with = "csv")]
     pub from: i64,
@@ -44,12 +49,15 @@ pub struct VerifyArgs {
     pub to: Option<i64>,
     /// A signed checkpoint kept elsewhere (the file `toolgate checkpoint` printed): its
     /// signature is checked with --key, and the trail must extend it.
-    #[arg(long, requires = "key", conflicts_with_all = ["csv", "server"])]
+    /// With --csv: every exported row the checkpoint covers must be proven in its tree by the
+    /// export's proofs (without --checkpoint, the manifest's checkpoint is used).
+    #[arg(long, requires = "key", conflicts_with = "server")]
     pub checkpoint: Option<PathBuf>,
     /// The log's verifier key (`<name>+<id>+<key>`, as `toolgate keygen` printed it): every
     /// checkpoint on the trail must be signed by one of the keys given (give the keys a
-    /// rotation replaced too); a checkpoint given with --checkpoint by one of them.
-    #[arg(long, conflicts_with_all = ["csv", "server"])]
+    /// rotation replaced too); a checkpoint given with --checkpoint by one of them; with
+    /// --manifest, the manifest's signature by one of them.
+    #[arg(long, conflicts_with = "server")]
     pub key: Vec<String>,
     /// A witness's cosignature verifier key (`toolgate keygen --witness` printed it): the
     /// checkpoint given with --checkpoint must carry its valid cosignature. Repeatable.
@@ -80,9 +88,31 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
             ),
             None => None,
         };
-        verify_csv(file, args.filtered, trail.as_ref(), manifest.as_ref(), on_page).await?.into()
+        let embedded = manifest.as_ref().and_then(|m| m.checkpoint.as_deref());
+        let anchors = anchors(&args, embedded)?;
+        let proofs_file = args.proofs.clone().or_else(|| {
+            let name = manifest.as_ref()?.proofs_file.as_ref()?;
+            Some(args.manifest.as_ref()?.with_file_name(name))
+        });
+        let proofs = match proofs_file.filter(|_| anchors.checkpoint.is_some()) {
+            Some(path) => {
+                let file = File::open(&path)
+                    .with_context(|| format!("cannot open `{}`", path.display()))?;
+                let read: Box<dyn std::io::BufRead + Send> = Box::new(BufReader::new(file));
+                Some(ProofsReader::new(read))
+            }
+            None => None,
+        };
+        let checks = CsvChecks {
+            filtered: args.filtered,
+            trail: trail.as_ref(),
+            manifest: manifest.as_ref(),
+            anchors,
+            proofs,
+        };
+        verify_csv(file, checks, on_page).await?.into()
     } else if let Some(db) = &args.db {
-        let anchors = anchors(&args)?;
+        let anchors = anchors(&args, None)?;
         let reader = Reader::open(db).await?;
         let report = verify_trail(&reader, args.from, args.to, &anchors, on_page).await?;
         reader.close().await;
@@ -94,8 +124,9 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     Ok(print(&findings))
 }
 
-/// The key and the checkpoint to verify the trail against, their signature checked.
-fn anchors(args: &VerifyArgs) -> anyhow::Result<Anchors> {
+/// The keys and the checkpoint to verify against (--checkpoint, or else `embedded`, a
+/// manifest's), its signature checked when keys are given.
+fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors> {
     let keys = args
         .key
         .iter()
@@ -112,14 +143,22 @@ fn anchors(args: &VerifyArgs) -> anyhow::Result<Anchors> {
         "--witnesses-required {required} is more than the {} --witness keys given",
         witnesses.len()
     );
-    let (checkpoint, cosigned) = match &args.checkpoint {
-        Some(path) => {
-            let note = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read `{}`", path.display()))?;
-            let signed = keys.iter().find_map(|key| Checkpoint::open(&note, key).ok());
-            let checkpoint = signed.with_context(|| {
-                format!("`{}` is not a checkpoint signed by a --key", path.display())
-            })?;
+    let given = match &args.checkpoint {
+        Some(path) => Some((
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read `{}`", path.display()))?,
+            format!("`{}`", path.display()),
+        )),
+        None => embedded.map(|note| (note.to_owned(), "the manifest's checkpoint".to_owned())),
+    };
+    let (checkpoint, cosigned) = match given {
+        Some((note, named)) => {
+            let checkpoint = if keys.is_empty() {
+                Checkpoint::read(&note).with_context(|| format!("{named} does not read"))?
+            } else {
+                let signed = keys.iter().find_map(|key| Checkpoint::open(&note, key).ok());
+                signed.with_context(|| format!("{named} is not a checkpoint signed by a --key"))?
+            };
             let parsed = Note::parse(&note)?;
             let cosigned = witnesses.iter().filter(|w| w.cosigned(&parsed).is_some()).count();
             (Some(checkpoint), cosigned)
@@ -143,12 +182,22 @@ impl From<Report> for Findings {
         let problems = report.problems.iter().map(ToString::to_string).collect();
         let signatures =
             if report.signatures_checked { "signed" } else { "signatures not checked: give --key" };
-        let anchored = (report.checkpoints > 0 || report.uncovered > 0).then(|| {
-            format!(
+        let mut anchored = Vec::new();
+        if report.proven > 0 {
+            anchored.push(format!(
+                "proofs: {} rows proven in the checkpoint's tree; {} rows after it are covered by none",
+                report.proven, report.uncovered
+            ));
+        } else if report.checkpoints > 0 || report.uncovered > 0 {
+            anchored.push(format!(
                 "checkpoints: {} on the trail match its tree ({signatures}); {} events after the last one are covered by none",
                 report.checkpoints, report.uncovered
-            )
-        });
+            ));
+        }
+        if report.manifest_signed {
+            anchored.push("manifest: its signature was checked".to_owned());
+        }
+        let anchored = (!anchored.is_empty()).then(|| anchored.join("\n"));
         Self { checked: report.checked, problems, last: report.last, anchored }
     }
 }

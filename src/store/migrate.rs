@@ -104,6 +104,10 @@ mod tests {
         migrate(&path).unwrap();
         let conn = Connection::open(&path).unwrap();
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-        assert_eq!(version, MIGRATIONS.len() as i64, "only the migrations after sqlx's are applied");
+        assert_eq!(
+            version,
+            MIGRATIONS.len() as i64,
+            "only the migrations after sqlx's are applied"
+        );
     }
 }

@@ -269,6 +269,20 @@ impl Reader {
         .await
     }
 
+    /// The inclusion proofs of the events at `seqs` in the tree of the first `size` events, in
+    /// one read.
+    pub async fn inclusion_proofs(
+        &self,
+        seqs: Vec<u64>,
+        size: u64,
+    ) -> Result<Vec<Vec<Hash>>, StoreError> {
+        self.with(move |conn| {
+            let mut tree = Subtrees::new(|n| super::tree::node(conn, n));
+            seqs.iter().map(|seq| tree.inclusion(seq - 1, size)).collect()
+        })
+        .await
+    }
+
     /// The consistency proof of the tree of the first `old` events with that of `new`.
     pub async fn consistency_proof(&self, old: u64, new: u64) -> Result<Vec<Hash>, StoreError> {
         self.with(move |conn| Subtrees::new(|n| super::tree::node(conn, n)).consistency(old, new))

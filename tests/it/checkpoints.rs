@@ -33,7 +33,7 @@ struct Signed {
 
 /// A server signing checkpoints every 10 events, with 40 decisions on its trail, and the
 /// verifier key.
-async fn signing_app(dir: &Path) -> (TestApp, String) {
+pub async fn signing_app(dir: &Path) -> (TestApp, String) {
     let key_file = dir.join("log.key");
     let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
     assert!(out.status.success());

@@ -11,6 +11,7 @@ mod bench;
 mod checkpoints;
 mod decide;
 mod execute;
+mod export_proofs;
 mod facts;
 mod faults;
 mod helpers;
