@@ -240,6 +240,13 @@ pub async fn verify_csv(
     if bom {
         input.consume(csv::BOM.len());
     }
+    // The csv reader records a row's line before it consumes the `\n` of the CR LF that ended
+    // the row before, so in a CR LF file (as toolgate writes them) it counts every row after
+    // the header one line short. Errors name the physical line.
+    let crlf = {
+        let start = input.fill_buf().map_err(::csv::Error::from).map_err(CsvError::from)?;
+        start.iter().position(|&b| b == b'\n').is_some_and(|at| at > 0 && start[at - 1] == b'\r')
+    };
     let mut rows = ::csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -256,6 +263,7 @@ pub async fn verify_csv(
         let event = match row.map_err(CsvError::from).and_then(|row| header.parse(&row)) {
             Ok(event) => event,
             Err(CsvError::Row { line, message }) => {
+                let line = line + u64::from(crlf);
                 report.problems.push(Problem::Unreadable { line, message });
                 continue;
             }

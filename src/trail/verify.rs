@@ -221,7 +221,20 @@ impl Verifier {
         if after_gap && !self.filtered {
             problems.push(Problem::Gap { from: expected, to: seq - 1 });
         } else if seq < expected {
+            // A displaced row: its own hash is checked, its link is not (the order is the
+            // finding), and the walk goes on from the furthest row read, so the rows after it
+            // are not reported for its sake.
             problems.push(Problem::OutOfOrder { seq, expected });
+            self.checked += 1;
+            match (link.prev_hash, link.hash) {
+                (Some(_), Some(_)) if !link.content_matches => {
+                    problems.push(Problem::HashMismatch { seq });
+                }
+                (None, _) => problems.push(Problem::Malformed { seq, field: "prev_hash" }),
+                (_, None) => problems.push(Problem::Malformed { seq, field: "hash" }),
+                _ => {}
+            }
+            return problems;
         }
         self.checked += 1;
         self.head.seq = seq;

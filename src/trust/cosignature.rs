@@ -130,6 +130,9 @@ mod tests {
         assert_eq!(witness.verifier().encode(), VERIFIER);
         assert_eq!(CosignatureVerifier::parse(VERIFIER).unwrap(), witness.verifier());
         assert_eq!(witness.cosign(CHECKPOINT, 1_700_000_000), LINE);
+        // docs/trail-format.md shows this cosignature in its worked example.
+        let doc = include_str!("../../docs/trail-format.md");
+        assert!(doc.contains(LINE.trim_end()) && doc.contains(VERIFIER));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (C2SP `tlog-checkpoint`), witnesses' cosignatures of them (C2SP `tlog-cosignature`), the
 //! task that signs checkpoints as the trail grows, and the one that submits them to witnesses.
 
+pub mod add_checkpoint;
 pub mod checkpoint;
 pub mod cosignature;
 pub mod note;

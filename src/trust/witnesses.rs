@@ -9,14 +9,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
 use super::checkpoint::Checkpoint;
 use super::cosignature::CosignatureVerifier;
 use super::note::{Note, NoteError};
 use crate::config::WitnessConfig;
 use crate::store::{Cosignature, Reader, StoreError, Writer};
 use crate::trail::Event;
-use crate::witness::SIZE_CONTENT_TYPE;
-use crate::witness::request::AddCheckpoint;
 
 /// How often the task looks for a new checkpoint.
 const TICK: Duration = Duration::from_millis(250);

@@ -17,21 +17,17 @@
 //! the log misbehaves.
 
 pub mod http;
-pub mod request;
 pub mod state;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use self::request::AddCheckpoint;
 use self::state::{Latest, State};
 use crate::trail::verify_consistency;
+use crate::trust::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::cosignature::Cosigner;
 use crate::trust::note::{Note, NoteVerifier};
-
-/// The content type of a 409 answer's body.
-pub const SIZE_CONTENT_TYPE: &str = "text/x.tlog.size";
 
 /// A witness: its key, the logs it knows, and its state.
 pub struct Witness {

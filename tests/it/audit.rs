@@ -342,7 +342,11 @@ async fn verify_csv_names_an_edited_cell_a_deleted_row_and_swapped_rows() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("BROKEN seq 4: hash mismatch"), "{out}");
     assert!(out.contains("BROKEN seq 5: missing"), "{out}");
-    assert!(out.contains("BROKEN seq 8: out of order"), "{out}");
+    assert!(out.contains("BROKEN seq 8: out of order (expected seq 10)"), "{out}");
+    // The walk goes on from row 9, the furthest read: nothing after the swap is reported for
+    // its sake, and a displaced row's link is not a finding of its own.
+    assert!(!out.contains("BROKEN seq 10") && !out.contains("broken link"), "{out}");
+    assert!(out.contains("broken: 4 problem(s)"), "{out}");
 }
 
 #[tokio::test]
@@ -414,4 +418,26 @@ async fn stats_from_the_command_line_counts_what_grpc_counts() {
     let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(stats["total"], rows(&app.db).len());
     assert_eq!(stats["by_outcome"]["deny"], 3);
+}
+
+#[tokio::test]
+async fn a_refused_cell_is_named_by_its_physical_line_and_exits_2() {
+    let mut app = spawn_app().await;
+    populate(&mut app).await;
+    let db = app.db.to_str().unwrap().to_owned();
+    let csv_path = app.dir.path().join("trail.csv");
+    let csv = csv_path.to_str().unwrap().to_owned();
+    run(&["export", "--db", &db, "--output", &csv]).await;
+    let text = std::fs::read_to_string(&csv_path).unwrap();
+    let mut lines: Vec<String> = text.split_terminator("\r\n").map(str::to_owned).collect();
+    // Physical line 4 (after the header) is seq 3.
+    lines[3] = lines[3].replacen("3,", "+3,", 1);
+    std::fs::write(&csv_path, lines.join("\r\n") + "\r\n").unwrap();
+    let (code, out) = run(&["verify", "--csv", &csv]).await;
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("BROKEN line 4: unreadable: seq: `+3`"), "{out}");
+    // The same file with LF line ends names the same line.
+    std::fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
+    let (_, out) = run(&["verify", "--csv", &csv]).await;
+    assert!(out.contains("BROKEN line 4: unreadable"), "{out}");
 }

@@ -1,5 +1,6 @@
-//! The body of an `add-checkpoint` request (C2SP `tlog-witness`): an old size line, up to 63
-//! consistency proof lines, an empty line, then the signed checkpoint.
+//! The wire format of a witness's `add-checkpoint` (C2SP `tlog-witness`), shared by the
+//! sidecar that submits and the witness that answers: the request body is an old size line, up
+//! to 63 consistency proof lines, an empty line, then the signed checkpoint.
 //!
 //! ```text
 //! old 20
@@ -14,6 +15,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
 use crate::trail::Hash;
+
+/// The content type of a 409 answer, whose body is the size the witness holds and a newline.
+pub const SIZE_CONTENT_TYPE: &str = "text/x.tlog.size";
 
 /// At most this many proof lines (a proof of a tree of 2^63 leaves is shorter).
 const MAX_PROOF: usize = 63;
