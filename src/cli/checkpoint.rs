@@ -38,10 +38,7 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
         (None, Some(db)) => {
             let reader = Reader::open(db).await?;
             let last = match reader.last_checkpoint().await? {
-                Some(event) => {
-                    let lines = reader.cosignatures(event.seq).await?.into_iter().map(|c| c.line);
-                    event.record.note.map(|note| lines.fold(note, |note, line| note + &line))
-                }
+                Some(event) => Some(reader.cosigned_note(&event).await?),
                 None => None,
             };
             reader.close().await;

@@ -176,8 +176,7 @@ async fn latest_checkpoint(reader: &Reader) -> anyhow::Result<(String, u64)> {
         .last_checkpoint()
         .await?
         .context("--proofs: the trail has no checkpoint (is [checkpoints] configured?)")?;
-    let cosignatures = reader.cosignatures(event.seq).await?;
-    let note = event.record.note.unwrap_or_default();
+    let note = reader.cosigned_note(&event).await?;
     let size = Checkpoint::read(&note)?.size;
-    Ok((cosignatures.into_iter().fold(note, |note, c| note + &c.line), size))
+    Ok((note, size))
 }

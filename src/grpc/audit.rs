@@ -182,15 +182,12 @@ impl Audit for AuditService {
         .map_err(unavailable)?;
         match event.filter(|e| e.record.kind == Kind::Checkpoint) {
             Some(event) => {
-                let cosignatures =
-                    self.reader.cosignatures(event.seq).await.map_err(unavailable)?;
-                let note = event.record.note.unwrap_or_default();
-                let lines = cosignatures.into_iter().map(|c| c.line);
+                let cosigned = self.reader.cosigned_note(&event).await.map_err(unavailable)?;
                 Ok(Response::new(proto::CheckpointResponse {
                     size: event.seq.unsigned_abs() - 1,
                     seq: event.seq.unsigned_abs(),
-                    cosigned: lines.fold(note.clone(), |note, line| note + &line),
-                    note,
+                    cosigned,
+                    note: event.record.note.unwrap_or_default(),
                 }))
             }
             None => Err(Status::not_found(match size {

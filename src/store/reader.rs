@@ -294,6 +294,14 @@ impl Reader {
         self.with(move |conn| super::cosignatures::of(conn, seq)).await
     }
 
+    /// A checkpoint event's note with its witnesses' cosignature lines appended: the note a
+    /// signed-note verifier opens with the keys it trusts.
+    pub async fn cosigned_note(&self, checkpoint: &Event) -> Result<String, StoreError> {
+        let lines = self.cosignatures(checkpoint.seq).await?.into_iter().map(|c| c.line);
+        let note = checkpoint.record.note.clone().unwrap_or_default();
+        Ok(lines.fold(note, |note, line| note + &line))
+    }
+
     /// The largest tree size the witness with verifier key `witness` cosigned, 0 if none.
     pub async fn cosigned_size(&self, witness: &str) -> Result<u64, StoreError> {
         let witness = witness.to_owned();

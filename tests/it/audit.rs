@@ -320,16 +320,23 @@ async fn export_guards_formulas_and_reads_back_through_a_strict_parser_and_verif
     assert_eq!(verified, 0, "{out}");
 }
 
-#[tokio::test]
-async fn verify_csv_names_an_edited_cell_a_deleted_row_and_swapped_rows() {
+/// A populated trail exported whole: the app, the CSV's path, and its lines (CR LF ends; the
+/// populated trail's cells have no line breaks).
+async fn exported_lines() -> (TestApp, std::path::PathBuf, Vec<String>) {
     let mut app = spawn_app().await;
     populate(&mut app).await;
     let db = app.db.to_str().unwrap().to_owned();
     let csv_path = app.dir.path().join("trail.csv");
-    let csv = csv_path.to_str().unwrap().to_owned();
-    run(&["export", "--db", &db, "--output", &csv]).await;
+    run(&["export", "--db", &db, "--output", csv_path.to_str().unwrap()]).await;
     let text = std::fs::read_to_string(&csv_path).unwrap();
-    let mut lines: Vec<String> = text.split_terminator("\r\n").map(str::to_owned).collect();
+    let lines = text.split_terminator("\r\n").map(str::to_owned).collect();
+    (app, csv_path, lines)
+}
+
+#[tokio::test]
+async fn verify_csv_names_an_edited_cell_a_deleted_row_and_swapped_rows() {
+    let (_app, csv_path, mut lines) = exported_lines().await;
+    let csv = csv_path.to_str().unwrap().to_owned();
     // lines[0] is the header; lines[n] is seq n.
     assert!(lines[4].contains(",deny,"), "seq 4 is the denied write");
     lines[4] = lines[4].replacen(",deny,", ",allow,", 1);
@@ -422,14 +429,8 @@ async fn stats_from_the_command_line_counts_what_grpc_counts() {
 
 #[tokio::test]
 async fn a_refused_cell_is_named_by_its_physical_line_and_exits_2() {
-    let mut app = spawn_app().await;
-    populate(&mut app).await;
-    let db = app.db.to_str().unwrap().to_owned();
-    let csv_path = app.dir.path().join("trail.csv");
+    let (_app, csv_path, mut lines) = exported_lines().await;
     let csv = csv_path.to_str().unwrap().to_owned();
-    run(&["export", "--db", &db, "--output", &csv]).await;
-    let text = std::fs::read_to_string(&csv_path).unwrap();
-    let mut lines: Vec<String> = text.split_terminator("\r\n").map(str::to_owned).collect();
     // Physical line 4 (after the header) is seq 3.
     lines[3] = lines[3].replacen("3,", "+3,", 1);
     std::fs::write(&csv_path, lines.join("\r\n") + "\r\n").unwrap();
