@@ -85,6 +85,8 @@ pub struct Config {
     pub args_hash: ArgsHashConfig,
     /// Signed checkpoints of the trail's Merkle tree; off unless a key is given.
     pub checkpoints: CheckpointsConfig,
+    /// Shipping the trail to the fleet's PostgreSQL store; off unless a node id is given.
+    pub fleet: FleetConfig,
 }
 
 impl Default for Config {
@@ -111,6 +113,7 @@ impl Default for Config {
             tls: TlsConfig::default(),
             args_hash: ArgsHashConfig::default(),
             checkpoints: CheckpointsConfig::default(),
+            fleet: FleetConfig::default(),
         }
     }
 }
@@ -387,6 +390,28 @@ pub struct WitnessConfig {
 impl WitnessConfig {
     fn default_timeout_ms() -> u64 {
         5000
+    }
+}
+
+/// `[fleet]`: the trail shipped to the fleet's PostgreSQL store (docs/fleet.md), in the
+/// background. The URL may come from the environment variable `TOOLGATE_FLEET_POSTGRES_URL`;
+/// a password belongs there (or in `PGPASSWORD`), never in this file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FleetConfig {
+    /// This sidecar's name in the fleet, as registered with `toolgate fleet register`.
+    pub node_id: Option<String>,
+    /// `postgres://user@host:port/db`, without a password.
+    pub postgres_url: Option<String>,
+    /// Most events per batch.
+    pub batch_events: u32,
+    /// How often the shipper looks for new events once it has caught up.
+    pub every_ms: u64,
+}
+
+impl Default for FleetConfig {
+    fn default() -> Self {
+        Self { node_id: None, postgres_url: None, batch_events: 1000, every_ms: 200 }
     }
 }
 

@@ -48,6 +48,7 @@ pub mod cli;
 pub mod config;
 mod error;
 mod facts;
+mod fleet;
 mod gate;
 mod grpc;
 mod hook;

@@ -25,6 +25,22 @@ struct StatusLabels {
     status: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    result: &'static str,
+}
+
+/// What became of a batch shipped to the fleet store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shipped {
+    /// Taken (its new events stored).
+    Stored,
+    /// Refused by the store's checks (recorded there as an alarm).
+    Refused,
+    /// Not delivered: the store could not be reached, or failed.
+    Failed,
+}
+
 /// The metrics of one server.
 #[derive(Debug)]
 pub struct Metrics {
@@ -40,6 +56,10 @@ pub struct Metrics {
     trail_events: Gauge,
     tls_handshake_failures: Counter,
     tls_certificate_expiry: Gauge,
+    fleet_shipped: Counter,
+    fleet_batches: Family<ResultLabels, Counter>,
+    fleet_lag_events: Gauge,
+    fleet_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     /// The last commit failed: the trail takes nothing until one succeeds.
     failing: AtomicBool,
 }
@@ -96,8 +116,36 @@ impl Default for Metrics {
             "When the server certificate in force expires (Unix time)",
             tls_certificate_expiry.clone(),
         );
+        let fleet_shipped = Counter::default();
+        let fleet_batches = Family::<ResultLabels, Counter>::default();
+        let fleet_lag_events = Gauge::default();
+        let fleet_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "fleet_shipped_events",
+            "Events stored in the fleet store by this node's shipper",
+            fleet_shipped.clone(),
+        );
+        registry.register(
+            "fleet_batches",
+            "Batches shipped to the fleet store, by result (stored, refused, failed)",
+            fleet_batches.clone(),
+        );
+        registry.register(
+            "fleet_lag_events",
+            "Events on the trail that the fleet store does not hold yet",
+            fleet_lag_events.clone(),
+        );
+        registry.register(
+            "fleet_lag_seconds",
+            "Age of the oldest event the fleet store does not hold yet (0 when caught up)",
+            fleet_lag_seconds.clone(),
+        );
         Self {
             registry,
+            fleet_shipped,
+            fleet_batches,
+            fleet_lag_events,
+            fleet_lag_seconds,
             decisions,
             executions,
             violations,
@@ -174,6 +222,23 @@ impl Metrics {
     /// The expiry (Unix seconds) of the server certificate now in force.
     pub fn tls_certificate_expiry(&self, not_after: i64) {
         self.tls_certificate_expiry.set(not_after);
+    }
+
+    /// Counts a batch shipped to the fleet store, and the events it stored.
+    pub fn fleet_batch(&self, result: Shipped, stored: u64) {
+        let result = match result {
+            Shipped::Stored => "stored",
+            Shipped::Refused => "refused",
+            Shipped::Failed => "failed",
+        };
+        self.fleet_batches.get_or_create(&ResultLabels { result }).inc();
+        self.fleet_shipped.inc_by(stored);
+    }
+
+    /// How far the fleet store is behind the trail: events, and the oldest one's age.
+    pub fn fleet_lag(&self, events: u64, seconds: f64) {
+        self.fleet_lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
+        self.fleet_lag_seconds.set(seconds);
     }
 
     /// Whether the last commit failed (until the next one succeeds).

@@ -60,6 +60,8 @@ pub enum ServerError {
     Checkpoints(#[from] crate::trust::publisher::KeyError),
     #[error(transparent)]
     Witnesses(#[from] crate::trust::witnesses::WitnessKeyError),
+    #[error(transparent)]
+    Fleet(#[from] crate::fleet::shipper::FleetConfigError),
 }
 
 /// The accepted connections, with Nagle's algorithm off: a small response must not wait for
@@ -95,6 +97,7 @@ pub async fn run(
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
     let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
+    let shipper = crate::fleet::shipper::shipper(&config.fleet)?;
     let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
@@ -118,6 +121,11 @@ pub async fn run(
             config.checkpoints.clone(),
             stopping_checkpoints,
         ))
+    });
+    let (stop_shipping, stopping_shipping) = tokio::sync::watch::channel(false);
+    let shipping = shipper.map(|shipper| {
+        tracing::info!(node = shipper.node(), "shipping the trail to the fleet store");
+        tokio::spawn(shipper.run(store.reader.clone(), metrics.clone(), stopping_shipping))
     });
     let (stop_witnesses, stopping_witnesses) = tokio::sync::watch::channel(false);
     let witnessing = (!witnesses.is_empty()).then(|| {
@@ -274,6 +282,11 @@ pub async fn run(
     let _ = stop_witnesses.send(true);
     if let Some(witnessing) = witnessing {
         let _ = witnessing.await;
+    }
+    // Shipping stops where it stands; the store's cursor resumes it at the next start.
+    let _ = stop_shipping.send(true);
+    if let Some(shipping) = shipping {
+        let _ = shipping.await;
     }
     store.reader.close().await;
     drop(store);

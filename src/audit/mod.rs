@@ -3,11 +3,13 @@
 //! `verify` and `stats` commands are thin layers over this and [`crate::store::Reader`].
 
 mod export;
+mod fleet;
 mod manifest;
 mod proofs;
 mod verify;
 
 pub use export::{Export, ExportError, SharedBuffer};
+pub use fleet::verify_fleet;
 pub use manifest::{MANIFEST_FORMAT, Manifest};
 pub use proofs::{ProofsReader, ProofsWriter};
 pub use verify::{Anchors, CsvChecks, Report, verify_csv, verify_trail};

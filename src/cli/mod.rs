@@ -8,6 +8,7 @@ mod bench;
 mod checkpoint;
 mod decide;
 mod export;
+mod fleet;
 mod hash_args;
 mod hook;
 mod keygen;
@@ -28,6 +29,7 @@ pub use bench::{BenchArgs, bench};
 pub use checkpoint::{CheckpointArgs, checkpoint};
 pub use decide::{DecideArgs, decide};
 pub use export::{ExportArgs, export};
+pub use fleet::{FleetArgs, fleet};
 pub use hash_args::{HashArgsArgs, hash_args};
 pub use hook::{HookArgs, hook};
 pub use keygen::{KeygenArgs, keygen};
@@ -80,6 +82,8 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Print the trail's latest signed checkpoint, with its witnesses' cosignatures.
     Checkpoint(CheckpointArgs),
+    /// The fleet store: its schema, its nodes, their status and alarms (PostgreSQL).
+    Fleet(FleetArgs),
     /// Run an independent witness that cosigns other logs' checkpoints (C2SP tlog-witness).
     Witness(WitnessArgs),
 }
@@ -133,6 +137,7 @@ pub fn main() -> ExitCode {
             Command::Keygen(args) => keygen(args).await,
             Command::Checkpoint(args) => checkpoint(args).await,
             Command::Witness(args) => witness(args).await,
+            Command::Fleet(args) => fleet(args).await,
             Command::HashToken => {
                 let mut token = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;

@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::Exit;
 use super::args::{FilterArgs, SourceArgs};
+use crate::fleet::store::FleetStore;
 use crate::store::PAGE;
 use crate::trail::Event;
 
@@ -20,11 +21,21 @@ pub struct QueryArgs {
     /// Most events to print.
     #[arg(long, default_value_t = 1000)]
     pub limit: u64,
+    /// Read the fleet store (`postgres://…`) instead: every node's events, in (node, seq)
+    /// order, each with its `node_id`.
+    #[arg(long, conflicts_with_all = ["db", "server"])]
+    pub postgres: Option<String>,
+    /// With --postgres: only this node.
+    #[arg(long, requires = "postgres")]
+    pub node: Option<String>,
 }
 
 /// Prints the matching events in `seq` order.
 pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
     let filter = args.filter.filter()?;
+    if let Some(url) = &args.postgres {
+        return fleet(url, args.node.as_deref(), &filter, args.json, args.limit).await;
+    }
     let mut source = args.source.open().await?;
     let mut table = Vec::new();
     let (mut printed, mut after) = (0u64, 0);
@@ -52,13 +63,58 @@ pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// The fleet store's events, with their nodes.
+async fn fleet(
+    url: &str,
+    node: Option<&str>,
+    filter: &crate::store::Filter,
+    json: bool,
+    limit: u64,
+) -> anyhow::Result<Exit> {
+    if let Some(node) = node {
+        super::fleet::check_node(node)?;
+    }
+    let store = FleetStore::connect(url).await?;
+    let (mut printed, mut after) = (0u64, (String::new(), 0));
+    let mut table = Vec::new();
+    while printed < limit {
+        let want = u32::try_from(limit - printed).unwrap_or(PAGE).min(PAGE);
+        let page = store.query(node, filter, (&after.0, after.1), want).await?;
+        let Some((last_node, last)) = page.last() else { break };
+        after = (last_node.clone(), last.seq);
+        printed += page.len() as u64;
+        let short = page.len() < want as usize;
+        for (node_id, event) in page {
+            if json {
+                let mut value = serde_json::to_value(&event)?;
+                value["node_id"] = node_id.into();
+                println!("{value}");
+            } else {
+                let mut row = row(&event);
+                row[0] = format!("{node_id}:{}", event.seq);
+                table.push(row);
+            }
+        }
+        if short {
+            break;
+        }
+    }
+    if !json {
+        print_rows(&table);
+    }
+    Ok(Exit::Ok)
+}
+
 const HEADERS: [&str; 11] =
     ["seq", "ts", "kind", "session", "actor", "tool", "action", "outcome", "detail", "us", "bytes"];
 
 fn print_table(events: &[Event]) {
-    let rows: Vec<[String; 11]> = events.iter().map(row).collect();
+    print_rows(&events.iter().map(row).collect::<Vec<_>>());
+}
+
+fn print_rows(rows: &[[String; 11]]) {
     let mut widths = HEADERS.map(str::len);
-    for row in &rows {
+    for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
@@ -69,7 +125,7 @@ fn print_table(events: &[Event]) {
         println!("{}", padded.join("  ").trim_end());
     };
     line(&HEADERS.map(str::to_owned));
-    for row in &rows {
+    for row in rows {
         line(row);
     }
 }

@@ -11,7 +11,10 @@ use indicatif::ProgressBar;
 
 use super::Exit;
 use super::remote::{TOKEN_ENV, connect};
-use crate::audit::{Anchors, CsvChecks, Manifest, ProofsReader, Report, verify_csv, verify_trail};
+use crate::audit::{
+    Anchors, CsvChecks, Manifest, ProofsReader, Report, verify_csv, verify_fleet, verify_trail,
+};
+use crate::fleet::store::FleetStore;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 use crate::trust::checkpoint::Checkpoint;
@@ -28,6 +31,13 @@ pub struct VerifyArgs {
     /// Ask this running server to verify its trail.
     #[arg(long, conflicts_with_all = ["db", "csv"])]
     pub server: Option<String>,
+    /// Verify the fleet store (`postgres://…`): every node's chain, tree and checkpoints, the
+    /// signatures with the key each node was registered with.
+    #[arg(long, conflicts_with_all = ["db", "csv", "server"])]
+    pub postgres: Option<String>,
+    /// With --postgres: only this node.
+    #[arg(long, requires = "postgres")]
+    pub node: Option<String>,
     /// Verify this CSV export instead of the trail.
     #[arg(long)]
     pub csv: Option<PathBuf>,
@@ -73,7 +83,17 @@ pub struct VerifyArgs {
 pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     let progress = ProgressBar::new_spinner();
     let on_page = |checked: u64| progress.set_message(format!("{checked} checked"));
-    let findings = if let Some(url) = &args.server {
+    let findings = if let Some(url) = &args.postgres {
+        if let Some(node) = &args.node {
+            super::fleet::check_node(node)?;
+        }
+        let store = FleetStore::connect(url).await?;
+        let reports = verify_fleet(&store, args.node.as_deref()).await?;
+        if let Some(node) = args.node.as_ref().filter(|_| reports.is_empty()) {
+            anyhow::bail!("the fleet store has no node {node:?}");
+        }
+        fleet_findings(reports)
+    } else if let Some(url) = &args.server {
         remote(url, args.from, args.to).await?
     } else if let Some(csv) = &args.csv {
         let file = File::open(csv).with_context(|| format!("cannot open `{}`", csv.display()))?;
@@ -200,6 +220,30 @@ impl From<Report> for Findings {
         let anchored = (!anchored.is_empty()).then(|| anchored.join("\n"));
         Self { checked: report.checked, problems, last: report.last, anchored }
     }
+}
+
+/// A fleet's reports as one set of findings, each problem named by its node.
+fn fleet_findings(reports: Vec<(String, Report)>) -> Findings {
+    let mut findings = Findings { checked: 0, problems: Vec::new(), last: None, anchored: None };
+    let mut lines = Vec::new();
+    for (node, report) in reports {
+        findings.checked += report.checked;
+        findings.problems.extend(report.problems.iter().map(|p| format!("node {node:?}: {p}")));
+        let head = report
+            .last
+            .as_ref()
+            .map_or_else(|| "empty".to_owned(), |(s, _)| format!("head seq {s}"));
+        lines.push(format!(
+            "node {node:?}: {} events, {head}, {} checkpoints ({}), {} events after the last",
+            report.checked,
+            report.checkpoints,
+            if report.signatures_checked { "signed" } else { "no key registered" },
+            report.uncovered
+        ));
+        findings.last = report.last.or(findings.last);
+    }
+    findings.anchored = (!lines.is_empty()).then(|| lines.join("\n"));
+    findings
 }
 
 async fn remote(url: &str, from: i64, to: Option<i64>) -> anyhow::Result<Findings> {

@@ -49,6 +49,13 @@ impl Filter {
 
     /// The filter as ` AND …` conditions with `?` placeholders, and their values in order.
     pub(super) fn conditions(&self) -> (String, Vec<Value>) {
+        let (sql, values) = self.sql();
+        (sql, values.into_iter().map(Value::Text).collect())
+    }
+
+    /// The filter as standard SQL: ` AND …` conditions on the trail's columns with `?`
+    /// placeholders, and their (text) values in order. Any SQL store of the trail renders it.
+    pub fn sql(&self) -> (String, Vec<String>) {
         let name = |v: Option<&'static str>| v.map(str::to_owned);
         let conditions = [
             (" AND ts >= ?", self.since.clone()),
@@ -69,7 +76,7 @@ impl Filter {
         for (condition, value) in conditions {
             if let Some(value) = value {
                 sql.push_str(condition);
-                values.push(Value::Text(value));
+                values.push(value);
             }
         }
         (sql, values)

@@ -82,7 +82,7 @@ fn tampered(signed: &Signed, name: &str, tamper: impl FnOnce(&Connection)) -> Pa
     copy
 }
 
-fn events(conn: &Connection) -> Vec<Event> {
+pub fn events(conn: &Connection) -> Vec<Event> {
     let sql = format!("SELECT {} FROM events ORDER BY seq", column_list());
     let mut stmt = conn.prepare(&sql).unwrap();
     let mut rows = stmt.query([]).unwrap();
@@ -102,7 +102,7 @@ fn events(conn: &Connection) -> Vec<Event> {
 }
 
 /// Recomputes `prev_hash` and `hash` of every event from `from` on, as a forger would.
-fn rechain(conn: &Connection, from: i64) {
+pub fn rechain(conn: &Connection, from: i64) {
     let all = events(conn);
     let mut prev = decode(&all[from as usize - 2].hash).unwrap();
     for mut event in all.into_iter().skip(from as usize - 1) {

@@ -14,6 +14,7 @@ mod execute;
 mod export_proofs;
 mod facts;
 mod faults;
+mod fleet;
 mod helpers;
 mod hook;
 mod invalid;

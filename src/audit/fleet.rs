@@ -1,0 +1,87 @@
+//! Verification of the fleet store, node by node: each node's chain (every event's hash
+//! recomputed from its content, every link), its Merkle tree recomputed from the events, and
+//! each of its checkpoints against that tree, their signatures checked with the verifier key
+//! the node was registered with.
+
+use crate::fleet::store::{FleetError, FleetStore};
+use crate::trail::{Frontier, Kind, Link, Problem, Verifier, decode};
+use crate::trust::checkpoint::Checkpoint;
+use crate::trust::note::{Note, NoteVerifier};
+
+use super::Report;
+
+/// Events read per page.
+const PAGE: u32 = 1000;
+
+/// Verifies `node` (every node when `None`): one report per node, in node order.
+pub async fn verify_fleet(
+    store: &FleetStore,
+    node: Option<&str>,
+) -> Result<Vec<(String, Report)>, FleetError> {
+    let mut reports = Vec::new();
+    for status in store.nodes().await? {
+        if node.is_some_and(|n| n != status.node_id) {
+            continue;
+        }
+        let key = status.verifier_key.as_deref().and_then(|k| NoteVerifier::parse(k).ok());
+        let report = verify_node(store, &status.node_id, key.as_ref()).await?;
+        reports.push((status.node_id, report));
+    }
+    Ok(reports)
+}
+
+async fn verify_node(
+    store: &FleetStore,
+    node: &str,
+    key: Option<&NoteVerifier>,
+) -> Result<Report, FleetError> {
+    let mut report = Report { signatures_checked: key.is_some(), ..Report::default() };
+    let (mut verifier, mut tree, mut after) = (Verifier::default(), Frontier::default(), 0);
+    let mut covered = 0;
+    loop {
+        let events = store.events(node, after, PAGE).await?;
+        for event in &events {
+            if event.record.kind == Kind::Checkpoint {
+                let note = event.record.note.as_deref().unwrap_or_default();
+                let read = match key {
+                    Some(key) => Note::parse(note)
+                        .map_err(|e| e.to_string())
+                        .and_then(|n| {
+                            if n.signed_by(key) {
+                                Ok(n.text)
+                            } else {
+                                Err("not signed by the node's key".into())
+                            }
+                        })
+                        .and_then(|text| Checkpoint::from_text(&text).map_err(|e| e.to_string())),
+                    None => Checkpoint::read(note).map_err(|e| e.to_string()),
+                };
+                match read {
+                    Ok(cp) if cp.size != tree.size() => report
+                        .problems
+                        .push(Problem::CheckpointMisplaced { seq: event.seq, size: cp.size }),
+                    Ok(cp) if cp.root != tree.root() => report
+                        .problems
+                        .push(Problem::CheckpointRoot { size: cp.size, seq: event.seq }),
+                    Ok(_) => {
+                        report.checkpoints += 1;
+                        covered = event.seq;
+                    }
+                    Err(why) => {
+                        report.problems.push(Problem::CheckpointUnsigned { seq: event.seq, why })
+                    }
+                }
+            }
+            report.problems.extend(verifier.check_link(&Link::of(event)));
+            tree.push(&decode(&event.hash).unwrap_or_default());
+            report.checked += 1;
+            report.last = Some((event.seq, event.hash.clone()));
+        }
+        match events.last() {
+            Some(last) if events.len() == PAGE as usize => after = last.seq,
+            _ => break,
+        }
+    }
+    report.uncovered = report.last.as_ref().map_or(0, |(seq, _)| (seq - covered).unsigned_abs());
+    Ok(report)
+}

@@ -1,0 +1,111 @@
+//! `toolgate fleet`: the operator's side of the fleet store (docs/fleet.md): apply its schema,
+//! register nodes, and see where every node stands.
+
+use clap::{Args, Subcommand};
+
+use super::Exit;
+use crate::fleet::shipper::URL_ENV;
+use crate::fleet::store::FleetStore;
+use crate::trust::note::NoteVerifier;
+
+/// The store to talk to.
+#[derive(Debug, Args)]
+pub struct PostgresArgs {
+    /// The fleet store, `postgres://user@host:port/db` (the password in the URL only through
+    /// the environment, or in PGPASSWORD).
+    #[arg(long = "postgres", env = URL_ENV, hide_env_values = true)]
+    pub url: String,
+}
+
+/// Arguments of `toolgate fleet`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub command: FleetCommand,
+}
+
+/// The fleet's subcommands.
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    /// Create or update the store's schema (as the role that is to own it).
+    Migrate(PostgresArgs),
+    /// Register a node: its id, the database role its shipper logs in as, its checkpoint key.
+    Register(RegisterArgs),
+    /// One line per node: last seq and when it arrived, lag, last checkpoint, alarms.
+    Status(PostgresArgs),
+    /// Every batch the store refused, with the node, seq and what differed.
+    Alarms(PostgresArgs),
+}
+
+/// Arguments of `toolgate fleet register`.
+#[derive(Debug, Args)]
+pub struct RegisterArgs {
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// The node's id (its `[fleet] node_id`).
+    #[arg(long)]
+    pub node: String,
+    /// The PostgreSQL role its shipper logs in as; no other role may ship for it.
+    #[arg(long)]
+    pub role: String,
+    /// The node's checkpoint verifier key (`toolgate keygen` printed it), for `verify`.
+    #[arg(long)]
+    pub key: Option<String>,
+}
+
+/// Runs a fleet subcommand.
+pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
+    match args.command {
+        FleetCommand::Migrate(pg) => {
+            let store = FleetStore::connect(&pg.url).await?;
+            store.migrate().await?;
+            println!("the fleet store's schema is up to date");
+        }
+        FleetCommand::Register(args) => {
+            check_node(&args.node)?;
+            if let Some(key) = &args.key {
+                NoteVerifier::parse(key).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
+            }
+            let store = FleetStore::connect(&args.postgres.url).await?;
+            store.register(&args.node, &args.role, args.key.as_deref()).await?;
+            println!("registered node {:?} (role {:?})", args.node, args.role);
+        }
+        FleetCommand::Status(pg) => {
+            let store = FleetStore::connect(&pg.url).await?;
+            for node in store.nodes().await? {
+                // Ids and roles come from the store: printed escaped.
+                println!(
+                    "node {:?} role {:?} last seq {} received {} checkpoint {} alarms {}",
+                    node.node_id,
+                    node.db_role,
+                    node.last_seq,
+                    node.last_received.as_deref().unwrap_or("-"),
+                    node.last_checkpoint.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+                    node.alarms,
+                );
+            }
+        }
+        FleetCommand::Alarms(pg) => {
+            let store = FleetStore::connect(&pg.url).await?;
+            let alarms = store.alarms().await?;
+            for alarm in &alarms {
+                let seq = alarm.seq.map_or_else(|| "-".to_owned(), |s| s.to_string());
+                println!(
+                    "ALARM {} node {:?} role {:?} seq {seq}: {:?}",
+                    alarm.at, alarm.node_id, alarm.db_role, alarm.what
+                );
+            }
+            return Ok(if alarms.is_empty() { Exit::Ok } else { Exit::Failed });
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+/// A node id: 1 to 128 characters of letters, digits, `.`, `_`, `-`.
+pub fn check_node(node: &str) -> anyhow::Result<()> {
+    let valid = !node.is_empty()
+        && node.len() <= 128
+        && node.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    anyhow::ensure!(valid, "--node {node:?}: 1 to 128 letters, digits, `.`, `_` or `-`");
+    Ok(())
+}

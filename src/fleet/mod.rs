@@ -1,0 +1,15 @@
+//! Fleets: every sidecar's trail shipped to one PostgreSQL store, checked there on arrival,
+//! and read there by the auditors' tools (docs/fleet.md). The sidecar stays the fail-closed
+//! writer of its own SQLite trail; shipping follows it in the background from a cursor the
+//! store keeps (the last seq it holds for the node), so a store that is down delays nothing
+//! and loses nothing.
+//!
+//! - [`schema`]: the store's schema (`migrations/postgres/`), applied by `toolgate fleet
+//!   migrate`; its `fleet_ingest` function is where each batch is checked, as the schema's
+//!   owner, out of the shippers' reach.
+//! - [`store`]: the store through sqlx: registering nodes, ingesting batches, reading events.
+//! - [`shipper`]: the sidecar's task that ships its trail.
+
+pub mod schema;
+pub mod shipper;
+pub mod store;

@@ -1,0 +1,178 @@
+//! The sidecar's shipper: its committed events go to the fleet store in batches, from the last
+//! seq the store holds for the node (asked of the store at start and after any trouble, so a
+//! restart of either side resumes where the store stands: delivery at least once, storage
+//! exactly once). It reads the trail through the read-only connections and never touches the
+//! writer, so it cannot delay or fail a decision; a store that is down or refusing only makes
+//! the lag grow, and the log says so once, not in a loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::watch;
+
+use super::store::{FleetError, FleetStore};
+use crate::config::FleetConfig;
+use crate::metrics::{Metrics, Shipped};
+use crate::store::{Filter, Reader, StoreError};
+
+/// The environment variable that may hold the store's URL (and its password).
+pub const URL_ENV: &str = "TOOLGATE_FLEET_POSTGRES_URL";
+/// The longest pause before a store in trouble is tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Why `[fleet]` is refused at start.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetConfigError {
+    #[error("[fleet] node_id needs postgres_url, or the URL in {URL_ENV}")]
+    NoUrl,
+    #[error(
+        "[fleet] postgres_url holds a password: give it in {URL_ENV} or PGPASSWORD, never in the file"
+    )]
+    Password,
+    #[error("[fleet] the PostgreSQL URL does not read: {0}")]
+    Url(FleetError),
+}
+
+/// A configured shipper, ready to run.
+pub struct Shipper {
+    store: FleetStore,
+    node: String,
+    batch: u32,
+    every: Duration,
+}
+
+/// The shipper `[fleet]` asks for, if it asks for one.
+pub fn shipper(config: &FleetConfig) -> Result<Option<Shipper>, FleetConfigError> {
+    let Some(node) = &config.node_id else { return Ok(None) };
+    if let Some(url) = &config.postgres_url
+        && url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split_once('@'))
+            .is_some_and(|(user, _)| user.contains(':'))
+    {
+        return Err(FleetConfigError::Password);
+    }
+    let url = std::env::var(URL_ENV).ok().or_else(|| config.postgres_url.clone());
+    let url = url.ok_or(FleetConfigError::NoUrl)?;
+    let store = FleetStore::lazy(&url).map_err(FleetConfigError::Url)?;
+    Ok(Some(Shipper {
+        store,
+        node: node.clone(),
+        batch: config.batch_events.clamp(1, 10_000),
+        every: Duration::from_millis(config.every_ms.max(1)),
+    }))
+}
+
+/// Why a round of shipping stopped short.
+#[derive(Debug, thiserror::Error)]
+enum Trouble {
+    #[error("the fleet store refused the batch: {0}")]
+    Refused(String),
+    #[error(transparent)]
+    Store(#[from] FleetError),
+    #[error("cannot read the trail: {0}")]
+    Trail(#[from] StoreError),
+}
+
+impl Shipper {
+    /// The node this shipper ships for.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Ships until `stopping` turns true.
+    pub async fn run(
+        self,
+        reader: Reader,
+        metrics: Arc<Metrics>,
+        mut stopping: watch::Receiver<bool>,
+    ) {
+        // The last seq the store holds; asked again after any trouble.
+        let mut cursor: Option<i64> = None;
+        let mut pause = Duration::ZERO;
+        let mut failures = 0u32;
+        let mut trouble: Option<String> = None;
+        loop {
+            let stop = tokio::select! {
+                _ = stopping.wait_for(|stop| *stop) => true,
+                () = tokio::time::sleep(pause) => false,
+            };
+            if stop {
+                self.store.close().await;
+                return;
+            }
+            match self.round(&reader, &metrics, &mut cursor).await {
+                Ok(more) => {
+                    if trouble.take().is_some() {
+                        tracing::info!(node = %self.node, "shipping to the fleet store again");
+                    }
+                    failures = 0;
+                    pause = if more { Duration::ZERO } else { self.every };
+                }
+                Err(why) => {
+                    cursor = None;
+                    failures += 1;
+                    pause = (self.every * 2u32.saturating_pow(failures.min(8))).min(MAX_BACKOFF);
+                    let message = why.to_string();
+                    // Once per kind of trouble, not once per try.
+                    if trouble.as_deref() != Some(message.as_str()) {
+                        match why {
+                            Trouble::Refused(_) => tracing::error!(node = %self.node, "{message}"),
+                            _ => tracing::warn!(node = %self.node, "shipping is behind: {message}"),
+                        }
+                        trouble = Some(message);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ships one batch; whether more are waiting.
+    async fn round(
+        &self,
+        reader: &Reader,
+        metrics: &Metrics,
+        cursor: &mut Option<i64>,
+    ) -> Result<bool, Trouble> {
+        let head = match *cursor {
+            Some(head) => head,
+            None => self.store.head(&self.node).await.inspect_err(|_| {
+                metrics.fleet_batch(Shipped::Failed, 0);
+            })?,
+        };
+        *cursor = Some(head);
+        let local = reader.head().await?.map_or(0, |h| h.seq);
+        let events = reader.query(&Filter::default(), head, self.batch).await?;
+        if events.is_empty() {
+            metrics.fleet_lag(0, 0.0);
+            return Ok(false);
+        }
+        let ingested = match self.store.ingest(&self.node, &events).await {
+            Ok(ingested) => ingested,
+            Err(error) => {
+                metrics.fleet_batch(Shipped::Failed, 0);
+                return Err(error.into());
+            }
+        };
+        if let Some(refused) = ingested.refused {
+            metrics.fleet_batch(Shipped::Refused, 0);
+            return Err(Trouble::Refused(refused));
+        }
+        metrics.fleet_batch(Shipped::Stored, ingested.stored);
+        *cursor = Some(ingested.head);
+        let behind = (local - ingested.head).max(0).unsigned_abs();
+        let age = match behind {
+            0 => 0.0,
+            _ => reader.event(ingested.head + 1).await?.map_or(0.0, |e| age(&e.ts)),
+        };
+        metrics.fleet_lag(behind, age);
+        Ok(behind > 0)
+    }
+}
+
+/// Seconds since the RFC 3339 time `ts`.
+fn age(ts: &str) -> f64 {
+    DateTime::parse_from_rfc3339(ts)
+        .map_or(0.0, |t| (Utc::now() - t.with_timezone(&Utc)).as_seconds_f64().max(0.0))
+}

@@ -1,0 +1,260 @@
+//! The fleet store through sqlx (PostgreSQL): nodes, batches in, events and alarms out. The
+//! checks on arrival are the store's own (`fleet_ingest`); this side only sends and reads.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::{AssertSqlSafe, Row};
+
+use crate::store::Filter;
+use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
+
+/// What can go wrong with the store. Messages never carry the URL (nor its password).
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    #[error("the fleet store: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("the fleet store's schema: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("an event of the fleet store does not read: {0}")]
+    Cell(#[from] CellError),
+    #[error("cannot send the batch: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// What the store did with a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ingested {
+    /// Events stored (those it held already are not stored again).
+    pub stored: u64,
+    /// The last seq the store holds for the node.
+    pub head: i64,
+    /// Why the batch was refused (and recorded as an alarm); `None` when it was taken.
+    pub refused: Option<String>,
+}
+
+/// One node as the store knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeStatus {
+    pub node_id: String,
+    pub db_role: String,
+    pub verifier_key: Option<String>,
+    pub last_seq: i64,
+    /// When the last event arrived (RFC 3339), and its own time on the node.
+    pub last_received: Option<String>,
+    pub last_ts: Option<String>,
+    /// The last checkpoint event's seq.
+    pub last_checkpoint: Option<i64>,
+    pub alarms: i64,
+}
+
+/// A refused batch, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alarm {
+    pub at: String,
+    pub node_id: String,
+    pub db_role: String,
+    pub seq: Option<i64>,
+    pub what: String,
+}
+
+/// A connection pool to the store.
+#[derive(Debug, Clone)]
+pub struct FleetStore {
+    pool: PgPool,
+}
+
+/// The columns of `fleet_events` that are the trail's, in table order.
+fn columns() -> String {
+    COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+}
+
+impl FleetStore {
+    fn options(url: &str) -> Result<PgPoolOptions, FleetError> {
+        PgConnectOptions::from_str(url)?;
+        Ok(PgPoolOptions::new().max_connections(4).acquire_timeout(Duration::from_secs(5)))
+    }
+
+    /// Connects now (the auditors' tools: a store that is not there is an error at once).
+    pub async fn connect(url: &str) -> Result<Self, FleetError> {
+        Ok(Self { pool: Self::options(url)?.connect(url).await? })
+    }
+
+    /// Connects when first used (the shipper: a store that is down must not stop a start).
+    pub fn lazy(url: &str) -> Result<Self, FleetError> {
+        Ok(Self { pool: Self::options(url)?.max_connections(1).connect_lazy(url)? })
+    }
+
+    /// Applies the schema's migrations.
+    pub async fn migrate(&self) -> Result<(), FleetError> {
+        Ok(super::schema::migrate(&self.pool).await?)
+    }
+
+    /// Registers a node: its id, the role its shipper logs in as, its checkpoint key.
+    pub async fn register(
+        &self,
+        node: &str,
+        role: &str,
+        key: Option<&str>,
+    ) -> Result<(), FleetError> {
+        sqlx::query("INSERT INTO fleet_nodes (node_id, db_role, verifier_key) VALUES ($1, $2, $3)")
+            .bind(node)
+            .bind(role)
+            .bind(key)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The last seq the store holds for `node` (0 for none).
+    pub async fn head(&self, node: &str) -> Result<i64, FleetError> {
+        let row = sqlx::query("SELECT seq FROM fleet_head($1)").bind(node).fetch_one(&self.pool);
+        Ok(row.await?.try_get(0)?)
+    }
+
+    /// Sends a batch of `node`'s events, in seq order.
+    pub async fn ingest(&self, node: &str, events: &[Event]) -> Result<Ingested, FleetError> {
+        let batch = serde_json::to_string(events)?;
+        let row = sqlx::query("SELECT stored, head, refused FROM fleet_ingest($1, $2::jsonb)")
+            .bind(node)
+            .bind(batch)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(Ingested {
+            stored: row.try_get::<i64, _>(0)?.unsigned_abs(),
+            head: row.try_get::<Option<i64>, _>(1)?.unwrap_or(0),
+            refused: row.try_get(2)?,
+        })
+    }
+
+    /// Every registered node, with what the store holds of it.
+    pub async fn nodes(&self) -> Result<Vec<NodeStatus>, FleetError> {
+        let rows = sqlx::query(
+            "SELECT n.node_id, n.db_role, n.verifier_key,
+                    coalesce(h.seq, 0), to_char(h.received_at AT TIME ZONE 'UTC',
+                    'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), h.ts,
+                    (SELECT max(c.seq) FROM fleet_events c
+                     WHERE c.node_id = n.node_id AND c.kind = 'checkpoint'),
+                    (SELECT count(*) FROM fleet_alarms a WHERE a.node_id = n.node_id)
+             FROM fleet_nodes n
+             LEFT JOIN LATERAL (SELECT e.seq, e.received_at, e.ts FROM fleet_events e
+                                WHERE e.node_id = n.node_id ORDER BY e.seq DESC LIMIT 1) h
+                    ON true
+             ORDER BY n.node_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(NodeStatus {
+                    node_id: row.try_get(0)?,
+                    db_role: row.try_get(1)?,
+                    verifier_key: row.try_get(2)?,
+                    last_seq: row.try_get(3)?,
+                    last_received: row.try_get(4)?,
+                    last_ts: row.try_get(5)?,
+                    last_checkpoint: row.try_get(6)?,
+                    alarms: row.try_get(7)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The alarms recorded, oldest first.
+    pub async fn alarms(&self) -> Result<Vec<Alarm>, FleetError> {
+        let rows = sqlx::query(
+            "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+                    node_id, db_role, seq, what FROM fleet_alarms ORDER BY id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Alarm {
+                    at: row.try_get(0)?,
+                    node_id: row.try_get(1)?,
+                    db_role: row.try_get(2)?,
+                    seq: row.try_get(3)?,
+                    what: row.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// At most `limit` events matching `filter`, of `node` or of every node, after the place
+    /// `after` (node id, seq), in (node id, seq) order; each with its node id.
+    pub async fn query(
+        &self,
+        node: Option<&str>,
+        filter: &Filter,
+        after: (&str, i64),
+        limit: u32,
+    ) -> Result<Vec<(String, Event)>, FleetError> {
+        let (conditions, values) = filter.sql();
+        let mut sql = format!(
+            "SELECT node_id, {} FROM fleet_events WHERE (node_id, seq) > ($1, $2)",
+            columns()
+        );
+        let mut n = 2;
+        if node.is_some() {
+            n += 1;
+            sql.push_str(&format!(" AND node_id = ${n}"));
+        }
+        // The filter's `?` placeholders, numbered after the fixed ones.
+        for (i, piece) in conditions.split('?').enumerate() {
+            if i > 0 {
+                n += 1;
+                sql.push_str(&format!("${n}"));
+            }
+            sql.push_str(piece);
+        }
+        sql.push_str(&format!(" ORDER BY node_id, seq LIMIT {limit}"));
+        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(after.0).bind(after.1);
+        if let Some(node) = node {
+            query = query.bind(node);
+        }
+        for value in values {
+            query = query.bind(value);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(|row| Ok((row.try_get(0)?, event(row)?))).collect()
+    }
+
+    /// At most `limit` of `node`'s events after `after`, in seq order.
+    pub async fn events(
+        &self,
+        node: &str,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Event>, FleetError> {
+        let page = self.query(Some(node), &Filter::default(), (node, after), limit).await?;
+        Ok(page.into_iter().map(|(_, event)| event).collect())
+    }
+
+    /// Closes the pool.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// The event of a row whose columns after the first are the trail's, in table order.
+fn event(row: &PgRow) -> Result<Event, FleetError> {
+    let mut integers = [None; COLUMNS.len()];
+    let mut texts: Vec<Option<String>> = vec![None; COLUMNS.len()];
+    for (i, column) in COLUMNS.iter().enumerate() {
+        match column.ty {
+            Type::Integer => integers[i] = row.try_get::<Option<i64>, _>(i + 1)?,
+            Type::Text => texts[i] = row.try_get::<Option<String>, _>(i + 1)?,
+        }
+    }
+    let mut cells: Cells<'_> = [None; COLUMNS.len()];
+    for (i, cell) in cells.iter_mut().enumerate() {
+        *cell = match (integers[i], &texts[i]) {
+            (Some(n), _) => Some(Value::Integer(n)),
+            (None, Some(text)) => Some(Value::Text(text.as_bytes())),
+            (None, None) => None,
+        };
+    }
+    Ok(Event::from_cells(&cells)?)
+}

@@ -1,0 +1,301 @@
+//! Fleets against a real PostgreSQL (the cluster `scripts/test` starts): sidecars ship their
+//! trails to it concurrently, every event arrives once with its hash; a store that goes away
+//! delays no decision and is caught up; a rewritten node and a node shipping under another's
+//! id are refused by the store itself, and the alarm says which node, which seq and what.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use sqlx::{Executor, PgPool, Row};
+use toolgate::config::FleetConfig;
+
+use crate::checkpoints::rechain;
+use crate::helpers::{TestApp, request, spawn_app_with, toolgate_async};
+
+/// The throwaway cluster's superuser URL, which `scripts/test` exports. The fleet tests never
+/// skip: without it they fail and say how to run them.
+fn cluster() -> String {
+    std::env::var("TOOLGATE_TEST_POSTGRES_URL").expect(
+        "TOOLGATE_TEST_POSTGRES_URL is not set: the fleet tests need PostgreSQL; run \
+         ./scripts/test, which starts a throwaway cluster (or scripts/postgres start DIR)",
+    )
+}
+
+/// A fresh fleet store: its own database in the cluster, migrated, with the role model.
+pub struct FleetDb {
+    /// `postgres://toolgate@host:port` (no database).
+    base: String,
+    pub name: String,
+    pub pool: PgPool,
+}
+
+impl FleetDb {
+    pub async fn new(base: &str) -> Self {
+        let name = format!("tg_{}", uuid::Uuid::now_v7().simple());
+        let admin = PgPool::connect(base).await.unwrap();
+        admin.execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).await.unwrap();
+        admin.close().await;
+        let base = base.rsplit_once('/').unwrap().0.to_owned();
+        let url = format!("{base}/{name}");
+        let out = toolgate_async(&["fleet", "migrate", "--postgres", &url]).await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let pool = PgPool::connect(&url).await.unwrap();
+        let roles = include_str!("../../scripts/fleet-roles.sql");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(roles)).execute(&pool).await.unwrap();
+        Self { base, name, pool }
+    }
+
+    /// The store's URL as the superuser (the operator).
+    pub fn url(&self) -> String {
+        format!("{}/{}", self.base, self.name)
+    }
+
+    /// A login role for `node`'s shipper, registered for it; its URL.
+    pub async fn node(&self, node: &str) -> String {
+        let role = format!("{}_{}", self.name, node);
+        let sql = format!("CREATE ROLE {role} LOGIN IN ROLE toolgate_shipper");
+        self.pool.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+        let url = self.url();
+        let out = toolgate_async(&[
+            "fleet",
+            "register",
+            "--postgres",
+            &url,
+            "--node",
+            node,
+            "--role",
+            &role,
+        ])
+        .await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        self.role_url(&role)
+    }
+
+    pub fn role_url(&self, role: &str) -> String {
+        let host = self.base.split_once('@').unwrap().1;
+        format!("postgres://{role}@{host}/{}", self.name)
+    }
+
+    /// `node`'s events in the store: (seq, hash), in seq order.
+    pub async fn events(&self, node: &str) -> Vec<(i64, String)> {
+        sqlx::query("SELECT seq, hash FROM fleet_events WHERE node_id = $1 ORDER BY seq")
+            .bind(node)
+            .fetch_all(&self.pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect()
+    }
+
+    /// The alarms: (node, seq, what).
+    pub async fn alarms(&self) -> Vec<(String, Option<i64>, String)> {
+        sqlx::query("SELECT node_id, seq, what FROM fleet_alarms ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect()
+    }
+}
+
+pub fn shipping(node: &str, url: &str) -> FleetConfig {
+    FleetConfig {
+        node_id: Some(node.to_owned()),
+        postgres_url: Some(url.to_owned()),
+        batch_events: 1000,
+        every_ms: 50,
+    }
+}
+
+/// The local trail's (seq, hash) pairs.
+fn local(db: &Path) -> Vec<(i64, String)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare("SELECT seq, hash FROM events ORDER BY seq").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// Waits until the store holds exactly the local trail of `node`.
+async fn caught_up(fleet: &FleetDb, node: &str, db: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (stored, here) = (fleet.events(node).await, local(db));
+        if stored == here {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "node {node}: the store holds {} events, the trail {}",
+            stored.len(),
+            here.len()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn decide_n(app: &TestApp, n: usize) {
+    for _ in 0..n {
+        app.client.clone().decide(request("read")).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_sidecars_ship_concurrently_and_every_event_arrives_once() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let mut apps = Vec::new();
+    for node in ["a", "b", "c"] {
+        let url = fleet.node(node).await;
+        apps.push(spawn_app_with(|c| c.fleet = shipping(node, &url)).await);
+    }
+    let loads = apps.iter().map(|app| {
+        let client = app.client.clone();
+        tokio::spawn(async move {
+            let mut tasks = Vec::new();
+            for _ in 0..4 {
+                let mut client = client.clone();
+                tasks.push(tokio::spawn(async move {
+                    for _ in 0..50 {
+                        client.decide(request("read")).await.unwrap();
+                    }
+                }));
+            }
+            for task in tasks {
+                task.await.unwrap();
+            }
+        })
+    });
+    for load in loads.collect::<Vec<_>>() {
+        load.await.unwrap();
+    }
+    for (node, app) in ["a", "b", "c"].iter().zip(&apps) {
+        caught_up(&fleet, node, &app.db).await;
+        assert!(fleet.events(node).await.len() > 200, "{node}");
+    }
+    assert!(fleet.alarms().await.is_empty());
+    let out = toolgate_async(&["verify", "--postgres", &fleet.url()]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("node \"b\": "), "{stdout}");
+    let status = toolgate_async(&["fleet", "status", "--postgres", &fleet.url()]).await;
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.lines().count(), 3, "{status}");
+    let query = toolgate_async(&[
+        "query",
+        "--postgres",
+        &fleet.url(),
+        "--node",
+        "c",
+        "--json",
+        "--limit",
+        "5",
+    ])
+    .await;
+    let query = String::from_utf8_lossy(&query.stdout);
+    assert_eq!(query.lines().count(), 5, "{query}");
+    assert!(query.lines().all(|l| l.contains("\"node_id\":\"c\"")), "{query}");
+    for app in apps {
+        app.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewritten_node_is_refused_and_the_alarm_names_the_node_and_seq() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let url = fleet.node("a").await;
+    let app = spawn_app_with(|c| c.fleet = shipping("a", &url)).await;
+    decide_n(&app, 10).await;
+    caught_up(&fleet, "a", &app.db).await;
+    let shipped = fleet.events("a").await.len() as i64;
+    let (dir, db) = app.stop().await;
+    // The node's owner rewrites its history: an event edited, the chain recomputed.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("DROP TRIGGER events_no_update;").unwrap();
+    conn.execute("UPDATE events SET tool = 'nothing_to_see' WHERE seq = 5", []).unwrap();
+    rechain(&conn, 5);
+    drop(conn);
+    let config = toolgate::config::Config {
+        db: db.clone(),
+        fleet: shipping("a", &url),
+        ..Default::default()
+    };
+    let app = crate::helpers::start(config, dir).await;
+    // The node keeps deciding; the store refuses what no longer extends what it holds.
+    decide_n(&app, 5).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let alarms = loop {
+        let alarms = fleet.alarms().await;
+        if !alarms.is_empty() {
+            break alarms;
+        }
+        assert!(Instant::now() < deadline, "no alarm");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (node, seq, what) = &alarms[0];
+    assert_eq!((node.as_str(), *seq), ("a", Some(shipped + 1)), "{what}");
+    assert!(what.contains("broken link"), "{what}");
+    assert_eq!(fleet.events("a").await.len() as i64, shipped, "nothing of the rewrite merged");
+    let out = toolgate_async(&["fleet", "alarms", "--postgres", &fleet.url()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ALARM"));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_under_another_nodes_id_is_refused_and_recorded() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let _a = fleet.node("a").await;
+    let b = fleet.node("b").await;
+    // b's shipper claims to be a.
+    let app = spawn_app_with(|c| c.fleet = shipping("a", &b)).await;
+    decide_n(&app, 3).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fleet.alarms().await.is_empty() {
+        assert!(Instant::now() < deadline, "no alarm");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let alarms = fleet.alarms().await;
+    assert_eq!(alarms[0].0, "a");
+    assert!(alarms[0].2.contains(&format!("from the role {}_b", fleet.name)), "{:?}", alarms[0]);
+    assert!(fleet.events("a").await.is_empty());
+    // A shipper's role cannot write the tables itself either.
+    let pool = PgPool::connect(&b).await.unwrap();
+    let direct = sqlx::query("DELETE FROM fleet_alarms").execute(&pool).await;
+    assert!(direct.unwrap_err().to_string().contains("permission denied"));
+    let direct = sqlx::query("SELECT count(*) FROM fleet_events").fetch_one(&pool).await;
+    assert!(direct.unwrap_err().to_string().contains("permission denied"));
+    pool.close().await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
+    // Its own cluster: this test stops it.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/postgres");
+    let cluster_dir = dir.path().join("pg");
+    let run = |action: &str| {
+        let out =
+            std::process::Command::new(script).arg(action).arg(&cluster_dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let base = tokio::task::block_in_place(|| run("start"));
+    let fleet = FleetDb::new(&base).await;
+    let url = fleet.node("a").await;
+    let app = spawn_app_with(|c| c.fleet = shipping("a", &url)).await;
+    decide_n(&app, 20).await;
+    caught_up(&fleet, "a", &app.db).await;
+    fleet.pool.close().await;
+    tokio::task::block_in_place(|| run("stop"));
+    let started = Instant::now();
+    decide_n(&app, 200).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "200 decisions took {took:?} with the store down");
+    tokio::task::block_in_place(|| run("resume"));
+    let fleet = FleetDb { pool: PgPool::connect(&fleet.url()).await.unwrap(), ..fleet };
+    caught_up(&fleet, "a", &app.db).await;
+    assert!(fleet.alarms().await.is_empty());
+    app.stop().await;
+    tokio::task::block_in_place(|| run("stop"));
+}
