@@ -283,19 +283,140 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
     let base = tokio::task::block_in_place(|| run("start"));
     let fleet = FleetDb::new(&base).await;
     let url = fleet.node("a").await;
-    let app = spawn_app_with(|c| c.fleet = shipping("a", &url)).await;
-    decide_n(&app, 20).await;
-    caught_up(&fleet, "a", &app.db).await;
+    let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let db = dir.path().join("trail.db");
+    let toml = format!(
+        "http_listen = \"127.0.0.1:{http}\"\n[fleet]\nnode_id = \"a\"\npostgres_url = \"{url}\"\nevery_ms = 50\n"
+    );
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..20 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    caught_up(&fleet, "a", &db).await;
     fleet.pool.close().await;
     tokio::task::block_in_place(|| run("stop"));
     let started = Instant::now();
-    decide_n(&app, 200).await;
+    for _ in 0..200 {
+        gate.decide(request("read")).await.unwrap();
+    }
     let took = started.elapsed();
     assert!(took < Duration::from_secs(10), "200 decisions took {took:?} with the store down");
+    // Still ready (decisions work); the lag and the failed batches are on /metrics.
+    let (ready, _) = get(http, "/readyz");
+    assert_eq!(ready, 200);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, metrics) = get(http, "/metrics");
+        if metrics.contains("toolgate_fleet_batches_total{result=\"failed\"}") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no failed batch counted:\n{metrics}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     tokio::task::block_in_place(|| run("resume"));
     let fleet = FleetDb { pool: PgPool::connect(&fleet.url()).await.unwrap(), ..fleet };
-    caught_up(&fleet, "a", &app.db).await;
+    caught_up(&fleet, "a", &db).await;
     assert!(fleet.alarms().await.is_empty());
-    app.stop().await;
+    let (_, metrics) = get(http, "/metrics");
+    assert!(metric(&metrics, "toolgate_fleet_shipped_events_total") >= 220.0, "{metrics}");
+    assert_eq!(metric(&metrics, "toolgate_fleet_lag_events"), 0.0, "{metrics}");
+    drop(proc);
+    // The log said it, once per kind of trouble, not once per try.
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    let said = log.matches("shipping is behind").count();
+    assert!((1..=2).contains(&said), "{said} times:\n{log}");
     tokio::task::block_in_place(|| run("stop"));
+}
+
+/// `GET path` on the side port: the status and the body.
+fn get(port: u16, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
+}
+
+/// The value of an unlabelled metric.
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sidecar_killed_while_shipping_resumes_with_nothing_lost_or_doubled() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let url = fleet.node("a").await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let toml = format!("[fleet]\nnode_id = \"a\"\npostgres_url = \"{url}\"\nevery_ms = 20\n");
+    let mut proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut load = Vec::new();
+    for _ in 0..4 {
+        let mut gate = proc.gate().await;
+        load.push(tokio::spawn(async move {
+            // Until the server is killed under it.
+            while gate.decide(request("read")).await.is_ok() {}
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    proc.kill9();
+    for task in load {
+        task.await.unwrap();
+    }
+    let killed_with = fleet.events("a").await.len();
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..20 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    caught_up(&fleet, "a", &db).await;
+    let stored = fleet.events("a").await;
+    println!("killed with {killed_with} events in the store; {} after the restart", stored.len());
+    assert!(stored.windows(2).all(|w| w[1].0 == w[0].0 + 1), "contiguous, once each");
+    assert!(fleet.alarms().await.is_empty());
+    drop(proc);
+}
+
+#[tokio::test]
+async fn bad_fleet_input_gets_a_clear_error() {
+    let out = toolgate_async(&[
+        "fleet",
+        "register",
+        "--postgres",
+        "postgres://x@127.0.0.1:1/x",
+        "--node",
+        "a b",
+        "--role",
+        "r",
+    ])
+    .await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--node \"a b\": 1 to 128 letters"));
+    let out = toolgate_async(&["verify", "--node", "a"]).await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--postgres"), "{out:?}");
+    let out = toolgate_async(&["fleet", "status", "--postgres", "not a url"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("t.toml");
+    std::fs::write(
+        &config,
+        "[fleet]\nnode_id = \"a\"\npostgres_url = \"postgres://u:secret@h/db\"\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let out = toolgate_async(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ])
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("holds a password"), "{stderr}");
+    assert!(!stderr.contains("secret"), "{stderr}");
 }
