@@ -18,7 +18,9 @@
 //!   action), [`proto`] (the code generated from `proto/toolgate/v1/*.proto`), `metrics`.
 //! - Storage: `store`: the SQLite file through rusqlite (migrations, the single
 //!   group-committing writer, WAL checkpoints, read-only reads, the auditor's `Filter`); rows
-//!   are derived from the trail's column table, and the chain step is the trail's.
+//!   are derived from the trail's column table, and the chain step is the trail's. `fleet`:
+//!   the fleet's PostgreSQL store through sqlx (its schema, whose `fleet_ingest` checks every
+//!   batch on arrival; reads for the auditors) and the sidecar's shipper.
 //! - Requests and decisions: [`request`] (wire requests validated and normalized; every
 //!   rejection names its field), `facts` (per-session counts for loops, caps and rates),
 //!   `policy` (Cedar evaluation into an outcome and a reason), `approvals` (calls waiting for a
