@@ -26,7 +26,7 @@ BEGIN
 END $$;
 
 REVOKE ALL ON fleet_nodes, fleet_events, fleet_alarms, fleet_batch FROM PUBLIC;
-REVOKE ALL ON FUNCTION fleet_ingest(TEXT, JSONB), fleet_head(TEXT) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet_ingest(TEXT, JSONB), fleet_head(TEXT) TO toolgate_shipper;
+REVOKE ALL ON FUNCTION fleet_ingest(TEXT, JSON), fleet_head(TEXT) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet_ingest(TEXT, JSON), fleet_head(TEXT) TO toolgate_shipper;
 GRANT SELECT ON fleet_nodes, fleet_events, fleet_alarms TO toolgate_auditor;
 GRANT EXECUTE ON FUNCTION fleet_head(TEXT) TO toolgate_auditor;

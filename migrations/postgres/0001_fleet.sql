@@ -171,7 +171,7 @@ $$;
 -- storage exactly once); the new events follow on from the stored head, seq by seq, each
 -- prev_hash the hash before it. Returns the number stored, the node's head after the batch,
 -- and the refusal (NULL when accepted).
-CREATE FUNCTION fleet_ingest(p_node TEXT, p_events JSONB,
+CREATE FUNCTION fleet_ingest(p_node TEXT, p_events JSON,
     OUT stored BIGINT, OUT head BIGINT, OUT refused TEXT)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
 DECLARE
@@ -214,7 +214,7 @@ BEGIN
         j.rewritten_args_hash, j.outcome, j.reason, j.policy_ids, j.policy_version,
         j.shadow_outcome, j.shadow_reason, j.max_output_chars, j.timeout_ms, j.duration_us,
         j.result_bytes, j.truncated, j.status, j.error, j.request, j.note, j.prev_hash, j.hash
-    FROM jsonb_populate_recordset(NULL::public.fleet_events, p_events) j;
+    FROM json_populate_recordset(NULL::public.fleet_events, p_events) j;
     FOR r IN SELECT b.seq, b.prev_hash, b.hash, b.computed, s.hash AS held
              FROM public.fleet_batch_hashes() b
              LEFT JOIN public.fleet_events s ON s.node_id = p_node AND s.seq = b.seq
@@ -268,5 +268,5 @@ EXCEPTION WHEN SQLSTATE 'TGREF' THEN
     refused := SQLERRM;
 END $$;
 
-REVOKE ALL ON FUNCTION fleet_ingest(TEXT, JSONB) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fleet_ingest(TEXT, JSON) FROM PUBLIC;
 REVOKE ALL ON FUNCTION fleet_head(TEXT) FROM PUBLIC;

@@ -116,7 +116,7 @@ impl FleetStore {
     /// Sends a batch of `node`'s events, in seq order.
     pub async fn ingest(&self, node: &str, events: &[Event]) -> Result<Ingested, FleetError> {
         let batch = serde_json::to_string(events)?;
-        let row = sqlx::query("SELECT stored, head, refused FROM fleet_ingest($1, $2::jsonb)")
+        let row = sqlx::query("SELECT stored, head, refused FROM fleet_ingest($1, $2::json)")
             .bind(node)
             .bind(batch)
             .fetch_one(&self.pool)
