@@ -28,6 +28,15 @@ mod tests {
     use super::*;
     use crate::trail::{COLUMNS, Type, hashed_columns};
 
+    #[test]
+    fn every_file_of_the_postgres_folder_is_embedded() {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres");
+        let files: Vec<_> =
+            std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(files, ["0001_fleet.sql"], "a new file needs its line in migrator()");
+        assert_eq!(migrator().migrations.len(), files.len());
+    }
+
     /// The SQL spells the trail's columns three times (the table, the batch, the hash); each
     /// must be the trail's own.
     #[test]
