@@ -8,10 +8,36 @@ use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
 use super::ProofsWriter;
+use crate::fleet::store::{FleetError, FleetStore};
 use crate::store::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
 use crate::trail::csv::{CsvError, CsvWriter};
+
+/// Where an export reads its events: a trail, or one node of the fleet store.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Trail(Reader),
+    Fleet { store: FleetStore, node: String },
+}
+
+impl From<&Reader> for Origin {
+    fn from(reader: &Reader) -> Self {
+        Self::Trail(reader.clone())
+    }
+}
+
+impl Origin {
+    async fn page(self, filter: Filter, after: i64) -> Result<Vec<Event>, ExportError> {
+        match self {
+            Self::Trail(reader) => Ok(reader.query(&filter, after, PAGE).await?),
+            Self::Fleet { store, node } => {
+                let page = store.query(Some(&node), &filter, (&node, after), PAGE).await?;
+                Ok(page.into_iter().map(|(_, event)| event).collect())
+            }
+        }
+    }
+}
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +48,10 @@ pub enum ExportError {
     Csv(#[from] CsvError),
     #[error("cannot write the proofs: {0}")]
     Proofs(#[from] io::Error),
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
+    #[error("proofs come from a trail's own tree, not from the fleet store")]
+    NoTree,
 }
 
 /// An export under way.
@@ -36,7 +66,7 @@ pub struct Export<W: Write> {
     pub last_seq: Option<i64>,
     done: bool,
     /// The next page, being read while this one is written.
-    pending: Option<JoinHandle<Result<Vec<Event>, StoreError>>>,
+    pending: Option<JoinHandle<Result<Vec<Event>, ExportError>>>,
     /// With proofs: where they go, and the tree size they prove inclusion in.
     proofs: Option<(ProofsWriter<Box<dyn Write + Send>>, u64)>,
 }
@@ -67,18 +97,18 @@ impl<W: Write> Export<W> {
 
     /// Writes the next page of events; `false` once everything was written. The export covers
     /// the events that existed when each page was read: it ends at the first short page.
-    pub async fn next_page(&mut self, reader: &Reader) -> Result<bool, ExportError> {
+    pub async fn next_page(&mut self, origin: impl Into<Origin>) -> Result<bool, ExportError> {
         if self.done {
             return Ok(false);
         }
+        let origin = origin.into();
         let events = match self.pending.take() {
             Some(pending) => pending.await.map_err(|e| StoreError::Thread(e.to_string()))??,
-            None => reader.query(&self.filter, self.after, PAGE).await?,
+            None => origin.clone().page(self.filter.clone(), self.after).await?,
         };
         if let (Some(last), true) = (events.last(), events.len() == PAGE as usize) {
-            let (reader, filter, after) = (reader.clone(), self.filter.clone(), last.seq);
-            self.pending =
-                Some(tokio::spawn(async move { reader.query(&filter, after, PAGE).await }));
+            let (next, filter, after) = (origin.clone(), self.filter.clone(), last.seq);
+            self.pending = Some(tokio::spawn(next.page(filter, after)));
         }
         for event in &events {
             self.csv.write(event)?;
@@ -86,6 +116,7 @@ impl<W: Write> Export<W> {
         if let Some((proofs, size)) = &mut self.proofs {
             let seqs: Vec<u64> =
                 events.iter().map(|e| e.seq.unsigned_abs()).filter(|&seq| seq <= *size).collect();
+            let Origin::Trail(reader) = &origin else { return Err(ExportError::NoTree) };
             let found = reader.inclusion_proofs(seqs.clone(), *size).await?;
             for (seq, proof) in seqs.iter().zip(found) {
                 proofs.write(seq.cast_signed(), &proof)?;

@@ -8,7 +8,7 @@ mod manifest;
 mod proofs;
 mod verify;
 
-pub use export::{Export, ExportError, SharedBuffer};
+pub use export::{Export, ExportError, Origin, SharedBuffer};
 pub use fleet::verify_fleet;
 pub use manifest::{MANIFEST_FORMAT, Manifest};
 pub use proofs::{ProofsReader, ProofsWriter};

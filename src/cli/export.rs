@@ -14,7 +14,8 @@ use sha2::{Digest, Sha256};
 
 use super::Exit;
 use super::args::{FilterArgs, Source, SourceArgs};
-use crate::audit::{Export, MANIFEST_FORMAT, Manifest};
+use crate::audit::{Export, MANIFEST_FORMAT, Manifest, Origin};
+use crate::fleet::store::FleetStore;
 use crate::proto;
 use crate::store::Reader;
 use crate::trust::checkpoint::Checkpoint;
@@ -41,6 +42,13 @@ pub struct ExportArgs {
     /// then proves every row without the database. Needs --db and --manifest.
     #[arg(long, requires_all = ["manifest", "db"])]
     pub proofs: Option<PathBuf>,
+    /// Export one node's events from the fleet store (`postgres://…`) instead, with --node: the
+    /// same CSV and manifest as from its own trail.
+    #[arg(long, conflicts_with_all = ["db", "server", "proofs"], requires = "node")]
+    pub postgres: Option<String>,
+    /// With --postgres: the node.
+    #[arg(long, requires = "postgres")]
+    pub node: Option<String>,
     /// Sign the manifest with this key (`toolgate keygen`; the log's checkpoint key, so that
     /// auditors check it with the --key they already hold).
     #[arg(long, requires = "manifest")]
@@ -77,35 +85,50 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         None => None,
     };
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
-    let (written, head) = match args.source.open().await? {
-        Source::Db(reader) => {
-            let head = reader.head().await?.map(|h| (h.seq, h.hash));
-            let progress = ProgressBar::new(reader.count(&filter).await?);
-            let mut export = Export::new(out, filter.clone(), args.bom)?;
-            let mut checkpoint = None;
-            if let Some(path) = &args.proofs {
-                let (note, size) = latest_checkpoint(&reader).await?;
-                let file = File::create(path)
-                    .with_context(|| format!("cannot create `{}`", path.display()))?;
-                export = export.with_proofs(Box::new(BufWriter::new(file)), size);
-                checkpoint = Some(note);
+    let (written, head) = if let (Some(url), Some(node)) = (&args.postgres, &args.node) {
+        super::fleet::check_node(node)?;
+        let store = FleetStore::connect(url).await?;
+        let (seq, hash) = store.head(node).await?;
+        let head = hash.map(|hash| (seq, hash));
+        let origin = Origin::Fleet { store, node: node.clone() };
+        let mut export = Export::new(out, filter.clone(), args.bom)?;
+        while export.next_page(origin.clone()).await? {}
+        let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
+        let (mut out, sha256, _) = export.finish()?;
+        out.flush()?;
+        (Written { rows, first_seq, last_seq, sha256, proofs: None }, head)
+    } else {
+        match args.source.open().await? {
+            Source::Db(reader) => {
+                let head = reader.head().await?.map(|h| (h.seq, h.hash));
+                let progress = ProgressBar::new(reader.count(&filter).await?);
+                let mut export = Export::new(out, filter.clone(), args.bom)?;
+                let mut checkpoint = None;
+                if let Some(path) = &args.proofs {
+                    let (note, size) = latest_checkpoint(&reader).await?;
+                    let file = File::create(path)
+                        .with_context(|| format!("cannot create `{}`", path.display()))?;
+                    export = export.with_proofs(Box::new(BufWriter::new(file)), size);
+                    checkpoint = Some(note);
+                }
+                while export.next_page(&reader).await? {
+                    progress.set_position(export.rows);
+                }
+                progress.finish_and_clear();
+                let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
+                let (mut out, sha256, proofs_sha256) = export.finish()?;
+                out.flush()?;
+                let proofs = checkpoint.zip(proofs_sha256);
+                (Written { rows, first_seq, last_seq, sha256, proofs }, head)
             }
-            while export.next_page(&reader).await? {
-                progress.set_position(export.rows);
+            Source::Server(mut client) => {
+                let head = client.head(proto::HeadRequest {}).await?.into_inner();
+                let head = (head.seq > 0).then_some((head.seq as i64, head.hash));
+                let request =
+                    proto::ExportRequest { filter: Some(filter.to_proto()), bom: args.bom };
+                let written = receive(&mut client, request, out).await?;
+                (written, head)
             }
-            progress.finish_and_clear();
-            let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
-            let (mut out, sha256, proofs_sha256) = export.finish()?;
-            out.flush()?;
-            let proofs = checkpoint.zip(proofs_sha256);
-            (Written { rows, first_seq, last_seq, sha256, proofs }, head)
-        }
-        Source::Server(mut client) => {
-            let head = client.head(proto::HeadRequest {}).await?.into_inner();
-            let head = (head.seq > 0).then_some((head.seq as i64, head.hash));
-            let request = proto::ExportRequest { filter: Some(filter.to_proto()), bom: args.bom };
-            let written = receive(&mut client, request, out).await?;
-            (written, head)
         }
     };
     if let Some(path) = &args.manifest {

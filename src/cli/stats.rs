@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::Exit;
 use super::args::{Source, SourceArgs};
+use crate::fleet::store::FleetStore;
 use crate::proto;
 use crate::store::Filter;
 use crate::store::Stats;
@@ -22,6 +23,12 @@ pub struct StatsArgs {
     /// One JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Count the fleet store's events (`postgres://…`) instead: every node's, or one's.
+    #[arg(long, conflicts_with_all = ["db", "server"])]
+    pub postgres: Option<String>,
+    /// With --postgres: only this node.
+    #[arg(long, requires = "postgres")]
+    pub node: Option<String>,
 }
 
 /// Prints the counts.
@@ -29,19 +36,26 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let range = Filter::time_range(&text(&args.since), &text(&args.until), "--")?;
     let (since, until) = (range.since.clone(), range.until.clone());
-    let stats = match args.source.open().await? {
-        Source::Db(reader) => reader.stats(&range).await?,
-        Source::Server(mut client) => {
-            let request = proto::StatsRequest { since: text(&since), until: text(&until) };
-            let s = client.stats(request).await?.into_inner();
-            let counts =
-                |list: Vec<proto::Count>| list.into_iter().map(|c| (c.key, c.count)).collect();
-            Stats {
-                total: s.total,
-                by_outcome: counts(s.by_outcome),
-                by_tool: counts(s.by_tool),
-                by_actor: counts(s.by_actor),
-                by_kind: counts(s.by_kind),
+    let stats = if let Some(url) = &args.postgres {
+        if let Some(node) = &args.node {
+            super::fleet::check_node(node)?;
+        }
+        FleetStore::connect(url).await?.stats(args.node.as_deref(), &range).await?
+    } else {
+        match args.source.open().await? {
+            Source::Db(reader) => reader.stats(&range).await?,
+            Source::Server(mut client) => {
+                let request = proto::StatsRequest { since: text(&since), until: text(&until) };
+                let s = client.stats(request).await?.into_inner();
+                let counts =
+                    |list: Vec<proto::Count>| list.into_iter().map(|c| (c.key, c.count)).collect();
+                Stats {
+                    total: s.total,
+                    by_outcome: counts(s.by_outcome),
+                    by_tool: counts(s.by_tool),
+                    by_actor: counts(s.by_actor),
+                    by_kind: counts(s.by_kind),
+                }
             }
         }
     };

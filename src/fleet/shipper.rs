@@ -137,9 +137,12 @@ impl Shipper {
     ) -> Result<bool, Trouble> {
         let head = match *cursor {
             Some(head) => head,
-            None => self.store.head(&self.node).await.inspect_err(|_| {
-                metrics.fleet_batch(Shipped::Failed, 0);
-            })?,
+            None => {
+                let head = self.store.head(&self.node).await.inspect_err(|_| {
+                    metrics.fleet_batch(Shipped::Failed, 0);
+                })?;
+                head.0
+            }
         };
         *cursor = Some(head);
         let local = reader.head().await?.map_or(0, |h| h.seq);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
-use crate::store::Filter;
+use crate::store::{Filter, Stats};
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
 
 /// What can go wrong with the store. Messages never carry the URL (nor its password).
@@ -107,10 +107,11 @@ impl FleetStore {
         Ok(())
     }
 
-    /// The last seq the store holds for `node` (0 for none).
-    pub async fn head(&self, node: &str) -> Result<i64, FleetError> {
-        let row = sqlx::query("SELECT seq FROM fleet_head($1)").bind(node).fetch_one(&self.pool);
-        Ok(row.await?.try_get(0)?)
+    /// The last seq the store holds for `node` (0 for none), and its hash.
+    pub async fn head(&self, node: &str) -> Result<(i64, Option<String>), FleetError> {
+        let row = sqlx::query("SELECT seq, hash FROM fleet_head($1)").bind(node);
+        let row = row.fetch_one(&self.pool).await?;
+        Ok((row.try_get(0)?, row.try_get(1)?))
     }
 
     /// Sends a batch of `node`'s events, in seq order.
@@ -219,6 +220,49 @@ impl FleetStore {
         }
         let rows = query.fetch_all(&self.pool).await?;
         rows.iter().map(|row| Ok((row.try_get(0)?, event(row)?))).collect()
+    }
+
+    /// Counts of the events `range` selects, of `node` or of the whole fleet, by outcome, tool,
+    /// actor and kind.
+    pub async fn stats(&self, node: Option<&str>, range: &Filter) -> Result<Stats, FleetError> {
+        let (conditions, values) = range.sql();
+        let mut stats = Stats::default();
+        let groups = [
+            ("outcome", &mut stats.by_outcome),
+            ("tool", &mut stats.by_tool),
+            ("actor_id", &mut stats.by_actor),
+            ("kind", &mut stats.by_kind),
+        ];
+        for (column, counts) in groups {
+            // `column` is one of the literals above, never input.
+            let mut sql =
+                format!("SELECT {column}, count(*) FROM fleet_events WHERE {column} IS NOT NULL");
+            let mut n = 0;
+            if node.is_some() {
+                n += 1;
+                sql.push_str(&format!(" AND node_id = ${n}"));
+            }
+            for (i, piece) in conditions.split('?').enumerate() {
+                if i > 0 {
+                    n += 1;
+                    sql.push_str(&format!("${n}"));
+                }
+                sql.push_str(piece);
+            }
+            sql.push_str(&format!(" GROUP BY {column} ORDER BY count(*) DESC, {column}"));
+            let mut query = sqlx::query(AssertSqlSafe(sql));
+            if let Some(node) = node {
+                query = query.bind(node);
+            }
+            for value in &values {
+                query = query.bind(value);
+            }
+            for row in query.fetch_all(&self.pool).await? {
+                counts.push((row.try_get(0)?, row.try_get::<i64, _>(1)?.unsigned_abs()));
+            }
+        }
+        stats.total = stats.by_kind.iter().map(|(_, n)| n).sum();
+        Ok(stats)
     }
 
     /// At most `limit` of `node`'s events after `after`, in seq order.

@@ -194,6 +194,32 @@ async fn three_sidecars_ship_concurrently_and_every_event_arrives_once() {
     let query = String::from_utf8_lossy(&query.stdout);
     assert_eq!(query.lines().count(), 5, "{query}");
     assert!(query.lines().all(|l| l.contains("\"node_id\":\"c\"")), "{query}");
+    let stats = toolgate_async(&["stats", "--postgres", &fleet.url(), "--json"]).await;
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let stored: usize = [fleet.events("a").await, fleet.events("b").await, fleet.events("c").await]
+        .iter()
+        .map(Vec::len)
+        .sum();
+    assert_eq!(stats["total"], stored);
+    // One node's events export as its own trail would, and verify as one chain.
+    let csv = apps[0].dir.path().join("a.csv");
+    let manifest = apps[0].dir.path().join("a.json");
+    let (csv, manifest) = (csv.to_str().unwrap(), manifest.to_str().unwrap());
+    let out = toolgate_async(&[
+        "export",
+        "--postgres",
+        &fleet.url(),
+        "--node",
+        "a",
+        "-o",
+        csv,
+        "--manifest",
+        manifest,
+    ])
+    .await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = toolgate_async(&["verify", "--csv", csv, "--manifest", manifest]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     for app in apps {
         app.stop().await;
     }
