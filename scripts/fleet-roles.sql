@@ -15,17 +15,27 @@
 --
 -- and, per auditor, a login role in toolgate_auditor.
 
+-- Roles belong to the cluster: another database's run may have made them already (or be
+-- making them right now).
 DO $$
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'toolgate_shipper') THEN
-        CREATE ROLE toolgate_shipper NOLOGIN;
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'toolgate_auditor') THEN
-        CREATE ROLE toolgate_auditor NOLOGIN;
-    END IF;
+    CREATE ROLE toolgate_shipper NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$;
+DO $$
+BEGIN
+    CREATE ROLE toolgate_auditor NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 
 REVOKE ALL ON fleet_nodes, fleet_events, fleet_alarms, fleet_batch FROM PUBLIC;
+-- Nobody but the owner creates objects here, temporary ones included: the functions name
+-- their tables by schema, and this takes the means to shadow them away as well.
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+DO $$
+BEGIN
+    EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
+END $$;
 REVOKE ALL ON FUNCTION fleet_ingest(TEXT, JSON), fleet_head(TEXT) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fleet_ingest(TEXT, JSON), fleet_head(TEXT) TO toolgate_shipper;
 GRANT SELECT ON fleet_nodes, fleet_events, fleet_alarms TO toolgate_auditor;

@@ -2,6 +2,8 @@
 -- PostgreSQL itself (docs/fleet.md). The shippers' roles hold no privilege on these tables:
 -- they may only call fleet_ingest, which runs as the owner of this schema and refuses, and
 -- records in fleet_alarms, any batch that does not extend what the store holds for its node.
+-- Every function names its tables by schema and sets its search_path with pg_temp last, so
+-- that a caller's temporary tables can never stand in for the store's.
 
 -- Nodes, registered by an operator: the node's id, the database role its shipper logs in as,
 -- and its checkpoint verifier key (for `toolgate verify --postgres`).
@@ -95,8 +97,9 @@ CREATE INDEX fleet_batch_pid ON fleet_batch (pid, seq);
 -- Each event of the batch with the hash of its content (`computed`).
 CREATE FUNCTION fleet_batch_hashes()
 RETURNS TABLE (seq BIGINT, prev_hash TEXT, hash TEXT, computed TEXT)
-LANGUAGE sql STABLE AS $$
-    SELECT e.seq, e.prev_hash, e.hash, encode(sha256(decode(e.prev_hash, 'hex') || '\x01'::bytea
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+    SELECT e.seq, e.prev_hash, e.hash, CASE WHEN e.prev_hash ~* '^[0-9a-f]{64}$' THEN
+    encode(sha256(decode(e.prev_hash, 'hex') || '\x01'::bytea
         || CASE WHEN e.action IS NULL THEN ''::bytea ELSE '\x06616374696f6e02'::bytea
            || int4send(octet_length(e.action)) || convert_to(e.action, 'UTF8') END
         || CASE WHEN e.actor_id IS NULL THEN ''::bytea ELSE '\x086163746f725f696402'::bytea
@@ -151,13 +154,13 @@ LANGUAGE sql STABLE AS $$
         || CASE WHEN e.truncated IS NULL THEN ''::bytea ELSE '\x097472756e636174656401'::bytea || int8send(e.truncated) END
         || CASE WHEN e.ts IS NULL THEN ''::bytea ELSE '\x02747302'::bytea
            || int4send(octet_length(e.ts)) || convert_to(e.ts, 'UTF8') END
-    ), 'hex')
-    FROM fleet_batch e WHERE e.pid = pg_backend_pid()
+    ), 'hex') END  -- NULL (a mismatch) when prev_hash is not 64 hex digits
+    FROM public.fleet_batch e WHERE e.pid = pg_backend_pid()
 $$;
 
 -- The last seq and hash the store holds for a node (0 and NULL when none).
 CREATE FUNCTION fleet_head(p_node TEXT, OUT seq BIGINT, OUT hash TEXT)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT coalesce(max(e.seq), 0),
            (SELECT h.hash FROM public.fleet_events h WHERE h.node_id = p_node
             ORDER BY h.seq DESC LIMIT 1)
@@ -173,7 +176,7 @@ $$;
 -- and the refusal (NULL when accepted).
 CREATE FUNCTION fleet_ingest(p_node TEXT, p_events JSON,
     OUT stored BIGINT, OUT head BIGINT, OUT refused TEXT)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_role TEXT;
     v_start BIGINT;
@@ -186,6 +189,8 @@ BEGIN
     IF NOT FOUND THEN
         INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
             VALUES (p_node, session_user, NULL, 'a batch from an unregistered node');
+        RAISE WARNING 'fleet alarm: node %, role %: a batch from an unregistered node',
+            p_node, session_user;
         refused := 'the node is not registered';
         RETURN;
     END IF;
@@ -194,6 +199,8 @@ BEGIN
             VALUES (p_node, session_user, NULL,
                     format('a batch under this node''s id from the role %I, not %I',
                            session_user, v_role));
+        RAISE WARNING 'fleet alarm: node %, role %: a batch under another node''s id',
+            p_node, session_user;
         refused := 'this role does not ship for this node';
         RETURN;
     END IF;
@@ -263,6 +270,8 @@ EXCEPTION WHEN SQLSTATE 'TGREF' THEN
     -- The block's work is rolled back (the batch with it); the alarm is recorded after it.
     INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
         VALUES (p_node, session_user, (regexp_match(SQLERRM, '^seq (\d+)'))[1]::BIGINT, SQLERRM);
+    -- The server's log has it too, even if the caller rolls its transaction back.
+    RAISE WARNING 'fleet alarm: node %, role %: %', p_node, session_user, SQLERRM;
     stored := 0;
     SELECT h.seq INTO head FROM public.fleet_head(p_node) h;
     refused := SQLERRM;

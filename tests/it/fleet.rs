@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sqlx::{Executor, PgPool, Row};
+use sqlx::{Connection, Executor, PgPool, Row};
 use toolgate::config::FleetConfig;
 
 use crate::checkpoints::rechain;
@@ -290,7 +290,27 @@ async fn a_batch_under_another_nodes_id_is_refused_and_recorded() {
     assert!(direct.unwrap_err().to_string().contains("permission denied"));
     let direct = sqlx::query("SELECT count(*) FROM fleet_events").fetch_one(&pool).await;
     assert!(direct.unwrap_err().to_string().contains("permission denied"));
+    // Nor shadow the store's staging table with a temporary one of its own.
+    let shadow = "CREATE TEMP TABLE fleet_batch (seq BIGINT, prev_hash TEXT, hash TEXT, pid INT)";
+    let direct = sqlx::query(shadow).execute(&pool).await;
+    assert!(direct.unwrap_err().to_string().contains("permission denied"));
     pool.close().await;
+    // And if an operator granted it anyway, the checks still read the store's own table.
+    let grant = format!("GRANT TEMPORARY ON DATABASE {} TO {}_b", fleet.name, fleet.name);
+    fleet.pool.execute(sqlx::AssertSqlSafe(grant)).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&b).await.unwrap();
+    // Empty: a check that read it would find nothing wrong.
+    conn.execute("CREATE TEMP TABLE fleet_batch (seq BIGINT, pid INT)").await.unwrap();
+    let forged = r#"[{"seq":1,"event_id":"x","ts":"t","kind":"decision","prev_hash":"bogus","hash":"bogus"}]"#;
+    let row = sqlx::query("SELECT stored, refused FROM fleet_ingest('b', $1::json)")
+        .bind(forged)
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    let (stored, refused): (i64, Option<String>) = (row.get(0), row.get(1));
+    assert_eq!(stored, 0);
+    assert!(refused.unwrap().contains("hash mismatch"));
+    assert!(fleet.events("b").await.is_empty());
     app.stop().await;
 }
 
