@@ -23,8 +23,15 @@ pub async fn verify_fleet(
         if node.is_some_and(|n| n != status.node_id) {
             continue;
         }
-        let key = status.verifier_key.as_deref().and_then(|k| NoteVerifier::parse(k).ok());
-        let report = verify_node(store, &status.node_id, key.as_ref()).await?;
+        let key = status.verifier_key.as_deref().map(NoteVerifier::parse).transpose();
+        let mut report =
+            verify_node(store, &status.node_id, key.as_ref().ok().and_then(Option::as_ref)).await?;
+        if let Err(e) = key {
+            // A registered key that does not read is a finding, not a reason to check less.
+            let why = format!("the node's registered verifier key does not read: {e}");
+            report.problems.push(Problem::CheckpointUnsigned { seq: 0, why });
+            report.signatures_checked = false;
+        }
         reports.push((status.node_id, report));
     }
     Ok(reports)

@@ -231,6 +231,7 @@ pub async fn verify_csv(
     mut progress: impl FnMut(u64),
 ) -> Result<Report, VerifyError> {
     let CsvChecks { filtered, trail, manifest, anchors, mut proofs } = checks;
+    let signed = !anchors.keys.is_empty();
     let filtered = filtered || manifest.is_some_and(|m| !m.filter.is_empty());
     let mut verifier = if filtered { Verifier::filtered() } else { Verifier::default() };
     let mut report = Report::default();
@@ -288,6 +289,7 @@ pub async fn verify_csv(
         }
     }
     progress(report.checked);
+    report.signatures_checked = signed;
     let last_seq = report.last.as_ref().map(|(seq, _)| *seq);
     if let Some(checkpoint) = &anchors.checkpoint {
         let rows_end = last_seq.unwrap_or(0).unsigned_abs();

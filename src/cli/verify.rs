@@ -157,6 +157,10 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
         .iter()
         .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // A key given twice is one witness.
+    let mut witnesses = witnesses;
+    witnesses.sort_by_key(CosignatureVerifier::encode);
+    witnesses.dedup_by(|a, b| a.key == b.key);
     let required = args.witnesses_required.unwrap_or(witnesses.len());
     anyhow::ensure!(
         required <= witnesses.len(),
@@ -204,8 +208,13 @@ impl From<Report> for Findings {
             if report.signatures_checked { "signed" } else { "signatures not checked: give --key" };
         let mut anchored = Vec::new();
         if report.proven > 0 {
+            let checkpoint = if report.signatures_checked {
+                "the checkpoint's tree (its signature checked)"
+            } else {
+                "the tree of a checkpoint whose signature was NOT checked: give --key"
+            };
             anchored.push(format!(
-                "proofs: {} rows proven in the checkpoint's tree; {} rows after it are covered by none",
+                "proofs: {} rows proven in {checkpoint}; {} rows after it are covered by none",
                 report.proven, report.uncovered
             ));
         } else if report.checkpoints > 0 || report.uncovered > 0 {

@@ -45,12 +45,7 @@ pub struct Shipper {
 /// The shipper `[fleet]` asks for, if it asks for one.
 pub fn shipper(config: &FleetConfig) -> Result<Option<Shipper>, FleetConfigError> {
     let Some(node) = &config.node_id else { return Ok(None) };
-    if let Some(url) = &config.postgres_url
-        && url
-            .split_once("://")
-            .and_then(|(_, rest)| rest.split_once('@'))
-            .is_some_and(|(user, _)| user.contains(':'))
-    {
+    if config.postgres_url.as_deref().is_some_and(has_password) {
         return Err(FleetConfigError::Password);
     }
     let url = std::env::var(URL_ENV).ok().or_else(|| config.postgres_url.clone());
@@ -62,6 +57,15 @@ pub fn shipper(config: &FleetConfig) -> Result<Option<Shipper>, FleetConfigError
         batch: config.batch_events.clamp(1, 10_000),
         every: Duration::from_millis(config.every_ms.max(1)),
     }))
+}
+
+/// Whether a PostgreSQL URL carries a password: `user:password@` or `?password=`.
+fn has_password(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let userinfo = rest.split(['/', '?']).next().and_then(|host| host.rsplit_once('@'));
+    let query = rest.split_once('?').map_or("", |(_, q)| q);
+    userinfo.is_some_and(|(user, _)| user.contains(':'))
+        || query.split('&').any(|pair| pair.to_ascii_lowercase().starts_with("password="))
 }
 
 /// Why a round of shipping stopped short.
@@ -178,4 +182,23 @@ impl Shipper {
 fn age(ts: &str) -> f64 {
     DateTime::parse_from_rfc3339(ts)
         .map_or(0.0, |t| (Utc::now() - t.with_timezone(&Utc)).as_seconds_f64().max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_anywhere_in_the_url_is_found() {
+        for url in [
+            "postgres://u:secret@h/db",
+            "postgres://h/db?sslmode=require&password=secret",
+            "postgresql://u:@h:5432/db",
+        ] {
+            assert!(has_password(url), "{url}");
+        }
+        for url in ["postgres://u@h/db", "postgres://h/db?user=u", "postgres://u@h/db?passfile=x"] {
+            assert!(!has_password(url), "{url}");
+        }
+    }
 }

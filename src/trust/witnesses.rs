@@ -21,6 +21,8 @@ use crate::trail::Event;
 const TICK: Duration = Duration::from_millis(250);
 /// The longest wait before a failing witness is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
+/// The longest answer read from a witness.
+const MAX_ANSWER: usize = 16 * 1024;
 /// How long the last submission at shutdown may take, over all witnesses.
 const LAST_PASS: Duration = Duration::from_secs(3);
 
@@ -208,7 +210,7 @@ async fn submit(
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .is_some_and(|t| t.as_bytes().starts_with(SIZE_CONTENT_TYPE.as_bytes()));
-        let text = answer.text().await.map_err(|e| Failed::Unreachable(e.to_string()))?;
+        let text = read_capped(answer).await?;
         match status {
             200 => return cosignature(&target.key, note, &text).ok_or(Failed::NoCosignature),
             409 if sized => {
@@ -227,6 +229,20 @@ async fn submit(
         }
     }
     Err(Failed::Refused { status: 409, body: "the witness's size keeps changing".into() })
+}
+
+/// The answer's body, at most [`MAX_ANSWER`] bytes of it (a witness answers a few lines).
+async fn read_capped(mut answer: reqwest::Response) -> Result<String, Failed> {
+    let mut body = Vec::new();
+    while let Some(chunk) =
+        answer.chunk().await.map_err(|e| Failed::Unreachable(e.without_url().to_string()))?
+    {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_ANSWER {
+            return Err(Failed::Refused { status: 0, body: "the answer is too long".into() });
+        }
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 fn refused(status: u16, body: &str) -> Failed {

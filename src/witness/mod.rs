@@ -14,7 +14,10 @@
 //!
 //! A rollback (a checkpoint smaller than the one held), a fork and a failing proof are logged
 //! at error level and kept in the state file's `refusals`, since they may be evidence that
-//! the log misbehaves.
+//! the log misbehaves. Only a fork at the same size proves it on its own (two signed roots of
+//! one size); a smaller checkpoint may be an old one replayed, and a failing proof may be
+//! garbage sent with a good checkpoint, so the log's answer decides. Each refusal is kept once
+//! per (origin, answer, reason, tree): replays do not grow the file.
 
 pub mod http;
 pub mod state;
@@ -106,10 +109,15 @@ impl Witness {
                         reason,
                         "refused a checkpoint: possible log misbehaviour"
                     );
-                    let body = String::from_utf8_lossy(body);
-                    if let Err(error) =
-                        state.refuse(&checkpoint.origin, answer.status, reason, &body)
-                    {
+                    let tree = (checkpoint.size, &checkpoint.root);
+                    let kept = state.refuse(
+                        &checkpoint.origin,
+                        answer.status,
+                        reason,
+                        tree,
+                        &request.note,
+                    );
+                    if let Err(error) = kept {
                         tracing::error!(%error, "cannot keep the refusal");
                     }
                 }
@@ -145,7 +153,9 @@ impl Witness {
         if checkpoint.size < size {
             return Err(Refused {
                 answer: Answer::size(size),
-                evidence: Some("rollback: smaller than the checkpoint already cosigned"),
+                evidence: Some(
+                    "rollback: smaller than the checkpoint already cosigned (or a replay of an older one)",
+                ),
             });
         }
         if request.old != size {

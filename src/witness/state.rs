@@ -24,7 +24,12 @@ CREATE TABLE IF NOT EXISTS refusals (
     origin TEXT NOT NULL,
     status INTEGER NOT NULL,
     reason TEXT NOT NULL,
-    body TEXT NOT NULL
+    size INTEGER NOT NULL,
+    root BLOB NOT NULL,
+    checkpoint TEXT NOT NULL,
+    -- A replayed submission is kept once: only the log can sign new checkpoints, so the table
+    -- grows no faster than the log does, however often anyone resends one.
+    UNIQUE (origin, status, reason, size, root)
 );
 CREATE TRIGGER IF NOT EXISTS refusals_append_only_update BEFORE UPDATE ON refusals
 BEGIN SELECT RAISE(ABORT, 'refusals are append-only'); END;
@@ -112,17 +117,28 @@ impl State {
         Ok(())
     }
 
-    /// Keeps a refused submission.
+    /// Keeps a refused submission of the signed checkpoint `note`, of tree `size` and `root`
+    /// (once: a replay of the same refusal is not kept again).
     pub fn refuse(
         &self,
         origin: &str,
         status: u16,
         reason: &str,
-        body: &str,
+        (size, root): (u64, &Hash),
+        note: &str,
     ) -> rusqlite::Result<()> {
         self.conn.execute(
-            "INSERT INTO refusals (at, origin, status, reason, body) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![now(), origin, status, reason, body],
+            "INSERT OR IGNORE INTO refusals (at, origin, status, reason, size, root, checkpoint)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                now(),
+                origin,
+                status,
+                reason,
+                i64::try_from(size).unwrap_or(i64::MAX),
+                root.as_slice(),
+                note
+            ],
         )?;
         Ok(())
     }

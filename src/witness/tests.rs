@@ -90,6 +90,9 @@ fn rollbacks_forks_and_bad_proofs_are_refused_and_kept() {
     let mut fork = Log { signer: NoteSigner::parse(&log.signer.encode()).unwrap(), leaves: vec![] };
     fork.grow(8, 1);
     assert_eq!(witness.add_checkpoint(&fork.body(8, 8), 3).status, 409);
+    // Replayed, the same refusals are not kept again.
+    assert_eq!(witness.add_checkpoint(&fork.body(8, 8), 3).status, 409);
+    assert_eq!(witness.add_checkpoint(&log.body(0, 6), 2).status, 409);
     // A fork that grew: its proof from 8 cannot match the root the witness holds.
     fork.grow(4, 1);
     assert_eq!(witness.add_checkpoint(&fork.body(8, 12), 4).status, 422);

@@ -72,6 +72,16 @@ async fn every_row_of_an_export_is_proven_in_the_signed_tree_without_the_databas
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains(&format!("proofs: {size} rows proven in the checkpoint's tree")), "{out}");
     assert!(out.contains("manifest: its signature was checked"), "{out}");
+    // Without a key, the summary says the checkpoint's signature was not checked.
+    let bare = toolgate(&[
+        "verify",
+        "--csv",
+        e.csv.to_str().unwrap(),
+        "--manifest",
+        e.manifest.to_str().unwrap(),
+    ]);
+    let bare = String::from_utf8_lossy(&bare.stdout);
+    assert!(bare.contains("whose signature was NOT checked: give --key"), "{bare}");
     // The same, anchored on a checkpoint the auditor kept (here: the one the export carries).
     let saved = e.csv.with_file_name("saved.checkpoint");
     std::fs::write(&saved, checkpoint).unwrap();

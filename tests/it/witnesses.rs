@@ -126,6 +126,10 @@ async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
         stdout.contains("1 valid cosignature(s) by the witnesses given, 2 required"),
         "{stdout}"
     );
+    // The same key twice is one witness.
+    let twice = ["--witness", &witness_key, "--witness", &witness_key, "--witnesses-required", "2"];
+    let out = tokio::task::block_in_place(|| verify(&twice));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
     let one_of_two = [&both[..], &["--witnesses-required", "1"]].concat();
     let out = tokio::task::block_in_place(|| verify(&one_of_two));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
