@@ -5,10 +5,10 @@
 
 use crate::fleet::store::{FleetError, FleetStore};
 use crate::trail::{Frontier, Kind, Link, Problem, Verifier, decode};
-use crate::trust::checkpoint::Checkpoint;
-use crate::trust::note::{Note, NoteVerifier};
+use crate::trust::note::NoteVerifier;
 
 use super::Report;
+use super::verify::read_checkpoint;
 
 /// Events read per page.
 const PAGE: u32 = 1000;
@@ -24,13 +24,12 @@ pub async fn verify_fleet(
             continue;
         }
         let key = status.verifier_key.as_deref().map(NoteVerifier::parse).transpose();
-        let mut report =
-            verify_node(store, &status.node_id, key.as_ref().ok().and_then(Option::as_ref)).await?;
+        let keys: Vec<NoteVerifier> = key.clone().ok().flatten().into_iter().collect();
+        let mut report = verify_node(store, &status.node_id, &keys).await?;
         if let Err(e) = key {
             // A registered key that does not read is a finding, not a reason to check less.
             let why = format!("the node's registered verifier key does not read: {e}");
             report.problems.push(Problem::CheckpointUnsigned { seq: 0, why });
-            report.signatures_checked = false;
         }
         reports.push((status.node_id, report));
     }
@@ -40,9 +39,9 @@ pub async fn verify_fleet(
 async fn verify_node(
     store: &FleetStore,
     node: &str,
-    key: Option<&NoteVerifier>,
+    keys: &[NoteVerifier],
 ) -> Result<Report, FleetError> {
-    let mut report = Report { signatures_checked: key.is_some(), ..Report::default() };
+    let mut report = Report { signatures_checked: !keys.is_empty(), ..Report::default() };
     let (mut verifier, mut tree, mut after) = (Verifier::default(), Frontier::default(), 0);
     let mut covered = 0;
     loop {
@@ -50,19 +49,7 @@ async fn verify_node(
         for event in &events {
             if event.record.kind == Kind::Checkpoint {
                 let note = event.record.note.as_deref().unwrap_or_default();
-                let read = match key {
-                    Some(key) => Note::parse(note)
-                        .map_err(|e| e.to_string())
-                        .and_then(|n| {
-                            if n.signed_by(key) {
-                                Ok(n.text)
-                            } else {
-                                Err("not signed by the node's key".into())
-                            }
-                        })
-                        .and_then(|text| Checkpoint::from_text(&text).map_err(|e| e.to_string())),
-                    None => Checkpoint::read(note).map_err(|e| e.to_string()),
-                };
+                let read = read_checkpoint(note, keys, "not signed by the node's key");
                 match read {
                     Ok(cp) if cp.size != tree.size() => report
                         .problems

@@ -173,17 +173,7 @@ async fn stored_roots(
     for event in events {
         let seq = event.seq;
         let note = event.record.note.unwrap_or_default();
-        let read = if anchors.keys.is_empty() {
-            Checkpoint::read(&note).map_err(|e| e.to_string())
-        } else {
-            match Note::parse(&note) {
-                Ok(parsed) if anchors.keys.iter().any(|key| parsed.signed_by(key)) => {
-                    Checkpoint::from_text(&parsed.text).map_err(|e| e.to_string())
-                }
-                Ok(_) => Err("no signature by a key given with --key".to_owned()),
-                Err(e) => Err(e.to_string()),
-            }
-        };
+        let read = read_checkpoint(&note, &anchors.keys, "no signature by a key given with --key");
         match read {
             Ok(checkpoint) if checkpoint.size == (seq - 1).unsigned_abs() => {
                 report.checkpoints += 1;
@@ -196,6 +186,25 @@ async fn stored_roots(
         }
     }
     Ok(roots)
+}
+
+/// A checkpoint event's note read: signed by one of `keys` (when any is given; `unsigned`
+/// says why not), or merely read when none is.
+pub(super) fn read_checkpoint(
+    note: &str,
+    keys: &[NoteVerifier],
+    unsigned: &str,
+) -> Result<Checkpoint, String> {
+    if keys.is_empty() {
+        return Checkpoint::read(note).map_err(|e| e.to_string());
+    }
+    match Note::parse(note) {
+        Ok(parsed) if keys.iter().any(|key| parsed.signed_by(key)) => {
+            Checkpoint::from_text(&parsed.text).map_err(|e| e.to_string())
+        }
+        Ok(_) => Err(unsigned.to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn check(verifier: &mut Verifier, report: &mut Report, event: Event) {

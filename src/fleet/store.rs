@@ -192,29 +192,13 @@ impl FleetStore {
         after: (&str, i64),
         limit: u32,
     ) -> Result<Vec<(String, Event)>, FleetError> {
-        let (conditions, values) = filter.sql();
-        let mut sql = format!(
-            "SELECT node_id, {} FROM fleet_events WHERE (node_id, seq) > ($1, $2)",
+        let (conditions, values) = conditions(node, filter, 2);
+        let sql = format!(
+            "SELECT node_id, {} FROM fleet_events WHERE (node_id, seq) > ($1, $2){conditions}
+             ORDER BY node_id, seq LIMIT {limit}",
             columns()
         );
-        let mut n = 2;
-        if node.is_some() {
-            n += 1;
-            sql.push_str(&format!(" AND node_id = ${n}"));
-        }
-        // The filter's `?` placeholders, numbered after the fixed ones.
-        for (i, piece) in conditions.split('?').enumerate() {
-            if i > 0 {
-                n += 1;
-                sql.push_str(&format!("${n}"));
-            }
-            sql.push_str(piece);
-        }
-        sql.push_str(&format!(" ORDER BY node_id, seq LIMIT {limit}"));
         let mut query = sqlx::query(AssertSqlSafe(sql)).bind(after.0).bind(after.1);
-        if let Some(node) = node {
-            query = query.bind(node);
-        }
         for value in values {
             query = query.bind(value);
         }
@@ -225,7 +209,7 @@ impl FleetStore {
     /// Counts of the events `range` selects, of `node` or of the whole fleet, by outcome, tool,
     /// actor and kind.
     pub async fn stats(&self, node: Option<&str>, range: &Filter) -> Result<Stats, FleetError> {
-        let (conditions, values) = range.sql();
+        let (conditions, values) = conditions(node, range, 0);
         let mut stats = Stats::default();
         let groups = [
             ("outcome", &mut stats.by_outcome),
@@ -235,25 +219,11 @@ impl FleetStore {
         ];
         for (column, counts) in groups {
             // `column` is one of the literals above, never input.
-            let mut sql =
-                format!("SELECT {column}, count(*) FROM fleet_events WHERE {column} IS NOT NULL");
-            let mut n = 0;
-            if node.is_some() {
-                n += 1;
-                sql.push_str(&format!(" AND node_id = ${n}"));
-            }
-            for (i, piece) in conditions.split('?').enumerate() {
-                if i > 0 {
-                    n += 1;
-                    sql.push_str(&format!("${n}"));
-                }
-                sql.push_str(piece);
-            }
-            sql.push_str(&format!(" GROUP BY {column} ORDER BY count(*) DESC, {column}"));
+            let sql = format!(
+                "SELECT {column}, count(*) FROM fleet_events WHERE {column} IS NOT NULL{conditions}
+                 GROUP BY {column} ORDER BY count(*) DESC, {column}"
+            );
             let mut query = sqlx::query(AssertSqlSafe(sql));
-            if let Some(node) = node {
-                query = query.bind(node);
-            }
             for value in &values {
                 query = query.bind(value);
             }
@@ -280,6 +250,29 @@ impl FleetStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// The conditions ` AND …` of a node (when given) and a filter, their placeholders numbered
+/// from `$(bound + 1)` (after the `bound` ones the statement binds first), and their values in
+/// order.
+fn conditions(node: Option<&str>, filter: &Filter, bound: usize) -> (String, Vec<String>) {
+    let (filtered, filter_values) = filter.sql();
+    let mut sql = String::new();
+    let mut values = Vec::new();
+    if let Some(node) = node {
+        sql.push_str(" AND node_id = ?");
+        values.push(node.to_owned());
+    }
+    sql.push_str(&filtered);
+    values.extend(filter_values);
+    let mut numbered = String::new();
+    for (i, piece) in sql.split('?').enumerate() {
+        if i > 0 {
+            numbered.push_str(&format!("${}", bound + i));
+        }
+        numbered.push_str(piece);
+    }
+    (numbered, values)
 }
 
 /// The event of a row whose columns after the first are the trail's, in table order.
