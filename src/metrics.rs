@@ -57,6 +57,7 @@ pub struct Metrics {
     tls_handshake_failures: Counter,
     tls_certificate_expiry: Gauge,
     fleet_shipped: Counter,
+    fleet_cosignatures: Counter,
     fleet_batches: Family<ResultLabels, Counter>,
     fleet_lag_events: Gauge,
     fleet_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
@@ -117,6 +118,7 @@ impl Default for Metrics {
             tls_certificate_expiry.clone(),
         );
         let fleet_shipped = Counter::default();
+        let fleet_cosignatures = Counter::default();
         let fleet_batches = Family::<ResultLabels, Counter>::default();
         let fleet_lag_events = Gauge::default();
         let fleet_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
@@ -124,6 +126,11 @@ impl Default for Metrics {
             "fleet_shipped_events",
             "Events stored in the fleet store by this node's shipper",
             fleet_shipped.clone(),
+        );
+        registry.register(
+            "fleet_shipped_cosignatures",
+            "Witness cosignatures stored in the fleet store by this node's shipper",
+            fleet_cosignatures.clone(),
         );
         registry.register(
             "fleet_batches",
@@ -143,6 +150,7 @@ impl Default for Metrics {
         Self {
             registry,
             fleet_shipped,
+            fleet_cosignatures,
             fleet_batches,
             fleet_lag_events,
             fleet_lag_seconds,
@@ -233,6 +241,11 @@ impl Metrics {
         };
         self.fleet_batches.get_or_create(&ResultLabels { result }).inc();
         self.fleet_shipped.inc_by(stored);
+    }
+
+    /// Counts witness cosignatures the fleet store stored.
+    pub fn fleet_cosignatures(&self, stored: u64) {
+        self.fleet_cosignatures.inc_by(stored);
     }
 
     /// How far the fleet store is behind the trail: events, and the oldest one's age.

@@ -1,9 +1,10 @@
 -- The fleet store: every sidecar's trail, shipped by the sidecar and checked on arrival by
 -- PostgreSQL itself (docs/fleet.md). The shippers' roles hold no privilege on these tables:
--- they may only call fleet_ingest, which runs as the owner of this schema and refuses, and
--- records in fleet_alarms, any batch that does not extend what the store holds for its node.
--- Every function names its tables by schema and sets its search_path with pg_temp last, so
--- that a caller's temporary tables can never stand in for the store's.
+-- they may only call fleet_head, fleet_ingest, fleet_cosigned and fleet_cosign, which run as
+-- the owner of this schema and refuse, and record in fleet_alarms, anything that does not
+-- extend what the store holds for the node. Every function names its tables by schema and
+-- sets its search_path with pg_temp last, so that a caller's temporary tables can never stand
+-- in for the store's.
 
 -- Nodes, registered by an operator: the node's id, the database role its shipper logs in as,
 -- and its checkpoint verifier key (for `toolgate verify --postgres`).
@@ -14,7 +15,44 @@ CREATE TABLE fleet_nodes (
     registered_at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
 
--- The events: the columns of the SQLite trail (docs/trail-format.md), prefixed with the node.
+-- One event as a shipper sends it: the columns of the SQLite trail (docs/trail-format.md), in
+-- its order. A batch is an array of them, sent in PostgreSQL's binary format.
+CREATE TYPE fleet_event AS (
+    seq              BIGINT ,
+    event_id         TEXT   ,
+    ts               TEXT   ,
+    kind             TEXT   ,
+    decision_id      TEXT,
+    session_id       TEXT,
+    task_type        TEXT,
+    actor_id         TEXT,
+    actor_kind       TEXT,
+    tool             TEXT,
+    action           TEXT,
+    resource_type    TEXT,
+    resource_id      TEXT,
+    args_hash        TEXT,
+    rewritten_args_hash TEXT,
+    outcome          TEXT,
+    reason           TEXT,
+    policy_ids       TEXT,
+    policy_version   TEXT,
+    shadow_outcome   TEXT,
+    shadow_reason    TEXT,
+    max_output_chars BIGINT,
+    timeout_ms       BIGINT,
+    duration_us      BIGINT,
+    result_bytes     BIGINT,
+    truncated        BIGINT,
+    status           TEXT,
+    error            TEXT,
+    request          TEXT,
+    note             TEXT,
+    prev_hash        TEXT   ,
+    hash             TEXT
+);
+
+-- The events: the trail's columns, prefixed with the node.
 CREATE TABLE fleet_events (
     node_id          TEXT    NOT NULL REFERENCES fleet_nodes (node_id),
     seq              BIGINT  NOT NULL,
@@ -57,8 +95,32 @@ CREATE INDEX fleet_events_session ON fleet_events (session_id, node_id, seq);
 CREATE INDEX fleet_events_actor   ON fleet_events (actor_id, node_id, seq);
 CREATE INDEX fleet_events_tool    ON fleet_events (tool, node_id, seq);
 CREATE INDEX fleet_events_ts      ON fleet_events (ts);
+CREATE INDEX fleet_events_checkpoints ON fleet_events (node_id, seq) WHERE kind = 'checkpoint';
 
--- Batches refused on arrival: the node, the first seq that did not fit, and what differed.
+-- Each node's Merkle tree (RFC 6962) over the events stored, as its right edge: the roots of
+-- its perfect subtrees, largest first, one per set bit of `size`. fleet_ingest keeps it, and
+-- checks every checkpoint event that arrives against it; it always covers every stored event.
+CREATE TABLE fleet_trees (
+    node_id TEXT PRIMARY KEY REFERENCES fleet_nodes (node_id),
+    size    BIGINT  NOT NULL,
+    edge    BYTEA[] NOT NULL
+);
+
+-- Witnesses' cosignatures (C2SP tlog-cosignature) of the nodes' checkpoint events, shipped
+-- after the events: `seq` is the checkpoint event's, `witness` the witness's verifier key.
+CREATE TABLE fleet_cosignatures (
+    node_id     TEXT   NOT NULL,
+    seq         BIGINT NOT NULL,
+    witness     TEXT   NOT NULL,
+    size        BIGINT NOT NULL,
+    time        BIGINT NOT NULL,
+    line        TEXT   NOT NULL,
+    received_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (node_id, seq, witness),
+    FOREIGN KEY (node_id, seq) REFERENCES fleet_events (node_id, seq)
+);
+
+-- What was refused on arrival: the node, the first seq that did not fit, and what differed.
 CREATE TABLE fleet_alarms (
     id          BIGSERIAL PRIMARY KEY,
     at          TIMESTAMPTZ NOT NULL DEFAULT now(),
@@ -68,7 +130,7 @@ CREATE TABLE fleet_alarms (
     what        TEXT NOT NULL
 );
 
--- Append-only, all three: rows are inserted, never changed or removed.
+-- Append-only: events, cosignatures and alarms are inserted, never changed or removed.
 CREATE FUNCTION fleet_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION 'the fleet store is append-only: % on % refused', TG_OP, TG_TABLE_NAME;
@@ -76,6 +138,10 @@ END $$;
 CREATE TRIGGER fleet_events_append_only BEFORE UPDATE OR DELETE ON fleet_events
     FOR EACH ROW EXECUTE FUNCTION fleet_append_only();
 CREATE TRIGGER fleet_events_no_truncate BEFORE TRUNCATE ON fleet_events
+    FOR EACH STATEMENT EXECUTE FUNCTION fleet_append_only();
+CREATE TRIGGER fleet_cosignatures_append_only BEFORE UPDATE OR DELETE ON fleet_cosignatures
+    FOR EACH ROW EXECUTE FUNCTION fleet_append_only();
+CREATE TRIGGER fleet_cosignatures_no_truncate BEFORE TRUNCATE ON fleet_cosignatures
     FOR EACH STATEMENT EXECUTE FUNCTION fleet_append_only();
 CREATE TRIGGER fleet_alarms_append_only BEFORE UPDATE OR DELETE ON fleet_alarms
     FOR EACH ROW EXECUTE FUNCTION fleet_append_only();
@@ -87,18 +153,11 @@ CREATE TRIGGER fleet_alarms_no_truncate BEFORE TRUNCATE ON fleet_alarms
 -- its name's length and name (written out below in hex, with the type byte), then for an
 -- INTEGER 0x01 and a big-endian i64, for a TEXT 0x02, a big-endian u32 length and the UTF-8
 -- text. A unit test (fleet::schema) checks the order and the prefixes against the trail's own
--- column table.
--- The batch being ingested, one per session (fleet_ingest fills and empties it).
-CREATE UNLOGGED TABLE fleet_batch (LIKE fleet_events);
-ALTER TABLE fleet_batch ALTER node_id DROP NOT NULL, ALTER received_at DROP NOT NULL,
-    ADD COLUMN pid INTEGER NOT NULL DEFAULT pg_backend_pid();
-CREATE INDEX fleet_batch_pid ON fleet_batch (pid, seq);
-
--- Each event of the batch with the hash of its content (`computed`).
-CREATE FUNCTION fleet_batch_hashes()
-RETURNS TABLE (seq BIGINT, prev_hash TEXT, hash TEXT, computed TEXT)
-LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
-    SELECT e.seq, e.prev_hash, e.hash, CASE WHEN e.prev_hash ~* '^[0-9a-f]{64}$' THEN
+-- column table. NULL (a mismatch) when prev_hash is not 64 hex digits. The body is parsed
+-- here, once (SQL-standard form), so no caller's search_path changes what it calls.
+CREATE FUNCTION fleet_event_hash(e fleet_event) RETURNS TEXT
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN e.prev_hash ~* '^[0-9a-f]{64}$' THEN
     encode(sha256(decode(e.prev_hash, 'hex') || '\x01'::bytea
         || CASE WHEN e.action IS NULL THEN ''::bytea ELSE '\x06616374696f6e02'::bytea
            || int4send(octet_length(e.action)) || convert_to(e.action, 'UTF8') END
@@ -154,9 +213,24 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
         || CASE WHEN e.truncated IS NULL THEN ''::bytea ELSE '\x097472756e636174656401'::bytea || int8send(e.truncated) END
         || CASE WHEN e.ts IS NULL THEN ''::bytea ELSE '\x02747302'::bytea
            || int4send(octet_length(e.ts)) || convert_to(e.ts, 'UTF8') END
-    ), 'hex') END  -- NULL (a mismatch) when prev_hash is not 64 hex digits
-    FROM public.fleet_batch e WHERE e.pid = pg_backend_pid()
-$$;
+    ), 'hex') END;
+
+-- The root of a tree from its right edge (largest subtree first); SHA-256 of nothing when
+-- empty.
+CREATE FUNCTION fleet_root(p_edge BYTEA[]) RETURNS BYTEA
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_root BYTEA;
+BEGIN
+    IF cardinality(p_edge) = 0 THEN
+        RETURN sha256(''::bytea);
+    END IF;
+    v_root := p_edge[cardinality(p_edge)];
+    FOR i IN REVERSE cardinality(p_edge) - 1 .. 1 LOOP
+        v_root := sha256('\x01'::bytea || p_edge[i] || v_root);
+    END LOOP;
+    RETURN v_root;
+END $$;
 
 -- The last seq and hash the store holds for a node (0 and NULL when none).
 CREATE FUNCTION fleet_head(p_node TEXT, OUT seq BIGINT, OUT hash TEXT)
@@ -167,87 +241,126 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_te
     FROM public.fleet_events e WHERE e.node_id = p_node
 $$;
 
--- Takes a batch of a node's events (a JSON array of objects named by column) and either
--- stores the new ones, or refuses the whole batch and records why. Checks, in order: the node
--- is registered and the caller logs in as its role; every event's hash is the hash of its
--- content; events the store already holds are shipped unchanged (delivery is at least once,
--- storage exactly once); the new events follow on from the stored head, seq by seq, each
--- prev_hash the hash before it. Returns the number stored, the node's head after the batch,
--- and the refusal (NULL when accepted).
-CREATE FUNCTION fleet_ingest(p_node TEXT, p_events JSON,
-    OUT stored BIGINT, OUT head BIGINT, OUT refused TEXT)
+-- Whether the caller may ship for `p_node`: NULL when it may, else the refusal (recorded in
+-- fleet_alarms). Locks the node's row, so that two batches of one node never interleave.
+CREATE FUNCTION fleet_caller(p_node TEXT) RETURNS TEXT
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
     v_role TEXT;
-    v_start BIGINT;
-    v_head BIGINT;
-    v_hash TEXT;
-    r RECORD;
+    v_what TEXT;
+    v_refused TEXT;
 BEGIN
-    stored := 0;
     SELECT n.db_role INTO v_role FROM public.fleet_nodes n WHERE n.node_id = p_node FOR UPDATE;
     IF NOT FOUND THEN
-        INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
-            VALUES (p_node, session_user, NULL, 'a batch from an unregistered node');
-        RAISE WARNING 'fleet alarm: node %, role %: a batch from an unregistered node',
-            p_node, session_user;
-        refused := 'the node is not registered';
+        v_what := 'a batch from an unregistered node';
+        v_refused := 'the node is not registered';
+    ELSIF v_role <> session_user THEN
+        v_what := format('a batch under this node''s id from the role %I, not %I',
+                         session_user, v_role);
+        v_refused := 'this role does not ship for this node';
+    ELSE
+        RETURN NULL;
+    END IF;
+    INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
+        VALUES (p_node, session_user, NULL, v_what);
+    RAISE WARNING 'fleet alarm: node %, role %: %', p_node, session_user, v_what;
+    RETURN v_refused;
+END $$;
+
+-- Takes a batch of a node's events and either stores the new ones, or refuses the whole batch
+-- and records why. Checks, in seq order, the first failure naming the batch's refusal: the
+-- node is registered and the caller logs in as its role; every event's hash is the hash of
+-- its content; events the store already holds are shipped unchanged (delivery is at least
+-- once, storage exactly once); the new events follow on from the stored head, seq by seq,
+-- each prev_hash the hash before it; each checkpoint event's size and root are those of the
+-- node's tree of the events before it. Returns the number stored, the node's head after the
+-- batch, and the refusal (NULL when accepted).
+CREATE FUNCTION fleet_ingest(p_node TEXT, p_events fleet_event[],
+    OUT stored BIGINT, OUT head BIGINT, OUT refused TEXT)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    v_start BIGINT;
+    v_hash TEXT;
+    v_size BIGINT;
+    v_edge BYTEA[];
+    v_leaves BYTEA[];
+    v_seqs BIGINT[];
+    v_notes TEXT[];
+    v_leaf BYTEA;
+    v_bits BIGINT;
+    v_cp_size TEXT;
+    v_cp_root TEXT;
+BEGIN
+    stored := 0;
+    refused := public.fleet_caller(p_node);
+    IF refused IS NOT NULL THEN
+        SELECT h.seq INTO head FROM public.fleet_head(p_node) h;
         RETURN;
     END IF;
-    IF v_role <> session_user THEN
-        INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
-            VALUES (p_node, session_user, NULL,
-                    format('a batch under this node''s id from the role %I, not %I',
-                           session_user, v_role));
-        RAISE WARNING 'fleet alarm: node %, role %: a batch under another node''s id',
-            p_node, session_user;
-        refused := 'this role does not ship for this node';
-        RETURN;
+    SELECT h.seq, coalesce(h.hash, repeat('0', 64)) INTO v_start, v_hash
+        FROM public.fleet_head(p_node) h;
+    -- The first event that does not fit, set-based: `k` numbers the new events from 1.
+    SELECT CASE
+        WHEN c.computed IS DISTINCT FROM c.hash THEN
+            format('seq %s: hash mismatch (the event''s content does not hash to its hash)', c.seq)
+        WHEN c.seq <= v_start THEN
+            CASE WHEN c.held IS DISTINCT FROM c.hash THEN
+                format('seq %s: rewritten (the store holds hash %s, the node shipped %s)',
+                       c.seq, c.held, c.hash) END
+        WHEN c.seq <> v_start + c.k THEN
+            format('seq %s: not next (the store holds up to seq %s)', c.seq, v_start + c.k - 1)
+        WHEN c.prev_hash <> coalesce(c.before, v_hash) THEN
+            format('seq %s: broken link (prev_hash is not the stored hash of seq %s)',
+                   c.seq, v_start + c.k - 1)
+        END INTO refused
+    FROM (SELECT b.seq, b.prev_hash, b.hash, public.fleet_event_hash(b) AS computed, s.hash AS held,
+                 row_number() OVER (PARTITION BY b.seq > v_start ORDER BY b.seq) AS k,
+                 lag(b.hash) OVER (PARTITION BY b.seq > v_start ORDER BY b.seq) AS before
+          FROM unnest(p_events) b
+          LEFT JOIN public.fleet_events s ON s.node_id = p_node AND s.seq = b.seq) c
+    WHERE c.computed IS DISTINCT FROM c.hash
+       OR (c.seq <= v_start AND c.held IS DISTINCT FROM c.hash)
+       OR (c.seq > v_start AND (c.seq <> v_start + c.k
+                                OR c.prev_hash <> coalesce(c.before, v_hash)))
+    ORDER BY c.seq LIMIT 1;
+    IF refused IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'TGREF', MESSAGE = refused;
     END IF;
-    SELECT h.seq, h.hash INTO v_head, v_hash FROM public.fleet_head(p_node) h;
-    IF v_head = 0 THEN
-        v_hash := repeat('0', 64);
+    -- The tree, grown leaf by leaf; each checkpoint checked before its own leaf goes in.
+    SELECT t.size, t.edge INTO v_size, v_edge FROM public.fleet_trees t WHERE t.node_id = p_node;
+    IF NOT FOUND THEN
+        v_size := 0;
+        v_edge := '{}';
     END IF;
-    v_start := v_head;
-    DELETE FROM public.fleet_batch WHERE pid = pg_backend_pid();
-    INSERT INTO public.fleet_batch (
-        seq, event_id, ts, kind, decision_id, session_id, task_type, actor_id, actor_kind, tool,
-        action, resource_type, resource_id, args_hash, rewritten_args_hash, outcome, reason,
-        policy_ids, policy_version, shadow_outcome, shadow_reason, max_output_chars, timeout_ms,
-        duration_us, result_bytes, truncated, status, error, request, note, prev_hash, hash)
-    SELECT
-        j.seq, j.event_id, j.ts, j.kind, j.decision_id, j.session_id, j.task_type, j.actor_id,
-        j.actor_kind, j.tool, j.action, j.resource_type, j.resource_id, j.args_hash,
-        j.rewritten_args_hash, j.outcome, j.reason, j.policy_ids, j.policy_version,
-        j.shadow_outcome, j.shadow_reason, j.max_output_chars, j.timeout_ms, j.duration_us,
-        j.result_bytes, j.truncated, j.status, j.error, j.request, j.note, j.prev_hash, j.hash
-    FROM json_populate_recordset(NULL::public.fleet_events, p_events) j;
-    FOR r IN SELECT b.seq, b.prev_hash, b.hash, b.computed, s.hash AS held
-             FROM public.fleet_batch_hashes() b
-             LEFT JOIN public.fleet_events s ON s.node_id = p_node AND s.seq = b.seq
-             ORDER BY b.seq
-    LOOP
-        IF r.computed IS DISTINCT FROM r.hash THEN
-            refused := format('seq %s: hash mismatch (the event''s content does not hash to its hash)', r.seq);
-        ELSIF r.seq <= v_start THEN
-            IF r.held IS DISTINCT FROM r.hash THEN
-                refused := format('seq %s: rewritten (the store holds hash %s, the node shipped %s)',
-                                  r.seq, r.held, r.hash);
+    SELECT array_agg(sha256('\x00'::bytea || decode(b.hash, 'hex')) ORDER BY b.seq),
+           array_agg(b.seq ORDER BY b.seq),
+           array_agg(CASE WHEN b.kind = 'checkpoint' THEN coalesce(b.note, '') END ORDER BY b.seq)
+        INTO v_leaves, v_seqs, v_notes
+        FROM unnest(p_events) b WHERE b.seq > v_start;
+    FOR i IN 1 .. coalesce(cardinality(v_leaves), 0) LOOP
+        IF v_notes[i] IS NOT NULL THEN
+            v_cp_size := split_part(v_notes[i], E'\n', 2);
+            v_cp_root := split_part(v_notes[i], E'\n', 3);
+            IF v_cp_size <> v_size::TEXT THEN
+                refused := format('seq %s: a checkpoint of size %s where the store''s tree has %s events',
+                                  v_seqs[i], left(v_cp_size, 24), v_size);
+            ELSIF v_cp_root <> encode(public.fleet_root(v_edge), 'base64') THEN
+                refused := format('seq %s: a checkpoint whose root is not the root of the %s events the store holds before it',
+                                  v_seqs[i], v_size);
             END IF;
-        ELSIF r.seq <> v_head + 1 THEN
-            refused := format('seq %s: not next (the store holds up to seq %s)', r.seq, v_head);
-        ELSIF r.prev_hash <> v_hash THEN
-            refused := format('seq %s: broken link (prev_hash is not the stored hash of seq %s)',
-                              r.seq, v_head);
+            IF refused IS NOT NULL THEN
+                RAISE EXCEPTION USING ERRCODE = 'TGREF', MESSAGE = refused;
+            END IF;
         END IF;
-        IF refused IS NOT NULL THEN
-            -- Nothing of the batch is kept; the handler below records the alarm.
-            RAISE EXCEPTION USING ERRCODE = 'TGREF', MESSAGE = refused;
-        END IF;
-        IF r.seq > v_start THEN
-            v_head := r.seq;
-            v_hash := r.hash;
-        END IF;
+        v_leaf := v_leaves[i];
+        v_bits := v_size;
+        WHILE v_bits & 1 = 1 LOOP
+            v_leaf := sha256('\x01'::bytea || v_edge[cardinality(v_edge)] || v_leaf);
+            v_edge := v_edge[1 : cardinality(v_edge) - 1];
+            v_bits := v_bits >> 1;
+        END LOOP;
+        v_edge := v_edge || v_leaf;
+        v_size := v_size + 1;
     END LOOP;
     INSERT INTO public.fleet_events (node_id,
         seq, event_id, ts, kind, decision_id, session_id, task_type, actor_id, actor_kind, tool,
@@ -255,17 +368,17 @@ BEGIN
         policy_ids, policy_version, shadow_outcome, shadow_reason, max_output_chars, timeout_ms,
         duration_us, result_bytes, truncated, status, error, request, note, prev_hash, hash)
     SELECT p_node,
-        b.seq, b.event_id, b.ts, b.kind, b.decision_id, b.session_id, b.task_type, b.actor_id,
-        b.actor_kind, b.tool, b.action, b.resource_type, b.resource_id, b.args_hash,
-        b.rewritten_args_hash, b.outcome, b.reason, b.policy_ids, b.policy_version,
-        b.shadow_outcome, b.shadow_reason, b.max_output_chars, b.timeout_ms, b.duration_us,
-        b.result_bytes, b.truncated, b.status, b.error, b.request, b.note, b.prev_hash, b.hash
-    FROM public.fleet_batch b
-    WHERE b.pid = pg_backend_pid() AND b.seq > v_start
+        b.seq, b.event_id, b.ts, b.kind, b.decision_id, b.session_id, b.task_type, b.actor_id, b.actor_kind, b.tool,
+        b.action, b.resource_type, b.resource_id, b.args_hash, b.rewritten_args_hash, b.outcome, b.reason,
+        b.policy_ids, b.policy_version, b.shadow_outcome, b.shadow_reason, b.max_output_chars, b.timeout_ms,
+        b.duration_us, b.result_bytes, b.truncated, b.status, b.error, b.request, b.note, b.prev_hash, b.hash
+    FROM unnest(p_events) b
+    WHERE b.seq > v_start
     ORDER BY b.seq;
     GET DIAGNOSTICS stored = ROW_COUNT;
-    DELETE FROM public.fleet_batch WHERE pid = pg_backend_pid();
-    head := v_head;
+    INSERT INTO public.fleet_trees AS t (node_id, size, edge) VALUES (p_node, v_size, v_edge)
+        ON CONFLICT (node_id) DO UPDATE SET size = excluded.size, edge = excluded.edge;
+    head := v_start + stored;
 EXCEPTION WHEN SQLSTATE 'TGREF' THEN
     -- The block's work is rolled back (the batch with it); the alarm is recorded after it.
     INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
@@ -277,5 +390,63 @@ EXCEPTION WHEN SQLSTATE 'TGREF' THEN
     refused := SQLERRM;
 END $$;
 
-REVOKE ALL ON FUNCTION fleet_ingest(TEXT, JSON) FROM PUBLIC;
+-- Where a node's cosignatures stand: the smallest, over the witnesses the store has
+-- cosignatures of for the node, of the last checkpoint seq each cosigned (0 when none). A
+-- shipper sends what it holds after it; a resent cosignature is taken once.
+CREATE FUNCTION fleet_cosigned(p_node TEXT) RETURNS BIGINT
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+    SELECT coalesce(min(w.last), 0) FROM (
+        SELECT max(c.seq) AS last FROM public.fleet_cosignatures c WHERE c.node_id = p_node
+        GROUP BY c.witness) w
+$$;
+
+-- Takes witnesses' cosignatures of a node's stored checkpoint events (arrays of one length,
+-- in step): refuses the whole call, and records why, when the caller may not ship for the
+-- node, a cosignature names an event that is not a stored checkpoint or another size than
+-- the checkpoint's, or differs from the one the store holds for that checkpoint and witness.
+-- PostgreSQL has no Ed25519, so the signatures themselves are checked by the auditors'
+-- `toolgate verify --postgres --witness KEY` (docs/fleet.md). Returns the number stored.
+CREATE FUNCTION fleet_cosign(p_node TEXT, p_seq BIGINT[], p_witness TEXT[], p_size BIGINT[],
+    p_time BIGINT[], p_line TEXT[], OUT stored BIGINT, OUT refused TEXT)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+BEGIN
+    stored := 0;
+    refused := public.fleet_caller(p_node);
+    IF refused IS NOT NULL THEN
+        RETURN;
+    END IF;
+    SELECT CASE
+        WHEN e.seq IS NULL OR e.kind <> 'checkpoint' THEN
+            format('seq %s: a cosignature of an event that is not a stored checkpoint', c.seq)
+        WHEN split_part(e.note, E'\n', 2) <> c.size::TEXT THEN
+            format('seq %s: a cosignature of size %s for a checkpoint of another size', c.seq, c.size)
+        WHEN s.line IS NOT NULL AND s.line IS DISTINCT FROM c.line THEN
+            format('seq %s: a cosignature by the same witness unlike the one the store holds', c.seq)
+        END INTO refused
+    FROM unnest(p_seq, p_witness, p_size, p_time, p_line) AS c(seq, witness, size, time, line)
+    LEFT JOIN public.fleet_events e ON e.node_id = p_node AND e.seq = c.seq
+    LEFT JOIN public.fleet_cosignatures s
+        ON s.node_id = p_node AND s.seq = c.seq AND s.witness = c.witness
+    WHERE e.seq IS NULL OR e.kind <> 'checkpoint' OR split_part(e.note, E'\n', 2) <> c.size::TEXT
+       OR (s.line IS NOT NULL AND s.line IS DISTINCT FROM c.line)
+    ORDER BY c.seq LIMIT 1;
+    IF refused IS NOT NULL OR p_line IS NULL OR cardinality(p_seq) IS DISTINCT FROM cardinality(p_line)
+       OR cardinality(p_seq) IS DISTINCT FROM cardinality(p_witness) THEN
+        refused := coalesce(refused, 'cosignatures whose arrays are not in step');
+        INSERT INTO public.fleet_alarms (node_id, db_role, seq, what)
+            VALUES (p_node, session_user, (regexp_match(refused, '^seq (\d+)'))[1]::BIGINT, refused);
+        RAISE WARNING 'fleet alarm: node %, role %: %', p_node, session_user, refused;
+        RETURN;
+    END IF;
+    INSERT INTO public.fleet_cosignatures (node_id, seq, witness, size, time, line)
+        SELECT p_node, c.seq, c.witness, c.size, c.time, c.line
+        FROM unnest(p_seq, p_witness, p_size, p_time, p_line) AS c(seq, witness, size, time, line)
+        ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS stored = ROW_COUNT;
+END $$;
+
+REVOKE ALL ON FUNCTION fleet_ingest(TEXT, fleet_event[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fleet_cosign(TEXT, BIGINT[], TEXT[], BIGINT[], BIGINT[], TEXT[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fleet_cosigned(TEXT) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fleet_caller(TEXT) FROM PUBLIC;
 REVOKE ALL ON FUNCTION fleet_head(TEXT) FROM PUBLIC;

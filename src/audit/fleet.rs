@@ -1,11 +1,13 @@
 //! Verification of the fleet store, node by node: each node's chain (every event's hash
 //! recomputed from its content, every link), its Merkle tree recomputed from the events, and
 //! each of its checkpoints against that tree, their signatures checked with the verifier key
-//! the node was registered with.
+//! the node was registered with, and (when witnesses are given) the last checkpoint's
+//! cosignatures by them.
 
 use crate::fleet::store::{FleetError, FleetStore};
 use crate::trail::{Frontier, Kind, Link, Problem, Verifier, decode};
-use crate::trust::note::NoteVerifier;
+use crate::trust::cosignature::CosignatureVerifier;
+use crate::trust::note::{Note, NoteVerifier};
 
 use super::Report;
 use super::verify::read_checkpoint;
@@ -13,10 +15,19 @@ use super::verify::read_checkpoint;
 /// Events read per page.
 const PAGE: u32 = 1000;
 
+/// Witnesses whose cosignatures the last checkpoint of every node must carry: `required` of
+/// the `keys`.
+#[derive(Debug, Default)]
+pub struct Witnesses {
+    pub keys: Vec<CosignatureVerifier>,
+    pub required: usize,
+}
+
 /// Verifies `node` (every node when `None`): one report per node, in node order.
 pub async fn verify_fleet(
     store: &FleetStore,
     node: Option<&str>,
+    witnesses: &Witnesses,
 ) -> Result<Vec<(String, Report)>, FleetError> {
     let mut reports = Vec::new();
     for status in store.nodes().await? {
@@ -25,7 +36,25 @@ pub async fn verify_fleet(
         }
         let key = status.verifier_key.as_deref().map(NoteVerifier::parse).transpose();
         let keys: Vec<NoteVerifier> = key.clone().ok().flatten().into_iter().collect();
-        let mut report = verify_node(store, &status.node_id, &keys).await?;
+        let (mut report, last) = verify_node(store, &status.node_id, &keys).await?;
+        if witnesses.required > 0 {
+            let valid = match last {
+                Some((seq, note)) => {
+                    let lines = store.cosignature_lines(&status.node_id, seq).await?;
+                    let cosigned = Note::parse(&lines.into_iter().fold(note, |n, l| n + &l));
+                    let note = cosigned.ok();
+                    let valid = |w: &&CosignatureVerifier| {
+                        note.as_ref().is_some_and(|n| w.cosigned(n).is_some())
+                    };
+                    witnesses.keys.iter().filter(valid).count()
+                }
+                None => 0,
+            };
+            if valid < witnesses.required {
+                let required = witnesses.required;
+                report.problems.push(Problem::TooFewCosignatures { required, valid });
+            }
+        }
         if let Err(e) = key {
             // A registered key that does not read is a finding, not a reason to check less.
             let why = format!("the node's registered verifier key does not read: {e}");
@@ -36,14 +65,16 @@ pub async fn verify_fleet(
     Ok(reports)
 }
 
+/// The node's report, and its last checkpoint that verified (seq and note).
 async fn verify_node(
     store: &FleetStore,
     node: &str,
     keys: &[NoteVerifier],
-) -> Result<Report, FleetError> {
+) -> Result<(Report, Option<(i64, String)>), FleetError> {
     let mut report = Report { signatures_checked: !keys.is_empty(), ..Report::default() };
     let (mut verifier, mut tree, mut after) = (Verifier::default(), Frontier::default(), 0);
     let mut covered = 0;
+    let mut last = None;
     loop {
         let events = store.events(node, after, PAGE).await?;
         for event in &events {
@@ -60,6 +91,7 @@ async fn verify_node(
                     Ok(_) => {
                         report.checkpoints += 1;
                         covered = event.seq;
+                        last = Some((event.seq, note.to_owned()));
                     }
                     Err(why) => {
                         report.problems.push(Problem::CheckpointUnsigned { seq: event.seq, why })
@@ -77,5 +109,5 @@ async fn verify_node(
         }
     }
     report.uncovered = report.last.as_ref().map_or(0, |(seq, _)| (seq - covered).unsigned_abs());
-    Ok(report)
+    Ok((report, last))
 }

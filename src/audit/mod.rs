@@ -9,7 +9,7 @@ mod proofs;
 mod verify;
 
 pub use export::{Export, ExportError, Origin, SharedBuffer};
-pub use fleet::verify_fleet;
+pub use fleet::{Witnesses, verify_fleet};
 pub use manifest::{MANIFEST_FORMAT, Manifest};
 pub use proofs::{ProofsReader, ProofsWriter};
 pub use verify::{Anchors, CsvChecks, Report, verify_csv, verify_trail};

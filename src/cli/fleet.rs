@@ -1,11 +1,12 @@
 //! `toolgate fleet`: the operator's side of the fleet store (docs/fleet.md): apply its schema,
 //! register nodes, and see where every node stands.
 
+use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 
 use super::Exit;
 use crate::fleet::shipper::URL_ENV;
-use crate::fleet::store::FleetStore;
+use crate::fleet::store::{FleetStore, NodeStatus};
 use crate::trust::note::NoteVerifier;
 
 /// The store to talk to.
@@ -73,16 +74,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
         FleetCommand::Status(pg) => {
             let store = FleetStore::connect(&pg.url).await?;
             for node in store.nodes().await? {
-                // Ids and roles come from the store: printed escaped.
-                println!(
-                    "node {:?} role {:?} last seq {} received {} checkpoint {} alarms {}",
-                    node.node_id,
-                    node.db_role,
-                    node.last_seq,
-                    node.last_received.as_deref().unwrap_or("-"),
-                    node.last_checkpoint.map_or_else(|| "-".to_owned(), |s| s.to_string()),
-                    node.alarms,
-                );
+                println!("{}", status_line(&node));
             }
         }
         FleetCommand::Alarms(pg) => {
@@ -99,6 +91,43 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// One node's line of `fleet status`. Ids, roles and times come from the store (the node
+/// wrote the times): printed escaped.
+fn status_line(node: &NodeStatus) -> String {
+    let dash = |n: Option<i64>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
+    // How long the last event took from the node to the store.
+    let lag = match (&node.last_ts, &node.last_received) {
+        (Some(ts), Some(received)) => match (parse_time(ts), parse_time(received)) {
+            (Some(ts), Some(received)) => {
+                format!("{:.3}s", (received - ts).as_seconds_f64().max(0.0))
+            }
+            _ => "-".to_owned(),
+        },
+        _ => "-".to_owned(),
+    };
+    let witnessed = match node.cosigned_size {
+        Some(size) => format!(
+            "size {size} by {} witness(es), {} events since",
+            node.witnesses,
+            (node.last_seq - size).max(0)
+        ),
+        None => "-".to_owned(),
+    };
+    format!(
+        "node {:?} role {:?} last seq {} received {:?} lag {lag} checkpoint {} witnessed {witnessed} alarms {}",
+        node.node_id,
+        node.db_role,
+        node.last_seq,
+        node.last_received.as_deref().unwrap_or("-"),
+        dash(node.last_checkpoint),
+        node.alarms,
+    )
+}
+
+fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
 }
 
 /// A node id: 1 to 128 characters of letters, digits, `.`, `_`, `-`.

@@ -12,7 +12,8 @@ use indicatif::ProgressBar;
 use super::Exit;
 use super::remote::{TOKEN_ENV, connect};
 use crate::audit::{
-    Anchors, CsvChecks, Manifest, ProofsReader, Report, verify_csv, verify_fleet, verify_trail,
+    Anchors, CsvChecks, Manifest, ProofsReader, Report, Witnesses, verify_csv, verify_fleet,
+    verify_trail,
 };
 use crate::fleet::store::FleetStore;
 use crate::proto::{self, audit_client::AuditClient};
@@ -70,8 +71,9 @@ pub struct VerifyArgs {
     #[arg(long, conflicts_with = "server")]
     pub key: Vec<String>,
     /// A witness's cosignature verifier key (`toolgate keygen --witness` printed it): the
-    /// checkpoint given with --checkpoint must carry its valid cosignature. Repeatable.
-    #[arg(long, requires = "checkpoint")]
+    /// checkpoint given with --checkpoint must carry its valid cosignature; with --postgres,
+    /// every node's last checkpoint in the store. Repeatable.
+    #[arg(long)]
     pub witness: Vec<String>,
     /// How many of the --witness keys must have cosigned the checkpoint (k of n); all of them
     /// when absent.
@@ -83,12 +85,18 @@ pub struct VerifyArgs {
 pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     let progress = ProgressBar::new_spinner();
     let on_page = |checked: u64| progress.set_message(format!("{checked} checked"));
+    anyhow::ensure!(
+        args.witness.is_empty() || args.checkpoint.is_some() || args.postgres.is_some(),
+        "--witness needs --checkpoint (or --postgres)"
+    );
     let findings = if let Some(url) = &args.postgres {
         if let Some(node) = &args.node {
             super::fleet::check_node(node)?;
         }
+        let (keys, required) = witnesses(&args)?;
         let store = FleetStore::connect(url).await?;
-        let reports = verify_fleet(&store, args.node.as_deref()).await?;
+        let witnesses = Witnesses { keys, required };
+        let reports = verify_fleet(&store, args.node.as_deref(), &witnesses).await?;
         if let Some(node) = args.node.as_ref().filter(|_| reports.is_empty()) {
             anyhow::bail!("the fleet store has no node {node:?}");
         }
@@ -152,21 +160,7 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
         .iter()
         .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let witnesses = args
-        .witness
-        .iter()
-        .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    // A key given twice is one witness.
-    let mut witnesses = witnesses;
-    witnesses.sort_by_key(CosignatureVerifier::encode);
-    witnesses.dedup_by(|a, b| a.key == b.key);
-    let required = args.witnesses_required.unwrap_or(witnesses.len());
-    anyhow::ensure!(
-        required <= witnesses.len(),
-        "--witnesses-required {required} is more than the {} --witness keys given",
-        witnesses.len()
-    );
+    let (witnesses, required) = witnesses(args)?;
     let given = match &args.checkpoint {
         Some(path) => Some((
             std::fs::read_to_string(path)
@@ -190,6 +184,24 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
         None => (None, 0),
     };
     Ok(Anchors { checkpoint, keys, cosigned, cosignatures_required: required })
+}
+
+/// The --witness keys (a key given twice is one witness) and how many must have cosigned.
+fn witnesses(args: &VerifyArgs) -> anyhow::Result<(Vec<CosignatureVerifier>, usize)> {
+    let mut witnesses = args
+        .witness
+        .iter()
+        .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    witnesses.sort_by_key(CosignatureVerifier::encode);
+    witnesses.dedup_by(|a, b| a.key == b.key);
+    let required = args.witnesses_required.unwrap_or(witnesses.len());
+    anyhow::ensure!(
+        required <= witnesses.len(),
+        "--witnesses-required {required} is more than the {} --witness keys given",
+        witnesses.len()
+    );
+    Ok((witnesses, required))
 }
 
 /// A verification's findings as printed.

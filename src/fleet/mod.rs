@@ -7,9 +7,11 @@
 //! - [`schema`]: the store's schema (`migrations/postgres/`), applied by `toolgate fleet
 //!   migrate`; its `fleet_ingest` function is where each batch is checked, as the schema's
 //!   owner, out of the shippers' reach.
+//! - `batch`: a batch of events in the binary form `fleet_ingest` takes.
 //! - [`store`]: the store through sqlx: registering nodes, ingesting batches, reading events.
 //! - [`shipper`]: the sidecar's task that ships its trail.
 
+mod batch;
 pub mod schema;
 pub mod shipper;
 pub mod store;

@@ -3,7 +3,8 @@
 //! restart of either side resumes where the store stands: delivery at least once, storage
 //! exactly once). It reads the trail through the read-only connections and never touches the
 //! writer, so it cannot delay or fail a decision; a store that is down or refusing only makes
-//! the lag grow, and the log says so once, not in a loop.
+//! the lag grow, and the log says so once, not in a loop. Once the events are caught up, the
+//! witnesses' cosignatures of its checkpoints follow, from the store's cosignature cursor.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,8 +93,10 @@ impl Shipper {
         metrics: Arc<Metrics>,
         mut stopping: watch::Receiver<bool>,
     ) {
-        // The last seq the store holds; asked again after any trouble.
+        // The last seq the store holds, and the checkpoint seq its cosignatures stand at;
+        // both asked again after any trouble.
         let mut cursor: Option<i64> = None;
+        let mut cosigned: Option<i64> = None;
         let mut pause = Duration::ZERO;
         let mut failures = 0u32;
         let mut trouble: Option<String> = None;
@@ -106,7 +109,14 @@ impl Shipper {
                 self.store.close().await;
                 return;
             }
-            match self.round(&reader, &metrics, &mut cursor).await {
+            let round = match self.round(&reader, &metrics, &mut cursor).await {
+                Ok(false) => {
+                    let through = cursor.unwrap_or(0);
+                    self.cosign(&reader, &metrics, &mut cosigned, through).await.map(|()| false)
+                }
+                other => other,
+            };
+            match round {
                 Ok(more) => {
                     if trouble.take().is_some() {
                         tracing::info!(node = %self.node, "shipping to the fleet store again");
@@ -115,7 +125,7 @@ impl Shipper {
                     pause = if more { Duration::ZERO } else { self.every };
                 }
                 Err(why) => {
-                    cursor = None;
+                    (cursor, cosigned) = (None, None);
                     failures += 1;
                     pause = (self.every * 2u32.saturating_pow(failures.min(8))).min(MAX_BACKOFF);
                     let message = why.to_string();
@@ -175,6 +185,33 @@ impl Shipper {
         };
         metrics.fleet_lag(behind, age);
         Ok(behind > 0)
+    }
+
+    /// Ships the cosignatures of checkpoint events up to `through` (which the store holds)
+    /// that the store does not have yet.
+    async fn cosign(
+        &self,
+        reader: &Reader,
+        metrics: &Metrics,
+        cursor: &mut Option<i64>,
+        through: i64,
+    ) -> Result<(), Trouble> {
+        let from = match *cursor {
+            Some(from) => from,
+            None => self.store.cosigned(&self.node).await?,
+        };
+        *cursor = Some(from);
+        let batch = reader.cosignatures_after(from, through, self.batch).await?;
+        let Some(last) = batch.last().map(|c| c.seq) else { return Ok(()) };
+        let (stored, refused) = self.store.cosign(&self.node, &batch).await?;
+        if let Some(refused) = refused {
+            metrics.fleet_batch(Shipped::Refused, 0);
+            return Err(Trouble::Refused(refused));
+        }
+        metrics.fleet_cosignatures(stored);
+        // A full batch may have cut the last checkpoint's witnesses short: that one again.
+        *cursor = Some(if batch.len() < self.batch as usize { last } else { last - 1 });
+        Ok(())
     }
 }
 

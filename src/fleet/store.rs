@@ -7,7 +7,8 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
-use crate::store::{Filter, Stats};
+use super::batch::BatchRow;
+use crate::store::{Cosignature, Filter, Stats};
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
 
 /// What can go wrong with the store. Messages never carry the URL (nor its password).
@@ -19,8 +20,6 @@ pub enum FleetError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("an event of the fleet store does not read: {0}")]
     Cell(#[from] CellError),
-    #[error("cannot send the batch: {0}")]
-    Encode(#[from] serde_json::Error),
 }
 
 /// What the store did with a batch.
@@ -46,6 +45,9 @@ pub struct NodeStatus {
     pub last_ts: Option<String>,
     /// The last checkpoint event's seq.
     pub last_checkpoint: Option<i64>,
+    /// The tree size of the last checkpoint witnesses cosigned, and how many cosigned it.
+    pub cosigned_size: Option<i64>,
+    pub witnesses: i64,
     pub alarms: i64,
 }
 
@@ -116,8 +118,8 @@ impl FleetStore {
 
     /// Sends a batch of `node`'s events, in seq order.
     pub async fn ingest(&self, node: &str, events: &[Event]) -> Result<Ingested, FleetError> {
-        let batch = serde_json::to_string(events)?;
-        let row = sqlx::query("SELECT stored, head, refused FROM fleet_ingest($1, $2::json)")
+        let batch: Vec<BatchRow<'_>> = events.iter().map(BatchRow).collect();
+        let row = sqlx::query("SELECT stored, head, refused FROM fleet_ingest($1, $2)")
             .bind(node)
             .bind(batch)
             .fetch_one(&self.pool)
@@ -129,6 +131,45 @@ impl FleetStore {
         })
     }
 
+    /// The checkpoint seq `node`'s cosignatures stand at: the smallest, over the witnesses
+    /// the store has cosignatures of, of the last seq each cosigned (0 when none).
+    pub async fn cosigned(&self, node: &str) -> Result<i64, FleetError> {
+        let row = sqlx::query("SELECT fleet_cosigned($1)").bind(node);
+        Ok(row.fetch_one(&self.pool).await?.try_get(0)?)
+    }
+
+    /// Sends witnesses' cosignatures of `node`'s stored checkpoint events: the number stored
+    /// (those held already are not stored again) and the refusal, if the store refused them.
+    pub async fn cosign(
+        &self,
+        node: &str,
+        cosignatures: &[Cosignature],
+    ) -> Result<(u64, Option<String>), FleetError> {
+        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let row = sqlx::query("SELECT stored, refused FROM fleet_cosign($1, $2, $3, $4, $5, $6)")
+            .bind(node)
+            .bind(cosignatures.iter().map(|c| c.seq).collect::<Vec<_>>())
+            .bind(cosignatures.iter().map(|c| c.witness.as_str()).collect::<Vec<_>>())
+            .bind(cosignatures.iter().map(|c| int(c.size)).collect::<Vec<_>>())
+            .bind(cosignatures.iter().map(|c| int(c.time)).collect::<Vec<_>>())
+            .bind(cosignatures.iter().map(|c| c.line.as_str()).collect::<Vec<_>>())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok((row.try_get::<i64, _>(0)?.unsigned_abs(), row.try_get(1)?))
+    }
+
+    /// The cosignature lines the store holds for `node`'s checkpoint event at `seq`.
+    pub async fn cosignature_lines(&self, node: &str, seq: i64) -> Result<Vec<String>, FleetError> {
+        let rows = sqlx::query(
+            "SELECT line FROM fleet_cosignatures WHERE node_id = $1 AND seq = $2 ORDER BY witness",
+        )
+        .bind(node)
+        .bind(seq)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|row| Ok(row.try_get(0)?)).collect()
+    }
+
     /// Every registered node, with what the store holds of it.
     pub async fn nodes(&self) -> Result<Vec<NodeStatus>, FleetError> {
         let rows = sqlx::query(
@@ -137,10 +178,16 @@ impl FleetStore {
                     'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), h.ts,
                     (SELECT max(c.seq) FROM fleet_events c
                      WHERE c.node_id = n.node_id AND c.kind = 'checkpoint'),
-                    (SELECT count(*) FROM fleet_alarms a WHERE a.node_id = n.node_id)
+                    (SELECT count(*) FROM fleet_alarms a WHERE a.node_id = n.node_id),
+                    w.size, coalesce(w.witnesses, 0)
              FROM fleet_nodes n
              LEFT JOIN LATERAL (SELECT e.seq, e.received_at, e.ts FROM fleet_events e
                                 WHERE e.node_id = n.node_id ORDER BY e.seq DESC LIMIT 1) h
+                    ON true
+             LEFT JOIN LATERAL (SELECT max(c.size) AS size, count(*) AS witnesses
+                                FROM fleet_cosignatures c WHERE c.node_id = n.node_id
+                                AND c.seq = (SELECT max(l.seq) FROM fleet_cosignatures l
+                                             WHERE l.node_id = n.node_id)) w
                     ON true
              ORDER BY n.node_id",
         )
@@ -157,6 +204,8 @@ impl FleetStore {
                     last_ts: row.try_get(5)?,
                     last_checkpoint: row.try_get(6)?,
                     alarms: row.try_get(7)?,
+                    cosigned_size: row.try_get(8)?,
+                    witnesses: row.try_get(9)?,
                 })
             })
             .collect()

@@ -37,16 +37,32 @@ pub(super) fn of(conn: &Connection, seq: i64) -> rusqlite::Result<Vec<Cosignatur
     let mut stmt = conn.prepare_cached(
         "SELECT seq, witness, size, time, line FROM cosignatures WHERE seq = ?1 ORDER BY witness",
     )?;
-    let rows = stmt.query_map([seq], |row| {
-        Ok(Cosignature {
-            seq: row.get(0)?,
-            witness: row.get(1)?,
-            size: row.get::<_, i64>(2)?.unsigned_abs(),
-            time: row.get::<_, i64>(3)?.unsigned_abs(),
-            line: row.get(4)?,
-        })
-    })?;
-    rows.collect()
+    stmt.query_map([seq], read)?.collect()
+}
+
+/// At most `limit` cosignatures of checkpoint events after `seq` and up to `through`, in
+/// (seq, witness) order.
+pub(super) fn after(
+    conn: &Connection,
+    seq: i64,
+    through: i64,
+    limit: u32,
+) -> rusqlite::Result<Vec<Cosignature>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, witness, size, time, line FROM cosignatures WHERE seq > ?1 AND seq <= ?2
+         ORDER BY seq, witness LIMIT ?3",
+    )?;
+    stmt.query_map(params![seq, through, limit], read)?.collect()
+}
+
+fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Cosignature> {
+    Ok(Cosignature {
+        seq: row.get(0)?,
+        witness: row.get(1)?,
+        size: row.get::<_, i64>(2)?.unsigned_abs(),
+        time: row.get::<_, i64>(3)?.unsigned_abs(),
+        line: row.get(4)?,
+    })
 }
 
 /// The largest tree size `witness` cosigned, 0 if none.

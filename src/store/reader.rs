@@ -294,6 +294,17 @@ impl Reader {
         self.with(move |conn| super::cosignatures::of(conn, seq)).await
     }
 
+    /// At most `limit` cosignatures of checkpoint events after `seq` and up to `through`, in
+    /// (seq, witness) order.
+    pub async fn cosignatures_after(
+        &self,
+        seq: i64,
+        through: i64,
+        limit: u32,
+    ) -> Result<Vec<super::Cosignature>, StoreError> {
+        self.with(move |conn| super::cosignatures::after(conn, seq, through, limit)).await
+    }
+
     /// A checkpoint event's note with its witnesses' cosignature lines appended: the note a
     /// signed-note verifier opens with the keys it trusts.
     pub async fn cosigned_note(&self, checkpoint: &Event) -> Result<String, StoreError> {

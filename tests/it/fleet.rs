@@ -14,7 +14,7 @@ use crate::helpers::{TestApp, request, spawn_app_with, toolgate_async};
 
 /// The throwaway cluster's superuser URL, which `scripts/test` exports. The fleet tests never
 /// skip: without it they fail and say how to run them.
-fn cluster() -> String {
+pub fn cluster() -> String {
     std::env::var("TOOLGATE_TEST_POSTGRES_URL").expect(
         "TOOLGATE_TEST_POSTGRES_URL is not set: the fleet tests need PostgreSQL; run \
          ./scripts/test, which starts a throwaway cluster (or scripts/postgres start DIR)",
@@ -52,21 +52,21 @@ impl FleetDb {
 
     /// A login role for `node`'s shipper, registered for it; its URL.
     pub async fn node(&self, node: &str) -> String {
+        self.node_with_key(node, None).await
+    }
+
+    /// The same, registered with the node's checkpoint verifier key.
+    pub async fn node_with_key(&self, node: &str, key: Option<&str>) -> String {
         let role = format!("{}_{}", self.name, node);
         let sql = format!("CREATE ROLE {role} LOGIN IN ROLE toolgate_shipper");
         self.pool.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
         let url = self.url();
-        let out = toolgate_async(&[
-            "fleet",
-            "register",
-            "--postgres",
-            &url,
-            "--node",
-            node,
-            "--role",
-            &role,
-        ])
-        .await;
+        let mut args =
+            vec!["fleet", "register", "--postgres", &url, "--node", node, "--role", &role];
+        if let Some(key) = key {
+            args.extend(["--key", key]);
+        }
+        let out = toolgate_async(&args).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         self.role_url(&role)
     }
@@ -117,7 +117,7 @@ fn local(db: &Path) -> Vec<(i64, String)> {
 }
 
 /// Waits until the store holds exactly the local trail of `node`.
-async fn caught_up(fleet: &FleetDb, node: &str, db: &Path) {
+pub async fn caught_up(fleet: &FleetDb, node: &str, db: &Path) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let (stored, here) = (fleet.events(node).await, local(db));
@@ -134,7 +134,7 @@ async fn caught_up(fleet: &FleetDb, node: &str, db: &Path) {
     }
 }
 
-async fn decide_n(app: &TestApp, n: usize) {
+pub async fn decide_n(app: &TestApp, n: usize) {
     for _ in 0..n {
         app.client.clone().decide(request("read")).await.unwrap();
     }
@@ -290,23 +290,35 @@ async fn a_batch_under_another_nodes_id_is_refused_and_recorded() {
     assert!(direct.unwrap_err().to_string().contains("permission denied"));
     let direct = sqlx::query("SELECT count(*) FROM fleet_events").fetch_one(&pool).await;
     assert!(direct.unwrap_err().to_string().contains("permission denied"));
-    // Nor shadow the store's staging table with a temporary one of its own.
-    let shadow = "CREATE TEMP TABLE fleet_batch (seq BIGINT, prev_hash TEXT, hash TEXT, pid INT)";
+    // Nor shadow the store's tables with temporary ones of its own.
+    let shadow = "CREATE TEMP TABLE fleet_nodes (node_id TEXT, db_role TEXT)";
     let direct = sqlx::query(shadow).execute(&pool).await;
     assert!(direct.unwrap_err().to_string().contains("permission denied"));
     pool.close().await;
-    // And if an operator granted it anyway, the checks still read the store's own table.
+    // And if an operator granted it anyway, the checks still read the store's own tables.
     let grant = format!("GRANT TEMPORARY ON DATABASE {} TO {}_b", fleet.name, fleet.name);
     fleet.pool.execute(sqlx::AssertSqlSafe(grant)).await.unwrap();
     let mut conn = sqlx::PgConnection::connect(&b).await.unwrap();
-    // Empty: a check that read it would find nothing wrong.
-    conn.execute("CREATE TEMP TABLE fleet_batch (seq BIGINT, pid INT)").await.unwrap();
+    conn.execute(
+        "CREATE TEMP TABLE fleet_nodes (node_id TEXT, db_role TEXT, verifier_key TEXT, \
+         registered_at TIMESTAMPTZ); INSERT INTO fleet_nodes VALUES ('a', current_user)",
+    )
+    .await
+    .unwrap();
     let forged = r#"[{"seq":1,"event_id":"x","ts":"t","kind":"decision","prev_hash":"bogus","hash":"bogus"}]"#;
-    let row = sqlx::query("SELECT stored, refused FROM fleet_ingest('b', $1::json)")
+    let ingest = |node: &'static str| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT stored, refused FROM fleet_ingest('{node}', (SELECT array_agg(e) \
+             FROM json_populate_recordset(NULL::fleet_event, $1::json) e))"
+        )))
         .bind(forged)
-        .fetch_one(&mut conn)
-        .await
-        .unwrap();
+    };
+    let row = ingest("a").fetch_one(&mut conn).await.unwrap();
+    let (stored, refused): (i64, Option<String>) = (row.get(0), row.get(1));
+    assert_eq!(stored, 0);
+    assert!(refused.unwrap().contains("does not ship for this node"));
+    // Under its own id, the forged event is refused for what it is.
+    let row = ingest("b").fetch_one(&mut conn).await.unwrap();
     let (stored, refused): (i64, Option<String>) = (row.get(0), row.get(1));
     assert_eq!(stored, 0);
     assert!(refused.unwrap().contains("hash mismatch"));

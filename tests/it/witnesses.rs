@@ -15,7 +15,7 @@ use crate::helpers::{TestApp, request, spawn_app_with, toolgate, toolgate_async}
 
 /// A key made by `toolgate keygen` (with `--witness` for a witness): the file and the printed
 /// verifier key.
-fn keygen(dir: &Path, name: &str, witness: bool) -> (PathBuf, String) {
+pub fn keygen(dir: &Path, name: &str, witness: bool) -> (PathBuf, String) {
     let file = dir.join(format!("{}.key", name.replace('/', "_")));
     let mut args = vec!["keygen", "--name", name, "--out", file.to_str().unwrap()];
     if witness {
@@ -27,9 +27,9 @@ fn keygen(dir: &Path, name: &str, witness: bool) -> (PathBuf, String) {
 }
 
 /// A witness process; killed when dropped.
-struct WitnessProc {
+pub struct WitnessProc {
     child: Child,
-    url: String,
+    pub url: String,
 }
 
 impl Drop for WitnessProc {
@@ -39,7 +39,7 @@ impl Drop for WitnessProc {
     }
 }
 
-fn start_witness(key: &Path, state: &Path, logs: &[&str], listen: &str) -> WitnessProc {
+pub fn start_witness(key: &Path, state: &Path, logs: &[&str], listen: &str) -> WitnessProc {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("toolgate"));
     command.args(["witness", "serve", "--listen", listen, "--key", key.to_str().unwrap()]);
     command.args(["--state", state.to_str().unwrap()]);
@@ -68,13 +68,13 @@ async fn sidecar(log_key: &Path, witnesses: Vec<WitnessConfig>) -> TestApp {
     .await
 }
 
-fn witness_config(url: &str, key: &str) -> WitnessConfig {
+pub fn witness_config(url: &str, key: &str) -> WitnessConfig {
     WitnessConfig { url: url.to_owned(), key: key.to_owned(), timeout_ms: 2000 }
 }
 
 /// `toolgate checkpoint --db`, once it carries at least `lines` signature lines and covers at
 /// least `size` events.
-async fn cosigned_checkpoint(db: &Path, lines: usize, size: u64) -> String {
+pub async fn cosigned_checkpoint(db: &Path, lines: usize, size: u64) -> String {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let out = toolgate_async(&["checkpoint", "--db", db.to_str().unwrap()]).await;

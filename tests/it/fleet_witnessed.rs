@@ -1,0 +1,123 @@
+//! The fleet store as the place where a node's claims meet the evidence it shipped before: its
+//! checkpoints are checked on arrival against the store's own tree of the node's events, its
+//! witnesses' cosignatures follow them, and `verify --postgres --witness` demands them.
+
+use std::time::{Duration, Instant};
+
+use sqlx::Row;
+use toolgate::config::{CheckpointsConfig, Config};
+
+use crate::checkpoints::rechain;
+use crate::fleet::{FleetDb, caught_up, cluster, decide_n, shipping};
+use crate::helpers::{spawn_app_with, start, toolgate_async};
+use crate::witnesses::{cosigned_checkpoint, keygen, start_witness, witness_config};
+
+fn checkpoints(key_file: &std::path::Path) -> CheckpointsConfig {
+    CheckpointsConfig {
+        key_file: Some(key_file.to_owned()),
+        every_events: 5,
+        every_ms: 200,
+        ..CheckpointsConfig::default()
+    }
+}
+
+async fn count(fleet: &FleetDb, sql: &'static str) -> i64 {
+    sqlx::query(sql).fetch_one(&fleet.pool).await.unwrap().get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_and_cosignatures_arrive_checked_and_verify_demands_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-a", false);
+    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
+    let (_, absent_key) = keygen(dir.path(), "witness.test/w2", true);
+    let witness =
+        start_witness(&witness_file, &dir.path().join("w1.db"), &[&log_key], "127.0.0.1:0");
+    let fleet = FleetDb::new(&cluster()).await;
+    let url = fleet.node_with_key("a", Some(&log_key)).await;
+    let app = spawn_app_with(|c| {
+        c.checkpoints = CheckpointsConfig {
+            witnesses: vec![witness_config(&witness.url, &witness_key)],
+            ..checkpoints(&log_file)
+        };
+        c.fleet = shipping("a", &url);
+    })
+    .await;
+    decide_n(&app, 12).await;
+    cosigned_checkpoint(&app.db, 2, 12).await;
+    caught_up(&fleet, "a", &app.db).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while count(&fleet, "SELECT count(*) FROM fleet_cosignatures").await == 0 {
+        assert!(Instant::now() < deadline, "no cosignature reached the store");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(fleet.alarms().await.is_empty(), "{:?}", fleet.alarms().await);
+    // The store's tree covers every event it holds.
+    let events = count(&fleet, "SELECT count(*) FROM fleet_events").await;
+    assert_eq!(count(&fleet, "SELECT size FROM fleet_trees WHERE node_id = 'a'").await, events);
+    assert!(
+        count(&fleet, "SELECT count(*) FROM fleet_events WHERE kind = 'checkpoint'").await >= 1
+    );
+
+    let status = toolgate_async(&["fleet", "status", "--postgres", &fleet.url()]).await;
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains(" by 1 witness(es), "), "{status}");
+    let url = fleet.url();
+    let out = toolgate_async(&["verify", "--postgres", &url, "--witness", &witness_key]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let both = ["--witness", &witness_key, "--witness", &absent_key];
+    let out = toolgate_async(&[&["verify", "--postgres", &url][..], &both].concat()).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("1 valid cosignature(s) by the witnesses given, 2 required"),
+        "{stdout}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_that_is_not_the_root_of_the_shipped_events_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-a", false);
+    // The node signs checkpoints before it ships anything.
+    let app = spawn_app_with(|c| c.checkpoints = checkpoints(&log_file)).await;
+    decide_n(&app, 12).await;
+    let (dir2, db) = app.stop().await;
+    // Its owner forges the first checkpoint's root, and recomputes the chain after it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (seq, note): (i64, String) = conn
+        .query_row(
+            "SELECT seq, note FROM events WHERE kind = 'checkpoint' ORDER BY seq LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let mut lines: Vec<&str> = note.split('\n').collect();
+    lines[2] = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+    conn.execute_batch("DROP TRIGGER events_no_update;").unwrap();
+    conn.execute("UPDATE events SET note = ?1 WHERE seq = ?2", (lines.join("\n"), seq)).unwrap();
+    rechain(&conn, seq);
+    drop(conn);
+
+    let fleet = FleetDb::new(&cluster()).await;
+    let url = fleet.node_with_key("a", Some(&log_key)).await;
+    let config = Config { db: db.clone(), fleet: shipping("a", &url), ..Default::default() };
+    let app = start(config, dir2).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let alarms = loop {
+        let alarms = fleet.alarms().await;
+        if !alarms.is_empty() {
+            break alarms;
+        }
+        assert!(Instant::now() < deadline, "no alarm");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (node, at, what) = &alarms[0];
+    assert_eq!((node.as_str(), *at), ("a", Some(seq)), "{what}");
+    assert!(what.contains("a checkpoint whose root is not the root"), "{what}");
+    assert!(fleet.events("a").await.is_empty(), "nothing of the batch merged");
+    // The node keeps deciding.
+    decide_n(&app, 2).await;
+    app.stop().await;
+}
