@@ -61,8 +61,8 @@ mod tests {
             assert!(line.contains(ty), "{}: {line}", column.name);
             assert_eq!(line.contains("NOT NULL"), !column.nullable, "{line}");
         }
-        let hash = &FLEET[FLEET.find("CREATE FUNCTION fleet_event_hash").unwrap()..];
-        let hash = &hash[..hash.find("END;").unwrap()];
+        let hash = &FLEET[FLEET.find("CREATE FUNCTION fleet_batch_hashes").unwrap()..];
+        let hash = &hash[..hash.find("$$;").unwrap()];
         let encoded: Vec<(String, String)> = hash
             .split("ELSE '\\x")
             .skip(1)
