@@ -117,6 +117,7 @@ impl FilterArgs {
             kind: text(&self.kind),
             decision_id: text(&self.decision),
             shadow_disagrees: self.shadow_disagrees,
+            node_id: String::new(),
         };
         // Only the times, the kind and the outcome can be refused; they carry the flags' names.
         Ok(Filter::from_proto(wire, "--")?)

@@ -29,7 +29,10 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
         (Some(url), _) => {
             let (channel, bearer) = connect(url, TOKEN_ENV).await?;
             let mut client = AuditClient::with_interceptor(channel, bearer);
-            match client.checkpoint(proto::CheckpointRequest { size: 0 }).await {
+            match client
+                .checkpoint(proto::CheckpointRequest { size: 0, node_id: String::new() })
+                .await
+            {
                 Ok(answer) => Some(answer.into_inner().cosigned),
                 Err(status) if status.code() == tonic::Code::NotFound => None,
                 Err(status) => return Err(status.into()),

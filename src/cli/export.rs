@@ -122,7 +122,8 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
                 (Written { rows, first_seq, last_seq, sha256, proofs }, head)
             }
             Source::Server(mut client) => {
-                let head = client.head(proto::HeadRequest {}).await?.into_inner();
+                let head =
+                    client.head(proto::HeadRequest { node_id: String::new() }).await?.into_inner();
                 let head = (head.seq > 0).then_some((head.seq as i64, head.hash));
                 let request =
                     proto::ExportRequest { filter: Some(filter.to_proto()), bom: args.bom };

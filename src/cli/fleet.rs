@@ -132,9 +132,9 @@ fn parse_time(text: &str) -> Option<DateTime<Utc>> {
 
 /// A node id: 1 to 128 characters of letters, digits, `.`, `_`, `-`.
 pub fn check_node(node: &str) -> anyhow::Result<()> {
-    let valid = !node.is_empty()
-        && node.len() <= 128
-        && node.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-    anyhow::ensure!(valid, "--node {node:?}: 1 to 128 letters, digits, `.`, `_` or `-`");
+    anyhow::ensure!(
+        crate::fleet::valid_node(node),
+        "--node {node:?}: 1 to 128 letters, digits, `.`, `_` or `-`"
+    );
     Ok(())
 }

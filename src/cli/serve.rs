@@ -40,6 +40,20 @@ pub struct ServeArgs {
     /// `full` (survives power loss) or `normal` (survives a crash) [default: full].
     #[arg(long, env = "TOOLGATE_DURABILITY", value_parser = parse_durability)]
     pub durability: Option<Durability>,
+    /// Serve only the Audit service, over the fleet store given with --postgres, for the
+    /// auditors' tools (docs/fleet.md): no decisions, no shipping. The trail (--db) records
+    /// the calls it refuses.
+    #[arg(long, requires = "postgres")]
+    pub audit_only: bool,
+    /// With --audit-only: the fleet store, `postgres://user@host/db` (an auditor's role; the
+    /// password only through the environment, or in PGPASSWORD).
+    #[arg(
+        long,
+        env = "TOOLGATE_AUDIT_POSTGRES_URL",
+        hide_env_values = true,
+        requires = "audit_only"
+    )]
+    pub postgres: Option<String>,
 }
 
 impl ServeArgs {
@@ -133,6 +147,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
             "mutual TLS with no [[auth.certificates]] or [[auth.tokens]]: every holder of a \
              certificate from the client CA may decide, read the trail and approve"
         );
+    }
+    if let Some(url) = args.postgres.as_deref().filter(|_| args.audit_only) {
+        anyhow::ensure!(
+            config.http_listen.is_none(),
+            "--audit-only serves gRPC only (its health service included): drop the HTTP side port"
+        );
+        crate::server::run_audit_only(config, listener, url, crate::shutdown::signal()).await?;
+        return Ok(Exit::Ok);
     }
     let http = match &config.http_listen {
         Some(addr) => Some(

@@ -26,8 +26,9 @@ pub struct StatsArgs {
     /// Count the fleet store's events (`postgres://…`) instead: every node's, or one's.
     #[arg(long, conflicts_with_all = ["db", "server"])]
     pub postgres: Option<String>,
-    /// With --postgres: only this node.
-    #[arg(long, requires = "postgres")]
+    /// With --postgres: only this node. With --server: only this node of a fleet server
+    /// (`serve --audit-only`).
+    #[arg(long)]
     pub node: Option<String>,
 }
 
@@ -36,16 +37,24 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let range = Filter::time_range(&text(&args.since), &text(&args.until), "--")?;
     let (since, until) = (range.since.clone(), range.until.clone());
+    anyhow::ensure!(
+        args.node.is_none() || args.postgres.is_some() || args.source.server.is_some(),
+        "--node needs --postgres or --server"
+    );
+    if let Some(node) = &args.node {
+        super::fleet::check_node(node)?;
+    }
     let stats = if let Some(url) = &args.postgres {
-        if let Some(node) = &args.node {
-            super::fleet::check_node(node)?;
-        }
         FleetStore::connect(url).await?.stats(args.node.as_deref(), &range).await?
     } else {
         match args.source.open().await? {
             Source::Db(reader) => reader.stats(&range).await?,
             Source::Server(mut client) => {
-                let request = proto::StatsRequest { since: text(&since), until: text(&until) };
+                let request = proto::StatsRequest {
+                    since: text(&since),
+                    until: text(&until),
+                    node_id: args.node.clone().unwrap_or_default(),
+                };
                 let s = client.stats(request).await?.into_inner();
                 let counts =
                     |list: Vec<proto::Count>| list.into_iter().map(|c| (c.key, c.count)).collect();

@@ -36,8 +36,9 @@ pub struct VerifyArgs {
     /// signatures with the key each node was registered with.
     #[arg(long, conflicts_with_all = ["db", "csv", "server"])]
     pub postgres: Option<String>,
-    /// With --postgres: only this node.
-    #[arg(long, requires = "postgres")]
+    /// With --postgres: only this node. With --server: the node whose trail a fleet server
+    /// (`serve --audit-only`) is to verify.
+    #[arg(long)]
     pub node: Option<String>,
     /// Verify this CSV export instead of the trail.
     #[arg(long)]
@@ -89,10 +90,14 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         args.witness.is_empty() || args.checkpoint.is_some() || args.postgres.is_some(),
         "--witness needs --checkpoint (or --postgres)"
     );
+    anyhow::ensure!(
+        args.node.is_none() || args.postgres.is_some() || args.server.is_some(),
+        "--node needs --postgres or --server"
+    );
+    if let Some(node) = &args.node {
+        super::fleet::check_node(node)?;
+    }
     let findings = if let Some(url) = &args.postgres {
-        if let Some(node) = &args.node {
-            super::fleet::check_node(node)?;
-        }
         let (keys, required) = witnesses(&args)?;
         let store = FleetStore::connect(url).await?;
         let witnesses = Witnesses { keys, required };
@@ -102,7 +107,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         }
         fleet_findings(reports)
     } else if let Some(url) = &args.server {
-        remote(url, args.from, args.to).await?
+        remote(url, args.from, args.to, args.node.clone()).await?
     } else if let Some(csv) = &args.csv {
         let file = File::open(csv).with_context(|| format!("cannot open `{}`", csv.display()))?;
         let trail = match &args.db {
@@ -267,12 +272,18 @@ fn fleet_findings(reports: Vec<(String, Report)>) -> Findings {
     findings
 }
 
-async fn remote(url: &str, from: i64, to: Option<i64>) -> anyhow::Result<Findings> {
+async fn remote(
+    url: &str,
+    from: i64,
+    to: Option<i64>,
+    node: Option<String>,
+) -> anyhow::Result<Findings> {
     let (channel, bearer) = connect(url, TOKEN_ENV).await?;
     let mut client = AuditClient::with_interceptor(channel, bearer);
     let request = proto::VerifyRequest {
         from_seq: from.unsigned_abs(),
         to_seq: to.unwrap_or(0).unsigned_abs(),
+        node_id: node.unwrap_or_default(),
     };
     let answer = client.verify(request).await?.into_inner();
     let problems = answer.problems.into_iter().map(|p| p.message).collect();

@@ -15,3 +15,10 @@ mod batch;
 pub mod schema;
 pub mod shipper;
 pub mod store;
+
+/// Whether `node` is a node id: 1 to 128 letters, digits, `.`, `_` or `-`.
+pub fn valid_node(node: &str) -> bool {
+    !node.is_empty()
+        && node.len() <= 128
+        && node.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}

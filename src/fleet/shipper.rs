@@ -51,7 +51,7 @@ pub fn shipper(config: &FleetConfig) -> Result<Option<Shipper>, FleetConfigError
     }
     let url = std::env::var(URL_ENV).ok().or_else(|| config.postgres_url.clone());
     let url = url.ok_or(FleetConfigError::NoUrl)?;
-    let store = FleetStore::lazy(&url).map_err(FleetConfigError::Url)?;
+    let store = FleetStore::lazy(&url, 1).map_err(FleetConfigError::Url)?;
     Ok(Some(Shipper {
         store,
         node: node.clone(),

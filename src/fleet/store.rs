@@ -83,9 +83,11 @@ impl FleetStore {
         Ok(Self { pool: Self::options(url)?.connect(url).await? })
     }
 
-    /// Connects when first used (the shipper: a store that is down must not stop a start).
-    pub fn lazy(url: &str) -> Result<Self, FleetError> {
-        Ok(Self { pool: Self::options(url)?.max_connections(1).connect_lazy(url)? })
+    /// Connects when first used, keeping at most `connections` (the shipper, the audit-only
+    /// server: a store that is down must not stop a start).
+    pub fn lazy(url: &str, connections: u32) -> Result<Self, FleetError> {
+        let options = Self::options(url)?.max_connections(connections);
+        Ok(Self { pool: options.connect_lazy(url)? })
     }
 
     /// Applies the schema's migrations.
@@ -293,6 +295,22 @@ impl FleetStore {
     ) -> Result<Vec<Event>, FleetError> {
         let page = self.query(Some(node), &Filter::default(), (node, after), limit).await?;
         Ok(page.into_iter().map(|(_, event)| event).collect())
+    }
+
+    /// `node`'s event at `seq`, if the store holds it.
+    pub async fn event(&self, node: &str, seq: i64) -> Result<Option<Event>, FleetError> {
+        Ok(self.events(node, seq - 1, 1).await?.into_iter().next().filter(|e| e.seq == seq))
+    }
+
+    /// `node`'s last checkpoint event, if it shipped any.
+    pub async fn last_checkpoint(&self, node: &str) -> Result<Option<Event>, FleetError> {
+        let sql = format!(
+            "SELECT node_id, {} FROM fleet_events WHERE node_id = $1 AND kind = 'checkpoint'
+             ORDER BY seq DESC LIMIT 1",
+            columns()
+        );
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(node).fetch_optional(&self.pool).await?;
+        row.as_ref().map(event).transpose()
     }
 
     /// Closes the pool.

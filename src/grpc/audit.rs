@@ -1,5 +1,7 @@
 //! `toolgate.v1.Audit`: read, export and verify the trail, over [`crate::store::Reader`] and
-//! [`crate::audit`]. Malformed requests are refused by field and recorded like the Gate's.
+//! [`crate::audit`]; or, on a fleet server (`serve --audit-only`), every node's trail in the
+//! fleet store, a node at a time where a chain is concerned. Malformed requests are refused by
+//! field and recorded like the Gate's.
 
 use std::sync::Arc;
 
@@ -9,44 +11,134 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::convert::event_to_proto;
-use crate::audit::{Anchors, Export, SharedBuffer, verify_trail};
+use crate::audit::{Anchors, Export, Origin, Report, SharedBuffer, verify_fleet, verify_trail};
 use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::{Error, FieldError};
+use crate::fleet::store::{FleetError, FleetStore};
 use crate::proto::{self, audit_server::Audit};
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
-use crate::store::{Filter, Reader};
-use crate::trail::Kind;
+use crate::store::{Filter, Head, Reader};
+use crate::trail::{Event, Kind};
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
 
+/// What the service serves.
+#[derive(Debug, Clone)]
+pub enum Trails {
+    /// The sidecar's own trail.
+    One(Reader),
+    /// Every node's trail in the fleet store.
+    Fleet(FleetStore),
+}
+
 /// The tonic service.
 #[derive(Debug, Clone)]
 pub struct AuditService {
-    reader: Reader,
+    trails: Trails,
     guard: Guard,
     hasher: ArgsHasher,
     limits: Arc<Limits>,
 }
 
 impl AuditService {
-    /// Serves the trail read through `reader` to auditors; HashArgs hashes as Decide does,
-    /// within the same limits.
-    pub fn new(reader: Reader, guard: Guard, hasher: ArgsHasher, limits: Limits) -> Self {
-        Self { reader, guard, hasher, limits: Arc::new(limits) }
+    /// The trail whose tree proofs come from: a fleet store keeps only each node's right edge.
+    fn tree(&self) -> Result<&Reader, Status> {
+        match &self.trails {
+            Trails::One(reader) => Ok(reader),
+            Trails::Fleet(_) => Err(Status::failed_precondition(
+                "proofs come from a node's own trail (its tree): the fleet store keeps only the \
+                 right edge of each node's tree; ask the node's sidecar",
+            )),
+        }
+    }
+}
+
+/// What a sidecar says of a node id.
+const NOT_A_FLEET: &str =
+    "this sidecar serves its own trail only: node ids are for a fleet server (serve --audit-only)";
+
+impl AuditService {
+    /// Serves `trails` to auditors; HashArgs hashes as Decide does, within the same limits.
+    pub fn new(trails: Trails, guard: Guard, hasher: ArgsHasher, limits: Limits) -> Self {
+        Self { trails, guard, hasher, limits: Arc::new(limits) }
     }
 
-    async fn filter(&self, rpc: Rpc, filter: Option<proto::Filter>) -> Result<Filter, Status> {
-        match Filter::from_proto(filter.unwrap_or_default(), "filter.") {
-            Ok(filter) => Ok(filter),
+    /// The filter of a request, and the node it names, if any (only a fleet server takes one).
+    async fn filter(
+        &self,
+        rpc: Rpc,
+        filter: Option<proto::Filter>,
+    ) -> Result<(Filter, Option<String>), Status> {
+        let mut filter = filter.unwrap_or_default();
+        let node = std::mem::take(&mut filter.node_id);
+        let node = self.node(rpc, "filter.node_id", node).await?;
+        match Filter::from_proto(filter, "filter.") {
+            Ok(filter) => Ok((filter, node)),
             Err(e) => Err(self.guard.invalid(rpc, e).await),
+        }
+    }
+
+    /// A request's node id (`field`), if it names one: refused by a sidecar, and on a fleet
+    /// server unless it is a node id.
+    async fn node(&self, rpc: Rpc, field: &str, node: String) -> Result<Option<String>, Status> {
+        let problem = match &self.trails {
+            _ if node.is_empty() => return Ok(None),
+            Trails::One(_) => NOT_A_FLEET,
+            Trails::Fleet(_) if crate::fleet::valid_node(&node) => return Ok(Some(node)),
+            Trails::Fleet(_) => "1 to 128 letters, digits, `.`, `_` or `-`",
+        };
+        Err(self.guard.invalid(rpc, FieldError::new(field, problem)).await)
+    }
+
+    /// The one trail a request is about: the sidecar's own, or on a fleet server that of the
+    /// node it names (`field`), which it must.
+    async fn origin(&self, rpc: Rpc, field: &str, node: String) -> Result<Origin, Status> {
+        match (&self.trails, self.node(rpc, field, node).await?) {
+            (Trails::One(reader), _) => Ok(Origin::Trail(reader.clone())),
+            (Trails::Fleet(store), Some(node)) => Ok(Origin::Fleet { store: store.clone(), node }),
+            (Trails::Fleet(_), None) => {
+                let e = FieldError::new(field, "required on a fleet server");
+                Err(self.guard.invalid(rpc, e).await)
+            }
         }
     }
 }
 
 fn unavailable(error: crate::store::StoreError) -> Status {
     Error::from(error).into()
+}
+
+fn fleet_unavailable(error: FleetError) -> Status {
+    // The details are for the operator.
+    tracing::error!(error = %error, "the fleet store failed");
+    Status::unavailable("the fleet store is unavailable")
+}
+
+fn no_node(node: &str) -> Status {
+    Status::not_found(format!("the fleet store has no node {node:?}"))
+}
+
+/// A Verify report on the wire.
+fn verify_response(report: &Report) -> proto::VerifyResponse {
+    let (last_seq, last_hash) = report.last.clone().unwrap_or_default();
+    proto::VerifyResponse {
+        intact: report.intact(),
+        checked: report.checked,
+        problems: report
+            .problems
+            .iter()
+            .take(MAX_PROBLEMS)
+            .map(|p| proto::Problem {
+                seq: p.seq().unsigned_abs(),
+                kind: p.kind().to_owned(),
+                message: p.to_string(),
+            })
+            .collect(),
+        last_seq: last_seq.unsigned_abs(),
+        last_hash,
+    }
 }
 
 #[tonic::async_trait]
@@ -77,18 +169,36 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::QueryResponse>, Status> {
         self.guard.check(&request, Rpc::Query).await?;
         let req = request.into_inner();
-        let filter = self.filter(Rpc::Query, req.filter).await?;
-        let page = match Page::from_proto(req.page_size, &req.page_token) {
+        let (filter, node) = self.filter(Rpc::Query, req.filter).await?;
+        let fleet = matches!(self.trails, Trails::Fleet(_));
+        let page = match Page::from_proto(req.page_size, &req.page_token, fleet) {
             Ok(page) => page,
             Err(e) => return Err(self.guard.invalid(Rpc::Query, e).await),
         };
-        let events =
-            self.reader.query(&filter, page.after, page.size).await.map_err(unavailable)?;
+        let events: Vec<(Option<String>, Event)> = match &self.trails {
+            Trails::One(reader) => {
+                let events = reader.query(&filter, page.after, page.size).await;
+                events.map_err(unavailable)?.into_iter().map(|e| (None, e)).collect()
+            }
+            Trails::Fleet(store) => {
+                let after = (page.after_node.as_str(), page.after);
+                let events = store.query(node.as_deref(), &filter, after, page.size).await;
+                events.map_err(fleet_unavailable)?.into_iter().map(|(n, e)| (Some(n), e)).collect()
+            }
+        };
         let next_page_token = match events.last() {
-            Some(last) if events.len() == page.size as usize => last.seq.to_string(),
+            Some((node, last)) if events.len() == page.size as usize => {
+                Page::token(node.as_deref(), last.seq)
+            }
             _ => String::new(),
         };
-        let events = events.into_iter().map(event_to_proto).collect();
+        let events = events
+            .into_iter()
+            .map(|(node, event)| proto::Event {
+                node_id: node.unwrap_or_default(),
+                ..event_to_proto(event)
+            })
+            .collect();
         Ok(Response::new(proto::QueryResponse { events, next_page_token }))
     }
 
@@ -101,11 +211,13 @@ impl Audit for AuditService {
     ) -> Result<Response<Self::ExportCsvStream>, Status> {
         self.guard.check(&request, Rpc::ExportCsv).await?;
         let req = request.into_inner();
-        let filter = self.filter(Rpc::ExportCsv, req.filter).await?;
+        let mut wire = req.filter.unwrap_or_default();
+        let node = std::mem::take(&mut wire.node_id);
+        let origin = self.origin(Rpc::ExportCsv, "filter.node_id", node).await?;
+        let (filter, _) = self.filter(Rpc::ExportCsv, Some(wire)).await?;
         let (chunks, stream) = mpsc::channel(4);
-        let reader = self.reader.clone();
         tokio::spawn(async move {
-            if let Err(status) = stream_export(&reader, filter, req.bom, &chunks).await {
+            if let Err(status) = stream_export(origin, filter, req.bom, &chunks).await {
                 let _ = chunks.send(Err(status)).await;
             }
         });
@@ -129,26 +241,21 @@ impl Audit for AuditService {
             Err(e) => return Err(self.guard.invalid(Rpc::Verify, e).await),
         };
         let to = (to > 0).then_some(to);
-        let report = verify_trail(&self.reader, from, to, &Anchors::default(), |_| {})
-            .await
-            .map_err(unavailable)?;
-        let (last_seq, last_hash) = report.last.clone().unwrap_or_default();
-        Ok(Response::new(proto::VerifyResponse {
-            intact: report.intact(),
-            checked: report.checked,
-            problems: report
-                .problems
-                .iter()
-                .take(MAX_PROBLEMS)
-                .map(|p| proto::Problem {
-                    seq: p.seq().unsigned_abs(),
-                    kind: p.kind().to_owned(),
-                    message: p.to_string(),
-                })
-                .collect(),
-            last_seq: last_seq.unsigned_abs(),
-            last_hash,
-        }))
+        let report = match self.origin(Rpc::Verify, "node_id", req.node_id).await? {
+            Origin::Trail(reader) => verify_trail(&reader, from, to, &Anchors::default(), |_| {})
+                .await
+                .map_err(unavailable)?,
+            Origin::Fleet { store, node } => {
+                if from > 1 || to.is_some() {
+                    let e = FieldError::new("from_seq", "a fleet server verifies a node whole");
+                    return Err(self.guard.invalid(Rpc::Verify, e).await);
+                }
+                let reports = verify_fleet(&store, Some(&node), &Default::default()).await;
+                let reports = reports.map_err(fleet_unavailable)?;
+                reports.into_iter().next().ok_or_else(|| no_node(&node))?.1
+            }
+        };
+        Ok(Response::new(verify_response(&report)))
     }
 
     #[tracing::instrument(name = "Head", skip_all)]
@@ -157,7 +264,15 @@ impl Audit for AuditService {
         request: Request<proto::HeadRequest>,
     ) -> Result<Response<proto::HeadResponse>, Status> {
         self.guard.check(&request, Rpc::Head).await?;
-        let head = self.reader.head().await.map_err(unavailable)?;
+        let node = request.into_inner().node_id;
+        let head = match self.origin(Rpc::Head, "node_id", node).await? {
+            Origin::Trail(reader) => reader.head().await.map_err(unavailable)?,
+            Origin::Fleet { store, node } => {
+                let (seq, _) = store.head(&node).await.map_err(fleet_unavailable)?;
+                let event = store.event(&node, seq).await.map_err(fleet_unavailable)?;
+                event.map(|e| Head { seq: e.seq, hash: e.hash, ts: e.ts })
+            }
+        };
         Ok(Response::new(head.map_or_else(proto::HeadResponse::default, |h| proto::HeadResponse {
             seq: h.seq.unsigned_abs(),
             hash: h.hash,
@@ -171,18 +286,34 @@ impl Audit for AuditService {
         request: Request<proto::CheckpointRequest>,
     ) -> Result<Response<proto::CheckpointResponse>, Status> {
         self.guard.check(&request, Rpc::Checkpoint).await?;
-        let size = request.into_inner().size;
-        let event = match size {
-            0 => self.reader.last_checkpoint().await,
-            size => match i64::try_from(size + 1) {
-                Ok(seq) => self.reader.event(seq).await,
-                Err(_) => Ok(None),
-            },
-        }
-        .map_err(unavailable)?;
-        match event.filter(|e| e.record.kind == Kind::Checkpoint) {
+        let req = request.into_inner();
+        let size = req.size;
+        let origin = self.origin(Rpc::Checkpoint, "node_id", req.node_id).await?;
+        let seq = i64::try_from(size + 1).ok();
+        let found = match (&origin, size, seq) {
+            (Origin::Trail(reader), 0, _) => reader.last_checkpoint().await.map_err(unavailable),
+            (Origin::Trail(reader), _, Some(seq)) => reader.event(seq).await.map_err(unavailable),
+            (Origin::Fleet { store, node }, 0, _) => {
+                store.last_checkpoint(node).await.map_err(fleet_unavailable)
+            }
+            (Origin::Fleet { store, node }, _, Some(seq)) => {
+                store.event(node, seq).await.map_err(fleet_unavailable)
+            }
+            (_, _, None) => Ok(None),
+        }?;
+        match found.filter(|e| e.record.kind == Kind::Checkpoint) {
             Some(event) => {
-                let cosigned = self.reader.cosigned_note(&event).await.map_err(unavailable)?;
+                let cosigned = match &origin {
+                    Origin::Trail(reader) => {
+                        reader.cosigned_note(&event).await.map_err(unavailable)?
+                    }
+                    Origin::Fleet { store, node } => {
+                        let lines = store.cosignature_lines(node, event.seq).await;
+                        let lines = lines.map_err(fleet_unavailable)?;
+                        let note = event.record.note.clone().unwrap_or_default();
+                        lines.into_iter().fold(note, |note, line| note + &line)
+                    }
+                };
                 Ok(Response::new(proto::CheckpointResponse {
                     size: event.seq.unsigned_abs() - 1,
                     seq: event.seq.unsigned_abs(),
@@ -204,14 +335,15 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::InclusionProofResponse>, Status> {
         self.guard.check(&request, Rpc::InclusionProof).await?;
         let req = request.into_inner();
-        let current = self.reader.tree_size().await.map_err(unavailable)?;
+        let reader = self.tree()?;
+        let current = reader.tree_size().await.map_err(unavailable)?;
         let (seq, size) = match proof::inclusion(req.seq, req.tree_size, current) {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::InclusionProof, e).await),
         };
-        let leaf_hash = self.reader.leaf(seq).await.map_err(unavailable)?;
-        let proof = self.reader.inclusion_proof(seq, size).await.map_err(unavailable)?;
-        let root = self.reader.root(size).await.map_err(unavailable)?;
+        let leaf_hash = reader.leaf(seq).await.map_err(unavailable)?;
+        let proof = reader.inclusion_proof(seq, size).await.map_err(unavailable)?;
+        let root = reader.root(size).await.map_err(unavailable)?;
         Ok(Response::new(proto::InclusionProofResponse {
             tree_size: size,
             leaf_index: seq - 1,
@@ -228,18 +360,19 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::ConsistencyProofResponse>, Status> {
         self.guard.check(&request, Rpc::ConsistencyProof).await?;
         let req = request.into_inner();
-        let current = self.reader.tree_size().await.map_err(unavailable)?;
+        let reader = self.tree()?;
+        let current = reader.tree_size().await.map_err(unavailable)?;
         let (old, new) = match proof::consistency(req.old_size, req.new_size, current) {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::ConsistencyProof, e).await),
         };
-        let proof = self.reader.consistency_proof(old, new).await.map_err(unavailable)?;
+        let proof = reader.consistency_proof(old, new).await.map_err(unavailable)?;
         Ok(Response::new(proto::ConsistencyProofResponse {
             old_size: old,
             new_size: new,
             hashes: proof.iter().map(|h| h.to_vec()).collect(),
-            old_root: self.reader.root(old).await.map_err(unavailable)?.to_vec(),
-            new_root: self.reader.root(new).await.map_err(unavailable)?.to_vec(),
+            old_root: reader.root(old).await.map_err(unavailable)?.to_vec(),
+            new_root: reader.root(new).await.map_err(unavailable)?.to_vec(),
         }))
     }
 
@@ -254,7 +387,13 @@ impl Audit for AuditService {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::Stats, e).await),
         };
-        let stats = self.reader.stats(&range).await.map_err(unavailable)?;
+        let node = self.node(Rpc::Stats, "node_id", req.node_id).await?;
+        let stats = match &self.trails {
+            Trails::One(reader) => reader.stats(&range).await.map_err(unavailable)?,
+            Trails::Fleet(store) => {
+                store.stats(node.as_deref(), &range).await.map_err(fleet_unavailable)?
+            }
+        };
         let counts = |list: Vec<(String, u64)>| {
             list.into_iter().map(|(key, count)| proto::Count { key, count }).collect()
         };
@@ -271,7 +410,7 @@ impl Audit for AuditService {
 /// Writes the export page by page and sends each page's bytes as a chunk; the last chunk
 /// carries the summary.
 async fn stream_export(
-    reader: &Reader,
+    origin: Origin,
     filter: Filter,
     bom: bool,
     chunks: &mpsc::Sender<Result<proto::CsvChunk, Status>>,
@@ -283,7 +422,7 @@ async fn stream_export(
     };
     let mut export = Export::new(buffer.clone(), filter, bom).map_err(internal)?;
     loop {
-        let more = export.next_page(reader).await.map_err(internal)?;
+        let more = export.next_page(origin.clone()).await.map_err(internal)?;
         if !more {
             break; // The last page goes out with the summary.
         }

@@ -66,6 +66,7 @@ macro_rules! convert {
                 $( $name: r.$name.to_wire(), )*
                 prev_hash: e.prev_hash,
                 hash: e.hash,
+                node_id: String::new(),
             }
         }
 

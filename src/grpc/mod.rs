@@ -11,7 +11,7 @@ mod guard;
 
 pub use admin::AdminService;
 pub use approvals::ApprovalsService;
-pub use audit::AuditService;
+pub use audit::{AuditService, Trails};
 pub use convert::event_from_proto;
 pub use gate::GateService;
 pub use guard::Guard;

@@ -15,15 +15,18 @@ const MAX_PAGE_SIZE: u32 = 1000;
 const DEFAULT_PAGE_SIZE: u32 = 100;
 
 /// A validated page of a Query: the events after `after`, at most `size` of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
     pub after: i64,
     pub size: u32,
+    /// On a fleet server, the node of `after` (empty before the first node's events).
+    pub after_node: String,
 }
 
 impl Page {
-    /// Validates a Query's `page_size` and `page_token` (the last `seq` of the page before).
-    pub fn from_proto(page_size: u32, page_token: &str) -> Result<Self, FieldError> {
+    /// Validates a Query's `page_size` and `page_token`: the last `seq` of the page before,
+    /// and on a fleet server (`fleet`) its node, as `node:seq`.
+    pub fn from_proto(page_size: u32, page_token: &str, fleet: bool) -> Result<Self, FieldError> {
         let size = match page_size {
             0 => DEFAULT_PAGE_SIZE,
             n if n > MAX_PAGE_SIZE => {
@@ -32,14 +35,26 @@ impl Page {
             }
             n => n,
         };
-        let after = match page_token {
-            "" => 0,
-            token => match token.parse::<i64>() {
-                Ok(seq) if seq >= 0 => seq,
+        let (after_node, seq) = match page_token.rsplit_once(':') {
+            Some((node, seq)) if fleet => (node.to_owned(), seq),
+            _ => (String::new(), page_token),
+        };
+        let after = match seq {
+            "" if page_token.is_empty() => 0,
+            seq => match seq.parse::<i64>() {
+                Ok(seq) if seq >= 0 && (!fleet || !after_node.is_empty()) => seq,
                 _ => return Err(FieldError::new("page_token", "not a token this server gave")),
             },
         };
-        Ok(Self { after, size })
+        Ok(Self { after, size, after_node })
+    }
+
+    /// The token of the page after the one ending with `seq` (of `node`, on a fleet server).
+    pub fn token(node: Option<&str>, seq: i64) -> String {
+        match node {
+            Some(node) => format!("{node}:{seq}"),
+            None => seq.to_string(),
+        }
     }
 }
 
@@ -99,6 +114,7 @@ impl Filter {
             kind: self.kind.map(|k| k.as_str().to_owned()).unwrap_or_default(),
             decision_id: text(&self.decision_id),
             shadow_disagrees: self.shadow_disagrees,
+            node_id: String::new(),
         }
     }
 }

@@ -3,16 +3,17 @@
 //! stops taking calls, lets the calls in flight finish, and waits for the writer to commit
 //! what it holds.
 
+mod audit_only;
+mod serving;
+
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures_util::TryStreamExt;
 use tokio::net::TcpListener;
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tonic::transport::Server;
+
+pub use audit_only::run_audit_only;
 
 use crate::approvals::{Approvals, rebuild};
 use crate::auth::Auth;
@@ -20,10 +21,10 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
-use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard};
+use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard, Trails};
 use crate::hook::claude::{Sidecar, conn};
 use crate::http::Side;
-use crate::listener::{LenientAuthority, Listener};
+use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::policy::PolicyError;
 use crate::proto;
@@ -33,7 +34,7 @@ use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::request::ArgsHasher;
 use crate::store::{Store, StoreError};
-use crate::tls::{Acceptor, Port};
+use crate::tls::Acceptor;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -62,18 +63,8 @@ pub enum ServerError {
     Witnesses(#[from] crate::trust::witnesses::WitnessKeyError),
     #[error(transparent)]
     Fleet(#[from] crate::fleet::shipper::FleetConfigError),
-}
-
-/// The accepted connections, with Nagle's algorithm off: a small response must not wait for
-/// the peer's delayed ACK (40 ms on Linux).
-fn incoming(
-    listener: TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    TcpListenerStream::new(listener).map(|stream| {
-        let stream = stream?;
-        stream.set_nodelay(true)?;
-        Ok(stream)
-    })
+    #[error(transparent)]
+    FleetStore(#[from] crate::fleet::store::FleetError),
 }
 
 /// Serves until `shutdown` resolves.
@@ -166,7 +157,7 @@ pub async fn run(
     let gate_service = GateServer::new(GateService::new(gate, guard.clone()))
         .max_decoding_message_size(config.limits.max_message_bytes());
     let audit_service = AuditServer::new(AuditService::new(
-        store.reader.clone(),
+        Trails::One(store.reader.clone()),
         // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
         // to finish at shutdown.
         guard,
@@ -223,42 +214,9 @@ pub async fn run(
         .add_service(audit_service)
         .add_service(approvals_service)
         .add_service(admin_service);
-    let served: Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send + '_>> =
-        match (listener, tls) {
-            (Listener::Tcp(listener), None) => {
-                Box::pin(router.serve_with_incoming_shutdown(incoming(listener), stopping))
-            }
-            (Listener::Tcp(listener), Some(tls)) => Box::pin(router.serve_with_incoming_shutdown(
-                tls.handshakes(incoming(listener), Port::Grpc),
-                stopping,
-            )),
-            // Unix connections only: their authorities are made ones h2 accepts (see
-            // `LenientAuthority`); TCP keeps h2's strict checks.
-            (Listener::Unix { listener, .. }, None) => {
-                let incoming = UnixListenerStream::new(listener).map_ok(LenientAuthority::new);
-                Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
-            }
-            (Listener::Unix { listener, .. }, Some(tls)) => {
-                let handshakes = tls.handshakes(UnixListenerStream::new(listener), Port::Grpc);
-                let incoming = handshakes.map_ok(LenientAuthority::new);
-                Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
-            }
-        };
-    // Calls in flight get `shutdown_grace_ms` to finish; then they are cut, so that a stuck
-    // client cannot hold the shutdown (and the commit of what the writer holds) hostage.
-    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
-    let mut cut = false;
-    let served = tokio::select! {
-        served = served => served,
-        () = async {
-            shutting_down.notified().await;
-            tokio::time::sleep(grace).await;
-        } => {
-            tracing::warn!(grace_ms = config.shutdown_grace_ms, "grace period over: cutting the calls still open");
-            cut = true;
-            Ok(())
-        }
-    };
+    let served = serving::serve(router, listener, tls, stopping);
+    let (served, cut) =
+        serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
 
     // The services are gone with the server (and their clones in the side port once it has
     // stopped, below), and the reload task with this abort; that drops the last writer handle,

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 pub use cosignatures::Cosignature;
 pub use filter::Filter;
-pub use reader::{PAGE, Reader, Stats};
+pub use reader::{Head, PAGE, Reader, Stats};
 pub use writer::{PairedDecision, Writer, WriterThread};
 
 use crate::config::{Durability, WriterConfig};

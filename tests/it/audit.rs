@@ -194,9 +194,13 @@ async fn head_verify_and_stats_describe_the_trail() {
     let mut client = audit(&app);
     let stored = rows(&app.db);
 
-    let head = client.head(HeadRequest {}).await.unwrap().into_inner();
+    let head = client.head(HeadRequest::default()).await.unwrap().into_inner();
     let verified = client.verify(VerifyRequest::default()).await.unwrap().into_inner();
-    let range = client.verify(VerifyRequest { from_seq: 3, to_seq: 5 }).await.unwrap().into_inner();
+    let range = client
+        .verify(VerifyRequest { from_seq: 3, to_seq: 5, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     let stats = client.stats(StatsRequest::default()).await.unwrap().into_inner();
 
     assert_eq!(head.seq, stored.len() as u64);

@@ -235,9 +235,17 @@ async fn the_audit_api_serves_checkpoints_and_proofs_that_verify_against_them() 
         .query_row("SELECT min(seq) FROM events WHERE kind = 'checkpoint'", [], |r| r.get(0))
         .unwrap();
     let first_seq = first_seq.unsigned_abs();
-    let latest = audit.checkpoint(CheckpointRequest { size: 0 }).await.unwrap().into_inner();
-    let first = audit.checkpoint(CheckpointRequest { size: first_seq - 1 }).await;
-    let missing = audit.checkpoint(CheckpointRequest { size: first_seq }).await.unwrap_err();
+    let latest = audit
+        .checkpoint(CheckpointRequest { size: 0, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
+    let first =
+        audit.checkpoint(CheckpointRequest { size: first_seq - 1, ..Default::default() }).await;
+    let missing = audit
+        .checkpoint(CheckpointRequest { size: first_seq, ..Default::default() })
+        .await
+        .unwrap_err();
     let event_hash: String = Connection::open(&app.db)
         .unwrap()
         .query_row("SELECT hash FROM events WHERE seq = 7", [], |r| r.get(0))
@@ -265,7 +273,11 @@ async fn the_audit_api_serves_checkpoints_and_proofs_that_verify_against_them() 
     // A later checkpoint may have come meanwhile: the one printed is the one of its size.
     let printed = String::from_utf8(printed.stdout).unwrap();
     let size: u64 = printed.lines().nth(1).unwrap().parse().unwrap();
-    let kept = audit.checkpoint(CheckpointRequest { size }).await.unwrap().into_inner();
+    let kept = audit
+        .checkpoint(CheckpointRequest { size, ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(printed, kept.note, "the CLI prints it as kept");
     assert_eq!(latest.seq, latest.size + 1);
     assert!(latest.size >= 30, "one every 10 events: {}", latest.size);

@@ -15,6 +15,7 @@ mod export_proofs;
 mod facts;
 mod faults;
 mod fleet;
+mod fleet_audit;
 mod fleet_witnessed;
 mod helpers;
 mod hook;

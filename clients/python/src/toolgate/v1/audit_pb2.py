@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17toolgate/v1/audit.proto\x12\x0btoolgate.v1\"\xb8\x01\n\x06\x46ilter\x12\r\n\x05since\x18\x01 \x01(\t\x12\r\n\x05until\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\t\x12\x0f\n\x07outcome\x18\x07 \x01(\t\x12\x0c\n\x04kind\x18\x08 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\t \x01(\t\x12\x18\n\x10shadow_disagrees\x18\n \x01(\x08\"Z\n\x0cQueryRequest\x12#\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x13.toolgate.v1.Filter\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xe5\x08\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\x12\n\n\x02ts\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x18\n\x0b\x64\x65\x63ision_id\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nsession_id\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x16\n\ttask_type\x18\x07 \x01(\tH\x02\x88\x01\x01\x12\x15\n\x08\x61\x63tor_id\x18\x08 \x01(\tH\x03\x88\x01\x01\x12\x17\n\nactor_kind\x18\t \x01(\tH\x04\x88\x01\x01\x12\x11\n\x04tool\x18\n \x01(\tH\x05\x88\x01\x01\x12\x13\n\x06\x61\x63tion\x18\x0b \x01(\tH\x06\x88\x01\x01\x12\x1a\n\rresource_type\x18\x0c \x01(\tH\x07\x88\x01\x01\x12\x18\n\x0bresource_id\x18\r \x01(\tH\x08\x88\x01\x01\x12\x16\n\targs_hash\x18\x0e \x01(\tH\t\x88\x01\x01\x12\x14\n\x07outcome\x18\x0f \x01(\tH\n\x88\x01\x01\x12\x13\n\x06reason\x18\x10 \x01(\tH\x0b\x88\x01\x01\x12\x17\n\npolicy_ids\x18\x11 \x01(\tH\x0c\x88\x01\x01\x12\x1b\n\x0epolicy_version\x18\x12 \x01(\tH\r\x88\x01\x01\x12\x1d\n\x10max_output_chars\x18\x13 \x01(\x03H\x0e\x88\x01\x01\x12\x17\n\ntimeout_ms\x18\x14 \x01(\x03H\x0f\x88\x01\x01\x12\x18\n\x0b\x64uration_us\x18\x15 \x01(\x03H\x10\x88\x01\x01\x12\x19\n\x0cresult_bytes\x18\x16 \x01(\x03H\x11\x88\x01\x01\x12\x16\n\ttruncated\x18\x17 \x01(\x03H\x12\x88\x01\x01\x12\x13\n\x06status\x18\x18 \x01(\tH\x13\x88\x01\x01\x12\x12\n\x05\x65rror\x18\x19 \x01(\tH\x14\x88\x01\x01\x12\x14\n\x07request\x18\x1a \x01(\tH\x15\x88\x01\x01\x12\x11\n\tprev_hash\x18\x1b \x01(\t\x12\x0c\n\x04hash\x18\x1c \x01(\t\x12 \n\x13rewritten_args_hash\x18\x1d \x01(\tH\x16\x88\x01\x01\x12\x1b\n\x0eshadow_outcome\x18\x1e \x01(\tH\x17\x88\x01\x01\x12\x1a\n\rshadow_reason\x18\x1f \x01(\tH\x18\x88\x01\x01\x12\x11\n\x04note\x18  \x01(\tH\x19\x88\x01\x01\x42\x0e\n\x0c_decision_idB\r\n\x0b_session_idB\x0c\n\n_task_typeB\x0b\n\t_actor_idB\r\n\x0b_actor_kindB\x07\n\x05_toolB\t\n\x07_actionB\x10\n\x0e_resource_typeB\x0e\n\x0c_resource_idB\x0c\n\n_args_hashB\n\n\x08_outcomeB\t\n\x07_reasonB\r\n\x0b_policy_idsB\x11\n\x0f_policy_versionB\x13\n\x11_max_output_charsB\r\n\x0b_timeout_msB\x0e\n\x0c_duration_usB\x0f\n\r_result_bytesB\x0c\n\n_truncatedB\t\n\x07_statusB\x08\n\x06_errorB\n\n\x08_requestB\x16\n\x14_rewritten_args_hashB\x11\n\x0f_shadow_outcomeB\x10\n\x0e_shadow_reasonB\x07\n\x05_note\"L\n\rQueryResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.toolgate.v1.Event\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\rExportRequest\x12#\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x13.toolgate.v1.Filter\x12\x0b\n\x03\x62om\x18\x02 \x01(\x08\"E\n\x08\x43svChunk\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12+\n\x07summary\x18\x02 \x01(\x0b\x32\x1a.toolgate.v1.ExportSummary\"V\n\rExportSummary\x12\x0c\n\x04rows\x18\x01 \x01(\x04\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x12\n\ncsv_sha256\x18\x04 \x01(\t\"1\n\rVerifyRequest\x12\x10\n\x08\x66rom_seq\x18\x01 \x01(\x04\x12\x0e\n\x06to_seq\x18\x02 \x01(\x04\"5\n\x07Problem\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\"~\n\x0eVerifyResponse\x12\x0e\n\x06intact\x18\x01 \x01(\x08\x12\x0f\n\x07\x63hecked\x18\x02 \x01(\x04\x12&\n\x08problems\x18\x03 \x03(\x0b\x32\x14.toolgate.v1.Problem\x12\x10\n\x08last_seq\x18\x04 \x01(\x04\x12\x11\n\tlast_hash\x18\x05 \x01(\t\"\r\n\x0bHeadRequest\"5\n\x0cHeadResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\n\n\x02ts\x18\x03 \x01(\t\",\n\x0cStatsRequest\x12\r\n\x05since\x18\x01 \x01(\t\x12\r\n\x05until\x18\x02 \x01(\t\"#\n\x05\x43ount\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"\xb6\x01\n\rStatsResponse\x12\r\n\x05total\x18\x01 \x01(\x04\x12&\n\nby_outcome\x18\x02 \x03(\x0b\x32\x12.toolgate.v1.Count\x12#\n\x07\x62y_tool\x18\x03 \x03(\x0b\x32\x12.toolgate.v1.Count\x12$\n\x08\x62y_actor\x18\x04 \x03(\x0b\x32\x12.toolgate.v1.Count\x12#\n\x07\x62y_kind\x18\x05 \x03(\x0b\x32\x12.toolgate.v1.Count\"$\n\x0fHashArgsRequest\x12\x11\n\targs_json\x18\x01 \x01(\t\"=\n\x10HashArgsResponse\x12\x11\n\targs_hash\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61nonical_json\x18\x02 \x01(\t\"!\n\x11\x43heckpointRequest\x12\x0c\n\x04size\x18\x01 \x01(\x04\"O\n\x12\x43heckpointResponse\x12\x0c\n\x04note\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x10\n\x08\x63osigned\x18\x04 \x01(\t\"7\n\x15InclusionProofRequest\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\ttree_size\x18\x02 \x01(\x04\"p\n\x16InclusionProofResponse\x12\x11\n\ttree_size\x18\x01 \x01(\x04\x12\x12\n\nleaf_index\x18\x02 \x01(\x04\x12\x11\n\tleaf_hash\x18\x03 \x01(\x0c\x12\x0e\n\x06hashes\x18\x04 \x03(\x0c\x12\x0c\n\x04root\x18\x05 \x01(\x0c\"=\n\x17\x43onsistencyProofRequest\x12\x10\n\x08old_size\x18\x01 \x01(\x04\x12\x10\n\x08new_size\x18\x02 \x01(\x04\"r\n\x18\x43onsistencyProofResponse\x12\x10\n\x08old_size\x18\x01 \x01(\x04\x12\x10\n\x08new_size\x18\x02 \x01(\x04\x12\x0e\n\x06hashes\x18\x03 \x03(\x0c\x12\x10\n\x08old_root\x18\x04 \x01(\x0c\x12\x10\n\x08new_root\x18\x05 \x01(\x0c\x32\x9d\x05\n\x05\x41udit\x12>\n\x05Query\x12\x19.toolgate.v1.QueryRequest\x1a\x1a.toolgate.v1.QueryResponse\x12@\n\tExportCsv\x12\x1a.toolgate.v1.ExportRequest\x1a\x15.toolgate.v1.CsvChunk0\x01\x12\x41\n\x06Verify\x12\x1a.toolgate.v1.VerifyRequest\x1a\x1b.toolgate.v1.VerifyResponse\x12;\n\x04Head\x12\x18.toolgate.v1.HeadRequest\x1a\x19.toolgate.v1.HeadResponse\x12>\n\x05Stats\x12\x19.toolgate.v1.StatsRequest\x1a\x1a.toolgate.v1.StatsResponse\x12G\n\x08HashArgs\x12\x1c.toolgate.v1.HashArgsRequest\x1a\x1d.toolgate.v1.HashArgsResponse\x12M\n\nCheckpoint\x12\x1e.toolgate.v1.CheckpointRequest\x1a\x1f.toolgate.v1.CheckpointResponse\x12Y\n\x0eInclusionProof\x12\".toolgate.v1.InclusionProofRequest\x1a#.toolgate.v1.InclusionProofResponse\x12_\n\x10\x43onsistencyProof\x12$.toolgate.v1.ConsistencyProofRequest\x1a%.toolgate.v1.ConsistencyProofResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17toolgate/v1/audit.proto\x12\x0btoolgate.v1\"\xc9\x01\n\x06\x46ilter\x12\r\n\x05since\x18\x01 \x01(\t\x12\r\n\x05until\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\t\x12\x0f\n\x07outcome\x18\x07 \x01(\t\x12\x0c\n\x04kind\x18\x08 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\t \x01(\t\x12\x18\n\x10shadow_disagrees\x18\n \x01(\x08\x12\x0f\n\x07node_id\x18\x0b \x01(\t\"Z\n\x0cQueryRequest\x12#\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x13.toolgate.v1.Filter\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"\xf6\x08\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\x12\n\n\x02ts\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x18\n\x0b\x64\x65\x63ision_id\x18\x05 \x01(\tH\x00\x88\x01\x01\x12\x17\n\nsession_id\x18\x06 \x01(\tH\x01\x88\x01\x01\x12\x16\n\ttask_type\x18\x07 \x01(\tH\x02\x88\x01\x01\x12\x15\n\x08\x61\x63tor_id\x18\x08 \x01(\tH\x03\x88\x01\x01\x12\x17\n\nactor_kind\x18\t \x01(\tH\x04\x88\x01\x01\x12\x11\n\x04tool\x18\n \x01(\tH\x05\x88\x01\x01\x12\x13\n\x06\x61\x63tion\x18\x0b \x01(\tH\x06\x88\x01\x01\x12\x1a\n\rresource_type\x18\x0c \x01(\tH\x07\x88\x01\x01\x12\x18\n\x0bresource_id\x18\r \x01(\tH\x08\x88\x01\x01\x12\x16\n\targs_hash\x18\x0e \x01(\tH\t\x88\x01\x01\x12\x14\n\x07outcome\x18\x0f \x01(\tH\n\x88\x01\x01\x12\x13\n\x06reason\x18\x10 \x01(\tH\x0b\x88\x01\x01\x12\x17\n\npolicy_ids\x18\x11 \x01(\tH\x0c\x88\x01\x01\x12\x1b\n\x0epolicy_version\x18\x12 \x01(\tH\r\x88\x01\x01\x12\x1d\n\x10max_output_chars\x18\x13 \x01(\x03H\x0e\x88\x01\x01\x12\x17\n\ntimeout_ms\x18\x14 \x01(\x03H\x0f\x88\x01\x01\x12\x18\n\x0b\x64uration_us\x18\x15 \x01(\x03H\x10\x88\x01\x01\x12\x19\n\x0cresult_bytes\x18\x16 \x01(\x03H\x11\x88\x01\x01\x12\x16\n\ttruncated\x18\x17 \x01(\x03H\x12\x88\x01\x01\x12\x13\n\x06status\x18\x18 \x01(\tH\x13\x88\x01\x01\x12\x12\n\x05\x65rror\x18\x19 \x01(\tH\x14\x88\x01\x01\x12\x14\n\x07request\x18\x1a \x01(\tH\x15\x88\x01\x01\x12\x11\n\tprev_hash\x18\x1b \x01(\t\x12\x0c\n\x04hash\x18\x1c \x01(\t\x12 \n\x13rewritten_args_hash\x18\x1d \x01(\tH\x16\x88\x01\x01\x12\x1b\n\x0eshadow_outcome\x18\x1e \x01(\tH\x17\x88\x01\x01\x12\x1a\n\rshadow_reason\x18\x1f \x01(\tH\x18\x88\x01\x01\x12\x11\n\x04note\x18  \x01(\tH\x19\x88\x01\x01\x12\x0f\n\x07node_id\x18! \x01(\tB\x0e\n\x0c_decision_idB\r\n\x0b_session_idB\x0c\n\n_task_typeB\x0b\n\t_actor_idB\r\n\x0b_actor_kindB\x07\n\x05_toolB\t\n\x07_actionB\x10\n\x0e_resource_typeB\x0e\n\x0c_resource_idB\x0c\n\n_args_hashB\n\n\x08_outcomeB\t\n\x07_reasonB\r\n\x0b_policy_idsB\x11\n\x0f_policy_versionB\x13\n\x11_max_output_charsB\r\n\x0b_timeout_msB\x0e\n\x0c_duration_usB\x0f\n\r_result_bytesB\x0c\n\n_truncatedB\t\n\x07_statusB\x08\n\x06_errorB\n\n\x08_requestB\x16\n\x14_rewritten_args_hashB\x11\n\x0f_shadow_outcomeB\x10\n\x0e_shadow_reasonB\x07\n\x05_note\"L\n\rQueryResponse\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.toolgate.v1.Event\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\rExportRequest\x12#\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x13.toolgate.v1.Filter\x12\x0b\n\x03\x62om\x18\x02 \x01(\x08\"E\n\x08\x43svChunk\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12+\n\x07summary\x18\x02 \x01(\x0b\x32\x1a.toolgate.v1.ExportSummary\"V\n\rExportSummary\x12\x0c\n\x04rows\x18\x01 \x01(\x04\x12\x11\n\tfirst_seq\x18\x02 \x01(\x04\x12\x10\n\x08last_seq\x18\x03 \x01(\x04\x12\x12\n\ncsv_sha256\x18\x04 \x01(\t\"B\n\rVerifyRequest\x12\x10\n\x08\x66rom_seq\x18\x01 \x01(\x04\x12\x0e\n\x06to_seq\x18\x02 \x01(\x04\x12\x0f\n\x07node_id\x18\x03 \x01(\t\"5\n\x07Problem\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\"~\n\x0eVerifyResponse\x12\x0e\n\x06intact\x18\x01 \x01(\x08\x12\x0f\n\x07\x63hecked\x18\x02 \x01(\x04\x12&\n\x08problems\x18\x03 \x03(\x0b\x32\x14.toolgate.v1.Problem\x12\x10\n\x08last_seq\x18\x04 \x01(\x04\x12\x11\n\tlast_hash\x18\x05 \x01(\t\"\x1e\n\x0bHeadRequest\x12\x0f\n\x07node_id\x18\x01 \x01(\t\"5\n\x0cHeadResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\n\n\x02ts\x18\x03 \x01(\t\"=\n\x0cStatsRequest\x12\r\n\x05since\x18\x01 \x01(\t\x12\r\n\x05until\x18\x02 \x01(\t\x12\x0f\n\x07node_id\x18\x03 \x01(\t\"#\n\x05\x43ount\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\x04\"\xb6\x01\n\rStatsResponse\x12\r\n\x05total\x18\x01 \x01(\x04\x12&\n\nby_outcome\x18\x02 \x03(\x0b\x32\x12.toolgate.v1.Count\x12#\n\x07\x62y_tool\x18\x03 \x03(\x0b\x32\x12.toolgate.v1.Count\x12$\n\x08\x62y_actor\x18\x04 \x03(\x0b\x32\x12.toolgate.v1.Count\x12#\n\x07\x62y_kind\x18\x05 \x03(\x0b\x32\x12.toolgate.v1.Count\"$\n\x0fHashArgsRequest\x12\x11\n\targs_json\x18\x01 \x01(\t\"=\n\x10HashArgsResponse\x12\x11\n\targs_hash\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61nonical_json\x18\x02 \x01(\t\"2\n\x11\x43heckpointRequest\x12\x0c\n\x04size\x18\x01 \x01(\x04\x12\x0f\n\x07node_id\x18\x02 \x01(\t\"O\n\x12\x43heckpointResponse\x12\x0c\n\x04note\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0b\n\x03seq\x18\x03 \x01(\x04\x12\x10\n\x08\x63osigned\x18\x04 \x01(\t\"7\n\x15InclusionProofRequest\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\ttree_size\x18\x02 \x01(\x04\"p\n\x16InclusionProofResponse\x12\x11\n\ttree_size\x18\x01 \x01(\x04\x12\x12\n\nleaf_index\x18\x02 \x01(\x04\x12\x11\n\tleaf_hash\x18\x03 \x01(\x0c\x12\x0e\n\x06hashes\x18\x04 \x03(\x0c\x12\x0c\n\x04root\x18\x05 \x01(\x0c\"=\n\x17\x43onsistencyProofRequest\x12\x10\n\x08old_size\x18\x01 \x01(\x04\x12\x10\n\x08new_size\x18\x02 \x01(\x04\"r\n\x18\x43onsistencyProofResponse\x12\x10\n\x08old_size\x18\x01 \x01(\x04\x12\x10\n\x08new_size\x18\x02 \x01(\x04\x12\x0e\n\x06hashes\x18\x03 \x03(\x0c\x12\x10\n\x08old_root\x18\x04 \x01(\x0c\x12\x10\n\x08new_root\x18\x05 \x01(\x0c\x32\x9d\x05\n\x05\x41udit\x12>\n\x05Query\x12\x19.toolgate.v1.QueryRequest\x1a\x1a.toolgate.v1.QueryResponse\x12@\n\tExportCsv\x12\x1a.toolgate.v1.ExportRequest\x1a\x15.toolgate.v1.CsvChunk0\x01\x12\x41\n\x06Verify\x12\x1a.toolgate.v1.VerifyRequest\x1a\x1b.toolgate.v1.VerifyResponse\x12;\n\x04Head\x12\x18.toolgate.v1.HeadRequest\x1a\x19.toolgate.v1.HeadResponse\x12>\n\x05Stats\x12\x19.toolgate.v1.StatsRequest\x1a\x1a.toolgate.v1.StatsResponse\x12G\n\x08HashArgs\x12\x1c.toolgate.v1.HashArgsRequest\x1a\x1d.toolgate.v1.HashArgsResponse\x12M\n\nCheckpoint\x12\x1e.toolgate.v1.CheckpointRequest\x1a\x1f.toolgate.v1.CheckpointResponse\x12Y\n\x0eInclusionProof\x12\".toolgate.v1.InclusionProofRequest\x1a#.toolgate.v1.InclusionProofResponse\x12_\n\x10\x43onsistencyProof\x12$.toolgate.v1.ConsistencyProofRequest\x1a%.toolgate.v1.ConsistencyProofResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,51 +32,51 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate.v1.audit_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_FILTER']._serialized_start=41
-  _globals['_FILTER']._serialized_end=225
-  _globals['_QUERYREQUEST']._serialized_start=227
-  _globals['_QUERYREQUEST']._serialized_end=317
-  _globals['_EVENT']._serialized_start=320
-  _globals['_EVENT']._serialized_end=1445
-  _globals['_QUERYRESPONSE']._serialized_start=1447
-  _globals['_QUERYRESPONSE']._serialized_end=1523
-  _globals['_EXPORTREQUEST']._serialized_start=1525
-  _globals['_EXPORTREQUEST']._serialized_end=1590
-  _globals['_CSVCHUNK']._serialized_start=1592
-  _globals['_CSVCHUNK']._serialized_end=1661
-  _globals['_EXPORTSUMMARY']._serialized_start=1663
-  _globals['_EXPORTSUMMARY']._serialized_end=1749
-  _globals['_VERIFYREQUEST']._serialized_start=1751
-  _globals['_VERIFYREQUEST']._serialized_end=1800
-  _globals['_PROBLEM']._serialized_start=1802
-  _globals['_PROBLEM']._serialized_end=1855
-  _globals['_VERIFYRESPONSE']._serialized_start=1857
-  _globals['_VERIFYRESPONSE']._serialized_end=1983
-  _globals['_HEADREQUEST']._serialized_start=1985
-  _globals['_HEADREQUEST']._serialized_end=1998
-  _globals['_HEADRESPONSE']._serialized_start=2000
-  _globals['_HEADRESPONSE']._serialized_end=2053
-  _globals['_STATSREQUEST']._serialized_start=2055
-  _globals['_STATSREQUEST']._serialized_end=2099
-  _globals['_COUNT']._serialized_start=2101
-  _globals['_COUNT']._serialized_end=2136
-  _globals['_STATSRESPONSE']._serialized_start=2139
-  _globals['_STATSRESPONSE']._serialized_end=2321
-  _globals['_HASHARGSREQUEST']._serialized_start=2323
-  _globals['_HASHARGSREQUEST']._serialized_end=2359
-  _globals['_HASHARGSRESPONSE']._serialized_start=2361
-  _globals['_HASHARGSRESPONSE']._serialized_end=2422
-  _globals['_CHECKPOINTREQUEST']._serialized_start=2424
-  _globals['_CHECKPOINTREQUEST']._serialized_end=2457
-  _globals['_CHECKPOINTRESPONSE']._serialized_start=2459
-  _globals['_CHECKPOINTRESPONSE']._serialized_end=2538
-  _globals['_INCLUSIONPROOFREQUEST']._serialized_start=2540
-  _globals['_INCLUSIONPROOFREQUEST']._serialized_end=2595
-  _globals['_INCLUSIONPROOFRESPONSE']._serialized_start=2597
-  _globals['_INCLUSIONPROOFRESPONSE']._serialized_end=2709
-  _globals['_CONSISTENCYPROOFREQUEST']._serialized_start=2711
-  _globals['_CONSISTENCYPROOFREQUEST']._serialized_end=2772
-  _globals['_CONSISTENCYPROOFRESPONSE']._serialized_start=2774
-  _globals['_CONSISTENCYPROOFRESPONSE']._serialized_end=2888
-  _globals['_AUDIT']._serialized_start=2891
-  _globals['_AUDIT']._serialized_end=3560
+  _globals['_FILTER']._serialized_end=242
+  _globals['_QUERYREQUEST']._serialized_start=244
+  _globals['_QUERYREQUEST']._serialized_end=334
+  _globals['_EVENT']._serialized_start=337
+  _globals['_EVENT']._serialized_end=1479
+  _globals['_QUERYRESPONSE']._serialized_start=1481
+  _globals['_QUERYRESPONSE']._serialized_end=1557
+  _globals['_EXPORTREQUEST']._serialized_start=1559
+  _globals['_EXPORTREQUEST']._serialized_end=1624
+  _globals['_CSVCHUNK']._serialized_start=1626
+  _globals['_CSVCHUNK']._serialized_end=1695
+  _globals['_EXPORTSUMMARY']._serialized_start=1697
+  _globals['_EXPORTSUMMARY']._serialized_end=1783
+  _globals['_VERIFYREQUEST']._serialized_start=1785
+  _globals['_VERIFYREQUEST']._serialized_end=1851
+  _globals['_PROBLEM']._serialized_start=1853
+  _globals['_PROBLEM']._serialized_end=1906
+  _globals['_VERIFYRESPONSE']._serialized_start=1908
+  _globals['_VERIFYRESPONSE']._serialized_end=2034
+  _globals['_HEADREQUEST']._serialized_start=2036
+  _globals['_HEADREQUEST']._serialized_end=2066
+  _globals['_HEADRESPONSE']._serialized_start=2068
+  _globals['_HEADRESPONSE']._serialized_end=2121
+  _globals['_STATSREQUEST']._serialized_start=2123
+  _globals['_STATSREQUEST']._serialized_end=2184
+  _globals['_COUNT']._serialized_start=2186
+  _globals['_COUNT']._serialized_end=2221
+  _globals['_STATSRESPONSE']._serialized_start=2224
+  _globals['_STATSRESPONSE']._serialized_end=2406
+  _globals['_HASHARGSREQUEST']._serialized_start=2408
+  _globals['_HASHARGSREQUEST']._serialized_end=2444
+  _globals['_HASHARGSRESPONSE']._serialized_start=2446
+  _globals['_HASHARGSRESPONSE']._serialized_end=2507
+  _globals['_CHECKPOINTREQUEST']._serialized_start=2509
+  _globals['_CHECKPOINTREQUEST']._serialized_end=2559
+  _globals['_CHECKPOINTRESPONSE']._serialized_start=2561
+  _globals['_CHECKPOINTRESPONSE']._serialized_end=2640
+  _globals['_INCLUSIONPROOFREQUEST']._serialized_start=2642
+  _globals['_INCLUSIONPROOFREQUEST']._serialized_end=2697
+  _globals['_INCLUSIONPROOFRESPONSE']._serialized_start=2699
+  _globals['_INCLUSIONPROOFRESPONSE']._serialized_end=2811
+  _globals['_CONSISTENCYPROOFREQUEST']._serialized_start=2813
+  _globals['_CONSISTENCYPROOFREQUEST']._serialized_end=2874
+  _globals['_CONSISTENCYPROOFRESPONSE']._serialized_start=2876
+  _globals['_CONSISTENCYPROOFRESPONSE']._serialized_end=2990
+  _globals['_AUDIT']._serialized_start=2993
+  _globals['_AUDIT']._serialized_end=3662
 # @@protoc_insertion_point(module_scope)

@@ -7,7 +7,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Filter(_message.Message):
-    __slots__ = ("since", "until", "session_id", "actor_id", "tool", "action", "outcome", "kind", "decision_id", "shadow_disagrees")
+    __slots__ = ("since", "until", "session_id", "actor_id", "tool", "action", "outcome", "kind", "decision_id", "shadow_disagrees", "node_id")
     SINCE_FIELD_NUMBER: _ClassVar[int]
     UNTIL_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +18,7 @@ class Filter(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     SHADOW_DISAGREES_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
     since: str
     until: str
     session_id: str
@@ -28,7 +29,8 @@ class Filter(_message.Message):
     kind: str
     decision_id: str
     shadow_disagrees: bool
-    def __init__(self, since: _Optional[str] = ..., until: _Optional[str] = ..., session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., shadow_disagrees: _Optional[bool] = ...) -> None: ...
+    node_id: str
+    def __init__(self, since: _Optional[str] = ..., until: _Optional[str] = ..., session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., shadow_disagrees: _Optional[bool] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
     __slots__ = ("filter", "page_size", "page_token")
@@ -41,7 +43,7 @@ class QueryRequest(_message.Message):
     def __init__(self, filter: _Optional[_Union[Filter, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("seq", "event_id", "ts", "kind", "decision_id", "session_id", "task_type", "actor_id", "actor_kind", "tool", "action", "resource_type", "resource_id", "args_hash", "outcome", "reason", "policy_ids", "policy_version", "max_output_chars", "timeout_ms", "duration_us", "result_bytes", "truncated", "status", "error", "request", "prev_hash", "hash", "rewritten_args_hash", "shadow_outcome", "shadow_reason", "note")
+    __slots__ = ("seq", "event_id", "ts", "kind", "decision_id", "session_id", "task_type", "actor_id", "actor_kind", "tool", "action", "resource_type", "resource_id", "args_hash", "outcome", "reason", "policy_ids", "policy_version", "max_output_chars", "timeout_ms", "duration_us", "result_bytes", "truncated", "status", "error", "request", "prev_hash", "hash", "rewritten_args_hash", "shadow_outcome", "shadow_reason", "note", "node_id")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     TS_FIELD_NUMBER: _ClassVar[int]
@@ -74,6 +76,7 @@ class Event(_message.Message):
     SHADOW_OUTCOME_FIELD_NUMBER: _ClassVar[int]
     SHADOW_REASON_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
     seq: int
     event_id: str
     ts: str
@@ -106,7 +109,8 @@ class Event(_message.Message):
     shadow_outcome: str
     shadow_reason: str
     note: str
-    def __init__(self, seq: _Optional[int] = ..., event_id: _Optional[str] = ..., ts: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor_id: _Optional[str] = ..., actor_kind: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., args_hash: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[str] = ..., policy_version: _Optional[str] = ..., max_output_chars: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., duration_us: _Optional[int] = ..., result_bytes: _Optional[int] = ..., truncated: _Optional[int] = ..., status: _Optional[str] = ..., error: _Optional[str] = ..., request: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., rewritten_args_hash: _Optional[str] = ..., shadow_outcome: _Optional[str] = ..., shadow_reason: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
+    node_id: str
+    def __init__(self, seq: _Optional[int] = ..., event_id: _Optional[str] = ..., ts: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor_id: _Optional[str] = ..., actor_kind: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., args_hash: _Optional[str] = ..., outcome: _Optional[str] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[str] = ..., policy_version: _Optional[str] = ..., max_output_chars: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., duration_us: _Optional[int] = ..., result_bytes: _Optional[int] = ..., truncated: _Optional[int] = ..., status: _Optional[str] = ..., error: _Optional[str] = ..., request: _Optional[str] = ..., prev_hash: _Optional[str] = ..., hash: _Optional[str] = ..., rewritten_args_hash: _Optional[str] = ..., shadow_outcome: _Optional[str] = ..., shadow_reason: _Optional[str] = ..., note: _Optional[str] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
     __slots__ = ("events", "next_page_token")
@@ -145,12 +149,14 @@ class ExportSummary(_message.Message):
     def __init__(self, rows: _Optional[int] = ..., first_seq: _Optional[int] = ..., last_seq: _Optional[int] = ..., csv_sha256: _Optional[str] = ...) -> None: ...
 
 class VerifyRequest(_message.Message):
-    __slots__ = ("from_seq", "to_seq")
+    __slots__ = ("from_seq", "to_seq", "node_id")
     FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
     TO_SEQ_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
     from_seq: int
     to_seq: int
-    def __init__(self, from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ...) -> None: ...
+    node_id: str
+    def __init__(self, from_seq: _Optional[int] = ..., to_seq: _Optional[int] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class Problem(_message.Message):
     __slots__ = ("seq", "kind", "message")
@@ -177,8 +183,10 @@ class VerifyResponse(_message.Message):
     def __init__(self, intact: _Optional[bool] = ..., checked: _Optional[int] = ..., problems: _Optional[_Iterable[_Union[Problem, _Mapping]]] = ..., last_seq: _Optional[int] = ..., last_hash: _Optional[str] = ...) -> None: ...
 
 class HeadRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("node_id",)
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    node_id: str
+    def __init__(self, node_id: _Optional[str] = ...) -> None: ...
 
 class HeadResponse(_message.Message):
     __slots__ = ("seq", "hash", "ts")
@@ -191,12 +199,14 @@ class HeadResponse(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., hash: _Optional[str] = ..., ts: _Optional[str] = ...) -> None: ...
 
 class StatsRequest(_message.Message):
-    __slots__ = ("since", "until")
+    __slots__ = ("since", "until", "node_id")
     SINCE_FIELD_NUMBER: _ClassVar[int]
     UNTIL_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
     since: str
     until: str
-    def __init__(self, since: _Optional[str] = ..., until: _Optional[str] = ...) -> None: ...
+    node_id: str
+    def __init__(self, since: _Optional[str] = ..., until: _Optional[str] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class Count(_message.Message):
     __slots__ = ("key", "count")
@@ -235,10 +245,12 @@ class HashArgsResponse(_message.Message):
     def __init__(self, args_hash: _Optional[str] = ..., canonical_json: _Optional[str] = ...) -> None: ...
 
 class CheckpointRequest(_message.Message):
-    __slots__ = ("size",)
+    __slots__ = ("size", "node_id")
     SIZE_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
     size: int
-    def __init__(self, size: _Optional[int] = ...) -> None: ...
+    node_id: str
+    def __init__(self, size: _Optional[int] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class CheckpointResponse(_message.Message):
     __slots__ = ("note", "size", "seq", "cosigned")

@@ -1,0 +1,82 @@
+//! The fleet's audit-only server (`toolgate serve --audit-only --postgres URL`): the `Audit`
+//! service over the fleet store, with the sidecar's auth, roles and TLS, and nothing else (no
+//! Gate, no Approvals, no shipping). Its own trail (`db`) records what every trail records of
+//! a server's callers: the calls it refuses (unauthenticated, beyond a role, malformed).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tonic::transport::Server;
+
+use super::{ServerError, serving};
+use crate::auth::Auth;
+use crate::config::Config;
+use crate::fleet::store::FleetStore;
+use crate::grpc::{AuditService, Guard, Trails};
+use crate::listener::Listener;
+use crate::metrics::Metrics;
+use crate::proto;
+use crate::proto::audit_server::AuditServer;
+use crate::request::ArgsHasher;
+use crate::store::Store;
+use crate::tls::Acceptor;
+
+/// Connections to the fleet store the server keeps at most.
+const CONNECTIONS: u32 = 8;
+
+/// Serves the `Audit` service over the fleet store at `postgres_url` until `shutdown`
+/// resolves. The store is connected to when first asked: one that is down makes calls
+/// UNAVAILABLE, not the start fail.
+pub async fn run_audit_only(
+    config: Config,
+    listener: Listener,
+    postgres_url: &str,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    let metrics = Arc::new(Metrics::default());
+    let tls = Acceptor::new(&config.tls, metrics.clone())?;
+    let fleet = FleetStore::lazy(postgres_url, CONNECTIONS)?;
+    let (store, writer_thread) =
+        Store::open(&config.db, config.durability, &config.writer, metrics).await?;
+    let hasher = ArgsHasher::from_config(&config.args_hash)?;
+    let guard = Guard::new(Arc::new(Auth::new(&config.auth)?), store.writer.clone());
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<AuditServer<AuditService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let audit_service = AuditServer::new(AuditService::new(
+        Trails::Fleet(fleet.clone()),
+        guard,
+        hasher,
+        config.limits.clone(),
+    ));
+    tracing::info!(db = %config.db.display(), "serving the fleet store's trails (audit only)");
+    let shutting_down = tokio::sync::Notify::new();
+    let stopping = async {
+        shutdown.await;
+        shutting_down.notify_one();
+        tracing::info!("shutting down: finishing the calls in flight");
+        health.set_not_serving::<AuditServer<AuditService>>().await;
+    };
+    let router = Server::builder()
+        .max_concurrent_streams(config.limits.max_concurrent_streams)
+        .timeout(std::time::Duration::from_millis(config.limits.request_timeout_ms))
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(audit_service);
+    let served = serving::serve(router, listener, tls, stopping);
+    let (served, cut) =
+        serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
+    fleet.close().await;
+    store.reader.close().await;
+    drop(store);
+    if cut {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer_thread.join()).await;
+    } else {
+        writer_thread.join().await;
+    }
+    tracing::info!("stopped");
+    Ok(served?)
+}
