@@ -96,7 +96,11 @@ CREATE INDEX fleet_events_session ON fleet_events (session_id, node_id, seq);
 CREATE INDEX fleet_events_actor   ON fleet_events (actor_id, node_id, seq);
 CREATE INDEX fleet_events_tool    ON fleet_events (tool, node_id, seq);
 CREATE INDEX fleet_events_ts      ON fleet_events (ts);
-CREATE INDEX fleet_events_checkpoints ON fleet_events (node_id, seq) WHERE kind = 'checkpoint';
+-- The rare kinds (violations, refusals, approvals, checkpoints) that auditors look for: a
+-- partial index, so that the common ones cost an ingest nothing more, and a page of them does
+-- not scan the table.
+CREATE INDEX fleet_events_rare_kinds ON fleet_events (kind, node_id, seq)
+    WHERE kind NOT IN ('decision', 'execution');
 
 -- Each node's head and Merkle tree (RFC 6962) over the events stored: `size` events (the last
 -- seq), the last one's `hash`, and the tree's right edge: the roots of its perfect subtrees,
