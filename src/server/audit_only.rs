@@ -72,11 +72,7 @@ pub async fn run_audit_only(
     fleet.close().await;
     store.reader.close().await;
     drop(store);
-    if cut {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer_thread.join()).await;
-    } else {
-        writer_thread.join().await;
-    }
+    serving::join_writer(writer_thread, cut).await;
     tracing::info!("stopped");
     Ok(served?)
 }

@@ -248,13 +248,7 @@ pub async fn run(
     }
     store.reader.close().await;
     drop(store);
-    if cut {
-        // Connections cut mid-call may still hold writer handles until the runtime ends; what
-        // the writer holds is committed meanwhile, and an unfinished group rolls back whole.
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer_thread.join()).await;
-    } else {
-        writer_thread.join().await;
-    }
+    serving::join_writer(writer_thread, cut).await;
     tracing::info!("stopped");
     Ok(served?)
 }

@@ -1,5 +1,6 @@
-//! Serving a router on a listener, plain or through TLS, until shutdown; and the grace period
-//! after it. Shared by the sidecar and the fleet's audit-only server.
+//! Serving a router on a listener, plain or through TLS, until shutdown; the grace period
+//! after it; and the writer's last commit. Shared by the sidecar and the fleet's audit-only
+//! server.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,6 +14,7 @@ use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tonic::transport::server::Router;
 
 use crate::listener::{LenientAuthority, Listener};
+use crate::store::WriterThread;
 use crate::tls::{Acceptor, Port};
 
 /// The server running: what it ended with.
@@ -57,6 +59,18 @@ pub(super) fn serve<'a>(
             let incoming = handshakes.map_ok(LenientAuthority::new);
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
+    }
+}
+
+/// Waits for the trail's writer to commit what it holds and stop, once the services holding
+/// its handles are gone. After the calls were `cut`, at most 5 s: connections cut mid-call may
+/// still hold writer handles until the runtime ends; what the writer holds is committed
+/// meanwhile, and an unfinished group rolls back whole.
+pub(super) async fn join_writer(writer: WriterThread, cut: bool) {
+    if cut {
+        let _ = tokio::time::timeout(Duration::from_secs(5), writer.join()).await;
+    } else {
+        writer.join().await;
     }
 }
 

@@ -88,6 +88,19 @@ impl FleetDb {
             .collect()
     }
 
+    /// The alarms, once there is one (30 s at most).
+    pub async fn first_alarms(&self) -> Vec<(String, Option<i64>, String)> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let alarms = self.alarms().await;
+            if !alarms.is_empty() {
+                return alarms;
+            }
+            assert!(Instant::now() < deadline, "no alarm");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// The alarms: (node, seq, what).
     pub async fn alarms(&self) -> Vec<(String, Option<i64>, String)> {
         sqlx::query("SELECT node_id, seq, what FROM fleet_alarms ORDER BY id")
@@ -248,15 +261,7 @@ async fn a_rewritten_node_is_refused_and_the_alarm_names_the_node_and_seq() {
     let app = crate::helpers::start(config, dir).await;
     // The node keeps deciding; the store refuses what no longer extends what it holds.
     decide_n(&app, 5).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let alarms = loop {
-        let alarms = fleet.alarms().await;
-        if !alarms.is_empty() {
-            break alarms;
-        }
-        assert!(Instant::now() < deadline, "no alarm");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let alarms = fleet.first_alarms().await;
     let (node, seq, what) = &alarms[0];
     assert_eq!((node.as_str(), *seq), ("a", Some(shipped + 1)), "{what}");
     assert!(what.contains("broken link"), "{what}");
@@ -275,12 +280,7 @@ async fn a_batch_under_another_nodes_id_is_refused_and_recorded() {
     // b's shipper claims to be a.
     let app = spawn_app_with(|c| c.fleet = shipping("a", &b)).await;
     decide_n(&app, 3).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while fleet.alarms().await.is_empty() {
-        assert!(Instant::now() < deadline, "no alarm");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let alarms = fleet.alarms().await;
+    let alarms = fleet.first_alarms().await;
     assert_eq!(alarms[0].0, "a");
     assert!(alarms[0].2.contains(&format!("from the role {}_b", fleet.name)), "{:?}", alarms[0]);
     assert!(fleet.events("a").await.is_empty());
