@@ -44,7 +44,7 @@ impl Checkpoint {
     }
 
     /// Reads a checkpoint from a note's text (extension lines after the third are allowed and
-    /// ignored, as the spec says).
+    /// ignored, as the spec says, if none is empty).
     pub fn from_text(text: &str) -> Result<Self, CheckpointError> {
         let mut lines = text.split('\n');
         let (Some(origin), Some(size), Some(root)) = (lines.next(), lines.next(), lines.next())
@@ -66,6 +66,17 @@ impl Checkpoint {
             .ok()
             .and_then(|r| Hash::try_from(r).ok())
             .ok_or(CheckpointError::Malformed("the root is not 32 bytes of base64"))?;
+        // C2SP tlog-checkpoint: extension lines are not empty (an empty one would read, to
+        // some, as the end of the text), and the text ends in a newline.
+        let rest: Vec<&str> = lines.collect();
+        match rest.split_last() {
+            Some((&"", extensions)) if extensions.iter().all(|l| !l.is_empty()) => {}
+            _ => {
+                return Err(CheckpointError::Malformed(
+                    "an empty extension line, or no newline at the end",
+                ));
+            }
+        }
         Ok(Self { origin: origin.to_owned(), size, root })
     }
 
@@ -106,6 +117,11 @@ mod tests {
             format!("o\n-1\n{root}\n"),
             format!("o\n1\n{}\n", BASE64.encode([0; 31])),
             "o\n1\n".to_owned(),
+            format!("o\n1\n{root}"),
+            // Found by the `notes` fuzz target: a blank line inside the text, with what looks
+            // like a signature line after it.
+            format!("o\n5\n{root}\n\n\u{2014} o AAAA\n"),
+            format!("o\n5\n{root}\nextension\n\n"),
         ] {
             assert!(Checkpoint::from_text(&text).is_err(), "{text:?}");
         }
