@@ -36,10 +36,11 @@ pub async fn run_audit_only(
     let metrics = Arc::new(Metrics::default());
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
     let fleet = FleetStore::lazy(postgres_url, CONNECTIONS)?;
+    let auth = Arc::new(Auth::new(&config.auth)?);
+    let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics).await?;
-    let hasher = ArgsHasher::from_config(&config.args_hash)?;
-    let guard = Guard::new(Arc::new(Auth::new(&config.auth)?), store.writer.clone());
+    let guard = Guard::new(auth, store.writer.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()

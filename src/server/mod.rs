@@ -77,6 +77,13 @@ pub async fn run(
     let hangups = hangups();
     let metrics = Arc::new(Metrics::default());
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
+    // Everything the configuration can get wrong is refused before the trail is touched, so
+    // that a start it refuses leaves no event behind.
+    let auth = Arc::new(Auth::new(&config.auth)?);
+    let hasher = ArgsHasher::from_config(&config.args_hash)?;
+    let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
+    let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
+    let shipper = crate::fleet::shipper::shipper(&config.fleet)?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
@@ -85,10 +92,6 @@ pub async fn run(
     let approvals = Arc::new(Approvals::new(config.approvals.clone()));
     let pending = rebuild(&approvals, &store.reader).await?;
     tracing::info!(pending, "pending approvals rebuilt from the trail");
-    let hasher = ArgsHasher::from_config(&config.args_hash)?;
-    let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
-    let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
-    let shipper = crate::fleet::shipper::shipper(&config.fleet)?;
     let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
@@ -137,7 +140,7 @@ pub async fn run(
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let guard = Guard::new(Arc::new(Auth::new(&config.auth)?), store.writer.clone());
+    let guard = Guard::new(auth, store.writer.clone());
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), tls.clone(), hangups));
     let watched = tls.clone();

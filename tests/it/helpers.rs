@@ -98,7 +98,7 @@ pub fn with_options(
 }
 
 /// One trail row as the tests look at it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     pub seq: i64,
     pub kind: String,

@@ -93,3 +93,23 @@ async fn a_failed_commit_answers_unavailable_and_leaves_the_chain_intact() {
     let (code, out) = verify(&app.db);
     assert_eq!(code, 0, "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_the_configuration_refuses_leaves_the_trail_as_it_was() {
+    let app = spawn_app().await;
+    app.client.clone().decide(request("read")).await.unwrap();
+    let (dir, db) = app.stop().await;
+    let before = rows(&db);
+    // A token whose digest is not a SHA-256: refused at start, before the trail is opened.
+    let config = dir.path().join("bad.toml");
+    std::fs::write(
+        &config,
+        "[[auth.tokens]]\nid = \"agents\"\nsha256 = \"not-a-digest\"\nroles = [\"agent\"]\n",
+    )
+    .unwrap();
+    let (config, db_arg) = (config.to_str().unwrap().to_owned(), db.to_str().unwrap().to_owned());
+    let out = crate::helpers::toolgate_async(&["serve", "--config", &config, "--db", &db_arg]).await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sha256"), "{out:?}");
+    assert_eq!(rows(&db), before, "no policy_loaded, no event of any kind");
+}
