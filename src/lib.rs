@@ -51,6 +51,8 @@ pub mod config;
 mod error;
 mod facts;
 mod fleet;
+#[doc(hidden)]
+pub mod fuzzing;
 mod gate;
 mod grpc;
 mod hook;
