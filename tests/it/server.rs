@@ -108,7 +108,8 @@ async fn a_start_the_configuration_refuses_leaves_the_trail_as_it_was() {
     )
     .unwrap();
     let (config, db_arg) = (config.to_str().unwrap().to_owned(), db.to_str().unwrap().to_owned());
-    let out = crate::helpers::toolgate_async(&["serve", "--config", &config, "--db", &db_arg]).await;
+    let out =
+        crate::helpers::toolgate_async(&["serve", "--config", &config, "--db", &db_arg]).await;
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("sha256"), "{out:?}");
     assert_eq!(rows(&db), before, "no policy_loaded, no event of any kind");
