@@ -130,11 +130,8 @@ fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
 }
 
-/// A node id: 1 to 128 characters of letters, digits, `.`, `_`, `-`.
+/// A `--node` value that is a node id ([`crate::fleet::NODE_ID`]), or the error saying so.
 pub fn check_node(node: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        crate::fleet::valid_node(node),
-        "--node {node:?}: 1 to 128 letters, digits, `.`, `_` or `-`"
-    );
+    anyhow::ensure!(crate::fleet::valid_node(node), "--node {node:?}: {}", crate::fleet::NODE_ID);
     Ok(())
 }

@@ -16,7 +16,10 @@ pub mod schema;
 pub mod shipper;
 pub mod store;
 
-/// Whether `node` is a node id: 1 to 128 letters, digits, `.`, `_` or `-`.
+/// What a node id is, as refusals say it.
+pub const NODE_ID: &str = "1 to 128 letters, digits, `.`, `_` or `-`";
+
+/// Whether `node` is a node id ([`NODE_ID`]).
 pub fn valid_node(node: &str) -> bool {
     !node.is_empty()
         && node.len() <= 128

@@ -87,7 +87,7 @@ impl AuditService {
             _ if node.is_empty() => return Ok(None),
             Trails::One(_) => NOT_A_FLEET,
             Trails::Fleet(_) if crate::fleet::valid_node(&node) => return Ok(Some(node)),
-            Trails::Fleet(_) => "1 to 128 letters, digits, `.`, `_` or `-`",
+            Trails::Fleet(_) => crate::fleet::NODE_ID,
         };
         Err(self.guard.invalid(rpc, FieldError::new(field, problem)).await)
     }
