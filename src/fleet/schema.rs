@@ -5,17 +5,21 @@
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 use sqlx::{PgPool, SqlSafeStr};
 
-const FLEET: &str = include_str!("../../migrations/postgres/0001_fleet.sql");
+const ED25519: &str = include_str!("../../migrations/postgres/0001_ed25519.sql");
+const FLEET: &str = include_str!("../../migrations/postgres/0002_fleet.sql");
 
 /// The migrations, in order.
 fn migrator() -> Migrator {
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        "fleet".into(),
-        MigrationType::Simple,
-        FLEET.into_sql_str(),
-        false,
-    )])
+    let migration = |version, name: &str, sql: &'static str| {
+        Migration::new(
+            version,
+            name.to_owned().into(),
+            MigrationType::Simple,
+            sql.into_sql_str(),
+            false,
+        )
+    };
+    Migrator::with_migrations(vec![migration(1, "ed25519", ED25519), migration(2, "fleet", FLEET)])
 }
 
 /// Applies the migrations the store does not have yet.
@@ -31,9 +35,14 @@ mod tests {
     #[test]
     fn every_file_of_the_postgres_folder_is_embedded() {
         let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres");
-        let files: Vec<_> =
+        let mut files: Vec<_> =
             std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(files, ["0001_fleet.sql"], "a new file needs its line in migrator()");
+        files.sort();
+        assert_eq!(
+            files,
+            ["0001_ed25519.sql", "0002_fleet.sql"],
+            "a new file needs its line in migrator()"
+        );
         assert_eq!(migrator().migrations.len(), files.len());
     }
 

@@ -113,3 +113,48 @@ async fn a_checkpoint_that_is_not_the_root_of_the_shipped_events_is_refused() {
     decide_n(&app, 2).await;
     app.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_not_signed_by_the_registered_key_is_refused_on_arrival() {
+    let dir = tempfile::tempdir().unwrap();
+    let (signing_file, _) = keygen(dir.path(), "toolgate/node-a", false);
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    let (_, registered) = keygen(&dir.path().join("other"), "toolgate/node-a", false);
+    let fleet = FleetDb::new(&cluster()).await;
+    // Registered with one key, signing with another (a node impersonated, or re-keyed behind
+    // the operator's back); and one registered with none.
+    let url_a = fleet.node_with_key("a", Some(&registered)).await;
+    let url_b = fleet.node("b").await;
+    for (node, url) in [("a", &url_a), ("b", &url_b)] {
+        let app = spawn_app_with(|c| {
+            c.checkpoints = checkpoints(&signing_file);
+            c.fleet = shipping(node, url);
+        })
+        .await;
+        decide_n(&app, 12).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let alarm = loop {
+            let alarms = fleet.alarms().await;
+            if let Some(alarm) = alarms.into_iter().find(|(n, _, _)| n == node) {
+                break alarm;
+            }
+            assert!(Instant::now() < deadline, "node {node}: no alarm");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let first: i64 = rusqlite::Connection::open(&app.db)
+            .unwrap()
+            .query_row("SELECT min(seq) FROM events WHERE kind = 'checkpoint'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(alarm.1, Some(first), "{alarm:?}");
+        let expected = match node {
+            "a" => "a checkpoint not signed by the node's registered key toolgate/node-a+",
+            _ => "a checkpoint from a node registered without a verifier key",
+        };
+        assert!(alarm.2.contains(expected), "{alarm:?}");
+        // Nothing of the refused batch is merged: the store ends before the checkpoint.
+        let stored = fleet.events(node).await;
+        assert!(stored.iter().all(|(seq, _)| *seq < first), "{stored:?}");
+        decide_n(&app, 2).await;
+        app.stop().await;
+    }
+}

@@ -7,7 +7,7 @@
 -- in for the store's.
 
 -- Nodes, registered by an operator: the node's id, the database role its shipper logs in as,
--- and its checkpoint verifier key (for `toolgate verify --postgres`).
+-- and its checkpoint verifier key (checked on arrival, and by `toolgate verify --postgres`).
 CREATE TABLE fleet_nodes (
     node_id       TEXT PRIMARY KEY,
     db_role       TEXT NOT NULL UNIQUE,
@@ -278,13 +278,53 @@ BEGIN
     RETURN v_refused;
 END $$;
 
+-- Whether a signed note (C2SP signed-note) carries a valid signature by the verifier key
+-- `p_key` (`<name>+<key id>+<base64(0x01 || Ed25519 public key)>`): a line
+-- `— <name> <base64(key id || signature)>` whose signature of the note's text, up to and
+-- including its first empty line's newline, ed25519_verify takes. False for anything malformed.
+CREATE FUNCTION fleet_note_signed(p_note TEXT, p_key TEXT) RETURNS BOOLEAN
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    v_name TEXT := split_part(p_key, '+', 1);
+    v_split INT := position(E'\n\n' IN p_note);
+    v_id BYTEA;
+    v_public BYTEA;
+    v_body BYTEA;
+    v_line TEXT;
+    v_signature BYTEA;
+BEGIN
+    IF p_note IS NULL OR p_key IS NULL OR v_split = 0 THEN
+        RETURN FALSE;
+    END IF;
+    v_id := decode(split_part(p_key, '+', 2), 'hex');
+    v_public := decode(split_part(p_key, '+', 3), 'base64');
+    IF length(v_id) <> 4 OR length(v_public) <> 33 OR get_byte(v_public, 0) <> 1 THEN
+        RETURN FALSE;
+    END IF;
+    v_body := convert_to(left(p_note, v_split), 'UTF8');
+    FOREACH v_line IN ARRAY string_to_array(substring(p_note FROM v_split + 2), E'\n') LOOP
+        IF starts_with(v_line, '— ' || v_name || ' ') THEN
+            v_signature := decode(substring(v_line FROM length(v_name) + 4), 'base64');
+            IF length(v_signature) = 68 AND substring(v_signature FOR 4) = v_id
+               AND public.ed25519_verify(substring(v_public FROM 2), v_body,
+                                         substring(v_signature FROM 5)) THEN
+                RETURN TRUE;
+            END IF;
+        END IF;
+    END LOOP;
+    RETURN FALSE;
+EXCEPTION WHEN invalid_parameter_value THEN
+    -- decode's refusal of bad hex or base64.
+    RETURN FALSE;
+END $$;
+
 -- Takes a batch of a node's events and either stores the new ones, or refuses the whole batch
 -- and records why. Checks, in seq order, the first failure naming the batch's refusal: the
 -- node is registered and the caller logs in as its role; every event's hash is the hash of
 -- its content; events the store already holds are shipped unchanged (delivery is at least
 -- once, storage exactly once); the new events follow on from the stored head, seq by seq,
 -- each prev_hash the hash before it; each checkpoint event's size and root are those of the
--- node's tree of the events before it. Returns the number stored, the node's head after the
+-- node's tree of the events before it, and it is signed by the node's registered key. Returns the number stored, the node's head after the
 -- batch, and the refusal (NULL when accepted).
 CREATE FUNCTION fleet_ingest(p_node TEXT, p_events fleet_event[],
     OUT stored BIGINT, OUT head BIGINT, OUT refused TEXT)
@@ -299,6 +339,7 @@ DECLARE
     v_bits BIGINT;
     v_cp_size TEXT;
     v_cp_root TEXT;
+    v_key TEXT;
 BEGIN
     stored := 0;
     refused := public.fleet_caller(p_node);
@@ -344,6 +385,7 @@ BEGIN
         v_size := 0;
         v_edge := '{}';
     END IF;
+    SELECT n.verifier_key INTO v_key FROM public.fleet_nodes n WHERE n.node_id = p_node;
     FOR r IN SELECT b.seq, b.kind, coalesce(b.note, '') AS note,
                     sha256('\x00'::bytea || decode(b.hash, 'hex')) AS leaf
              FROM unnest(p_events) b WHERE b.seq > v_start ORDER BY b.seq LOOP
@@ -356,6 +398,12 @@ BEGIN
             ELSIF v_cp_root <> encode(public.fleet_root(v_edge), 'base64') THEN
                 refused := format('seq %s: a checkpoint whose root is not the root of the %s events the store holds before it',
                                   r.seq, v_size);
+            ELSIF v_key IS NULL THEN
+                refused := format('seq %s: a checkpoint from a node registered without a verifier key',
+                                  r.seq);
+            ELSIF NOT public.fleet_note_signed(r.note, v_key) THEN
+                refused := format('seq %s: a checkpoint not signed by the node''s registered key %s',
+                                  r.seq, split_part(v_key, '+', 1) || '+' || split_part(v_key, '+', 2));
             END IF;
             IF refused IS NOT NULL THEN
                 RAISE EXCEPTION USING ERRCODE = 'TGREF', MESSAGE = refused;
