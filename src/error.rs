@@ -39,6 +39,10 @@ pub enum Error {
     /// The trail's writer is too far behind to take the call.
     #[error("the trail writer's queue is full")]
     Overloaded,
+    /// The trail did not confirm the call's record within `commit_timeout_ms`. The record may
+    /// still be committed (followed by an `undelivered` event), but the call was not answered.
+    #[error("the trail did not confirm the record in time")]
+    Unconfirmed,
     /// What the request names does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -61,6 +65,13 @@ impl From<Error> for Status {
                 tracing::warn!("call refused: the trail writer's queue is full");
                 Status::resource_exhausted(
                     "toolgate is overloaded: the call was not recorded; retry later",
+                )
+            }
+            Error::Unconfirmed => {
+                tracing::error!("call refused: the trail did not confirm its record in time");
+                Status::unavailable(
+                    "audit trail too slow: the call's record was not confirmed in time; it may \
+                     still be recorded, marked undelivered, but this is no answer: do not proceed",
                 )
             }
             Error::Unavailable(cause) => {

@@ -18,11 +18,15 @@ mod writer;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use cosignatures::Cosignature;
 pub use filter::Filter;
 pub use reader::{Head, PAGE, Reader, Stats};
 pub use writer::{PairedDecision, Writer, WriterThread};
+
+/// How long a connection waits for a lock another one holds before it reports the file busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
@@ -55,10 +59,11 @@ pub enum StoreError {
 
 impl From<StoreError> for crate::error::Error {
     /// A call the trail could not record is refused: RESOURCE_EXHAUSTED when the writer is
-    /// merely behind, UNAVAILABLE otherwise.
+    /// merely behind, UNAVAILABLE otherwise (saying so when the record may still land).
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::Overloaded => Self::Overloaded,
+            StoreError::Timeout => Self::Unconfirmed,
             other => Self::Unavailable(other.to_string()),
         }
     }

@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_from_iter};
@@ -57,7 +56,7 @@ impl Connections {
     fn open(&self) -> rusqlite::Result<Connection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.busy_timeout(super::BUSY_TIMEOUT)?;
         Ok(conn)
     }
 

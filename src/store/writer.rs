@@ -77,20 +77,20 @@ impl Writer {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         // Index pages of a large trail stay in memory instead of being read back per commit.
         conn.pragma_update(None, "cache_size", -32 * 1024)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.busy_timeout(super::BUSY_TIMEOUT)?;
         let chain = head(&conn)?;
         let tree = super::tree::catch_up(&mut conn, chain.seq)?;
         let head = Tip { chain, tree };
         metrics.trail_length(head.chain.seq);
         let (stop_checkpoints, checkpoints) = std::sync::mpsc::channel();
-        let checkpointer = super::wal::start(path, checkpoints)?;
+        let (checkpointer, emptier) = super::wal::start(path, checkpoints)?;
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
         let max_batch = config.max_batch.max(1);
         let delay = commit_delay();
         let writer = std::thread::Builder::new()
             .name("trail-writer".into())
             .spawn(move || {
-                run(conn, jobs, head, Batching { max_batch, delay }, &metrics);
+                run(conn, jobs, head, Batching { max_batch, delay, emptier }, &metrics);
                 drop(stop_checkpoints);
             })
             .map_err(|e| StoreError::Thread(e.to_string()))?;
@@ -233,21 +233,24 @@ fn commit_delay() -> Duration {
 /// The environment variable of [`commit_delay`].
 pub const COMMIT_DELAY_ENV: &str = "TOOLGATE_FAULT_COMMIT_DELAY_MS";
 
-/// How the writer forms its groups.
+/// How the writer forms its groups, and what it does between them.
 struct Batching {
     max_batch: usize,
     /// The fault tests' stand-in for a slow disk ([`commit_delay`]); zero otherwise.
     delay: Duration,
+    emptier: super::wal::Emptier,
 }
 
 fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
     mut head: Tip,
-    Batching { max_batch, delay }: Batching,
+    Batching { max_batch, delay, mut emptier }: Batching,
     metrics: &Metrics,
 ) {
     let mut batch = Vec::with_capacity(max_batch);
+    // `undelivered` records still to commit: with the next group, or at once when none waits.
+    let mut unanswered = Vec::new();
     while let Some(job) = jobs.blocking_recv() {
         if !delay.is_zero() {
             std::thread::sleep(delay);
@@ -260,24 +263,69 @@ fn run(
             }
         }
         metrics.queue_depth(jobs.len());
-        commit(&mut conn, &mut head, &mut batch, metrics);
+        commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
+        if !unanswered.is_empty() && jobs.is_empty() {
+            commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
+        }
+        emptier.empty_if_full(&conn);
+    }
+    if !unanswered.is_empty() {
+        commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
     }
     tracing::debug!(seq = head.chain.seq, "trail writer stopped");
 }
 
-/// Commits one group and answers its callers.
-fn commit(conn: &mut Connection, head: &mut Tip, batch: &mut Vec<Job>, metrics: &Metrics) {
+/// The `undelivered` record of a caller's events that were committed after it stopped waiting.
+fn undelivered(events: &[Event]) -> Option<Record> {
+    let (first, last) = (events.first()?, events.last()?);
+    let subject = events.iter().find(|e| e.record.decision_id.is_some()).unwrap_or(first);
+    let r = &subject.record;
+    let seqs = match first.seq == last.seq {
+        true => format!("seq {}", first.seq),
+        false => format!("seqs {}–{}", first.seq, last.seq),
+    };
+    Some(Record {
+        decision_id: r.decision_id.clone(),
+        session_id: r.session_id.clone(),
+        task_type: r.task_type.clone(),
+        actor_id: r.actor_id.clone(),
+        actor_kind: r.actor_kind.clone(),
+        tool: r.tool.clone(),
+        action: r.action.clone(),
+        reason: Some(format!(
+            "{seqs} ({}) committed after the caller had stopped waiting (the commit outlived \
+             commit_timeout_ms, or the call was cancelled): the caller was never given this answer",
+            r.kind
+        )),
+        ..Record::new(Kind::Undelivered)
+    })
+}
+
+/// Commits one group, with the `unanswered` records waiting, and answers its callers. A caller
+/// that no longer listens leaves its `undelivered` record in `unanswered`.
+fn commit(
+    conn: &mut Connection,
+    head: &mut Tip,
+    batch: &mut Vec<Job>,
+    unanswered: &mut Vec<Record>,
+    metrics: &Metrics,
+) {
     let before = head.clone();
     let mut replies = Vec::with_capacity(batch.len());
-    let mut builds = Vec::with_capacity(batch.len());
+    let mut builds = Vec::with_capacity(batch.len() + 1);
     for job in batch.drain(..) {
         replies.push(job.reply);
         builds.push(job.build);
     }
-    let started = std::time::Instant::now();
     let jobs = builds.len();
+    if !unanswered.is_empty() {
+        let records = unanswered.clone();
+        builds.push(Box::new(move |_| Ok(records)));
+    }
+    let started = std::time::Instant::now();
     match write_group(conn, head, builds) {
         Ok(groups) => {
+            unanswered.clear();
             metrics.committed(groups.iter().flatten(), started.elapsed());
             tracing::debug!(
                 jobs,
@@ -286,8 +334,11 @@ fn commit(conn: &mut Connection, head: &mut Tip, batch: &mut Vec<Job>, metrics: 
                 "committed"
             );
             for (reply, events) in replies.into_iter().zip(groups) {
-                // A caller that gave up (timed out) no longer listens; its events stand.
-                let _ = reply.send(Ok(events));
+                // A caller that gave up (timed out, or its call was cancelled) no longer
+                // listens: its events stand, and the trail says that it never heard of them.
+                if let Err(Ok(events)) = reply.send(Ok(events)) {
+                    unanswered.extend(undelivered(&events));
+                }
             }
         }
         Err(error) => {

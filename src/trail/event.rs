@@ -70,6 +70,9 @@ names! {
         AccessDenied = "access_denied",
         /// A signed checkpoint of the tree of every event before it (its `note`).
         Checkpoint = "checkpoint",
+        /// Events committed after their caller had stopped waiting (the commit outlived
+        /// `commit_timeout_ms`, or the call was cancelled): the caller never got their answer.
+        Undelivered = "undelivered",
     }
 }
 

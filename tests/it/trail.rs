@@ -123,3 +123,52 @@ async fn a_restart_continues_the_chain() {
     let (code, out) = verify(&db);
     assert_eq!(code, 0, "{out}");
 }
+
+/// The WAL's size now (0 when there is none).
+fn wal_bytes(db: &std::path::Path) -> u64 {
+    std::fs::metadata(db.with_extension("db-wal")).map_or(0, |m| m.len())
+}
+
+/// Decides from 16 callers until `events` more are on the trail; returns the largest WAL seen.
+async fn write_load(app: &crate::helpers::TestApp, events: usize) -> u64 {
+    let tasks: Vec<_> = (0..16)
+        .map(|task| {
+            let mut client = app.client.clone();
+            tokio::spawn(async move {
+                for i in 0..events / 16 {
+                    let mut req = request("read");
+                    req.session_id = format!("session-{task}-{i}");
+                    req.args_json = format!(r#"{{"path":"src/main.rs","call":{i}}}"#);
+                    client.decide(req).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut largest = 0;
+    while !tasks.iter().all(|t| t.is_finished()) {
+        largest = largest.max(wal_bytes(&app.db));
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    largest
+}
+
+/// The writer empties the WAL between groups once it passes 4 MiB (src/store/wal.rs), and a
+/// reader that holds on to older frames only defers that until it lets go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_wal_stays_within_its_bound_and_a_reader_only_defers_its_emptying() {
+    const BOUND: u64 = 4 << 20;
+    let app = spawn_app().await;
+    let largest = write_load(&app, 4000).await;
+    // One group's frames may land past the bound before the writer sees it.
+    assert!(largest < 2 * BOUND, "the WAL reached {largest} bytes");
+
+    let reader = rusqlite::Connection::open(&app.db).unwrap();
+    reader.execute_batch("BEGIN; SELECT count(*) FROM events;").unwrap();
+    let held = write_load(&app, 4000).await;
+    assert!(held > 2 * BOUND, "a reader on old frames kept the WAL at {held} bytes");
+    reader.execute_batch("COMMIT").unwrap();
+    write_load(&app, 160).await;
+    assert!(wal_bytes(&app.db) < 2 * BOUND, "{} bytes once the reader let go", wal_bytes(&app.db));
+    let (code, out) = verify(&app.db);
+    assert_eq!(code, 0, "{out}");
+}
