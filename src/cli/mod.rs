@@ -110,10 +110,28 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// A command whose reader went away (`toolgate query | head -1`) ends quietly and with
+/// success, as `cat` does: `println!` panics when stdout is a closed pipe, and this hook turns
+/// that panic, and only that one, into the process's exit. Not for the sidecar, which prints
+/// nothing to stdout and whose threads must never end the process: `serve` keeps the default.
+fn end_quietly_on_a_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map_or("", String::as_str);
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 /// Runs the command line.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     crate::telemetry::init(cli.log_json);
+    if !matches!(cli.command, Command::Serve(_)) {
+        end_quietly_on_a_closed_pipe();
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

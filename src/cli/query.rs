@@ -105,21 +105,23 @@ async fn fleet(
     Ok(Exit::Ok)
 }
 
-const HEADERS: [&str; 11] =
-    ["seq", "ts", "kind", "session", "actor", "tool", "action", "outcome", "detail", "us", "bytes"];
+const HEADERS: [&str; 12] = [
+    "seq", "ts", "kind", "session", "actor", "tool", "action", "outcome", "policies", "detail",
+    "us", "bytes",
+];
 
 fn print_table(events: &[Event]) {
     print_rows(&events.iter().map(row).collect::<Vec<_>>());
 }
 
-fn print_rows(rows: &[[String; 11]]) {
+fn print_rows(rows: &[[String; 12]]) {
     let mut widths = HEADERS.map(str::len);
     for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let line = |cells: &[String; 11]| {
+    let line = |cells: &[String; 12]| {
         let padded: Vec<String> =
             cells.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
         println!("{}", padded.join("  ").trim_end());
@@ -130,7 +132,13 @@ fn print_rows(rows: &[[String; 11]]) {
     }
 }
 
-fn row(e: &Event) -> [String; 11] {
+/// A decision's policy ids as the table shows them: `a,b` from the stored JSON array.
+fn policies(ids: Option<&str>) -> Option<String> {
+    let ids: Vec<String> = serde_json::from_str(ids?).ok()?;
+    (!ids.is_empty()).then(|| ids.join(","))
+}
+
+fn row(e: &Event) -> [String; 12] {
     let r = &e.record;
     let text = |v: &Option<String>| short(v.as_deref().unwrap_or("-"));
     let int = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());
@@ -144,6 +152,7 @@ fn row(e: &Event) -> [String; 11] {
         text(&r.tool),
         text(&r.action),
         text(&r.outcome.map(|o| o.to_string())),
+        text(&policies(r.policy_ids.as_deref())),
         text(&detail),
         int(r.duration_us),
         int(r.result_bytes),
@@ -152,7 +161,11 @@ fn row(e: &Event) -> [String; 11] {
 
 /// At most 48 characters of a cell, on one line.
 fn short(text: &str) -> String {
-    let one_line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let shown = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let one_line: String = text.chars().map(|c| if shown(c) { ' ' } else { c }).collect();
     match one_line.char_indices().nth(47) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,

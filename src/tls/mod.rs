@@ -82,6 +82,10 @@ impl Default for TlsConfig {
 pub enum TlsError {
     #[error("[tls] {0}")]
     Config(&'static str),
+    #[error(
+        "[tls] {given} is `{path}`, but {missing} is not set: TLS needs both cert_file and key_file"
+    )]
+    Half { given: &'static str, path: PathBuf, missing: &'static str },
     #[error("[tls] cannot read `{path}`: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("[tls] `{path}` holds no PEM {what}")]
@@ -131,9 +135,16 @@ impl TlsConfig {
         let others = self.client_ca_file.is_some() || self.client_crl_file.is_some();
         let (cert, key) = match (&self.cert_file, &self.key_file) {
             (Some(cert), Some(key)) => (cert, key),
-            (Some(_), None) => return Err(TlsError::Config("cert_file needs key_file")),
+            (Some(cert), None) => {
+                let path = cert.clone();
+                return Err(TlsError::Half { given: "cert_file", path, missing: "key_file" });
+            }
+            (None, Some(key)) => {
+                let path = key.clone();
+                return Err(TlsError::Half { given: "key_file", path, missing: "cert_file" });
+            }
             (None, None) if !others && !self.side_port => return Ok(None),
-            (None, _) => return Err(TlsError::Config("cert_file is required")),
+            (None, None) => return Err(TlsError::Config("cert_file and key_file are required")),
         };
         if self.client_crl_file.is_some() && self.client_ca_file.is_none() {
             return Err(TlsError::Config("client_crl_file needs client_ca_file"));
@@ -274,11 +285,17 @@ mod tests {
     #[test]
     fn half_a_configuration_is_refused() {
         let key_only = TlsConfig { key_file: Some("k.pem".into()), ..TlsConfig::default() };
-        assert_eq!(refusal(&key_only), "[tls] cert_file is required");
+        assert_eq!(
+            refusal(&key_only),
+            "[tls] key_file is `k.pem`, but cert_file is not set: TLS needs both cert_file and key_file"
+        );
         let ca_only = TlsConfig { client_ca_file: Some("ca.pem".into()), ..TlsConfig::default() };
-        assert_eq!(refusal(&ca_only), "[tls] cert_file is required");
+        assert_eq!(refusal(&ca_only), "[tls] cert_file and key_file are required");
         let cert_only = TlsConfig { cert_file: Some("c.pem".into()), ..TlsConfig::default() };
-        assert_eq!(refusal(&cert_only), "[tls] cert_file needs key_file");
+        assert_eq!(
+            refusal(&cert_only),
+            "[tls] cert_file is `c.pem`, but key_file is not set: TLS needs both cert_file and key_file"
+        );
         let crl_alone = TlsConfig {
             key_file: Some("k.pem".into()),
             client_crl_file: Some("crl.pem".into()),
@@ -286,7 +303,7 @@ mod tests {
         };
         assert_eq!(refusal(&crl_alone), "[tls] client_crl_file needs client_ca_file");
         let side_only = TlsConfig { side_port: true, ..TlsConfig::default() };
-        assert_eq!(refusal(&side_only), "[tls] cert_file is required");
+        assert_eq!(refusal(&side_only), "[tls] cert_file and key_file are required");
         assert_eq!(refusal(&TlsConfig::default()), "");
     }
 

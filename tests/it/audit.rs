@@ -265,6 +265,17 @@ async fn the_command_line_and_grpc_give_the_same_rows() {
     assert_eq!(code, 0);
     assert!(table.lines().next().unwrap().starts_with("seq  ts"), "{table}");
     assert!(table.contains("the decision was not allow: deny"), "{table}");
+    // Each decision's policies have their column.
+    let (_, table) = run(&["query", "--db", &db, "--session", "s1", "--kind", "decision"]).await;
+    let header: Vec<_> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header[7..9], ["outcome", "policies"], "{table}");
+    let decided = from_db.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    let ids = decided
+        .filter_map(|e| e["policy_ids"].as_str().map(str::to_owned))
+        .map(|ids| serde_json::from_str::<Vec<String>>(&ids).unwrap().join(","))
+        .find(|ids| !ids.is_empty())
+        .expect("a decision with policies");
+    assert!(table.contains(&format!(" {ids} ")), "{ids} in\n{table}");
 }
 
 const NASTY: [&str; 8] = [
@@ -445,4 +456,26 @@ async fn a_refused_cell_is_named_by_its_physical_line_and_exits_2() {
     std::fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
     let (_, out) = run(&["verify", "--csv", &csv]).await;
     assert!(out.contains("BROKEN line 4: unreadable"), "{out}");
+}
+
+/// `toolgate query … | head -1`: a command whose reader has gone ends quietly, with success,
+/// instead of panicking on the closed pipe. The pipe's read end is closed before the command
+/// starts, so its first line already meets it.
+#[tokio::test]
+async fn a_command_whose_reader_went_away_ends_quietly() {
+    let app = crate::helpers::spawn_app().await;
+    app.client.clone().decide(crate::helpers::request("read")).await.unwrap();
+    let db = app.db.to_str().unwrap().to_owned();
+    for args in [&["query", "--db", &db][..], &["hash-args", r#"{"a":1}"#]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("toolgate"))
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
 }

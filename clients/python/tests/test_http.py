@@ -76,6 +76,19 @@ def test_the_claude_hook_endpoint_decides_and_pairs(server):
     assert "violation" not in kinds
 
 
+def test_the_claude_hook_endpoint_refuses_a_body_not_typed_as_json(server):
+    before = server.query("--json").splitlines()
+    body = (FIXTURES / "pre_read.json").read_bytes()
+    for content_type in ["text/plain", "application/x-www-form-urlencoded"]:
+        request = urllib.request.Request(
+            f"{server.http}/hooks/claude", data=body, headers={"content-type": content_type}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 415, content_type
+    assert server.query("--json").splitlines() == before, "nothing decided, nothing recorded"
+
+
 def test_the_hook_endpoint_needs_no_certificate_under_mutual_tls_only_the_token(tmp_path):
     from conftest import config_with, mutual_tls, start, token_toml
 
