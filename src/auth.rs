@@ -56,6 +56,7 @@ pub enum Rpc {
     Approve,
     Reject,
     Await,
+    Withdraw,
     HashArgs,
     Query,
     ExportCsv,
@@ -78,6 +79,7 @@ impl Rpc {
             Self::Approve => "toolgate.v1.Approvals/Approve",
             Self::Reject => "toolgate.v1.Approvals/Reject",
             Self::Await => "toolgate.v1.Approvals/Await",
+            Self::Withdraw => "toolgate.v1.Approvals/Withdraw",
             Self::HashArgs => "toolgate.v1.Audit/HashArgs",
             Self::Query => "toolgate.v1.Audit/Query",
             Self::ExportCsv => "toolgate.v1.Audit/ExportCsv",
@@ -94,7 +96,7 @@ impl Rpc {
     /// The roles that may call it.
     pub fn roles(self) -> &'static [Role] {
         match self {
-            Self::Decide | Self::Execute => &[Role::Agent],
+            Self::Decide | Self::Execute | Self::Withdraw => &[Role::Agent],
             Self::ListPending | Self::Approve | Self::Reject => &[Role::Approver],
             // An agent awaits the verdict on its own call; an approver may watch one.
             Self::Await => &[Role::Agent, Role::Approver],

@@ -36,6 +36,7 @@ pub enum State {
     Approved,
     Rejected,
     Expired,
+    Withdrawn,
 }
 
 /// The verdict that ended an approval.
@@ -97,7 +98,7 @@ impl Approval {
 
     /// The trail record of a verdict on this approval, carrying the call's who, what and where
     /// so that an auditor filtering by session sees it beside the decision. The event's actor
-    /// is the approver; an expiry has none.
+    /// is the approver; an expiry has none; a withdrawal's is the call's own.
     pub fn verdict_record(
         &self,
         kind: Kind,
@@ -105,12 +106,17 @@ impl Approval {
         comment: &str,
         outcome: Outcome,
     ) -> Record {
+        let call = self.request.record(kind, &self.decision_id);
+        let (actor_id, actor_kind) = match kind {
+            Kind::ApprovalWithdrawn => (call.actor_id.clone(), call.actor_kind.clone()),
+            _ => (approver.map(str::to_owned), approver.map(|_| "user".to_owned())),
+        };
         Record {
-            actor_id: approver.map(str::to_owned),
-            actor_kind: approver.map(|_| "user".to_owned()),
+            actor_id,
+            actor_kind,
             outcome: Some(outcome),
             reason: Some(comment.to_owned()),
-            ..self.request.record(kind, &self.decision_id)
+            ..call
         }
     }
 }

@@ -27,7 +27,7 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
             }
         })
         .await?;
-    for verdict in [Kind::ApprovalApproved, Kind::ApprovalRejected, Kind::ApprovalExpired] {
+    for verdict in VERDICTS.map(|(kind, _)| kind) {
         reader
             .scan(&Filter::of_kind(verdict), |event| {
                 if let Some(id) = &event.record.decision_id {
@@ -57,6 +57,14 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
     Ok(opened)
 }
 
+/// The events that end an approval, and the state each leaves it in.
+const VERDICTS: [(Kind, State); 4] = [
+    (Kind::ApprovalApproved, State::Approved),
+    (Kind::ApprovalRejected, State::Rejected),
+    (Kind::ApprovalExpired, State::Expired),
+    (Kind::ApprovalWithdrawn, State::Withdrawn),
+];
+
 /// What the trail says of the approval of one decision.
 #[derive(Debug)]
 pub enum Settled {
@@ -82,16 +90,11 @@ pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, Stor
     let Some(mut approval) = approval(decision, requested.clone()) else {
         return Ok(Settled::Unknown);
     };
-    let verdicts = [
-        (Kind::ApprovalApproved, State::Approved),
-        (Kind::ApprovalRejected, State::Rejected),
-        (Kind::ApprovalExpired, State::Expired),
-    ];
-    approval.verdict = verdicts.into_iter().find_map(|(kind, state)| {
+    approval.verdict = VERDICTS.into_iter().find_map(|(kind, state)| {
         let event = of(kind)?;
         Some(Verdict {
             state,
-            approver: event.record.actor_id.clone(),
+            approver: event.record.actor_id.clone().filter(|_| state != State::Withdrawn),
             comment: event.record.reason.clone().unwrap_or_default(),
             decided_at: event.ts.clone(),
             outcome: match event.record.outcome {

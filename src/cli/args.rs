@@ -92,7 +92,8 @@ pub struct FilterArgs {
     #[arg(long)]
     pub outcome: Option<String>,
     /// decision, execution, violation, invalid_request, policy_loaded, approval_requested,
-    /// approval_approved, approval_rejected, approval_expired or access_denied.
+    /// approval_approved, approval_rejected, approval_expired, approval_withdrawn,
+    /// access_denied, checkpoint or undelivered.
     #[arg(long)]
     pub kind: Option<String>,
     #[arg(long)]

@@ -11,7 +11,7 @@ use crate::auth::{Caller, Rpc};
 use crate::error::Error;
 use crate::policy::{Grant, Outcome};
 use crate::proto;
-use crate::request::VerdictRequest;
+use crate::request::{VerdictRequest, WithdrawRequest};
 use crate::trail::Kind;
 
 impl Gate {
@@ -44,6 +44,39 @@ impl Gate {
         caller: Option<&Caller>,
     ) -> Result<Approval, Error> {
         self.judge(Rpc::Reject, raw, caller, Kind::ApprovalRejected).await
+    }
+
+    /// Withdraws a pending approval of the caller's own call: the agent stopped waiting, or no
+    /// longer wants it. Afterwards no verdict can be given, and the call may not execute.
+    pub async fn withdraw(
+        &self,
+        raw: proto::WithdrawRequest,
+        caller: Option<&Caller>,
+    ) -> Result<Approval, Error> {
+        let request = match WithdrawRequest::from_proto(raw, &self.limits) {
+            Ok(request) => request,
+            Err(e) => return Err(super::refusal::invalid(&self.writer, Rpc::Withdraw, e).await),
+        };
+        let approval = self.claim(&request.decision_id)?;
+        let actor = approval.request.actor.id.clone();
+        let withdrawn = async {
+            if caller.is_some_and(|c| !c.may_act_as(&actor)) {
+                return Err(Error::PermissionDenied(format!(
+                    "only the call's actor `{actor}` may withdraw its approval"
+                )));
+            }
+            let comment = match request.reason.as_str() {
+                "" => "withdrawn by the agent".to_owned(),
+                reason => reason.to_owned(),
+            };
+            self.record_verdict(approval, Kind::ApprovalWithdrawn, None, comment, Outcome::Deny)
+                .await
+        }
+        .await;
+        if withdrawn.is_err() {
+            self.approvals.release(&request.decision_id);
+        }
+        withdrawn
     }
 
     /// An approver's verdict (`kind`): claimed, checked, recorded — or handed back.
@@ -159,6 +192,7 @@ impl Gate {
         let state = match kind {
             Kind::ApprovalApproved => State::Approved,
             Kind::ApprovalRejected => State::Rejected,
+            Kind::ApprovalWithdrawn => State::Withdrawn,
             _ => State::Expired,
         };
         let verdict = Verdict {

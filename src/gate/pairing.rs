@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::policy::Outcome;
 use crate::request::ExecutionReport;
 use crate::store::PairedDecision;
-use crate::trail::{Kind, Record};
+use crate::trail::{Event, Kind, Record};
 
 /// Why an execution breaks its decision, or `None` when it keeps to it.
 pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) -> Option<String> {
@@ -34,7 +34,7 @@ pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) ->
             return Some(format!("the decision was not allow: {outcome}"));
         }
     };
-    if decision.executed {
+    if decision.execution.is_some() {
         return Some("the decision was already executed".to_owned());
     }
     let decided = decided.unwrap_or_default();
@@ -45,6 +45,20 @@ pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) ->
         ));
     }
     None
+}
+
+/// The execution already stored for the decision when `report` repeats it exactly (a retry of a
+/// report whose answer was lost) and it kept to its decision: Execute is idempotent by decision.
+pub fn repeated<'a>(report: &ExecutionReport, decision: &'a PairedDecision) -> Option<&'a Event> {
+    let stored = decision.execution.as_ref()?;
+    let r = &stored.record;
+    let same = r.args_hash.as_deref() == Some(report.args_hash.as_str())
+        && r.status.as_deref() == Some(report.status.as_str())
+        && r.duration_us == Some(report.duration_us)
+        && r.result_bytes == Some(report.result_bytes)
+        && r.error == report.error;
+    let first = PairedDecision { execution: None, ..decision.clone() };
+    (same && violation(report, Some(&first)).is_none()).then_some(stored)
 }
 
 /// The events an Execute appends: the execution, and a violation event when it breaks its
@@ -121,15 +135,32 @@ mod tests {
 
     fn decision(outcome: &str, executed: bool) -> PairedDecision {
         let outcome: Outcome = outcome.parse().unwrap();
-        PairedDecision {
-            record: Record {
-                outcome: Some(outcome),
-                args_hash: Some("h".into()),
-                ..Record::new(Kind::Decision)
-            },
-            executed,
-            approval: None,
-        }
+        let record = Record {
+            outcome: Some(outcome),
+            args_hash: Some("h".into()),
+            ..Record::new(Kind::Decision)
+        };
+        let first = PairedDecision { record: record.clone(), execution: None, approval: None };
+        let execution = executed.then(|| {
+            let stored = records(&report("h"), Some(&first), 8000, None).remove(0);
+            let chain = crate::trail::Chain::default();
+            chain.link(stored, "e1".into(), "2026-12-01T00:00:00Z".into()).0
+        });
+        PairedDecision { execution, ..first }
+    }
+
+    #[test]
+    fn only_an_exact_repeat_of_a_clean_execution_is_answered_as_the_stored_one() {
+        let executed = decision("allow", true);
+        assert!(repeated(&report("h"), &executed).is_some());
+        let slower = ExecutionReport { duration_us: 11, ..report("h") };
+        assert!(repeated(&slower, &executed).is_none(), "another report is a second execution");
+        assert!(repeated(&report("h"), &decision("allow", false)).is_none());
+        let denied = PairedDecision {
+            record: Record { outcome: Some(Outcome::Deny), ..executed.record.clone() },
+            ..executed
+        };
+        assert!(repeated(&report("h"), &denied).is_none(), "a violation is not repeated quietly");
     }
 
     #[test]

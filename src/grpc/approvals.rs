@@ -101,6 +101,16 @@ impl Approvals for ApprovalsService {
         Ok(Response::new(to_proto(&approval)))
     }
 
+    #[tracing::instrument(name = "Withdraw", skip_all)]
+    async fn withdraw(
+        &self,
+        request: Request<proto::WithdrawRequest>,
+    ) -> Result<Response<proto::Approval>, Status> {
+        let caller = self.guard.check(&request, Rpc::Withdraw).await?;
+        let approval = self.gate.withdraw(request.into_inner(), caller.as_ref()).await?;
+        Ok(Response::new(to_proto(&approval)))
+    }
+
     #[tracing::instrument(name = "Await", skip_all)]
     async fn r#await(
         &self,
@@ -150,6 +160,7 @@ fn to_proto(approval: &Approval) -> proto::Approval {
             State::Approved => proto::ApprovalState::Approved,
             State::Rejected => proto::ApprovalState::Rejected,
             State::Expired => proto::ApprovalState::Expired,
+            State::Withdrawn => proto::ApprovalState::Withdrawn,
         } as i32,
         session_id: req.session_id.clone(),
         actor_id: req.actor.id.clone(),

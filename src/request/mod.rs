@@ -13,7 +13,7 @@ pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::Page;
-pub use verdict::{VerdictRequest, awaited_decision};
+pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};
 
 pub use crate::error::FieldError;
 

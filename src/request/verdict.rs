@@ -23,6 +23,23 @@ impl VerdictRequest {
     }
 }
 
+/// A Withdraw request, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WithdrawRequest {
+    pub decision_id: String,
+    /// Why; empty when not given.
+    pub reason: String,
+}
+
+impl WithdrawRequest {
+    /// Validates a Withdraw request.
+    pub fn from_proto(req: proto::WithdrawRequest, limits: &Limits) -> Result<Self, FieldError> {
+        required("decision_id", &req.decision_id, limits.max_name_bytes)?;
+        within("reason", &req.reason, limits.max_error_bytes)?;
+        Ok(Self { decision_id: req.decision_id, reason: req.reason })
+    }
+}
+
 /// Validates the decision id of an Await request.
 pub fn awaited_decision(req: &proto::AwaitRequest, limits: &Limits) -> Result<(), FieldError> {
     required("decision_id", &req.decision_id, limits.max_name_bytes)

@@ -147,8 +147,8 @@ struct Tip {
 pub struct PairedDecision {
     /// The decision event's fields.
     pub record: Record,
-    /// An execution was already reported for it.
-    pub executed: bool,
+    /// The execution already reported for it, if any (the first).
+    pub execution: Option<Event>,
     /// For a decision that required approval: the verdict event's kind and outcome, if any.
     pub approval: Option<(Kind, Option<Outcome>)>,
 }
@@ -184,13 +184,16 @@ impl Lookup<'_> {
         let Some(record) = record else {
             return Ok(None);
         };
-        let mut stmt = self.tx.prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM events WHERE decision_id = ?1 AND kind = 'execution')",
-        )?;
-        let executed = stmt.query_row([decision_id], |row| row.get(0))?;
+        let sql = format!(
+            "{} WHERE decision_id = ?1 AND kind = 'execution' ORDER BY seq LIMIT 1",
+            *SELECT
+        );
+        let mut stmt = self.tx.prepare_cached(&sql)?;
+        let execution = stmt.query_row([decision_id], row::event).optional()?;
         let mut stmt = self.tx.prepare_cached(
             "SELECT kind, outcome FROM events WHERE decision_id = ?1
-             AND kind IN ('approval_approved', 'approval_rejected', 'approval_expired')",
+             AND kind IN ('approval_approved', 'approval_rejected', 'approval_expired',
+                          'approval_withdrawn')",
         )?;
         let approval = stmt
             .query_row([decision_id], |row| {
@@ -201,7 +204,7 @@ impl Lookup<'_> {
             .and_then(|(kind, outcome)| {
                 Some((kind.parse().ok()?, outcome.and_then(|o| o.parse().ok())))
             });
-        Ok(Some(PairedDecision { record, executed, approval }))
+        Ok(Some(PairedDecision { record, execution, approval }))
     }
 }
 

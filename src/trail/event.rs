@@ -66,6 +66,8 @@ names! {
         ApprovalRejected = "approval_rejected",
         /// No verdict came in time; the event's outcome is what the timeout decided.
         ApprovalExpired = "approval_expired",
+        /// The agent withdrew its pending approval (the event's actor is the call's).
+        ApprovalWithdrawn = "approval_withdrawn",
         /// A call refused for who made it (auth): the token's id, the RPC, never the token.
         AccessDenied = "access_denied",
         /// A signed checkpoint of the tree of every event before it (its `note`).

@@ -8,7 +8,7 @@ use toolgate::config::{Config, TimeoutVerdict};
 use toolgate::proto::approvals_client::ApprovalsClient;
 use toolgate::proto::{
     Approval, ApprovalState, AwaitRequest, DecideResponse, ExecuteRequest, ExecutionStatus,
-    ListPendingRequest, Outcome, VerdictRequest,
+    ListPendingRequest, Outcome, VerdictRequest, WithdrawRequest,
 };
 
 use crate::helpers::{TestApp, request, rows, start, toolgate_async};
@@ -106,7 +106,14 @@ async fn an_approved_call_executes_once_with_its_own_arguments() {
     let pending = pending.into_inner().approvals;
     let approved = approvals.approve(verdict(&decision, "bob", "looks fine")).await.unwrap();
     let first = execute(&mut app, &decision, "staging").await;
-    let second = execute(&mut app, &decision, "staging").await;
+    let retried = execute(&mut app, &decision, "staging").await;
+    let second = app.client.execute(ExecuteRequest {
+        decision_id: decision.decision_id.clone(),
+        args_json: r#"{"env":"staging"}"#.into(),
+        status: ExecutionStatus::Error as i32,
+        error: "ran again".into(),
+        ..Default::default()
+    });
 
     assert_eq!(pending.len(), 1);
     let shown = &pending[0];
@@ -123,6 +130,8 @@ async fn an_approved_call_executes_once_with_its_own_arguments() {
     assert_eq!(approved.verdict_outcome(), Outcome::Allow);
     assert_eq!((approved.approver.as_str(), approved.comment.as_str()), ("bob", "looks fine"));
     assert_eq!(first, "");
+    assert_eq!(retried, "", "an exact retry is answered as the first");
+    let second = second.await.unwrap().into_inner().violation;
     assert_eq!(second, "the decision was already executed");
 }
 
@@ -368,4 +377,58 @@ async fn the_command_line_lists_and_approves() {
     assert!(approved.contains("APPROVED") && approved.contains("by bob"), "{approved}");
     assert!(!again.status.success(), "a settled approval takes no second verdict");
     assert_eq!(execute(&mut app, &decision, "staging").await, "");
+}
+
+#[tokio::test]
+async fn an_agent_that_stops_waiting_withdraws_its_approval_and_no_verdict_follows() {
+    let (mut app, mut approvals) = app().await;
+    let decision = deploy(&mut app, "staging").await;
+    let withdraw = |reason: &str| WithdrawRequest {
+        decision_id: decision.decision_id.clone(),
+        reason: reason.into(),
+    };
+
+    let withdrawn = approvals.withdraw(withdraw("gave up after 1 s")).await.unwrap().into_inner();
+    let again = approvals.withdraw(withdraw("")).await.unwrap_err();
+    let late = approvals.approve(verdict(&decision, "bob", "ok")).await.unwrap_err();
+    let told = wait(&mut approvals, &decision, 1_000).await;
+    let violation = execute(&mut app, &decision, "staging").await;
+    let pending = approvals.list_pending(ListPendingRequest::default()).await.unwrap();
+
+    assert_eq!(withdrawn.state(), ApprovalState::Withdrawn);
+    assert_eq!(withdrawn.verdict_outcome(), Outcome::Deny);
+    assert_eq!(
+        (withdrawn.approver.as_str(), withdrawn.comment.as_str()),
+        ("", "gave up after 1 s")
+    );
+    assert_eq!(again.code(), Code::FailedPrecondition);
+    assert_eq!(late.code(), Code::FailedPrecondition, "no verdict after a withdrawal");
+    assert_eq!(told.state(), ApprovalState::Withdrawn, "Await reads it back from the trail");
+    assert_eq!(violation, "the call required approval and has none: approval_withdrawn");
+    assert!(pending.into_inner().approvals.is_empty());
+    let rows = rows(&app.db);
+    let event = rows.iter().find(|r| r.kind == "approval_withdrawn").unwrap();
+    assert_eq!(event.actor_id.as_deref(), Some("alice"), "the call's own actor withdrew it");
+    assert_eq!(event.decision_id.as_deref(), Some(decision.decision_id.as_str()));
+}
+
+#[tokio::test]
+async fn a_verdict_given_first_cannot_be_withdrawn() {
+    let (mut app, mut approvals) = app().await;
+    let decision = deploy(&mut app, "staging").await;
+    approvals.approve(verdict(&decision, "bob", "")).await.unwrap();
+
+    let refused = approvals
+        .withdraw(WithdrawRequest {
+            decision_id: decision.decision_id.clone(),
+            reason: String::new(),
+        })
+        .await
+        .unwrap_err();
+    let blank = approvals.withdraw(WithdrawRequest::default()).await.unwrap_err();
+
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert_eq!(blank.code(), Code::InvalidArgument);
+    assert!(blank.message().contains("decision_id"), "{}", blank.message());
+    assert_eq!(execute(&mut app, &decision, "staging").await, "", "the approval stands");
 }

@@ -99,10 +99,26 @@ async fn a_second_execution_of_one_decision_is_a_violation() {
     let decision = app.decide(request("read")).await;
 
     let first = execute(&mut app, report(&decision, ARGS, "x")).await;
-    let second = execute(&mut app, report(&decision, ARGS, "x")).await;
+    let second =
+        execute(&mut app, ExecuteRequest { duration_us: 99, ..report(&decision, ARGS, "x") });
 
     assert_eq!(first.violation, "");
-    assert_eq!(second.violation, "the decision was already executed");
+    assert_eq!(second.await.violation, "the decision was already executed");
+}
+
+/// A harness that lost Execute's answer (a deadline, a dropped connection) sends the same
+/// report again: it is answered from the execution already recorded, and nothing is added.
+#[tokio::test]
+async fn an_exact_retry_of_a_recorded_report_is_answered_from_it() {
+    let mut app = spawn_app().await;
+    let decision = app.decide(request("read")).await;
+
+    let first = execute(&mut app, report(&decision, ARGS, "abc")).await;
+    let events = rows(&app.db).len();
+    let retry = execute(&mut app, report(&decision, ARGS, "abc")).await;
+
+    assert_eq!(retry, first, "the same answer, the same seq");
+    assert_eq!(rows(&app.db).len(), events, "nothing appended");
 }
 
 #[tokio::test]
@@ -110,10 +126,11 @@ async fn concurrent_executions_of_one_decision_let_exactly_one_pass() {
     let mut app = spawn_app().await;
     let decision = app.decide(request("read")).await;
 
+    // Sixteen different reports (an exact repeat would be a retry, answered as the first).
     let tasks: Vec<_> = (0..16)
-        .map(|_| {
+        .map(|i| {
             let mut client = app.client.clone();
-            let req = report(&decision, ARGS, "x");
+            let req = ExecuteRequest { duration_us: i, ..report(&decision, ARGS, "x") };
             tokio::spawn(async move { client.execute(req).await.unwrap().into_inner() })
         })
         .collect();

@@ -15,11 +15,13 @@ class ApprovalState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     APPROVED: _ClassVar[ApprovalState]
     REJECTED: _ClassVar[ApprovalState]
     EXPIRED: _ClassVar[ApprovalState]
+    WITHDRAWN: _ClassVar[ApprovalState]
 APPROVAL_STATE_UNSPECIFIED: ApprovalState
 PENDING: ApprovalState
 APPROVED: ApprovalState
 REJECTED: ApprovalState
 EXPIRED: ApprovalState
+WITHDRAWN: ApprovalState
 
 class ListPendingRequest(_message.Message):
     __slots__ = ("session_id", "actor_id", "tool")
@@ -46,6 +48,14 @@ class VerdictRequest(_message.Message):
     approver: str
     comment: str
     def __init__(self, decision_id: _Optional[str] = ..., approver: _Optional[str] = ..., comment: _Optional[str] = ...) -> None: ...
+
+class WithdrawRequest(_message.Message):
+    __slots__ = ("decision_id", "reason")
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    decision_id: str
+    reason: str
+    def __init__(self, decision_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class AwaitRequest(_message.Message):
     __slots__ = ("decision_id", "timeout_ms")

@@ -54,6 +54,11 @@ class ApprovalsStub:
                 request_serializer=toolgate_dot_v1_dot_approvals__pb2.AwaitRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_approvals__pb2.Approval.FromString,
                 _registered_method=True)
+        self.Withdraw = channel.unary_unary(
+                '/toolgate.v1.Approvals/Withdraw',
+                request_serializer=toolgate_dot_v1_dot_approvals__pb2.WithdrawRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_approvals__pb2.Approval.FromString,
+                _registered_method=True)
 
 
 class ApprovalsServicer:
@@ -92,6 +97,16 @@ class ApprovalsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Withdraw(self, request, context):
+        """Withdraws a pending approval of the caller's own call, when the agent stops waiting for it
+        or no longer wants the call: recorded as an `approval_withdrawn` event, after which no
+        verdict can be given and the call may not execute. FAILED_PRECONDITION once a verdict
+        exists; with auth on, PERMISSION_DENIED unless the caller may act as the call's actor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ApprovalsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +128,11 @@ def add_ApprovalsServicer_to_server(servicer, server):
             'Await': grpc.unary_unary_rpc_method_handler(
                     servicer.Await,
                     request_deserializer=toolgate_dot_v1_dot_approvals__pb2.AwaitRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_approvals__pb2.Approval.SerializeToString,
+            ),
+            'Withdraw': grpc.unary_unary_rpc_method_handler(
+                    servicer.Withdraw,
+                    request_deserializer=toolgate_dot_v1_dot_approvals__pb2.WithdrawRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_approvals__pb2.Approval.SerializeToString,
             ),
     }
@@ -223,6 +243,33 @@ class Approvals:
             target,
             '/toolgate.v1.Approvals/Await',
             toolgate_dot_v1_dot_approvals__pb2.AwaitRequest.SerializeToString,
+            toolgate_dot_v1_dot_approvals__pb2.Approval.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Withdraw(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Approvals/Withdraw',
+            toolgate_dot_v1_dot_approvals__pb2.WithdrawRequest.SerializeToString,
             toolgate_dot_v1_dot_approvals__pb2.Approval.FromString,
             options,
             channel_credentials,
