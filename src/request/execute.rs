@@ -85,15 +85,17 @@ impl ExecutionReport {
         within("error", &req.error, limits.max_error_bytes)?;
         let duration_us = i64::try_from(req.duration_us)
             .map_err(|_| FieldError::new("duration_us", "out of range"))?;
+        let claimed = usize::try_from(req.result_bytes)
+            .ok()
+            .filter(|&bytes| i64::try_from(bytes).is_ok())
+            .ok_or_else(|| FieldError::new("result_bytes", "out of range"))?;
         let result_bytes = match &req.output {
+            // A client that sends only the start of a long output says its full size.
             Some(output) => {
                 within("output", output, limits.max_output_bytes)?;
-                output.len()
+                claimed.max(output.len())
             }
-            None => usize::try_from(req.result_bytes)
-                .ok()
-                .filter(|&bytes| i64::try_from(bytes).is_ok())
-                .ok_or_else(|| FieldError::new("result_bytes", "out of range"))?,
+            None => claimed,
         };
         Ok(Self {
             decision_id: req.decision_id,
@@ -126,9 +128,17 @@ mod tests {
     }
 
     #[test]
-    fn result_bytes_come_from_the_output_when_it_is_sent() {
-        let report = ExecutionReport::from_proto(request(), &Limits::default()).unwrap();
-        assert_eq!(report.result_bytes, 6);
+    fn result_bytes_come_from_the_output_unless_it_is_the_start_of_a_larger_one() {
+        let size = |result_bytes| {
+            let req = proto::ExecuteRequest { result_bytes, ..request() };
+            ExecutionReport::from_proto(req, &Limits::default()).unwrap().result_bytes
+        };
+        assert_eq!(size(0), 6);
+        assert_eq!(size(3), 6, "never less than what was sent");
+        assert_eq!(size(999), 999);
+        let huge = proto::ExecuteRequest { result_bytes: u64::MAX, ..request() };
+        let refused = ExecutionReport::from_proto(huge, &Limits::default()).unwrap_err();
+        assert_eq!(refused.field, "result_bytes");
     }
 
     #[test]

@@ -9,7 +9,7 @@ import time
 import grpc
 import pytest
 
-from toolgate import Denied, Toolgate, Unavailable
+from toolgate import Denied, PermissionDenied, Toolgate, Unavailable
 from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2, gate_pb2_grpc
 
 
@@ -64,7 +64,7 @@ def test_a_rewrite_runs_the_tool_with_the_rewritten_arguments(server):
 
     assert result.outcome == "rewrite" and result.ran
     assert seen == [{"interactive": True, "path": "build/"}]
-    assert result.violation == ""
+    assert result.report is not None and result.report.violation == ""
 
 
 def test_a_dry_run_runs_only_the_dry_runner(server):
@@ -202,7 +202,7 @@ def test_a_token_is_sent_when_auth_is_on(tmp_path):
     server = start(tmp_path, config=config)
     try:
         anonymous = Toolgate(server.target, session_id="s", actor_id="agent-1")
-        with pytest.raises(grpc.RpcError) as refused:
+        with pytest.raises(PermissionDenied) as refused:
             anonymous.guard("read", {"path": "a"}, run=lambda a: "")
         tg = Toolgate(server.target, session_id="s", actor_id="agent-1", token="py-agent-token")
         result = tg.guard("read", {"path": "a"}, run=lambda a: "ok")
@@ -210,7 +210,7 @@ def test_a_token_is_sent_when_auth_is_on(tmp_path):
         server.process.terminate()
         server.process.wait(timeout=30)
 
-    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED
     assert result.ran
 
 
@@ -241,7 +241,7 @@ actors = ["agent-1"]
         tg = Toolgate(server.target, session_id="s", actor_id="agent-1", credentials=credentials)
         result = tg.guard("read", {"path": "a"}, run=lambda a: "over mutual TLS")
         other = Toolgate(server.target, session_id="s", actor_id="agent-2", credentials=credentials)
-        with pytest.raises(grpc.RpcError) as impersonated:
+        with pytest.raises(PermissionDenied) as impersonated:
             other.guard("read", {"path": "a"}, run=ran.append)
     finally:
         server.process.terminate()
@@ -249,7 +249,7 @@ actors = ["agent-1"]
 
     assert ran == []
     assert result.ran and result.output == "over mutual TLS"
-    assert impersonated.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert impersonated.value.code == grpc.StatusCode.PERMISSION_DENIED
     assert "cert:py-agent" in server.query("--kind", "access_denied")
 
 

@@ -1,14 +1,24 @@
 """toolgate's Python client: ask toolgate before a tool runs, report after.
 
-    from toolgate import Toolgate
+    from toolgate import AsyncToolgate
 
-    tg = Toolgate("127.0.0.1:50051", session_id="s1", actor_id="agent-1")
-    result = tg.guard("read", {"path": "README.md"}, run=lambda a: open(a["path"]).read())
+    tg = AsyncToolgate("127.0.0.1:50051", session_id="s1", actor_id="agent-1")
+    result = await tg.guard("read", {"path": "README.md"}, run=read_file)
     print(result.for_model())
 
-The generated stubs are in `toolgate.v1` for anything the ergonomic layer does not cover.
+`Toolgate` is the same for synchronous code. The generated stubs are in `toolgate.v1` for
+anything the ergonomic layer does not cover.
 """
 
-from toolgate.client import Call, Decision, Denied, GuardResult, Toolgate, Unavailable
+from toolgate._model import (
+    Approval, Call, Decision, Denied, GuardResult, InvalidRequest, NotRecorded, PermissionDenied,
+    Report, ToolgateError, ToolTimedOut, Unavailable, Violation,
+)
+from toolgate.aio import AsyncToolgate
+from toolgate.client import Toolgate
 
-__all__ = ["Call", "Decision", "Denied", "GuardResult", "Toolgate", "Unavailable"]
+__all__ = [
+    "Approval", "AsyncToolgate", "Call", "Decision", "Denied", "GuardResult", "InvalidRequest",
+    "NotRecorded", "PermissionDenied", "Report", "ToolgateError", "ToolTimedOut", "Toolgate",
+    "Unavailable", "Violation",
+]

@@ -1,108 +1,42 @@
-"""The ergonomic layer over toolgate's gRPC API: decide, run, report.
+"""The synchronous client: decide, run, report.
 
 A harness wraps each tool call in `Toolgate.guard` (a call), `Toolgate.guarded` (a context
 manager) or `Toolgate.tool` (a decorator). Each asks Decide first and runs the tool only when
 toolgate allows it — with the rewritten arguments after a rewrite, after a person's approval
-when one is required — measures the tool's own run time, reports it with Execute, and hands
-back the output as toolgate processed it (cut to the decision's limit).
+when one is required — within the decision's `timeout_ms`, measures the tool's own run time,
+reports it with Execute, and hands back the output as toolgate processed it. `AsyncToolgate`
+(`toolgate.aio`) does the same for coroutines.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import json
+import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 import grpc
 
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2, gate_pb2_grpc
+from toolgate._model import (
+    Approval, Call, Decision, Denied, GuardResult, NotRecorded, Report, ToolgateError,
+    ToolTimedOut, Violation, approval_from, bound_args, decide_request, decision_from, error_from,
+    execute_request, refused, report_from, unaccepted, verdict_refusal,
+)
+from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
 
-__all__ = ["Toolgate", "Decision", "GuardResult", "Denied", "Unavailable", "Call"]
-
-_OUTCOMES = {
-    gate_pb2.ALLOW: "allow",
-    gate_pb2.DENY: "deny",
-    gate_pb2.REQUIRE_APPROVAL: "require_approval",
-    gate_pb2.DRY_RUN: "dry_run",
-    gate_pb2.REWRITE: "rewrite",
-}
+#: The longest one Await call waits on the server (its own limit).
+MAX_AWAIT_MS = 600_000
 
 
-@dataclass(frozen=True)
-class Decision:
-    """toolgate's answer to Decide."""
-
-    decision_id: str
-    outcome: str
-    reason: str
-    policy_ids: list[str]
-    args_hash: str
-    max_output_chars: int
-    timeout_ms: int
-    #: The arguments to run with: the rewritten ones after a rewrite, else the requested ones.
-    args: dict[str, Any]
-    seq: int
-
-    @property
-    def allowed(self) -> bool:
-        return self.outcome in ("allow", "rewrite")
-
-
-@dataclass
-class GuardResult:
-    """What a guarded call came to: the output toolgate handed back, or why it did not run."""
-
-    decision: Decision
-    ran: bool
-    #: The tool's output as processed by toolgate (cut to `max_output_chars`); empty if not run.
-    output: str = ""
-    truncated: bool = False
-    #: Why the call did not run, in words fit for the model; empty when it ran.
-    reason: str = ""
-    #: Non-empty when the report broke the decision (recorded as a violation).
-    violation: str = ""
-
-    @property
-    def outcome(self) -> str:
-        return self.decision.outcome
-
-    @property
-    def policy_ids(self) -> list[str]:
-        return self.decision.policy_ids
-
-    def for_model(self) -> str:
-        """The text to give the model: the output, or the denial and the policies behind it."""
-        if self.ran:
-            return self.output
-        policies = ", ".join(self.decision.policy_ids) or "none"
-        return f"[toolgate: {self.decision.outcome}] {self.reason} (policies: {policies})"
-
-
-class Denied(Exception):
-    """The call may not run; `result` says why."""
-
-    def __init__(self, result: GuardResult):
-        super().__init__(result.for_model())
-        self.result = result
-
-
-class Unavailable(Exception):
-    """toolgate could not be asked or could not record the call: the tool must not run."""
-
-
-@dataclass
-class Call:
-    """A call inside `Toolgate.guarded`: run the tool with `args`, then set `output`."""
-
-    decision: Decision
-    #: Run as a dry run only (the outcome was dry_run).
-    dry_run: bool
-    args: dict[str, Any]
-    output: Any = None
-    result: Optional[GuardResult] = field(default=None, init=False)
+def channel_for(target: str, credentials: Optional[grpc.ChannelCredentials], secure: Callable,
+                insecure: Callable) -> Any:
+    # Over a unix socket grpc sends the socket's path as the :authority. The server accepts
+    # it now; naming a host keeps this client working against servers from before that.
+    options = [("grpc.default_authority", "localhost")] if target.startswith("unix:") else []
+    if credentials is not None:
+        return secure(target, credentials, options=options)
+    return insecure(target, options=options)
 
 
 class Toolgate:
@@ -110,7 +44,9 @@ class Toolgate:
 
     `target` is `host:port` (`127.0.0.1:50051`) or `unix:/path/to.sock`; `token` is the bearer
     token when the server's auth is on; `credentials` (`grpc.ssl_channel_credentials(...)`, with
-    a client certificate for mutual TLS) when the server serves TLS.
+    a client certificate for mutual TLS) when the server serves TLS. Every RPC has a deadline of
+    `rpc_timeout` seconds (an Await, its wait plus that); `approval_timeout` is how long `guard`
+    waits for a verdict before it withdraws the approval.
     """
 
     def __init__(
@@ -123,24 +59,24 @@ class Toolgate:
         delegation_chain: tuple[str, ...] = (),
         task_type: str = "",
         approval_timeout: float = 300.0,
+        rpc_timeout: float = 10.0,
         token: Optional[str] = None,
         credentials: Optional[grpc.ChannelCredentials] = None,
         channel: Optional[grpc.Channel] = None,
     ):
-        # Over a unix socket grpc sends the socket's path as the :authority. The server accepts
-        # it now; naming a host keeps this client working against servers from before that.
-        options = [("grpc.default_authority", "localhost")] if target.startswith("unix:") else []
-        if channel is None and credentials is not None:
-            channel = grpc.secure_channel(target, credentials, options=options)
-        self._channel = channel or grpc.insecure_channel(target, options=options)
+        self._channel = channel or channel_for(
+            target, credentials, grpc.secure_channel, grpc.insecure_channel
+        )
         self._gate = gate_pb2_grpc.GateStub(self._channel)
         self._approvals = approvals_pb2_grpc.ApprovalsStub(self._channel)
+        self._base = {
+            "session_id": session_id,
+            "task_type": task_type,
+            "actor": {"id": actor_id, "kind": actor_kind, "delegation_chain": list(delegation_chain)},
+        }
         self.session_id = session_id
-        self.actor = gate_pb2.Actor(
-            id=actor_id, kind=actor_kind, delegation_chain=list(delegation_chain)
-        )
-        self.task_type = task_type
         self.approval_timeout = approval_timeout
+        self.rpc_timeout = rpc_timeout
         # The bearer token, when the server's auth is on (docs/security.md).
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
 
@@ -153,93 +89,38 @@ class Toolgate:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # The raw calls.
+    # The calls, typed.
 
-    def decide(
-        self,
-        tool: str,
-        args: Mapping[str, Any],
-        *,
-        action: str = "",
-        resource: Optional[Mapping[str, str]] = None,
-        context: Optional[Mapping[str, Any]] = None,
-        allow_write: bool = False,
-        allow_bash: bool = False,
-        max_output_chars: int = 0,
-        dry_run: bool = False,
-        idempotency_key: str = "",
-        timeout_ms: int = 0,
-    ) -> Decision:
-        """Asks whether `tool` may run with `args`; the answer is on the trail before it comes."""
-        resource = dict(resource or {})
-        request = gate_pb2.DecideRequest(
-            session_id=self.session_id,
-            task_type=self.task_type,
-            actor=self.actor,
-            tool=tool,
-            action=action,
-            resource=gate_pb2.Resource(
-                type=resource.get("type", ""),
-                id=resource.get("id", ""),
-                classification=resource.get("classification", ""),
-            ),
-            args_json=json.dumps(dict(args)),
-            context_json=json.dumps(dict(context or {})),
-            options=gate_pb2.RunOptions(
-                allow_write=allow_write, allow_bash=allow_bash, max_output_chars=max_output_chars
-            ),
-            plan=gate_pb2.ExecutionPlan(
-                dry_run=dry_run, idempotency_key=idempotency_key, timeout_ms=timeout_ms
-            ),
-        )
-        answer = self._call(self._gate.Decide, request)
-        run_args = json.loads(answer.rewritten_args_json) if answer.rewritten_args_json else dict(args)
-        return Decision(
-            decision_id=answer.decision_id,
-            outcome=_OUTCOMES.get(answer.outcome, "deny"),
-            reason=answer.reason,
-            policy_ids=list(answer.policy_ids),
-            args_hash=answer.args_hash,
-            max_output_chars=answer.max_output_chars,
-            timeout_ms=answer.timeout_ms,
-            args=run_args,
-            seq=answer.seq,
-        )
+    def decide(self, tool: str, args: Mapping[str, Any], **options: Any) -> Decision:
+        """Asks whether `tool` may run with `args`; the answer is on the trail before it comes.
+        Options: action, resource, context, allow_write, allow_bash, max_output_chars,
+        dry_run, idempotency_key, timeout_ms."""
+        request = decide_request(self._base, tool, args, **options)
+        return decision_from(self._call(self._gate.Decide, request), args)
 
-    def execute(
-        self,
-        decision: Decision,
-        args: Mapping[str, Any],
-        *,
-        output: Optional[str] = None,
-        duration_us: int = 0,
-        status: str = "ok",
-        error: str = "",
-        wrap_output: bool = False,
-    ) -> gate_pb2.ExecuteResponse:
-        """Reports a run of the decided call; returns the processed output."""
-        statuses = {"ok": gate_pb2.OK, "error": gate_pb2.ERROR, "timeout": gate_pb2.TIMEOUT}
-        request = gate_pb2.ExecuteRequest(
-            decision_id=decision.decision_id,
-            args_json=json.dumps(dict(args)),
-            duration_us=duration_us,
-            status=statuses[status],
-            error=error,
-            output=output,
-            wrap_output=wrap_output,
-        )
-        return self._call(self._gate.Execute, request)
+    def execute(self, decision: Decision, args: Mapping[str, Any], **report: Any) -> Report:
+        """Reports a run of the decided call (output, duration_us, status "ok", "error" or
+        "timeout", error, wrap_output); returns the processed output. Raises `Violation` when
+        toolgate recorded the report as breaking its decision."""
+        return self._report(execute_request(decision, args, **report))
 
-    def await_approval(self, decision: Decision, timeout: Optional[float] = None) -> approvals_pb2.Approval:
+    def await_approval(self, decision: Decision, timeout: Optional[float] = None) -> Approval:
         """Waits for the verdict on a decision that requires approval, up to `timeout` seconds
-        (`approval_timeout` by default); returns the approval, still PENDING if none came."""
+        (`approval_timeout` by default); returns the approval, still pending if none came."""
         deadline = time.monotonic() + (self.approval_timeout if timeout is None else timeout)
         while True:
             left_ms = max(0, int((deadline - time.monotonic()) * 1000))
-            request = approvals_pb2.AwaitRequest(decision_id=decision.decision_id, timeout_ms=min(left_ms, 600_000))
-            approval = self._call(self._approvals.Await, request)
-            if approval.state != approvals_pb2.PENDING or left_ms == 0:
+            wait_ms = min(left_ms, MAX_AWAIT_MS)
+            request = approvals_pb2.AwaitRequest(decision_id=decision.decision_id, timeout_ms=wait_ms)
+            approval = approval_from(self._call(self._approvals.Await, request, wait_ms / 1000))
+            if not approval.pending or left_ms == 0:
                 return approval
+
+    def withdraw(self, decision: Decision, reason: str = "") -> Approval:
+        """Withdraws the pending approval of a decision: no verdict can follow, and the call
+        may not run. Raises `ToolgateError` (FAILED_PRECONDITION) once a verdict exists."""
+        request = approvals_pb2.WithdrawRequest(decision_id=decision.decision_id, reason=reason)
+        return approval_from(self._call(self._approvals.Withdraw, request))
 
     # Guarding a call.
 
@@ -253,58 +134,168 @@ class Toolgate:
         raise_on_deny: bool = False,
         **decide: Any,
     ) -> GuardResult:
-        """Decides, runs `run(args)` when allowed (`dry_run(args)` when only a dry run is),
-        reports, and returns the result. A denial is a `GuardResult` with `ran=False`, or
-        `Denied` with `raise_on_deny=True`. The tool's exception is reported as an error and
-        raised again."""
+        """Decides, runs `run(args)` when allowed (`dry_run(args)` when only a dry run is)
+        within the decision's `timeout_ms`, reports, and returns the result. A denial is a
+        `GuardResult` with `ran=False`, or `Denied` with `raise_on_deny=True`. The tool's own
+        exception is reported as an error and raised again; a tool past its time is reported
+        as a timeout (`ToolTimedOut`); a run whose report fails raises `NotRecorded`."""
+        for function in (run, dry_run):
+            if inspect.iscoroutinefunction(function):
+                raise TypeError("a coroutine function needs AsyncToolgate (toolgate.aio)")
         try:
-            with self.guarded(tool, args, **decide) as call:
-                runner = dry_run if call.dry_run else run
-                if runner is None:
-                    raise Denied(_refused(call.decision, "only a dry run is allowed and none was given"))
-                call.output = runner(call.args)
+            call = self._admit(self.decide(tool, args, **decide))
         except Denied as denied:
             if raise_on_deny:
                 raise
             return denied.result
-        assert call.result is not None
-        return call.result
+        runner = dry_run if call.dry_run else run
+        if runner is None:
+            result = refused(call.decision, "only a dry run is allowed and none was given")
+            if raise_on_deny:
+                raise Denied(result)
+            return result
+        started = time.monotonic()
+        finished, output, error = _run_within(runner, call.args, call.decision.timeout_ms)
+        duration_us = int((time.monotonic() - started) * 1_000_000)
+        if not finished:
+            ran_out = f"ran out its {call.decision.timeout_ms} ms"
+            report = self._record(call, None, None, duration_us=duration_us, status="timeout",
+                                  error=ran_out).report
+            raise ToolTimedOut(call.decision, report)  # type: ignore[arg-type]
+        if error is not None:
+            self._record(call, None, error, duration_us=duration_us, status="error", error=str(error))
+            raise error
+        return self._record(call, output, None, duration_us=duration_us)
 
     def guarded(self, tool: str, args: Mapping[str, Any], **decide: Any) -> "_Guarded":
         """A context manager: `with tg.guarded("write", args, allow_write=True) as call:` runs
         the block only when allowed (raising `Denied` otherwise), with `call.args` to run with;
-        set `call.output`. Leaving the block reports the run — an exception as an error — and
-        sets `call.result`."""
+        set `call.output`. Leaving the block reports the run (an exception as an error) and
+        sets `call.result`. The block's time is measured, not limited: `guard` applies the
+        decision's `timeout_ms`."""
         return _Guarded(self, tool, dict(args), decide)
 
     def tool(self, name: str, **decide: Any) -> Callable[[Callable[..., Any]], Callable[..., str]]:
-        """A decorator: the function's keyword arguments are the tool's arguments; calling it
-        decides, runs and reports, and returns the processed output. A denial raises `Denied`.
-        A function with a `dry_run` parameter is run with `dry_run=True` when only a dry run is
-        allowed."""
+        """A decorator: the function's arguments, positional or named, are the tool's
+        arguments; calling it decides, runs and reports, and returns the processed output. A
+        denial raises `Denied`. A function with a `dry_run` parameter is run with
+        `dry_run=True` when only a dry run is allowed."""
 
         def wrap(function: Callable[..., Any]) -> Callable[..., str]:
+            if inspect.iscoroutinefunction(function):
+                raise TypeError("a coroutine function needs AsyncToolgate (toolgate.aio)")
             takes_dry_run = "dry_run" in inspect.signature(function).parameters
 
             @functools.wraps(function)
-            def guarded(**kwargs: Any) -> str:
-                dry = (lambda a: function(**a, dry_run=True)) if takes_dry_run else None
-                result = self.guard(
-                    name, kwargs, lambda a: function(**a), dry_run=dry, raise_on_deny=True, **decide
-                )
+            def guarded(*args: Any, **kwargs: Any) -> str:
+                named = bound_args(function, args, kwargs)
+                dry = (lambda a: _call_with(function, a, dry_run=True)) if takes_dry_run else None
+                result = self.guard(name, named, lambda a: _call_with(function, a), dry_run=dry,
+                                    raise_on_deny=True, **decide)
                 return result.output
 
             return guarded
 
         return wrap
 
-    def _call(self, method: Callable[..., Any], request: Any) -> Any:
+    # The steps.
+
+    def _admit(self, decision: Decision) -> Call:
+        """The call to run, once the decision (and any approval) lets it; `Denied` otherwise."""
+        approval = None
+        if decision.outcome == "require_approval":
+            approval = self.await_approval(decision)
+            if approval.pending:
+                approval = self._give_up(decision)
+            refusal = verdict_refusal(decision, approval, self.approval_timeout)
+            if refusal is not None:
+                raise Denied(refusal)
+        elif decision.outcome == "deny":
+            raise Denied(refused(decision, decision.reason))
+        return Call(decision=decision, dry_run=decision.outcome == "dry_run", args=decision.args,
+                    approval=approval)
+
+    def _give_up(self, decision: Decision) -> Approval:
+        """Withdraws an approval nobody answered in time; a verdict given meanwhile stands."""
+        reason = f"the agent stopped waiting after {self.approval_timeout:g} s"
         try:
-            return method(request, metadata=self._metadata)
-        except grpc.RpcError as error:
-            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise Unavailable(f"toolgate: {error.details()}") from error
+            return self.withdraw(decision, reason)
+        except ToolgateError as error:
+            if error.code != grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+            return self.await_approval(decision, timeout=0)
+
+    def _record(self, call: Call, output: Any, tool_error: Optional[BaseException],
+                **report: Any) -> GuardResult:
+        """Reports a run; `NotRecorded` when the report does not reach the trail."""
+        request = execute_request(call.decision, call.args, output=output, **report)
+
+        def send(retry: bool = False) -> GuardResult:
+            answer = self._report(request, ready=retry)
+            result = GuardResult(decision=call.decision, ran=True, output=answer.output,
+                                 truncated=answer.truncated, approval=call.approval, report=answer)
+            if tool_error is None:
+                call.result = result
+            return result
+
+        try:
+            return send()
+        except (Violation, Denied):
             raise
+        except ToolgateError as error:
+            raise NotRecorded(error, call.decision, output, tool_error,
+                              report.get("status", "ok"), lambda: send(retry=True)) from error
+
+    def _report(self, request: Any, ready: bool = False) -> Report:
+        report = report_from(self._call(self._gate.Execute, request, ready=ready))
+        if report.violation:
+            raise Violation(report)
+        return report
+
+    def _call(self, method: Callable[..., Any], request: Any, waits: float = 0.0,
+              ready: bool = False) -> Any:
+        """One RPC within its deadline; `ready`: wait for a connection until then (a retry)
+        instead of failing at once while the channel reconnects."""
+        timeout = waits + self.rpc_timeout
+        try:
+            return method(request, metadata=self._metadata, timeout=timeout, wait_for_ready=ready)
+        except grpc.RpcError as error:
+            raise error_from(error) from error
+
+
+def _call_with(function: Callable[..., Any], args: Mapping[str, Any], **extra: Any) -> Any:
+    """Calls a decorated function with the arguments it was allowed to run with; a rewrite
+    that adds an argument the function does not take is refused before it runs."""
+    extra_names = unaccepted(function, args)
+    if extra_names:
+        raise TypeError(f"not run: the decided arguments name parameters the tool does not take: "
+                        f"{', '.join(extra_names)}")
+    return function(**args, **extra)
+
+
+def _run_within(runner: Callable[[dict[str, Any]], Any], args: dict[str, Any],
+                timeout_ms: int) -> tuple[bool, Any, Optional[BaseException]]:
+    """Runs the tool; with a timeout, in a thread of its own, given up on (it cannot be stopped)
+    once the time is out. Returns whether it finished, its output and its exception."""
+    if timeout_ms <= 0:
+        try:
+            return True, runner(args), None
+        except Exception as error:  # noqa: BLE001 - the tool's own, reported and raised again
+            return True, None, error
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["output"] = runner(args)
+        except BaseException as error:  # noqa: BLE001
+            box["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True, name="toolgate-tool")
+    thread.start()
+    thread.join(timeout_ms / 1000)
+    if thread.is_alive():
+        return False, None, None
+    return True, box.get("output"), box.get("error")
 
 
 class _Guarded:
@@ -317,19 +308,7 @@ class _Guarded:
         self._started = 0.0
 
     def __enter__(self) -> Call:
-        decision = self._client.decide(self._tool, self._args, **self._decide)
-        if decision.outcome == "require_approval":
-            approval = self._client.await_approval(decision)
-            verdict = _OUTCOMES.get(approval.verdict_outcome, "deny")
-            if approval.state == approvals_pb2.PENDING:
-                raise Denied(_refused(decision, f"no approval within {self._client.approval_timeout:g} s"))
-            if verdict != "allow":
-                state = approvals_pb2.ApprovalState.Name(approval.state).lower()
-                by = f" by {approval.approver}" if approval.approver else ""
-                raise Denied(_refused(decision, f"approval {state}{by}: {approval.comment}"))
-        elif decision.outcome == "deny":
-            raise Denied(_refused(decision, decision.reason))
-        self._call = Call(decision=decision, dry_run=decision.outcome == "dry_run", args=decision.args)
+        self._call = self._client._admit(self._client.decide(self._tool, self._args, **self._decide))
         # The tool's own run time starts here, after any wait for approval.
         self._started = time.monotonic()
         return self._call
@@ -341,21 +320,8 @@ class _Guarded:
         if isinstance(error, Denied):
             return False
         if error is not None:
-            self._client.execute(
-                call.decision, call.args, duration_us=duration_us, status="error", error=str(error)
-            )
+            self._client._record(call, None, error, duration_us=duration_us, status="error",
+                                 error=str(error))
             return False
-        output = call.output if isinstance(call.output, str) else json.dumps(call.output)
-        answer = self._client.execute(call.decision, call.args, output=output, duration_us=duration_us)
-        call.result = GuardResult(
-            decision=call.decision,
-            ran=True,
-            output=answer.output,
-            truncated=answer.truncated,
-            violation=answer.violation,
-        )
+        self._client._record(call, call.output, None, duration_us=duration_us)
         return False
-
-
-def _refused(decision: Decision, reason: str) -> GuardResult:
-    return GuardResult(decision=decision, ran=False, reason=reason)
