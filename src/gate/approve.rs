@@ -53,9 +53,10 @@ impl Gate {
         raw: proto::WithdrawRequest,
         caller: Option<&Caller>,
     ) -> Result<Approval, Error> {
+        let about = super::refusal::About::decision(&raw.decision_id);
         let request = match WithdrawRequest::from_proto(raw, &self.limits) {
             Ok(request) => request,
-            Err(e) => return Err(super::refusal::invalid(&self.writer, Rpc::Withdraw, e).await),
+            Err(e) => return Err(self.invalid(Rpc::Withdraw, e, about).await),
         };
         let approval = self.claim(&request.decision_id)?;
         let actor = approval.request.actor.id.clone();
@@ -141,9 +142,10 @@ impl Gate {
         rpc: Rpc,
         raw: proto::VerdictRequest,
     ) -> Result<VerdictRequest, Error> {
+        let about = super::refusal::About::decision(&raw.decision_id);
         match VerdictRequest::from_proto(raw, &self.limits) {
             Ok(verdict) => Ok(verdict),
-            Err(e) => Err(super::refusal::invalid(&self.writer, rpc, e).await),
+            Err(e) => Err(self.invalid(rpc, e, about).await),
         }
     }
 

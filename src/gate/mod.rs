@@ -22,7 +22,7 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use crate::approvals::{Approval, Approvals};
 use crate::auth::{Caller, Rpc};
 use crate::config::{Config, Defaults, Limits};
-use crate::error::Error;
+use crate::error::{Error, FieldError};
 use crate::facts::{Call, Facts};
 use cedar_policy::Entities;
 
@@ -180,12 +180,19 @@ impl Gate {
         Ok((policy, event))
     }
 
+    /// Records a malformed request about a call or a decision; the error to answer with.
+    async fn invalid(&self, rpc: Rpc, error: FieldError, about: refusal::About) -> Error {
+        let max_name = self.limits.max_name_bytes;
+        refusal::invalid_about(&self.writer, rpc, error, about, max_name).await
+    }
+
     /// Decides a proposed tool call and records the decision.
     #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
+        let about = refusal::About::call(&raw);
         let mut req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
             Ok(req) => req,
-            Err(e) => return Err(refusal::invalid(&self.writer, Rpc::Decide, e).await),
+            Err(e) => return Err(self.invalid(Rpc::Decide, e, about).await),
         };
         if self.hasher.is_keyed() {
             // INVARIANT: the arguments were canonicalized once already by `from_proto`.
@@ -279,9 +286,10 @@ impl Gate {
         raw: proto::ExecuteRequest,
         caller: Option<Caller>,
     ) -> Result<Execution, Error> {
+        let about = refusal::About::decision(&raw.decision_id);
         let mut report = match ExecutionReport::from_proto(raw, &self.limits) {
             Ok(report) => report,
-            Err(e) => return Err(refusal::invalid(&self.writer, Rpc::Execute, e).await),
+            Err(e) => return Err(self.invalid(Rpc::Execute, e, about).await),
         };
         if self.hasher.is_keyed() {
             report.args_hash = self.hasher.hash_canonical(&report.args_canonical);

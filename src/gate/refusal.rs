@@ -36,10 +36,73 @@ fn rpc_json(rpc: Rpc) -> String {
     serde_json::json!({ "rpc": rpc.path() }).to_string()
 }
 
+/// What a malformed request was about, as far as it can be told, so that an auditor asking for
+/// a session or a decision finds its refusal beside them. Only names within the limit for names
+/// are kept; the rest of a malformed request never reaches the trail.
+#[derive(Debug, Default)]
+pub struct About {
+    pub session_id: String,
+    pub actor_id: String,
+    pub tool: String,
+    /// A decision the request names: its session, actor and tool come from the trail.
+    pub decision_id: String,
+}
+
+impl About {
+    /// The names of a Decide request.
+    pub fn call(req: &crate::proto::DecideRequest) -> Self {
+        let actor_id = req.actor.as_ref().map(|a| a.id.clone()).unwrap_or_default();
+        Self {
+            session_id: req.session_id.clone(),
+            actor_id,
+            tool: req.tool.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// A request that names a decision.
+    pub fn decision(decision_id: &str) -> Self {
+        Self { decision_id: decision_id.to_owned(), ..Self::default() }
+    }
+}
+
 /// Records a malformed request and returns the error to answer with: INVALID_ARGUMENT once it
 /// is recorded, UNAVAILABLE if it could not be.
 pub async fn invalid(writer: &Writer, rpc: Rpc, error: FieldError) -> Error {
-    commit(writer, invalid_request(rpc, &error), Error::InvalidArgument(error)).await
+    invalid_about(writer, rpc, error, About::default(), 0).await
+}
+
+/// The same, for a request about a call or a decision (`max_name` bytes the longest name kept).
+pub async fn invalid_about(
+    writer: &Writer,
+    rpc: Rpc,
+    error: FieldError,
+    about: About,
+    max_name: usize,
+) -> Error {
+    let mut record = invalid_request(rpc, &error);
+    let kept = |name: String| (!name.is_empty() && name.len() <= max_name).then_some(name);
+    record.session_id = kept(about.session_id);
+    record.actor_id = kept(about.actor_id);
+    record.tool = kept(about.tool);
+    let decision_id = kept(about.decision_id);
+    let appended = writer
+        .append_with(move |lookup| {
+            if let Some(id) = decision_id {
+                if let Some(decision) = lookup.decision(&id)? {
+                    let d = decision.record;
+                    (record.session_id, record.actor_id, record.tool) =
+                        (d.session_id, d.actor_id, d.tool);
+                }
+                record.decision_id = Some(id);
+            }
+            Ok(vec![record])
+        })
+        .await;
+    match appended {
+        Ok(_) => Error::InvalidArgument(error),
+        Err(e) => e.into(),
+    }
 }
 
 /// Records a refused caller when the refusal is due (one a second per caller, RPC and reason),

@@ -215,7 +215,8 @@ async fn head_verify_and_stats_describe_the_trail() {
     assert_eq!(count(&stats.by_kind, "decision"), 6);
     assert_eq!(count(&stats.by_kind, "invalid_request"), 1);
     assert_eq!(count(&stats.by_outcome, "deny"), 3);
-    assert_eq!(count(&stats.by_actor, "alice"), 4);
+    // Alice's decisions, and the refusal of her malformed request.
+    assert_eq!(count(&stats.by_actor, "alice"), 5);
 }
 
 #[tokio::test]

@@ -137,3 +137,42 @@ async fn a_refused_request_stores_no_part_of_its_payload() {
     let refused = rows(&app.db).into_iter().find(|r| r.kind == "invalid_request").unwrap();
     assert!(!refused.error.unwrap().contains("hunter2"));
 }
+
+/// A refusal is found beside what it was about: a bad Decide under its session, actor and
+/// tool; a bad Execute under its decision, with the decision's session, actor and tool.
+#[tokio::test]
+async fn a_refusal_carries_the_session_or_decision_it_was_about() {
+    let mut app = spawn_app_with(|c| c.limits.max_output_bytes = 32).await;
+    let decision = app.decide(request("read")).await;
+    let bad_decide = DecideRequest { args_json: "[1]".into(), ..request("read") };
+    refused_decide(&mut app, bad_decide).await;
+    let oversized = ExecuteRequest {
+        decision_id: decision.decision_id.clone(),
+        status: ExecutionStatus::Ok as i32,
+        output: Some("x".repeat(33)),
+        ..Default::default()
+    };
+    let field = refused_execute(&mut app, oversized).await;
+    assert!(field.starts_with("output:"), "{field}");
+    // A name past the limit is not kept.
+    let long_session =
+        DecideRequest { args_json: "[1]".into(), session_id: "s".repeat(1025), ..request("read") };
+    refused_decide(&mut app, long_session).await;
+
+    let conn = rusqlite::Connection::open(&app.db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT session_id, actor_id, tool, decision_id FROM events WHERE kind = 'invalid_request' ORDER BY seq")
+        .unwrap();
+    let refusals: Vec<[Option<String>; 4]> = stmt
+        .query_map([], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let (session, actor) = (Some(request("read").session_id), Some("alice".to_owned()));
+    assert_eq!(refusals[0], [session.clone(), actor.clone(), Some("read".into()), None]);
+    assert_eq!(
+        refusals[1],
+        [session, actor.clone(), Some("read".into()), Some(decision.decision_id)]
+    );
+    assert_eq!(refusals[2], [None, actor, Some("read".into()), None]);
+}
