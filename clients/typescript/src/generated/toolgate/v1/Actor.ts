@@ -1,0 +1,14 @@
+// Original file: proto/toolgate/v1/gate.proto
+
+
+export interface Actor {
+  'id'?: (string);
+  'kind'?: (string);
+  'delegation_chain'?: (string)[];
+}
+
+export interface Actor__Output {
+  'id': (string);
+  'kind': (string);
+  'delegation_chain': (string)[];
+}

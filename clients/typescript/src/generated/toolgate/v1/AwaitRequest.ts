@@ -1,0 +1,12 @@
+// Original file: proto/toolgate/v1/approvals.proto
+
+
+export interface AwaitRequest {
+  'decision_id'?: (string);
+  'timeout_ms'?: (number);
+}
+
+export interface AwaitRequest__Output {
+  'decision_id': (string);
+  'timeout_ms': (number);
+}

@@ -1,0 +1,41 @@
+// Original file: proto/toolgate/v1/gate.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { DecideRequest as _toolgate_v1_DecideRequest, DecideRequest__Output as _toolgate_v1_DecideRequest__Output } from '../../toolgate/v1/DecideRequest.js';
+import type { DecideResponse as _toolgate_v1_DecideResponse, DecideResponse__Output as _toolgate_v1_DecideResponse__Output } from '../../toolgate/v1/DecideResponse.js';
+import type { ExecuteRequest as _toolgate_v1_ExecuteRequest, ExecuteRequest__Output as _toolgate_v1_ExecuteRequest__Output } from '../../toolgate/v1/ExecuteRequest.js';
+import type { ExecuteResponse as _toolgate_v1_ExecuteResponse, ExecuteResponse__Output as _toolgate_v1_ExecuteResponse__Output } from '../../toolgate/v1/ExecuteResponse.js';
+
+export interface GateClient extends grpc.Client {
+  Decide(argument: _toolgate_v1_DecideRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  Decide(argument: _toolgate_v1_DecideRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  Decide(argument: _toolgate_v1_DecideRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  Decide(argument: _toolgate_v1_DecideRequest, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  decide(argument: _toolgate_v1_DecideRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  decide(argument: _toolgate_v1_DecideRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  decide(argument: _toolgate_v1_DecideRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  decide(argument: _toolgate_v1_DecideRequest, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+  
+  Execute(argument: _toolgate_v1_ExecuteRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  Execute(argument: _toolgate_v1_ExecuteRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  Execute(argument: _toolgate_v1_ExecuteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  Execute(argument: _toolgate_v1_ExecuteRequest, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  execute(argument: _toolgate_v1_ExecuteRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  execute(argument: _toolgate_v1_ExecuteRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  execute(argument: _toolgate_v1_ExecuteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  execute(argument: _toolgate_v1_ExecuteRequest, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface GateHandlers extends grpc.UntypedServiceImplementation {
+  Decide: grpc.handleUnaryCall<_toolgate_v1_DecideRequest__Output, _toolgate_v1_DecideResponse>;
+  
+  Execute: grpc.handleUnaryCall<_toolgate_v1_ExecuteRequest__Output, _toolgate_v1_ExecuteResponse>;
+  
+}
+
+export interface GateDefinition extends grpc.ServiceDefinition {
+  Decide: MethodDefinition<_toolgate_v1_DecideRequest, _toolgate_v1_DecideResponse, _toolgate_v1_DecideRequest__Output, _toolgate_v1_DecideResponse__Output>
+  Execute: MethodDefinition<_toolgate_v1_ExecuteRequest, _toolgate_v1_ExecuteResponse, _toolgate_v1_ExecuteRequest__Output, _toolgate_v1_ExecuteResponse__Output>
+}

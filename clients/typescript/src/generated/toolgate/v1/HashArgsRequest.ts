@@ -1,0 +1,10 @@
+// Original file: proto/toolgate/v1/audit.proto
+
+
+export interface HashArgsRequest {
+  'args_json'?: (string);
+}
+
+export interface HashArgsRequest__Output {
+  'args_json': (string);
+}

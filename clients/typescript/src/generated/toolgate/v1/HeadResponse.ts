@@ -1,0 +1,15 @@
+// Original file: proto/toolgate/v1/audit.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface HeadResponse {
+  'seq'?: (number | string | Long);
+  'hash'?: (string);
+  'ts'?: (string);
+}
+
+export interface HeadResponse__Output {
+  'seq': (number);
+  'hash': (string);
+  'ts': (string);
+}

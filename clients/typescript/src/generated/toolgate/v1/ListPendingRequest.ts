@@ -1,0 +1,14 @@
+// Original file: proto/toolgate/v1/approvals.proto
+
+
+export interface ListPendingRequest {
+  'session_id'?: (string);
+  'actor_id'?: (string);
+  'tool'?: (string);
+}
+
+export interface ListPendingRequest__Output {
+  'session_id': (string);
+  'actor_id': (string);
+  'tool': (string);
+}

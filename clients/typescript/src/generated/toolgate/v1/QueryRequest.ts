@@ -1,0 +1,15 @@
+// Original file: proto/toolgate/v1/audit.proto
+
+import type { Filter as _toolgate_v1_Filter, Filter__Output as _toolgate_v1_Filter__Output } from '../../toolgate/v1/Filter.js';
+
+export interface QueryRequest {
+  'filter'?: (_toolgate_v1_Filter | null);
+  'page_size'?: (number);
+  'page_token'?: (string);
+}
+
+export interface QueryRequest__Output {
+  'filter': (_toolgate_v1_Filter__Output | null);
+  'page_size': (number);
+  'page_token': (string);
+}

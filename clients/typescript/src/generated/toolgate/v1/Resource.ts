@@ -1,0 +1,14 @@
+// Original file: proto/toolgate/v1/gate.proto
+
+
+export interface Resource {
+  'type'?: (string);
+  'id'?: (string);
+  'classification'?: (string);
+}
+
+export interface Resource__Output {
+  'type': (string);
+  'id': (string);
+  'classification': (string);
+}

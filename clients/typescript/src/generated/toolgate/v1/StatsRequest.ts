@@ -1,0 +1,14 @@
+// Original file: proto/toolgate/v1/audit.proto
+
+
+export interface StatsRequest {
+  'since'?: (string);
+  'until'?: (string);
+  'node_id'?: (string);
+}
+
+export interface StatsRequest__Output {
+  'since': (string);
+  'until': (string);
+  'node_id': (string);
+}

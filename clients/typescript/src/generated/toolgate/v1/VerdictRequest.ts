@@ -1,0 +1,14 @@
+// Original file: proto/toolgate/v1/approvals.proto
+
+
+export interface VerdictRequest {
+  'decision_id'?: (string);
+  'approver'?: (string);
+  'comment'?: (string);
+}
+
+export interface VerdictRequest__Output {
+  'decision_id': (string);
+  'approver': (string);
+  'comment': (string);
+}

@@ -1,0 +1,12 @@
+// Original file: proto/toolgate/v1/approvals.proto
+
+
+export interface WithdrawRequest {
+  'decision_id'?: (string);
+  'reason'?: (string);
+}
+
+export interface WithdrawRequest__Output {
+  'decision_id': (string);
+  'reason': (string);
+}
