@@ -223,3 +223,27 @@ def test_every_refusal_is_a_toolgate_exception(server):
 
 async def _coroutine(args):
     return "never run here"
+
+
+def test_a_wait_for_approval_cut_short_by_a_restart_is_resumed_from_its_decision(tmp_path):
+    server = start(tmp_path, unix_socket=True)
+    tg = client(server, approval_timeout=30)
+    threading.Timer(0.5, server.process.terminate).start()
+    with pytest.raises(Unavailable) as cut:
+        tg.guard("deploy", {"env": "prod"}, run=lambda a: "deployed", allow_bash=True)
+    server.process.wait(timeout=30)
+    decision = cut.value.decision
+    assert decision is not None and decision.outcome == "require_approval"
+
+    # The approval survives the restart; approved meanwhile, the call resumes and runs once.
+    server = start(tmp_path, unix_socket=True)
+    try:
+        stub = approvals_pb2_grpc.ApprovalsStub(grpc.insecure_channel(server.target))
+        stub.Approve(approvals_pb2.VerdictRequest(
+            decision_id=decision.decision_id, approver="human", comment="go"))
+        result = tg.resume(decision, run=lambda a: "deployed")
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+    assert result.ran and result.output == "deployed" and result.approved_by == "human"
+    assert [e["kind"] for e in executions(server)] == ["execution"]

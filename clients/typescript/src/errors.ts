@@ -12,8 +12,12 @@ export class ToolgateError extends Error {
   }
 }
 
-/** toolgate could not be asked, or could not record the call: the tool did not run. */
-export class Unavailable extends ToolgateError {}
+/** toolgate could not be asked, or could not record the call: the tool did not run. Thrown
+ * while waiting for an approval, it carries the `decision`, which still stands:
+ * `resume(error.decision, run)` waits again. */
+export class Unavailable extends ToolgateError {
+  decision?: Decision;
+}
 
 /** toolgate refused the request as malformed (recorded as `invalid_request`). */
 export class InvalidRequest extends ToolgateError {}

@@ -156,7 +156,8 @@ export class Toolgate {
       const left = Math.max(0, deadline - Date.now());
       const wait = Math.min(left, MAX_AWAIT_MS);
       const request = { decision_id: decision.decisionId, timeout_ms: wait };
-      const approval = approvalFrom(await this.call(this.approvals, "Await", request, wait));
+      // A wait may outlast a restart of the server: it waits for the connection too.
+      const approval = approvalFrom(await this.call(this.approvals, "Await", request, wait, true));
       if (approval.state !== "pending" || left === 0) return approval;
     }
   }
@@ -174,14 +175,22 @@ export class Toolgate {
   async guard<T>(tool: string, args: Record<string, unknown>, run: Tool<T>,
                  options: GuardOptions = {}): Promise<GuardResult> {
     const { dryRunner, raiseOnDeny, ...decide } = options;
+    return this.resume(await this.decide(tool, args, decide), run, { dryRunner, raiseOnDeny });
+  }
+
+  /** `guard` from a decision already made: after an `Unavailable` during the wait for its
+   * approval (`error.decision`), wait again and run as `guard` would. */
+  async resume<T>(decision: Decision, run: Tool<T>,
+                  options: Pick<GuardOptions, "dryRunner" | "raiseOnDeny"> = {}): Promise<GuardResult> {
+    const { dryRunner, raiseOnDeny } = options;
     let admitted: { decision: Decision; approval?: Approval };
     try {
-      admitted = await this.admit(await this.decide(tool, args, decide));
+      admitted = await this.admit(decision);
     } catch (error) {
       if (error instanceof Denied && !raiseOnDeny) return error.result;
       throw error;
     }
-    const { decision, approval } = admitted;
+    const { approval } = admitted;
     const runner = decision.outcome === "dry_run" ? dryRunner : run;
     if (runner === undefined) {
       const result = new GuardResult(decision, false, "", false,
@@ -221,8 +230,15 @@ export class Toolgate {
       throw new Denied(new GuardResult(decision, false, "", false, decision.reason));
     }
     if (decision.outcome !== "require_approval") return { decision };
-    let approval = await this.awaitApproval(decision);
-    if (approval.state === "pending") approval = await this.giveUp(decision);
+    let approval: Approval;
+    try {
+      approval = await this.awaitApproval(decision);
+      if (approval.state === "pending") approval = await this.giveUp(decision);
+    } catch (error) {
+      // The decision stands: `resume(error.decision, run)` waits again.
+      if (error instanceof Unavailable) error.decision = decision;
+      throw error;
+    }
     if (approval.state === "pending" || approval.state === "withdrawn") {
       const waited = this.approvalTimeoutMs / 1000;
       throw new Denied(new GuardResult(decision, false, "", false,

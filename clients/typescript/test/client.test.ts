@@ -262,3 +262,25 @@ client_ca_file = "${at("client-ca.pem")}"
     await server.stop();
   }
 });
+
+test("a wait for approval cut short by a restart is resumed from its decision", async () => {
+  const dir = tempDir();
+  let server = await start({ dir, unixSocket: true });
+  const tg = client(server, { approvalTimeoutMs: 30_000 });
+  setTimeout(() => server.process.kill("SIGTERM"), 500);
+  const cut = await tg.guard("deploy", { env: "prod" }, () => "deployed", { allowBash: true })
+    .then(() => assert.fail("ran"), (e: unknown) => e);
+  assert.ok(cut instanceof Unavailable && cut.decision, String(cut));
+  await server.stop();
+  server = await start({ dir, unixSocket: true });
+  try {
+    const verdict = approveWhenAsked(server, "human");
+    const result = await tg.resume(cut.decision, () => "deployed");
+    await verdict;
+    assert.equal(result.ran, true);
+    assert.equal(result.approvedBy, "human");
+  } finally {
+    tg.close();
+    await server.stop();
+  }
+});

@@ -144,7 +144,11 @@ class ToolgateError(Exception):
 
 
 class Unavailable(ToolgateError):
-    """toolgate could not be asked, or could not record the call: the tool did not run."""
+    """toolgate could not be asked, or could not record the call: the tool did not run.
+    Raised while waiting for an approval, it carries the `decision`, which still stands:
+    `resume(error.decision, run)` waits again."""
+
+    decision: Optional[Decision] = None
 
 
 class InvalidRequest(ToolgateError):

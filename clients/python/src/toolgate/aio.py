@@ -21,7 +21,7 @@ import grpc
 
 from toolgate._model import (
     Approval, Call, Decision, Denied, GuardResult, NotRecorded, Report, ToolgateError,
-    ToolTimedOut, Violation, approval_from, bound_args, decide_request, decision_from, error_from,
+    ToolTimedOut, Unavailable, Violation, approval_from, bound_args, decide_request, decision_from, error_from,
     execute_request, refused, report_from, verdict_refusal,
 )
 from toolgate.client import MAX_AWAIT_MS, _call_with, channel_for
@@ -86,7 +86,8 @@ class AsyncToolgate:
             left_ms = max(0, int((deadline - time.monotonic()) * 1000))
             wait_ms = min(left_ms, MAX_AWAIT_MS)
             request = approvals_pb2.AwaitRequest(decision_id=decision.decision_id, timeout_ms=wait_ms)
-            approval = approval_from(await self._call(self._approvals.Await, request, wait_ms / 1000))
+            answer = await self._call(self._approvals.Await, request, wait_ms / 1000, ready=True)
+            approval = approval_from(answer)
             if not approval.pending or left_ms == 0:
                 return approval
 
@@ -105,8 +106,20 @@ class AsyncToolgate:
         **decide: Any,
     ) -> GuardResult:
         """As `Toolgate.guard`; a coroutine `run` is cancelled when it runs out its time."""
+        decision = await self.decide(tool, args, **decide)
+        return await self.resume(decision, run, dry_run=dry_run, raise_on_deny=raise_on_deny)
+
+    async def resume(
+        self,
+        decision: Decision,
+        run: Callable[[dict[str, Any]], Any],
+        *,
+        dry_run: Optional[Callable[[dict[str, Any]], Any]] = None,
+        raise_on_deny: bool = False,
+    ) -> GuardResult:
+        """As `Toolgate.resume`: `guard` from a decision already made."""
         try:
-            call = await self._admit(await self.decide(tool, args, **decide))
+            call = await self._admit(decision)
         except Denied as denied:
             if raise_on_deny:
                 raise
@@ -170,9 +183,13 @@ class AsyncToolgate:
     async def _admit(self, decision: Decision) -> Call:
         approval = None
         if decision.outcome == "require_approval":
-            approval = await self.await_approval(decision)
-            if approval.pending:
-                approval = await self._give_up(decision)
+            try:
+                approval = await self.await_approval(decision)
+                if approval.pending:
+                    approval = await self._give_up(decision)
+            except Unavailable as error:
+                error.decision = decision
+                raise
             refusal = verdict_refusal(decision, approval, self.approval_timeout)
             if refusal is not None:
                 raise Denied(refusal)

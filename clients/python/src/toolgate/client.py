@@ -20,7 +20,7 @@ import grpc
 
 from toolgate._model import (
     Approval, Call, Decision, Denied, GuardResult, NotRecorded, Report, ToolgateError,
-    ToolTimedOut, Violation, approval_from, bound_args, decide_request, decision_from, error_from,
+    ToolTimedOut, Unavailable, Violation, approval_from, bound_args, decide_request, decision_from, error_from,
     execute_request, refused, report_from, unaccepted, verdict_refusal,
 )
 from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
@@ -112,7 +112,9 @@ class Toolgate:
             left_ms = max(0, int((deadline - time.monotonic()) * 1000))
             wait_ms = min(left_ms, MAX_AWAIT_MS)
             request = approvals_pb2.AwaitRequest(decision_id=decision.decision_id, timeout_ms=wait_ms)
-            approval = approval_from(self._call(self._approvals.Await, request, wait_ms / 1000))
+            # A wait may outlast a restart of the server: it waits for the connection too.
+            answer = self._call(self._approvals.Await, request, wait_ms / 1000, ready=True)
+            approval = approval_from(answer)
             if not approval.pending or left_ms == 0:
                 return approval
 
@@ -142,8 +144,21 @@ class Toolgate:
         for function in (run, dry_run):
             if inspect.iscoroutinefunction(function):
                 raise TypeError("a coroutine function needs AsyncToolgate (toolgate.aio)")
+        return self.resume(self.decide(tool, args, **decide), run, dry_run=dry_run,
+                           raise_on_deny=raise_on_deny)
+
+    def resume(
+        self,
+        decision: Decision,
+        run: Callable[[dict[str, Any]], Any],
+        *,
+        dry_run: Optional[Callable[[dict[str, Any]], Any]] = None,
+        raise_on_deny: bool = False,
+    ) -> GuardResult:
+        """`guard` from a decision already made: after an `Unavailable` during the wait for
+        its approval (`error.decision`), wait again and run as `guard` would."""
         try:
-            call = self._admit(self.decide(tool, args, **decide))
+            call = self._admit(decision)
         except Denied as denied:
             if raise_on_deny:
                 raise
@@ -204,9 +219,14 @@ class Toolgate:
         """The call to run, once the decision (and any approval) lets it; `Denied` otherwise."""
         approval = None
         if decision.outcome == "require_approval":
-            approval = self.await_approval(decision)
-            if approval.pending:
-                approval = self._give_up(decision)
+            try:
+                approval = self.await_approval(decision)
+                if approval.pending:
+                    approval = self._give_up(decision)
+            except Unavailable as error:
+                # The decision stands: `resume(error.decision, run)` waits again.
+                error.decision = decision
+                raise
             refusal = verdict_refusal(decision, approval, self.approval_timeout)
             if refusal is not None:
                 raise Denied(refusal)
