@@ -325,6 +325,31 @@ def execute_request(decision: Decision, args: Mapping[str, Any], *, output: Any 
     return request
 
 
+def session(session_id: str, actor_id: str, actor_kind: str, delegation_chain: tuple[str, ...],
+            task_type: str) -> dict[str, Any]:
+    """The fields every Decide of a session carries."""
+    actor = {"id": actor_id, "kind": actor_kind, "delegation_chain": list(delegation_chain)}
+    return {"session_id": session_id, "task_type": task_type, "actor": actor}
+
+
+def bearer(token: Optional[str]) -> Optional[tuple[tuple[str, str], ...]]:
+    """The metadata that carries a bearer token, when the server's auth is on."""
+    return (("authorization", f"Bearer {token}"),) if token else None
+
+
+def admitted(decision: Decision, approval: Optional[Approval], waited: float) -> Call:
+    """The call to run once the decision, and its approval if it needed one, let it;
+    `Denied` otherwise."""
+    if decision.outcome == "deny":
+        raise Denied(refused(decision, decision.reason))
+    if approval is not None:
+        refusal = verdict_refusal(decision, approval, waited)
+        if refusal is not None:
+            raise Denied(refusal)
+    return Call(decision=decision, dry_run=decision.outcome == "dry_run", args=decision.args,
+                approval=approval)
+
+
 def refused(decision: Decision, reason: str, approval: Optional[Approval] = None) -> GuardResult:
     return GuardResult(decision=decision, ran=False, reason=reason, approval=approval)
 

@@ -21,8 +21,8 @@ import grpc
 
 from toolgate._model import (
     Approval, Call, Decision, Denied, GuardResult, NotRecorded, Report, ToolgateError,
-    ToolTimedOut, Unavailable, Violation, approval_from, bound_args, decide_request, decision_from, error_from,
-    execute_request, refused, report_from, verdict_refusal,
+    ToolTimedOut, Unavailable, Violation, admitted, approval_from, bearer, bound_args,
+    decide_request, decision_from, error_from, execute_request, refused, report_from, session,
 )
 from toolgate.client import MAX_AWAIT_MS, _call_with, channel_for
 from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
@@ -54,15 +54,11 @@ class AsyncToolgate:
         )
         self._gate = gate_pb2_grpc.GateStub(self._channel)
         self._approvals = approvals_pb2_grpc.ApprovalsStub(self._channel)
-        self._base = {
-            "session_id": session_id,
-            "task_type": task_type,
-            "actor": {"id": actor_id, "kind": actor_kind, "delegation_chain": list(delegation_chain)},
-        }
+        self._base = session(session_id, actor_id, actor_kind, delegation_chain, task_type)
         self.session_id = session_id
         self.approval_timeout = approval_timeout
         self.rpc_timeout = rpc_timeout
-        self._metadata = (("authorization", f"Bearer {token}"),) if token else None
+        self._metadata = bearer(token)
 
     async def close(self) -> None:
         await self._channel.close()
@@ -190,13 +186,7 @@ class AsyncToolgate:
             except Unavailable as error:
                 error.decision = decision
                 raise
-            refusal = verdict_refusal(decision, approval, self.approval_timeout)
-            if refusal is not None:
-                raise Denied(refusal)
-        elif decision.outcome == "deny":
-            raise Denied(refused(decision, decision.reason))
-        return Call(decision=decision, dry_run=decision.outcome == "dry_run", args=decision.args,
-                    approval=approval)
+        return admitted(decision, approval, self.approval_timeout)
 
     async def _give_up(self, decision: Decision) -> Approval:
         reason = f"the agent stopped waiting after {self.approval_timeout:g} s"
