@@ -16,6 +16,7 @@ use toolgate::proto::{
     Actor, AwaitRequest, CheckpointRequest, ConsistencyProofRequest, ExecuteRequest,
     ExecutionStatus, ExportRequest, HeadRequest, InclusionProofRequest, ListPendingRequest,
     QueryRequest, ReloadPolicyRequest, StatsRequest, VerdictRequest, VerifyRequest,
+    WithdrawRequest,
 };
 
 use crate::helpers::{TestApp, request, rows, spawn_app_with};
@@ -114,6 +115,10 @@ async fn call(channel: &Channel, rpc: &str, secret: Option<&str>) -> Code {
                 .await
                 .map(drop),
         ),
+        "Withdraw" => {
+            let withdraw = WithdrawRequest { decision_id: "d".into(), ..Default::default() };
+            code(approvals.clone().withdraw(with_token(withdraw, secret)).await.map(drop))
+        }
         "Query" => {
             code(audit.clone().query(with_token(QueryRequest::default(), secret)).await.map(drop))
         }
@@ -176,13 +181,14 @@ fn on_trail(db: &std::path::Path, secret: &str) -> bool {
 async fn every_rpc_admits_exactly_its_roles() {
     let app = spawn_app_with(auth).await;
     // RPC, and the tokens it admits.
-    let matrix: [(&str, &[&str]); 15] = [
+    let matrix: [(&str, &[&str]); 16] = [
         ("Decide", &[AGENT]),
         ("Execute", &[AGENT]),
         ("ListPending", &[APPROVER]),
         ("Approve", &[APPROVER]),
         ("Reject", &[APPROVER]),
         ("Await", &[AGENT, APPROVER]),
+        ("Withdraw", &[AGENT]),
         ("Query", &[AUDITOR]),
         ("ExportCsv", &[AUDITOR]),
         ("Verify", &[AUDITOR]),
@@ -291,6 +297,30 @@ async fn an_execution_under_another_identity_is_refused_and_recorded() {
     let kinds: Vec<_> =
         rows(&app.db).into_iter().map(|r| r.kind).filter(|k| k != "policy_loaded").collect();
     assert_eq!(kinds, ["decision", "access_denied", "execution"]);
+}
+
+#[tokio::test]
+async fn only_an_agent_that_may_act_as_the_calls_actor_withdraws_its_approval() {
+    let app = spawn_app_with(|c| {
+        auth(c);
+        c.auth.tokens.push(token("team-b", "team-b-secret", r#"["agent"]"#, &["team-b/*"]));
+    })
+    .await;
+    let mut gate = GateClient::new(app.channel.clone());
+    let mut deploy = as_actor("team-a/bot", &[]);
+    deploy.tool = "deploy".into();
+    let decision = gate.decide(with_token(deploy, Some(AGENT))).await.unwrap().into_inner();
+    let mut approvals = ApprovalsClient::new(app.channel.clone());
+    let withdraw =
+        || WithdrawRequest { decision_id: decision.decision_id.clone(), ..Default::default() };
+
+    let by_team_b =
+        approvals.withdraw(with_token(withdraw(), Some("team-b-secret"))).await.unwrap_err();
+    let by_team_a = approvals.withdraw(with_token(withdraw(), Some(AGENT))).await;
+
+    assert_eq!(by_team_b.code(), Code::PermissionDenied, "{}", by_team_b.message());
+    assert!(by_team_b.message().contains("team-a/bot"), "{}", by_team_b.message());
+    assert_eq!(by_team_a.unwrap().into_inner().state(), toolgate::proto::ApprovalState::Withdrawn);
 }
 
 #[tokio::test]
