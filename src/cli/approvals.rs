@@ -1,12 +1,13 @@
-//! `toolgate approvals`: list the calls waiting for a verdict on a running server, and approve
-//! or reject them.
+//! `toolgate approvals`: list the calls waiting for a verdict on a running server, approve or
+//! reject them, or withdraw one as its agent.
 
 use clap::{Args, Subcommand};
 
 use super::Exit;
+use super::display::printable;
 use super::remote::connect;
 use crate::proto::approvals_client::ApprovalsClient;
-use crate::proto::{self, ListPendingRequest, VerdictRequest};
+use crate::proto::{self, ListPendingRequest, VerdictRequest, WithdrawRequest};
 
 /// Arguments of `toolgate approvals`.
 #[derive(Debug, Args)]
@@ -37,6 +38,14 @@ pub enum ApprovalsCommand {
     Approve(VerdictArgs),
     /// Reject the call of a decision.
     Reject(VerdictArgs),
+    /// Withdraw the pending approval of a decision, as the agent whose call it is: no verdict
+    /// can follow, and the call may not execute.
+    Withdraw {
+        decision_id: String,
+        /// Why, for the trail.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
 }
 
 /// A verdict on one decision.
@@ -73,6 +82,9 @@ pub async fn approvals(args: ApprovalsArgs) -> anyhow::Result<Exit> {
         ApprovalsCommand::Reject(verdict) => {
             print(&client.reject(request(verdict)).await?.into_inner());
         }
+        ApprovalsCommand::Withdraw { decision_id, reason } => {
+            print(&client.withdraw(WithdrawRequest { decision_id, reason }).await?.into_inner());
+        }
     }
     Ok(Exit::Ok)
 }
@@ -81,27 +93,36 @@ fn request(args: VerdictArgs) -> VerdictRequest {
     VerdictRequest { decision_id: args.decision_id, approver: args.approver, comment: args.comment }
 }
 
+/// One approval, every string from the trail made printable.
 fn print(a: &proto::Approval) {
-    println!("decision {}  {}", a.decision_id, a.state().as_str_name());
-    println!("  actor {}  session {}", a.actor_id, a.session_id);
+    let p = |text: &str| printable(text);
+    println!("decision {}  {}", p(&a.decision_id), a.state().as_str_name());
+    println!("  actor {}  session {}", p(&a.actor_id), p(&a.session_id));
     println!(
         "  tool {}  action {}  resource {} {}",
-        a.tool, a.action, a.resource_type, a.resource_id
+        p(&a.tool),
+        p(&a.action),
+        p(&a.resource_type),
+        p(&a.resource_id)
     );
     println!("  args_hash {}", a.args_hash);
     if !a.args_json.is_empty() {
-        println!("  args {}", a.args_json);
+        println!("  args {}", p(&a.args_json));
     }
-    println!("  reason: {}  (policies: {})", a.reason, a.policy_ids.join(", "));
+    println!("  reason: {}  (policies: {})", p(&a.reason), p(&a.policy_ids.join(", ")));
     println!("  requested {}  expires {}", a.requested_at, a.expires_at);
     if !a.decided_at.is_empty() {
-        let by = if a.approver.is_empty() { "toolgate" } else { &a.approver };
+        let by = match a.approver.as_str() {
+            "" if a.state() == proto::ApprovalState::Withdrawn => "the agent".to_owned(),
+            "" => "toolgate".to_owned(),
+            approver => p(approver),
+        };
         println!(
             "  verdict {} by {by} at {} (seq {}): {}",
             a.verdict_outcome().as_str_name(),
             a.decided_at,
             a.seq,
-            a.comment
+            p(&a.comment)
         );
     }
 }

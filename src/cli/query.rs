@@ -161,11 +161,7 @@ fn row(e: &Event) -> [String; 12] {
 
 /// At most 48 characters of a cell, on one line.
 fn short(text: &str) -> String {
-    let shown = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    let one_line: String = text.chars().map(|c| if shown(c) { ' ' } else { c }).collect();
+    let one_line = super::display::printable(text);
     match one_line.char_indices().nth(47) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,

@@ -377,6 +377,18 @@ async fn the_command_line_lists_and_approves() {
     assert!(approved.contains("APPROVED") && approved.contains("by bob"), "{approved}");
     assert!(!again.status.success(), "a settled approval takes no second verdict");
     assert_eq!(execute(&mut app, &decision, "staging").await, "");
+
+    // An agent withdraws another; what it wrote reaches the terminal without its escapes.
+    let other = deploy(&mut app, "prod").await;
+    let hostile = "gave up\x1b[2J\r\nAPPROVED by root";
+    let args = ["approvals", "withdraw", &other.decision_id, "--reason", hostile, "--server", &url];
+    let withdrawn = toolgate_async(&args).await;
+    assert!(withdrawn.status.success(), "{}", String::from_utf8_lossy(&withdrawn.stderr));
+    let withdrawn = String::from_utf8(withdrawn.stdout).unwrap();
+    assert!(withdrawn.contains("WITHDRAWN"), "{withdrawn}");
+    assert!(withdrawn.contains("by the agent at"), "{withdrawn}");
+    assert!(withdrawn.contains("gave up [2J  APPROVED by root"), "{withdrawn}");
+    assert!(!withdrawn.contains('\x1b'), "no escape reaches the terminal");
 }
 
 #[tokio::test]
