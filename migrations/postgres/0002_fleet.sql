@@ -297,7 +297,9 @@ BEGIN
         RETURN FALSE;
     END IF;
     v_id := decode(split_part(p_key, '+', 2), 'hex');
-    v_public := decode(split_part(p_key, '+', 3), 'base64');
+    -- The key's base64 may hold '+' itself: it is all that follows the second '+'.
+    v_public := decode(substring(p_key FROM length(v_name) + length(split_part(p_key, '+', 2)) + 3),
+                       'base64');
     IF length(v_id) <> 4 OR length(v_public) <> 33 OR get_byte(v_public, 0) <> 1 THEN
         RETURN FALSE;
     END IF;

@@ -84,3 +84,34 @@ async fn the_stores_verifier_agrees_with_rfc_8032_and_ed25519_dalek() {
     y_past_p[31] = 0x7f;
     assert!(!verify(pool, &y_past_p, b"", &signature).await);
 }
+
+/// A checkpoint note signed by toolgate itself, whose verifier key's base64 holds a `+` (the
+/// first version of `fleet_note_signed` cut the key there and refused the note).
+const KEY: &str = "toolgate/node-a+8bbeff84+AUTnPHBKiMlBPHzdU6cm+/duYpuiDsnFsWLT3QZO3evn";
+const NOTE: &str = "toolgate/node-a\n13\n1S3dzzKI5+WRy9Wad5ev3pb5dEPetZx4YfyhuS45Fps=\n\n\
+    \u{2014} toolgate/node-a i77/hIFtqlmn47YAcW1mk8wj4MftfoLKHRiUwYQ+SCY0D5khWXKHaKS+9JpIDQCFtriDbKZGYt+Jo75CqXRt9oCIeA4=\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_reads_a_signed_note_by_its_verifier_key() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let signed = |note: String, key: &str| {
+        let pool = fleet.pool.clone();
+        let key = key.to_owned();
+        async move {
+            sqlx::query_scalar::<_, bool>("SELECT fleet_note_signed($1, $2)")
+                .bind(note)
+                .bind(key)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    assert!(signed(NOTE.to_owned(), KEY).await);
+    assert!(!signed(NOTE.replace("\n13\n", "\n14\n"), KEY).await, "another body");
+    let other_name = KEY.replace("toolgate/node-a", "toolgate/node-b");
+    assert!(!signed(NOTE.to_owned(), &other_name).await, "a line by another name");
+    let other_id = KEY.replace("8bbeff84", "8bbeff85");
+    assert!(!signed(NOTE.to_owned(), &other_id).await, "a key id that is not the line's");
+    assert!(!signed(NOTE.to_owned(), "not a key").await);
+    assert!(!signed(NOTE.replace("\n\n", "\n"), KEY).await, "no signature block");
+}
