@@ -4,7 +4,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { appendFileSync, copyFileSync, existsSync, mkdtempSync, openSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -37,8 +37,15 @@ export interface Server {
   trail(): Array<Record<string, any>>;
 }
 
+// The folders the tests made, removed when the test process exits.
+const made: string[] = [];
+process.once("exit", () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** A fresh folder, removed when the test process exits. */
 export function tempDir(): string {
-  return mkdtempSync(path.join(tmpdir(), "toolgate-ts-"));
+  const dir = mkdtempSync(path.join(tmpdir(), "toolgate-ts-"));
+  made.push(dir);
+  return dir;
 }
 
 /** A configuration file: the tests' own, with `extra` TOML appended. */
