@@ -110,7 +110,7 @@ pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, Stor
 /// An approval from its decision and `approval_requested` events; `None` when the decision's
 /// request cannot be read back.
 fn approval(decision: &Event, requested: Event) -> Option<Approval> {
-    let request: ActionRequest = serde_json::from_str(decision.record.request.as_deref()?).ok()?;
+    let request = ActionRequest::from_trail(&decision.record)?;
     let ttl = Duration::from_millis(requested.record.timeout_ms.unwrap_or_default().unsigned_abs());
     let ts = requested.ts;
     let record = requested.record;

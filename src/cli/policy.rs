@@ -269,8 +269,10 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
     loop {
         let events = reader.query(&decisions, after, PAGE).await?;
         for event in &events {
-            let Some(text) = &event.record.request else { continue };
-            let req: ActionRequest = serde_json::from_str(text).with_context(|| {
+            if event.record.request.is_none() {
+                continue;
+            }
+            let req = ActionRequest::from_trail(&event.record).with_context(|| {
                 format!("seq {}: the stored request does not read back", event.seq)
             })?;
             let at_us =

@@ -237,10 +237,7 @@ impl Gate {
             shadow_reason: shadow.map(|s| s.reason),
             max_output_chars: Some(i64::from(max_output_chars)),
             timeout_ms: Some(i64::from(timeout_ms)),
-            // Plain serde_json, not RFC 8785: the fields come in declaration order and the
-            // context's keys sorted, which is deterministic, and JCS cost 15 µs a decision.
-            // INVARIANT: a normalized request holds only JSON-serializable values.
-            request: Some(serde_json::to_string(&req).expect("the request serializes")),
+            request: Some(req.stored()),
             ..req.record(Kind::Decision, &decision_id)
         };
         let approval = (verdict.outcome == Outcome::RequireApproval).then(|| Approval {

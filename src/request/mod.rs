@@ -7,6 +7,7 @@ mod decide;
 mod execute;
 mod filter;
 pub mod proof;
+mod stored;
 mod verdict;
 
 pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};

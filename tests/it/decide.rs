@@ -74,7 +74,7 @@ async fn decide_allows_a_tool_the_configured_registry_adds() {
 
     assert_eq!(answer.outcome(), Outcome::Allow);
     let stored = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
-    assert!(stored.request.unwrap().contains(r#""action":"release.status""#));
+    assert_eq!(stored.action.as_deref(), Some("release.status"));
 }
 
 #[tokio::test]
@@ -115,9 +115,9 @@ async fn stored_request_keeps_the_argument_hash_not_the_arguments() {
     let answer = app.decide(secret).await;
 
     let stored = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
-    let stored_request = stored.request.unwrap();
-    assert!(stored_request.contains(&answer.args_hash));
-    assert!(!stored_request.contains("id_rsa"));
+    assert_eq!(stored.args_hash, Some(answer.args_hash));
+    assert_eq!(stored.request.as_deref(), Some("{}"), "the request beyond its columns");
+    assert!(!format!("{stored:?}").contains("id_rsa"));
 }
 
 #[tokio::test]

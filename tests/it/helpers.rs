@@ -103,6 +103,10 @@ pub struct Row {
     pub seq: i64,
     pub kind: String,
     pub actor_id: Option<String>,
+    pub tool: Option<String>,
+    pub action: Option<String>,
+    pub resource_id: Option<String>,
+    pub args_hash: Option<String>,
     pub decision_id: Option<String>,
     pub outcome: Option<String>,
     pub reason: Option<String>,
@@ -116,7 +120,8 @@ pub fn rows(db: &Path) -> Vec<Row> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
         .prepare(
-            "SELECT seq, kind, actor_id, decision_id, outcome, reason, error, request, truncated
+            "SELECT seq, kind, actor_id, tool, action, resource_id, args_hash, decision_id,
+                    outcome, reason, error, request, truncated
              FROM events ORDER BY seq",
         )
         .unwrap();
@@ -125,12 +130,16 @@ pub fn rows(db: &Path) -> Vec<Row> {
             seq: r.get(0)?,
             kind: r.get(1)?,
             actor_id: r.get(2)?,
-            decision_id: r.get(3)?,
-            outcome: r.get(4)?,
-            reason: r.get(5)?,
-            error: r.get(6)?,
-            request: r.get(7)?,
-            truncated: r.get(8)?,
+            tool: r.get(3)?,
+            action: r.get(4)?,
+            resource_id: r.get(5)?,
+            args_hash: r.get(6)?,
+            decision_id: r.get(7)?,
+            outcome: r.get(8)?,
+            reason: r.get(9)?,
+            error: r.get(10)?,
+            request: r.get(11)?,
+            truncated: r.get(12)?,
         })
     })
     .unwrap()

@@ -87,9 +87,9 @@ async fn a_read_is_allowed_and_its_result_paired_by_tool_use_id() {
     assert_eq!(executed.decision_id, decided.decision_id);
     assert!(rows.iter().all(|r| r.kind != "violation"));
     let request: Value = serde_json::from_str(decided.request.as_deref().unwrap()).unwrap();
-    assert_eq!(request["tool"], "read");
-    assert_eq!(request["actor"]["id"], "claude-code");
-    assert_eq!(request["resource"]["id"], "/home/dev/app/src/main.rs");
+    assert_eq!(decided.tool.as_deref(), Some("read"));
+    assert_eq!(decided.actor_id.as_deref(), Some("claude-code"));
+    assert_eq!(decided.resource_id.as_deref(), Some("/home/dev/app/src/main.rs"));
     assert_eq!(request["plan"]["idempotency_key"], "toolu_01ReadMainRs");
     assert_eq!(request["context"]["permission_mode"], "default");
 }
