@@ -52,12 +52,13 @@ impl ResourceRest<'_> {
     }
 }
 
-fn is_default<T: Default + PartialEq + Clone>(value: &Cow<'_, T>) -> bool {
-    **value == T::default()
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 impl ActionRequest {
     /// The `request` cell of this request's decision event.
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub fn stored(&self) -> String {
         let rest = Rest {
             actor: ActorRest { delegation_chain: Cow::Borrowed(&self.actor.delegation_chain) },
