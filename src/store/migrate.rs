@@ -10,13 +10,14 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use super::StoreError;
 
 /// Every migration, by its number, in order (`migrations/NNNN_*.sql`).
-const MIGRATIONS: [(i64, &str); 6] = [
+pub(super) const MIGRATIONS: [(i64, &str); 7] = [
     (1, include_str!("../../migrations/0001_create_events.sql")),
     (2, include_str!("../../migrations/0002_index_idempotency_keys.sql")),
     (3, include_str!("../../migrations/0003_create_tree_nodes.sql")),
     (4, include_str!("../../migrations/0004_add_note.sql")),
     (5, include_str!("../../migrations/0005_index_checkpoints.sql")),
     (6, include_str!("../../migrations/0006_create_cosignatures.sql")),
+    (7, include_str!("../../migrations/0007_key_tree_nodes_by_leaf.sql")),
 ];
 
 /// Creates the file when missing and applies the migrations it lacks, in one transaction.

@@ -9,19 +9,31 @@ use crate::trail::{Frontier, Hash, Node, decode};
 /// Events whose leaves are added per transaction when a tree is built for an existing trail.
 const BUILD_BATCH: i64 = 10_000;
 
-/// How many leaves the stored tree has.
+/// How many leaves the stored tree has: every leaf completes at least itself.
 pub(super) fn size(conn: &Connection) -> rusqlite::Result<u64> {
     let last: Option<i64> =
-        conn.query_row("SELECT max(idx) FROM tree_nodes WHERE level = 0", [], |row| row.get(0))?;
+        conn.query_row("SELECT max(leaf) FROM tree_nodes", [], |row| row.get(0))?;
     Ok(last.map_or(0, |i| i.unsigned_abs() + 1))
+}
+
+/// The row key of a node: the leaf that completed it, and its level.
+fn key(node: Node) -> Result<(i64, u32), StoreError> {
+    let out_of_range = StoreError::Tree("index out of range");
+    let last = node
+        .index
+        .checked_add(1)
+        .and_then(|end| end.checked_shl(node.level).filter(|e| e >> node.level == end))
+        .and_then(|end| i64::try_from(end - 1).ok())
+        .ok_or(out_of_range)?;
+    Ok((last, node.level))
 }
 
 /// A stored perfect node's hash.
 pub(super) fn node(conn: &Connection, node: Node) -> Result<Hash, StoreError> {
-    let index = i64::try_from(node.index).map_err(|_| StoreError::Tree("index out of range"))?;
+    let (leaf, level) = key(node)?;
     let hash: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT hash FROM tree_nodes WHERE level = ?1 AND idx = ?2")?
-        .query_row(params![node.level, index], |row| row.get(0))
+        .prepare_cached("SELECT hash FROM tree_nodes WHERE leaf = ?1 AND level = ?2")?
+        .query_row(params![leaf, level], |row| row.get(0))
         .optional()?;
     hash.and_then(|h| h.try_into().ok()).ok_or(StoreError::Tree("a node of the tree is missing"))
 }
@@ -29,11 +41,10 @@ pub(super) fn node(conn: &Connection, node: Node) -> Result<Hash, StoreError> {
 /// Stores the nodes an appended leaf completed.
 pub(super) fn insert(conn: &Connection, nodes: &[(Node, Hash)]) -> Result<(), StoreError> {
     let mut stmt =
-        conn.prepare_cached("INSERT INTO tree_nodes (level, idx, hash) VALUES (?1, ?2, ?3)")?;
+        conn.prepare_cached("INSERT INTO tree_nodes (leaf, level, hash) VALUES (?1, ?2, ?3)")?;
     for (node, hash) in nodes {
-        let index =
-            i64::try_from(node.index).map_err(|_| StoreError::Tree("index out of range"))?;
-        stmt.execute(params![node.level, index, hash.as_slice()])?;
+        let (leaf, level) = key(*node)?;
+        stmt.execute(params![leaf, level, hash.as_slice()])?;
     }
     Ok(())
 }
@@ -75,4 +86,48 @@ pub(super) fn catch_up(conn: &mut Connection, events: i64) -> Result<Frontier, S
         next = last + 1;
     }
     Ok(frontier)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trail::Frontier;
+
+    #[test]
+    fn a_node_is_keyed_by_the_leaf_that_completed_it() {
+        assert_eq!(key(Node { level: 0, index: 5 }).unwrap(), (5, 0));
+        assert_eq!(key(Node { level: 2, index: 1 }).unwrap(), (7, 2));
+        assert_eq!(key(Node { level: 3, index: 0 }).unwrap(), (7, 3));
+        assert!(key(Node { level: 1, index: u64::MAX >> 1 }).is_err());
+    }
+
+    #[test]
+    fn a_tree_stored_by_level_reads_the_same_after_the_migration_rekeys_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("t.db")).unwrap();
+        for (_, sql) in &super::super::migrate::MIGRATIONS[..6] {
+            conn.execute_batch(sql).unwrap();
+        }
+        let mut frontier = Frontier::default();
+        let mut made = Vec::new();
+        for i in 0..13u8 {
+            for (node, hash) in frontier.push(&[i; 32]) {
+                conn.execute(
+                    "INSERT INTO tree_nodes (level, idx, hash) VALUES (?1, ?2, ?3)",
+                    params![node.level, i64::try_from(node.index).unwrap(), hash.as_slice()],
+                )
+                .unwrap();
+                made.push((node, hash));
+            }
+        }
+
+        conn.execute_batch(super::super::migrate::MIGRATIONS[6].1).unwrap();
+
+        assert_eq!(size(&conn).unwrap(), 13);
+        for (stored, hash) in made {
+            assert_eq!(node(&conn, stored).unwrap(), hash, "{stored:?}");
+        }
+        let again = Frontier::of(13, |n| node(&conn, n)).unwrap();
+        assert_eq!(again.root(), frontier.root());
+    }
 }
