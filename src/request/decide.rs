@@ -241,10 +241,11 @@ fn truncated(value: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn request() -> proto::DecideRequest {
+    /// A plain Decide request: a session, an actor, a registered tool and its arguments.
+    pub(in crate::request) fn request() -> proto::DecideRequest {
         proto::DecideRequest {
             session_id: "s1".into(),
             actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),

@@ -107,20 +107,11 @@ mod tests {
     use crate::config::Limits;
     use crate::proto;
     use crate::registry::ToolRegistry;
+    use crate::request::decide::tests::request as plain;
     use crate::trail::Kind;
 
     fn normalized(req: proto::DecideRequest) -> ActionRequest {
         ActionRequest::from_proto(req, &Limits::default(), &ToolRegistry::default()).unwrap()
-    }
-
-    fn plain() -> proto::DecideRequest {
-        proto::DecideRequest {
-            session_id: "s1".into(),
-            actor: Some(proto::Actor { id: "alice".into(), ..Default::default() }),
-            tool: "read".into(),
-            args_json: r#"{"path":"README.md"}"#.into(),
-            ..Default::default()
-        }
     }
 
     fn full() -> proto::DecideRequest {
