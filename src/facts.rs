@@ -19,8 +19,9 @@ const RATE_WINDOW_US: i64 = 60_000_000;
 const SESSION_IDLE_US: i64 = 24 * 3600 * 1_000_000;
 /// Forgetting idle sessions is checked every this many calls.
 const PRUNE_EVERY: u64 = 10_000;
-/// Most distinct calls remembered across sessions (about 40 bytes each); past it the least
-/// recently active sessions are forgotten, down to three quarters of it.
+/// Most distinct calls remembered across sessions (about 60 bytes each, the maps' overhead
+/// counted); past it the least recently active sessions are forgotten, down to three quarters
+/// of it.
 const MAX_TRACKED_CALLS: usize = 500_000;
 
 /// The facts of one call, this call included in every count. `policy test` cases may set them

@@ -160,7 +160,7 @@ def test_the_decorator_takes_positional_arguments_and_refuses_a_rewrite_it_canno
     with pytest.raises(TypeError, match="not run: .* interactive"):
         rm("build/")
     assert rm_asking("build/") == "removed build/, asking: True"
-    decided = [json.loads(e["request"])["args_hash"] for e in trail(server) if e["kind"] == "decision"]
+    decided = [e["args_hash"] for e in trail(server) if e["kind"] == "decision"]
     assert len(decided) == 4
     statuses = [(e["status"], e["error"]) for e in executions(server)]
     assert statuses[2] == ("error", "not run: the decided arguments name parameters the tool does "
