@@ -9,10 +9,23 @@ use crate::trail::{Frontier, Hash, Node, decode};
 /// Events whose leaves are added per transaction when a tree is built for an existing trail.
 const BUILD_BATCH: i64 = 10_000;
 
+/// The schema version that keys the nodes by the leaf that completed them (migration 0007).
+const KEYED_BY_LEAF: i64 = 7;
+
+/// Whether the trail still keys its nodes by level and index: a trail written before migration
+/// 0007 that an auditor's command opens read-only, before any server has migrated it.
+fn keyed_by_level(conn: &Connection) -> rusqlite::Result<bool> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    Ok(version < KEYED_BY_LEAF)
+}
+
 /// How many leaves the stored tree has: every leaf completes at least itself.
 pub(super) fn size(conn: &Connection) -> rusqlite::Result<u64> {
-    let last: Option<i64> =
-        conn.query_row("SELECT max(leaf) FROM tree_nodes", [], |row| row.get(0))?;
+    let sql = match keyed_by_level(conn)? {
+        true => "SELECT max(idx) FROM tree_nodes WHERE level = 0",
+        false => "SELECT max(leaf) FROM tree_nodes",
+    };
+    let last: Option<i64> = conn.query_row(sql, [], |row| row.get(0))?;
     Ok(last.map_or(0, |i| i.unsigned_abs() + 1))
 }
 
@@ -31,10 +44,15 @@ fn key(node: Node) -> Result<(i64, u32), StoreError> {
 /// A stored perfect node's hash.
 pub(super) fn node(conn: &Connection, node: Node) -> Result<Hash, StoreError> {
     let (leaf, level) = key(node)?;
-    let hash: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT hash FROM tree_nodes WHERE leaf = ?1 AND level = ?2")?
-        .query_row(params![leaf, level], |row| row.get(0))
-        .optional()?;
+    let (sql, first) = match keyed_by_level(conn)? {
+        true => ("SELECT hash FROM tree_nodes WHERE idx = ?1 AND level = ?2", node.index),
+        false => {
+            ("SELECT hash FROM tree_nodes WHERE leaf = ?1 AND level = ?2", leaf.unsigned_abs())
+        }
+    };
+    let first = i64::try_from(first).map_err(|_| StoreError::Tree("index out of range"))?;
+    let hash: Option<Vec<u8>> =
+        conn.prepare_cached(sql)?.query_row(params![first, level], |row| row.get(0)).optional()?;
     hash.and_then(|h| h.try_into().ok()).ok_or(StoreError::Tree("a node of the tree is missing"))
 }
 
@@ -102,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_stored_by_level_reads_the_same_after_the_migration_rekeys_it() {
+    fn a_tree_stored_by_level_reads_the_same_before_and_after_the_migration_rekeys_it() {
         let dir = tempfile::tempdir().unwrap();
         let conn = Connection::open(dir.path().join("t.db")).unwrap();
         for (_, sql) in &super::super::migrate::MIGRATIONS[..6] {
@@ -121,13 +139,21 @@ mod tests {
             }
         }
 
-        conn.execute_batch(super::super::migrate::MIGRATIONS[6].1).unwrap();
+        conn.pragma_update(None, "user_version", 6).unwrap();
 
-        assert_eq!(size(&conn).unwrap(), 13);
-        for (stored, hash) in made {
-            assert_eq!(node(&conn, stored).unwrap(), hash, "{stored:?}");
+        // Read as it is, as an auditor's read-only command reads a trail no server migrated,
+        // then after the migration.
+        for migrated in [false, true] {
+            if migrated {
+                conn.execute_batch(super::super::migrate::MIGRATIONS[6].1).unwrap();
+                conn.pragma_update(None, "user_version", 7).unwrap();
+            }
+            assert_eq!(size(&conn).unwrap(), 13);
+            for (stored, hash) in &made {
+                assert_eq!(node(&conn, *stored).unwrap(), *hash, "{stored:?}, {migrated}");
+            }
+            let again = Frontier::of(13, |n| node(&conn, n)).unwrap();
+            assert_eq!(again.root(), frontier.root());
         }
-        let again = Frontier::of(13, |n| node(&conn, n)).unwrap();
-        assert_eq!(again.root(), frontier.root());
     }
 }
