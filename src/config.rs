@@ -74,6 +74,8 @@ pub struct Config {
     pub http_listen: Option<String>,
     /// Adapters for agent harnesses' hooks.
     pub hooks: HooksConfig,
+    /// The MCP gateway (`toolgate mcp`).
+    pub mcp: crate::mcp::McpConfig,
     /// After SIGTERM, how long calls in flight may take to finish before they are cut.
     pub shutdown_grace_ms: u64,
     /// Bearer tokens and client certificates, and their roles; auth is off while none is
@@ -108,6 +110,7 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             http_listen: None,
             hooks: HooksConfig::default(),
+            mcp: crate::mcp::McpConfig::default(),
             shutdown_grace_ms: 10_000,
             auth: AuthConfig::default(),
             tls: TlsConfig::default(),

@@ -25,8 +25,9 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::config::ClaudeHookConfig;
-use crate::hook::claude::{self, Payload, Sidecar};
+use crate::hook::claude::{self, Payload};
 use crate::metrics::Metrics;
+use crate::sidecar::Sidecar;
 
 /// What the side port serves from.
 #[derive(Debug, Clone)]

@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 use super::Exit;
 use super::remote::{Bearer, endpoint};
 use crate::config::Config;
-use crate::hook::claude::{Payload, Sidecar, conn, handle};
+use crate::hook::claude::{Payload, handle};
+use crate::sidecar::{Sidecar, conn};
 
 /// Arguments of `toolgate hook`.
 #[derive(Debug, Args)]

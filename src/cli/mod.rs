@@ -13,6 +13,7 @@ mod fleet;
 mod hash_args;
 mod hook;
 mod keygen;
+mod mcp;
 mod policy;
 mod query;
 mod remote;
@@ -34,6 +35,7 @@ pub use fleet::{FleetArgs, fleet};
 pub use hash_args::{HashArgsArgs, hash_args};
 pub use hook::{HookArgs, hook};
 pub use keygen::{KeygenArgs, keygen};
+pub use mcp::{McpArgs, mcp};
 pub use policy::{PolicyArgs, policy};
 pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
@@ -75,6 +77,8 @@ pub enum Command {
     Approvals(ApprovalsArgs),
     /// Answer an agent harness's hook (Claude Code) by asking a running server.
     Hook(HookArgs),
+    /// Run an MCP gateway: an MCP server behind the policy and the trail (docs/mcp.md).
+    Mcp(McpArgs),
     /// Print the SHA-256 of a bearer token read on stdin, for `[[auth.tokens]] sha256`.
     HashToken,
     /// Print the hash the trail records for an argument object (plain or keyed).
@@ -152,6 +156,7 @@ pub fn main() -> ExitCode {
             Command::Decide(args) => decide(args).await,
             Command::Approvals(args) => approvals(args).await,
             Command::Hook(args) => hook(args).await,
+            Command::Mcp(args) => mcp(args).await,
             Command::HashArgs(args) => hash_args(args).await,
             Command::Keygen(args) => keygen(args).await,
             Command::Checkpoint(args) => checkpoint(args).await,

@@ -95,7 +95,12 @@ pub(super) fn parse_durability(value: &str) -> Result<Durability, String> {
 
 /// Refuses a non-loopback address while it is not `guarded` by auth, unless told otherwise
 /// (and then says so).
-fn check_exposure(what: &str, addr: &str, guarded: bool, allow: bool) -> anyhow::Result<()> {
+pub(super) fn check_exposure(
+    what: &str,
+    addr: &str,
+    guarded: bool,
+    allow: bool,
+) -> anyhow::Result<()> {
     if guarded || unix_path(addr).is_some() {
         return Ok(());
     }

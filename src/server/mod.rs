@@ -22,7 +22,6 @@ use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::Gate;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard, Trails};
-use crate::hook::claude::{Sidecar, conn};
 use crate::http::Side;
 use crate::listener::Listener;
 use crate::metrics::Metrics;
@@ -33,6 +32,7 @@ use crate::proto::approvals_server::ApprovalsServer;
 use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::request::ArgsHasher;
+use crate::sidecar::{Sidecar, conn};
 use crate::store::{Store, StoreError};
 use crate::tls::Acceptor;
 

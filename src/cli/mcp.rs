@@ -1,0 +1,145 @@
+//! `toolgate mcp`: the MCP gateway (docs/mcp.md). The MCP client launches toolgate as its
+//! server, and toolgate the real server as its child; every `tools/call` is decided and
+//! recorded, by a running sidecar (`--server`) or by one embedded in the gateway.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::Exit;
+use super::remote::{Bearer, endpoint};
+use super::serve::check_exposure;
+use crate::config::Config;
+use crate::listener::Listener;
+use crate::mcp::{Caller, Ended, Gate};
+use crate::sidecar::{Sidecar, conn};
+
+/// Arguments of `toolgate mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The server's name: the `<server>` in the tool names policies see,
+    /// `mcp__<server>__<tool>`.
+    #[arg(long, default_value = "server")]
+    pub name: String,
+    /// TOML configuration file (its `[mcp]` section, and the embedded sidecar's settings).
+    #[arg(long, env = "TOOLGATE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Embedded sidecar: the SQLite trail file [default: toolgate.db].
+    #[arg(long, env = "TOOLGATE_DB", conflicts_with = "server")]
+    pub db: Option<PathBuf>,
+    /// Embedded sidecar: a Cedar policy file replacing the embedded default policy.
+    #[arg(long, env = "TOOLGATE_POLICY", conflicts_with = "server")]
+    pub policy: Option<PathBuf>,
+    /// Embedded sidecar: where its gRPC services listen, for `toolgate approvals` and the
+    /// auditors' commands [default: unix:<db>.sock].
+    #[arg(long, conflicts_with = "server")]
+    pub grpc_listen: Option<String>,
+    /// A running sidecar to decide and record through, `http://host:port` or
+    /// `unix:/path/to.sock`, instead of an embedded one: many gateways on one host then share
+    /// one trail and one writer.
+    #[arg(long, env = "TOOLGATE_SERVER")]
+    pub server: Option<String>,
+    /// The bearer token for `--server`, when its auth is on (from the environment, so that it
+    /// stays out of process listings).
+    #[arg(long = "token-env", default_value = "TOOLGATE_TOKEN")]
+    pub token_env: String,
+    /// The session the calls are recorded under [default: `mcp-` and a fresh UUID].
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The MCP server's command and its arguments, after `--`.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+/// Runs the gateway until the client or the server ends.
+pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
+    let mut config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    if let Some(db) = &args.db {
+        config.db = db.clone();
+    }
+    if let Some(policy) = &args.policy {
+        config.policy = Some(policy.clone());
+    }
+    let caller = Caller {
+        session: args.session.clone().unwrap_or_else(|| format!("mcp-{}", uuid::Uuid::now_v7())),
+        actor: config.mcp.actor.clone(),
+    };
+    let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
+    let mcp = config.mcp.clone();
+    let (url, embedded) = match &args.server {
+        Some(url) => (url.clone(), None),
+        None => {
+            let (url, embedded) = embed(config, args.grpc_listen.clone()).await?;
+            (url, Some(embedded))
+        }
+    };
+    let channel = endpoint(&url)?.connect_lazy();
+    let mut sidecar = Sidecar::new(conn(channel.clone()), conn(channel));
+    if let Some(header) = Bearer::from_env(&args.token_env)?.header() {
+        sidecar = sidecar.authorized(header)?;
+    }
+    let gate = Gate::new(sidecar, mcp, args.name.clone());
+    let relay = crate::mcp::relay(
+        gate,
+        caller,
+        &args.command,
+        grace,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        crate::shutdown::signal(),
+    );
+    let ended = match embedded {
+        None => relay.await?,
+        Some(mut embedded) => {
+            let ended = tokio::select! {
+                ended = relay => ended,
+                served = &mut embedded.server => {
+                    served.context("the embedded sidecar failed")??;
+                    anyhow::bail!("the embedded sidecar stopped");
+                }
+            };
+            let _ = embedded.stop.send(());
+            embedded.server.await.context("the embedded sidecar failed")??;
+            ended?
+        }
+    };
+    Ok(match ended {
+        Ended::ClientLeft => Exit::Ok,
+        Ended::ServerExited(status) if status.success() => Exit::Ok,
+        Ended::ServerExited(status) => {
+            eprintln!("toolgate mcp: the MCP server exited ({status})");
+            Exit::Failed
+        }
+    })
+}
+
+/// The sidecar the gateway runs in process, on its own listener.
+struct Embedded {
+    server: tokio::task::JoinHandle<Result<(), crate::server::ServerError>>,
+    stop: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Starts the embedded sidecar; its URL.
+async fn embed(mut config: Config, listen: Option<String>) -> anyhow::Result<(String, Embedded)> {
+    config.listen = listen.unwrap_or_else(|| format!("unix:{}.sock", config.db.display()));
+    let guarded = config.auth.enabled() || config.tls.requires_client_certificates();
+    check_exposure("the embedded sidecar's gRPC port", &config.listen, guarded, false)?;
+    let listener = Listener::bind(&config.listen, config.unix_socket_mode)
+        .await
+        .with_context(|| format!("cannot listen on `{}`", config.listen))?;
+    let url = match &listener {
+        Listener::Unix { path, .. } => format!("unix:{}", path.display()),
+        Listener::Tcp(tcp) => format!("http://{}", tcp.local_addr()?),
+    };
+    tracing::info!(listen = %listener.describe(), db = %config.db.display(), "embedded sidecar starting");
+    let (stop, stopping) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        let _ = stopping.await;
+    };
+    let server = tokio::spawn(crate::server::run(config, listener, None, shutdown));
+    Ok((url, Embedded { server, stop }))
+}

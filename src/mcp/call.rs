@@ -1,0 +1,384 @@
+//! One `tools/call` through the gate: compiled into an action request and decided as any
+//! Decide is, then relayed, answered, or held for a verdict; its upstream result reported
+//! through Execute and cut to the decision's limit. Shared by both transports.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tonic::{Code, Status};
+
+use super::config::McpConfig;
+use super::message::key;
+use super::result::{cut, text, tool_error};
+use crate::proto::{self, ApprovalState, ExecutionStatus, Outcome};
+use crate::sidecar::Sidecar;
+
+/// `Await`'s longest single wait (the Approvals service caps it at 10 minutes).
+const AWAIT_ROUND: Duration = Duration::from_secs(600);
+
+/// What happened upstream to a relayed call (or to one held before it).
+#[derive(Debug)]
+pub enum Upstream {
+    /// Its response, the whole JSON-RPC message.
+    Response(Value),
+    /// No response within the decision's timeout; the call was cancelled upstream.
+    TimedOut,
+    /// The client cancelled it (`notifications/cancelled`).
+    Cancelled,
+    /// The server failed: it exited, or its connection broke.
+    Failed(String),
+}
+
+/// Who calls, on which session.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub session: String,
+    pub actor: String,
+}
+
+/// A call on its way upstream.
+#[derive(Debug)]
+pub struct Relayed {
+    /// The `params` to send upstream: the client's, or with the rewritten arguments.
+    pub params: Value,
+    /// The upstream call's deadline.
+    pub timeout: Duration,
+    decision_id: String,
+    args_json: String,
+    max_chars: usize,
+}
+
+/// What the gate made of a call.
+#[derive(Debug)]
+pub enum Admission {
+    Relay(Relayed),
+    /// Answer the client with this result; nothing goes upstream.
+    Answer(Value),
+    /// The client cancelled the call while it waited: no answer.
+    Dropped,
+}
+
+/// The gate, for one upstream server.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    sidecar: Sidecar,
+    config: McpConfig,
+    server: String,
+}
+
+impl Gate {
+    pub fn new(sidecar: Sidecar, config: McpConfig, server: String) -> Self {
+        Self { sidecar, config, server }
+    }
+
+    /// The actor calls are made as, unless the client authenticated.
+    pub fn actor(&self) -> &str {
+        &self.config.actor
+    }
+
+    /// Decides on call `id` (its `params`); holds it while it waits for a verdict, until a
+    /// message on `inbox` (the client cancelled it, the server failed) ends the wait.
+    pub async fn admit(
+        &self,
+        caller: &Caller,
+        id: &Value,
+        params: &Value,
+        inbox: &mut mpsc::Receiver<Upstream>,
+    ) -> Admission {
+        let request = self.decide_request(caller, id, params);
+        let decision = match self.sidecar.gate.clone().decide(self.sidecar.request(request)).await {
+            Ok(answer) => answer.into_inner(),
+            Err(status) => return Admission::Answer(unanswered(&status)),
+        };
+        let facts = facts(&decision);
+        let reason = &decision.reason;
+        match decision.outcome() {
+            Outcome::Allow => {}
+            Outcome::Rewrite => {}
+            Outcome::RequireApproval => match self.hold(&decision, inbox).await {
+                Held::Approved => {}
+                Held::Refused(why) => {
+                    let text = format!("toolgate: this call needed approval ({reason}): {why}");
+                    return Admission::Answer(tool_error(&text, facts));
+                }
+                Held::Dropped => return Admission::Dropped,
+            },
+            Outcome::DryRun => {
+                let text = format!(
+                    "toolgate allows this call only as a dry run ({reason}); an MCP tool has \
+                     no dry run, so it was not run"
+                );
+                return Admission::Answer(tool_error(&text, facts));
+            }
+            Outcome::Deny | Outcome::Unspecified => {
+                return Admission::Answer(tool_error(
+                    &format!("toolgate denied this call: {reason}"),
+                    facts,
+                ));
+            }
+        }
+        let mut params = params.clone();
+        if decision.outcome() == Outcome::Rewrite {
+            match serde_json::from_str::<Value>(&decision.rewritten_args_json) {
+                Ok(rewritten) => params["arguments"] = rewritten,
+                Err(_) => {
+                    return Admission::Answer(tool_error(
+                        "toolgate: the rewritten arguments are not JSON; the call was not run",
+                        facts,
+                    ));
+                }
+            }
+        }
+        let args_json = params.get("arguments").map_or_else(|| "{}".to_owned(), Value::to_string);
+        Admission::Relay(Relayed {
+            params,
+            timeout: Duration::from_millis(u64::from(decision.timeout_ms.max(1))),
+            decision_id: decision.decision_id,
+            args_json,
+            max_chars: decision.max_output_chars as usize,
+        })
+    }
+
+    /// Reports how the relayed call ended, and the response for the client (none for a call
+    /// the client cancelled).
+    pub async fn finish(
+        &self,
+        call: Relayed,
+        id: &Value,
+        started: Instant,
+        upstream: Upstream,
+    ) -> Option<Value> {
+        let mut report = proto::ExecuteRequest {
+            decision_id: call.decision_id.clone(),
+            args_json: call.args_json.clone(),
+            duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            ..Default::default()
+        };
+        let timeout_ms = call.timeout.as_millis();
+        let answer = match upstream {
+            Upstream::Response(mut response) => {
+                if let Some(result) = response.get_mut("result") {
+                    let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
+                    let whole = text(result);
+                    report.status =
+                        if failed { ExecutionStatus::Error } else { ExecutionStatus::Ok } as i32;
+                    if failed {
+                        report.error = cut_str(&whole, 1024);
+                    }
+                    report.result_bytes = result.to_string().len() as u64;
+                    // The start is enough for the trail to tell the cut: it keeps the size only.
+                    report.output = Some(cut_str(&whole, call.max_chars + 1));
+                    cut(result, call.max_chars);
+                } else {
+                    let message = response
+                        .pointer("/error/message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("an error without a message");
+                    report.status = ExecutionStatus::Error as i32;
+                    report.error =
+                        cut_str(&format!("the MCP server answered an error: {message}"), 1024);
+                }
+                Some(response)
+            }
+            Upstream::TimedOut => {
+                report.status = ExecutionStatus::Timeout as i32;
+                report.error = format!("no answer within {timeout_ms} ms; cancelled");
+                let text = format!(
+                    "toolgate: the tool did not answer within its {timeout_ms} ms timeout; the call was cancelled"
+                );
+                Some(super::message::result(id, tool_error(&text, Map::new())))
+            }
+            Upstream::Failed(why) => {
+                report.status = ExecutionStatus::Error as i32;
+                report.error = why.clone();
+                Some(super::message::result(
+                    id,
+                    tool_error(&format!("toolgate: {why}"), Map::new()),
+                ))
+            }
+            Upstream::Cancelled => {
+                report.status = ExecutionStatus::Error as i32;
+                report.error = "cancelled by the client".into();
+                None
+            }
+        };
+        if let Err(status) = self.sidecar.gate.clone().execute(self.sidecar.request(report)).await {
+            tracing::error!(code = ?status.code(), message = status.message(), decision = call.decision_id, "the execution could not be reported");
+        }
+        answer
+    }
+
+    /// The Decide request for a `tools/call`.
+    fn decide_request(&self, caller: &Caller, id: &Value, params: &Value) -> proto::DecideRequest {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        // No name is no tool: Decide refuses it, naming the field, and records the refusal.
+        let tool =
+            if name.is_empty() { String::new() } else { format!("mcp__{}__{name}", self.server) };
+        let args = params.get("arguments");
+        let mapping = self.config.tools.get(&tool).cloned().unwrap_or_default();
+        let resource_id = mapping
+            .resource_from
+            .as_deref()
+            .and_then(|pointer| args?.pointer(pointer))
+            .and_then(|value| match value {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .unwrap_or_else(|| self.server.clone());
+        proto::DecideRequest {
+            session_id: caller.session.clone(),
+            task_type: self.config.task_type.clone(),
+            actor: Some(proto::Actor {
+                id: caller.actor.clone(),
+                kind: "agent".into(),
+                ..Default::default()
+            }),
+            tool,
+            action: mapping.action.unwrap_or_default(),
+            resource: Some(proto::Resource {
+                r#type: mapping.resource_type.unwrap_or_else(|| "mcp".into()),
+                id: resource_id,
+                classification: mapping.classification.unwrap_or_default(),
+            }),
+            args_json: args.map_or_else(String::new, Value::to_string),
+            context_json: json!({
+                "harness": "mcp",
+                "mcp_server": self.server,
+                "mcp_tool": name,
+            })
+            .to_string(),
+            options: Some(proto::RunOptions {
+                allow_write: self.config.allow_write,
+                allow_bash: self.config.allow_bash,
+                ..Default::default()
+            }),
+            plan: Some(proto::ExecutionPlan {
+                idempotency_key: id.as_str().map_or_else(|| key(id), ToOwned::to_owned),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// Waits for the verdict on `decision`, in rounds of `Await`, up to the configured wait.
+    async fn hold(
+        &self,
+        decision: &proto::DecideResponse,
+        inbox: &mut mpsc::Receiver<Upstream>,
+    ) -> Held {
+        let wait = Duration::from_secs(self.config.approval_wait_seconds);
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let why = format!("the MCP gateway stopped waiting after {} s", wait.as_secs());
+                self.withdraw(&decision.decision_id, &why).await;
+                return Held::Refused(format!("no verdict within {} s", wait.as_secs()));
+            }
+            let request = self.sidecar.request(proto::AwaitRequest {
+                decision_id: decision.decision_id.clone(),
+                timeout_ms: u32::try_from(left.min(AWAIT_ROUND).as_millis()).unwrap_or(u32::MAX),
+            });
+            let mut approvals = self.sidecar.approvals.clone();
+            let approval = tokio::select! {
+                approval = approvals.r#await(request) => approval,
+                message = inbox.recv() => {
+                    let why = match message {
+                        Some(Upstream::Cancelled) | None => "the client cancelled the call".to_owned(),
+                        Some(other) => format!("{other:?}"),
+                    };
+                    self.withdraw(&decision.decision_id, &why).await;
+                    return Held::Dropped;
+                }
+            };
+            let approval = match approval {
+                Ok(approval) => approval.into_inner(),
+                Err(status) => {
+                    return Held::Refused(format!(
+                        "toolgate could not wait for the verdict ({})",
+                        status.message()
+                    ));
+                }
+            };
+            let by = if approval.approver.is_empty() {
+                String::new()
+            } else {
+                format!(" by {}", approval.approver)
+            };
+            let comment = if approval.comment.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", approval.comment)
+            };
+            match approval.state() {
+                ApprovalState::Pending | ApprovalState::Unspecified => continue,
+                ApprovalState::Approved => return Held::Approved,
+                ApprovalState::Expired if approval.verdict_outcome() == Outcome::Allow => {
+                    return Held::Approved;
+                }
+                ApprovalState::Rejected => return Held::Refused(format!("rejected{by}{comment}")),
+                ApprovalState::Expired => {
+                    return Held::Refused(format!("expired without a verdict{comment}"));
+                }
+                ApprovalState::Withdrawn => return Held::Refused("withdrawn".into()),
+            }
+        }
+    }
+
+    async fn withdraw(&self, decision_id: &str, reason: &str) {
+        let request = self.sidecar.request(proto::WithdrawRequest {
+            decision_id: decision_id.to_owned(),
+            reason: reason.to_owned(),
+        });
+        if let Err(status) = self.sidecar.approvals.clone().withdraw(request).await {
+            tracing::warn!(
+                message = status.message(),
+                decision_id,
+                "the approval could not be withdrawn"
+            );
+        }
+    }
+}
+
+/// How a hold ended.
+enum Held {
+    Approved,
+    Refused(String),
+    Dropped,
+}
+
+/// toolgate's facts about a decision, for a result's `_meta`.
+fn facts(decision: &proto::DecideResponse) -> Map<String, Value> {
+    let outcome = match decision.outcome() {
+        Outcome::Allow => "allow",
+        Outcome::Deny | Outcome::Unspecified => "deny",
+        Outcome::RequireApproval => "require_approval",
+        Outcome::DryRun => "dry_run",
+        Outcome::Rewrite => "rewrite",
+    };
+    let mut meta = Map::new();
+    meta.insert("toolgate/outcome".into(), json!(outcome));
+    meta.insert("toolgate/decisionId".into(), json!(decision.decision_id));
+    meta.insert("toolgate/policies".into(), json!(decision.policy_ids));
+    meta
+}
+
+/// The tool error for a call the gate could not decide on: it was not run. A refused input
+/// says which field (the sidecar recorded the refusal); anything else says only that toolgate
+/// is unavailable, never the internal error.
+fn unanswered(status: &Status) -> Value {
+    let text = match status.code() {
+        Code::InvalidArgument | Code::PermissionDenied => {
+            format!("toolgate refused this call: {}", status.message())
+        }
+        _ => "toolgate could not decide on this call (it is unavailable), so the call was not run"
+            .to_owned(),
+    };
+    tool_error(&text, Map::new())
+}
+
+/// At most `chars` characters of `text`.
+fn cut_str(text: &str, chars: usize) -> String {
+    text.chars().take(chars).collect()
+}

@@ -1,0 +1,68 @@
+//! The `[mcp]` section: who the gateway's calls are made as, what they may do, and how each
+//! MCP tool maps to the action and resource policies are written against.
+//!
+//! ```toml
+//! [mcp]
+//! actor = "mcp-client"
+//! allow_write = true
+//!
+//! [mcp.tools.mcp__fs__write_file]   # keyed by the gateway's tool name
+//! action = "fs.write"
+//! resource_type = "file"
+//! resource_from = "/path"           # a JSON pointer into the call's arguments
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The MCP gateway (docs/mcp.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// The actor id the calls are made under.
+    pub actor: String,
+    /// The task type of the gateway's sessions (empty: `default`).
+    pub task_type: String,
+    /// Grants `allow_write` to every call (the registry's `write` tools need it).
+    pub allow_write: bool,
+    /// Grants `allow_bash` to every call (the registry's `bash` tools need it).
+    pub allow_bash: bool,
+    /// The longest a call that requires approval is held, in seconds; the approval's own
+    /// expiry (`[approvals] ttl_seconds`, then its `on_timeout` verdict) ends it sooner.
+    pub approval_wait_seconds: u64,
+    /// How long the upstream server gets to exit after its stdin closed, in milliseconds,
+    /// before it is sent SIGTERM, and as long again before SIGKILL.
+    pub exit_grace_ms: u64,
+    /// Tools by the gateway's name for them, `mcp__<server>__<tool>`.
+    pub tools: BTreeMap<String, ToolMapping>,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            actor: "mcp-client".to_owned(),
+            task_type: String::new(),
+            allow_write: false,
+            allow_bash: false,
+            approval_wait_seconds: 15 * 60,
+            exit_grace_ms: 3000,
+            tools: BTreeMap::new(),
+        }
+    }
+}
+
+/// How one MCP tool's calls become action requests. Unset, the action is the registry's
+/// default for the tool (its name, for a tool the registry does not know), and the resource is
+/// the server: type `mcp`, id the gateway's `--name`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolMapping {
+    pub action: Option<String>,
+    pub resource_type: Option<String>,
+    /// A JSON pointer (RFC 6901) to the argument that names the resource, `/path`; a string
+    /// or a number there is the resource id.
+    pub resource_from: Option<String>,
+    /// The resource's classification (`public`, `internal`, `confidential`, `secret`).
+    pub classification: Option<String>,
+}

@@ -1,0 +1,24 @@
+//! The MCP gateway (`toolgate mcp`): toolgate in front of any MCP server, so that an MCP
+//! client's tool calls go through the same decision path as Decide and onto the same trail,
+//! with no code in the agent (docs/mcp.md).
+//!
+//! It relays JSON-RPC as it came (a small layer over serde_json rather than the `rmcp` SDK,
+//! whose typed messages drop the fields they do not know: a relay must pass every message of
+//! every protocol revision unchanged) and steps in only at `tools/call`.
+//!
+//! - `message`: JSON-RPC messages told apart, and the ones the gateway writes itself.
+//! - `frame`: stdio's line framing, with a cap.
+//! - `result`: tool results: toolgate's own answers, and an upstream result cut to its limit.
+//! - `call`: one call through the gate: decided, relayed, held or answered, then reported.
+//! - `stdio`: the gateway over stdio, the server as its child.
+
+mod call;
+mod config;
+mod frame;
+mod message;
+mod result;
+mod stdio;
+
+pub use call::{Caller, Gate};
+pub use config::{McpConfig, ToolMapping};
+pub use stdio::{Ended, relay};
