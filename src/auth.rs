@@ -182,6 +182,14 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The actor the caller acts as, when its identities are exactly one id (not a prefix).
+    pub fn sole_actor(&self) -> Option<&str> {
+        match self.actors.as_slice() {
+            [one] if !one.ends_with('*') => Some(one),
+            _ => None,
+        }
+    }
+
     /// Whether the caller may act as `actor` (and so may not approve its calls).
     pub fn may_act_as(&self, actor: &str) -> bool {
         self.actors.iter().any(|pattern| match pattern.strip_suffix('*') {

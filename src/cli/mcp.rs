@@ -10,9 +10,10 @@ use clap::Args;
 use super::Exit;
 use super::remote::{Bearer, endpoint};
 use super::serve::check_exposure;
+use crate::auth::Auth;
 use crate::config::Config;
 use crate::listener::Listener;
-use crate::mcp::{Caller, Ended, Gate};
+use crate::mcp::{Caller, Ended, Gate, Proxy};
 use crate::sidecar::{Sidecar, conn};
 
 /// Arguments of `toolgate mcp`.
@@ -32,7 +33,7 @@ pub struct McpArgs {
     #[arg(long, env = "TOOLGATE_POLICY", conflicts_with = "server")]
     pub policy: Option<PathBuf>,
     /// Embedded sidecar: where its gRPC services listen, for `toolgate approvals` and the
-    /// auditors' commands [default: unix:<db>.sock].
+    /// auditors' commands [default: `unix:` and the trail's path with `.sock` added].
     #[arg(long, conflicts_with = "server")]
     pub grpc_listen: Option<String>,
     /// A running sidecar to decide and record through, `http://host:port` or
@@ -47,8 +48,15 @@ pub struct McpArgs {
     /// The session the calls are recorded under [default: `mcp-` and a fresh UUID].
     #[arg(long)]
     pub session: Option<String>,
-    /// The MCP server's command and its arguments, after `--`.
-    #[arg(last = true, required = true)]
+    /// Streamable HTTP: where MCP clients connect (the endpoint is `/mcp`; the address is
+    /// printed on stdout). Beyond loopback only with `[[auth.tokens]]` in the configuration.
+    #[arg(long, requires = "upstream")]
+    pub listen: Option<String>,
+    /// Streamable HTTP: the remote MCP server's endpoint, `http://host:port/mcp`.
+    #[arg(long, requires = "listen")]
+    pub upstream: Option<String>,
+    /// Over stdio: the MCP server's command and its arguments, after `--`.
+    #[arg(last = true, required_unless_present = "upstream", conflicts_with = "upstream")]
     pub command: Vec<String>,
 }
 
@@ -70,6 +78,10 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     };
     let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
     let mcp = config.mcp.clone();
+    let front = match (&args.listen, &args.upstream) {
+        (Some(listen), Some(upstream)) => Some(front(&config, listen, upstream).await?),
+        _ => None,
+    };
     let (url, embedded) = match &args.server {
         Some(url) => (url.clone(), None),
         None => {
@@ -82,16 +94,21 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     if let Some(header) = Bearer::from_env(&args.token_env)?.header() {
         sidecar = sidecar.authorized(header)?;
     }
-    let gate = Gate::new(sidecar, mcp, args.name.clone());
-    let relay = crate::mcp::relay(
-        gate,
-        caller,
-        &args.command,
-        grace,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        crate::shutdown::signal(),
-    );
+    let gate = Gate::new(sidecar, mcp, &args.name);
+    let relay = async {
+        match front {
+            Some(front) => {
+                let proxy = Proxy::new(gate, front.upstream, front.auth, caller.session);
+                crate::mcp::serve(front.listener, proxy, crate::shutdown::signal()).await?;
+                Ok(Ended::ClientLeft)
+            }
+            None => {
+                let (input, output) = (tokio::io::stdin(), tokio::io::stdout());
+                let stopping = crate::shutdown::signal();
+                crate::mcp::relay(gate, caller, &args.command, grace, input, output, stopping).await
+            }
+        }
+    };
     let ended = match embedded {
         None => relay.await?,
         Some(mut embedded) => {
@@ -115,6 +132,33 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
             Exit::Failed
         }
     })
+}
+
+/// The Streamable HTTP front: its listener, the server behind it, and the clients' tokens.
+struct Front {
+    listener: tokio::net::TcpListener,
+    upstream: reqwest::Url,
+    auth: Option<Auth>,
+}
+
+/// Binds the front (loopback unless auth is on) and prints its endpoint.
+async fn front(config: &Config, listen: &str, upstream: &str) -> anyhow::Result<Front> {
+    let upstream =
+        reqwest::Url::parse(upstream).with_context(|| format!("`{upstream}` is not a URL"))?;
+    anyhow::ensure!(
+        matches!(upstream.scheme(), "http" | "https"),
+        "the upstream must be an http:// or https:// URL"
+    );
+    check_exposure("the MCP endpoint", listen, !config.auth.tokens.is_empty(), false)?;
+    let auth = match config.auth.enabled() {
+        true => Some(Auth::new(&config.auth)?),
+        false => None,
+    };
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on `{listen}`"))?;
+    println!("http://{}/mcp", listener.local_addr()?);
+    Ok(Front { listener, upstream, auth })
 }
 
 /// The sidecar the gateway runs in process, on its own listener.

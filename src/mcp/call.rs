@@ -2,6 +2,7 @@
 //! Decide is, then relayed, answered, or held for a verdict; its upstream result reported
 //! through Execute and cut to the decision's limit. Shared by both transports.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -63,13 +64,19 @@ pub enum Admission {
 #[derive(Debug, Clone)]
 pub struct Gate {
     sidecar: Sidecar,
-    config: McpConfig,
-    server: String,
+    config: Arc<McpConfig>,
+    server: Arc<str>,
 }
 
 impl Gate {
-    pub fn new(sidecar: Sidecar, config: McpConfig, server: String) -> Self {
-        Self { sidecar, config, server }
+    pub fn new(sidecar: Sidecar, config: McpConfig, server: &str) -> Self {
+        Self { sidecar, config: Arc::new(config), server: server.into() }
+    }
+
+    /// The same gate, calling the sidecar with this `authorization` header (the client's own,
+    /// so that the sidecar checks and records who calls).
+    pub fn authorized(&self, header: &str) -> Result<Self, Status> {
+        Ok(Self { sidecar: self.sidecar.clone().authorized(header)?, ..self.clone() })
     }
 
     /// The actor calls are made as, unless the client authenticated.
@@ -226,7 +233,7 @@ impl Gate {
                 Value::Number(n) => Some(n.to_string()),
                 _ => None,
             })
-            .unwrap_or_else(|| self.server.clone());
+            .unwrap_or_else(|| self.server.to_string());
         proto::DecideRequest {
             session_id: caller.session.clone(),
             task_type: self.config.task_type.clone(),

@@ -11,14 +11,17 @@
 //! - `result`: tool results: toolgate's own answers, and an upstream result cut to its limit.
 //! - `call`: one call through the gate: decided, relayed, held or answered, then reported.
 //! - `stdio`: the gateway over stdio, the server as its child.
+//! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
 
 mod call;
 mod config;
 mod frame;
+mod http;
 mod message;
 mod result;
 mod stdio;
 
 pub use call::{Caller, Gate};
 pub use config::{McpConfig, ToolMapping};
+pub use http::{Proxy, serve};
 pub use stdio::{Ended, relay};

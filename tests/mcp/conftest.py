@@ -37,9 +37,9 @@ def misbehaving(markers):
     return [sys.executable, str(SERVERS / "misbehaving.py"), str(markers)]
 
 
-def toolgate(*args, check=True):
-    """Runs the toolgate CLI; its stdout."""
-    done = subprocess.run([TOOLGATE, *args], capture_output=True, text=True, timeout=60)
+def toolgate(*args, check=True, input=None):
+    """Runs the toolgate CLI."""
+    done = subprocess.run([TOOLGATE, *args], capture_output=True, text=True, timeout=60, input=input)
     if check and done.returncode != 0:
         raise AssertionError(f"toolgate {' '.join(args)} exited {done.returncode}: {done.stderr}")
     return done

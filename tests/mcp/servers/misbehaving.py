@@ -1,6 +1,9 @@
 """An MCP server (the official Python SDK's) whose tools misbehave on purpose: one hangs, one
-kills the server mid-call, one writes lines that are not JSON-RPC, and one changes nothing.
-Marker files in the directory given as its argument tell the tests what it saw."""
+kills the server mid-call, one writes lines that are not JSON-RPC, and one writes a note.
+Marker files in the directory given as its first argument tell the tests what it saw.
+
+`misbehaving.py MARKERS` serves on stdio; `misbehaving.py MARKERS PORT` over Streamable HTTP
+on 127.0.0.1:PORT, at /mcp."""
 
 import asyncio
 import os
@@ -49,4 +52,7 @@ def write_note(name: str, text: str) -> str:
     return f"wrote {name}"
 
 
-server.run()
+if len(sys.argv) > 2:
+    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+else:
+    server.run()

@@ -1,0 +1,201 @@
+"""`toolgate mcp --listen ADDR --upstream URL`: the gateway over Streamable HTTP, in front of a
+remote server (the reference server, and one built with the Python SDK)."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager, contextmanager
+
+import httpx2
+import pytest
+from mcp import Client, ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import NODE_BIN, PERMIT_ALL, SERVERS, TOOLGATE, run, text, toolgate
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+@contextmanager
+def process(args, env=None):
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+
+
+@pytest.fixture
+def everything_http():
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    with process([str(NODE_BIN / "mcp-server-everything"), "streamableHttp"], env=env):
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture
+def misbehaving_http(tmp_path):
+    port = free_port()
+    markers = tmp_path / "markers"
+    with process([sys.executable, str(SERVERS / "misbehaving.py"), str(markers), str(port)]):
+        wait_for_port(port)
+        yield f"http://127.0.0.1:{port}/mcp", markers
+
+
+@contextmanager
+def http_gateway(gateway, name, upstream, config="", policy=PERMIT_ALL, listen="127.0.0.1:0"):
+    (gateway.dir / "toolgate.toml").write_text(config)
+    (gateway.dir / "policy.cedar").write_text(policy)
+    args = [TOOLGATE, "mcp", "--name", name, "--config", str(gateway.dir / "toolgate.toml"),
+            "--policy", str(gateway.dir / "policy.cedar"), "--db", str(gateway.db),
+            "--listen", listen, "--upstream", upstream]
+    with process(args) as proc:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://"), f"the gateway printed {url!r}"
+        yield url.replace("0.0.0.0", "127.0.0.1")
+
+
+@asynccontextmanager
+async def connected(url, headers=None):
+    async with httpx2.AsyncClient(headers=headers or {}, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def test_calls_over_http_are_decided_relayed_and_recorded_under_the_mcp_session(gateway, everything_http):
+    policy = PERMIT_ALL + """
+@id("test.no_sums")
+@reason("no sums over HTTP")
+forbid (principal, action, resource) when { context.tool.name == "mcp__everything__get-sum" };
+"""
+    with http_gateway(gateway, "everything", everything_http, policy=policy) as url:
+
+        async def session():
+            async with connected(url) as s:
+                tools = await s.list_tools()
+                resources = await s.list_resources()
+                echo = await s.call_tool("echo", {"message": "over http"})
+                denied = await s.call_tool("get-sum", {"a": 1, "b": 2})
+                return tools, resources, echo, denied
+
+        tools, resources, echo, denied = run(session())
+    assert "echo" in {t.name for t in tools.tools} and resources.resources
+    assert text(echo) == "Echo: over http"
+    assert denied.is_error and text(denied) == "toolgate denied this call: no sums over HTTP"
+    events = gateway.events()
+    decisions = [e for e in events if e["kind"] == "decision"]
+    assert [(d["tool"], d["outcome"]) for d in decisions] == [
+        ("mcp__everything__echo", "allow"),
+        ("mcp__everything__get-sum", "deny"),
+    ]
+    [execution] = [e for e in events if e["kind"] == "execution"]
+    assert execution["decision_id"] == decisions[0]["decision_id"] and execution["status"] == "ok"
+    # The trail's session is the MCP session the server gave (its Mcp-Session-Id).
+    assert len({d["session_id"] for d in decisions}) == 1
+    assert decisions[0]["session_id"].startswith("mcp-") and len(decisions[0]["session_id"]) > 20
+    gateway.verify()
+
+
+def test_a_hung_call_over_http_is_cut_by_its_timeout_and_cancelled_upstream(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    config = "[defaults]\nbash_timeout_ms = 500\n"
+    with http_gateway(gateway, "odd", upstream, config=config) as url:
+
+        async def session():
+            async with connected(url) as s:
+                hung = await s.call_tool("slow", {"seconds": 30})
+                after = await s.call_tool("write_note", {"name": "after", "text": "ok"})
+                return hung, after
+
+        hung, after = run(session())
+        deadline = time.monotonic() + 10
+        while not (markers / "cancelled").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert hung.is_error and "did not answer within its 500 ms timeout" in text(hung)
+    assert (markers / "cancelled").exists(), "the server was told to stop"
+    assert text(after) == "wrote after"
+    statuses = [e["status"] for e in gateway.events("--kind", "execution")]
+    assert statuses == ["timeout", "ok"]
+    gateway.verify()
+
+
+def test_a_client_of_the_stateless_revision_goes_through_too(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    with http_gateway(gateway, "odd", upstream) as url:
+
+        async def session():
+            async with Client(url, mode="2026-07-28") as client:
+                return await client.call_tool("write_note", {"name": "modern", "text": "yes"})
+
+        result = run(session())
+    assert not result.is_error and (markers / "modern").read_text() == "yes"
+    [decision] = gateway.events("--kind", "decision")
+    assert decision["tool"] == "mcp__odd__write_note" and decision["outcome"] == "allow"
+
+
+def test_a_header_that_does_not_mirror_the_body_is_refused(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    with http_gateway(gateway, "odd", upstream) as url:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "write_note", "arguments": {"name": "sneaky", "text": "x"}}}
+        answer = httpx2.post(url, json=body, headers={
+            "Mcp-Method": "tools/call", "Mcp-Name": "something_else",
+            "Accept": "application/json, text/event-stream",
+        })
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == -32020
+    assert not (markers / "sneaky").exists()
+    assert not gateway.events("--kind", "decision")
+
+
+TOKEN = "a-test-token-for-alice"
+
+
+def test_beyond_loopback_the_endpoint_needs_a_token_and_the_token_names_the_actor(gateway, everything_http):
+    refused = toolgate("mcp", "--db", str(gateway.db), "--listen", "0.0.0.0:0", "--upstream", everything_http, check=False)
+    assert refused.returncode != 0 and "without auth" in refused.stderr
+    digest = toolgate("hash-token", input=TOKEN).stdout.strip()
+    config = f"""
+[[auth.tokens]]
+id = "alice-token"
+sha256 = "{digest}"
+roles = ["agent"]
+actors = ["alice"]
+"""
+    with http_gateway(gateway, "everything", everything_http, config=config, listen="0.0.0.0:0") as url:
+        anonymous = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+        async def session():
+            async with connected(url, headers={"Authorization": f"Bearer {TOKEN}"}) as s:
+                return await s.call_tool("echo", {"message": "as alice"})
+
+        result = run(session())
+    assert anonymous.status_code == 401
+    assert text(result) == "Echo: as alice"
+    [decision] = gateway.events("--kind", "decision")
+    assert decision["actor_id"] == "alice"
