@@ -33,9 +33,11 @@
 //!   submit them to witnesses), `witness` (an independent witness of other logs: C2SP
 //!   tlog-witness over HTTP, its own SQLite state).
 //! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
-//!   authorize-and-record prologue, health and reflection), `hook` (Claude Code's hooks),
-//!   `http` (the side port: metrics, probes, the hook endpoint), [`listener`], [`server`]
-//!   (binds everything and serves until shut down), `shutdown`, [`telemetry`].
+//!   authorize-and-record prologue, health and reflection), `sidecar` (those services as the
+//!   adapters call them), `hook` (Claude Code's hooks), `http` (the side port: metrics,
+//!   probes, the hook endpoint), `mcp` (the MCP gateway: a JSON-RPC relay whose
+//!   `tools/call` go through Decide and Execute), [`listener`], [`server`] (binds everything
+//!   and serves until shut down), `shutdown`, [`telemetry`].
 //! - The command line: [`cli`] (one file per subcommand) and `bench` (the load generator and
 //!   the audit and policy measurements behind `toolgate bench`).
 //!
@@ -58,7 +60,7 @@ mod grpc;
 mod hook;
 mod http;
 pub mod listener;
-pub mod mcp;
+mod mcp;
 mod metrics;
 mod policy;
 pub mod proto;

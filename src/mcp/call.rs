@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
-use super::config::McpConfig;
 use super::message::key;
 use super::result::{cut, text, tool_error};
+use crate::config::McpConfig;
 use crate::proto::{self, ApprovalState, ExecutionStatus, Outcome};
 use crate::sidecar::Sidecar;
 

@@ -14,7 +14,6 @@
 //! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
 
 mod call;
-mod config;
 mod frame;
 mod http;
 mod message;
@@ -22,6 +21,5 @@ mod result;
 mod stdio;
 
 pub use call::{Caller, Gate};
-pub use config::{McpConfig, ToolMapping};
 pub use http::{Proxy, serve};
 pub use stdio::{Ended, relay};

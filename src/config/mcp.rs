@@ -1,4 +1,4 @@
-//! The `[mcp]` section: who the gateway's calls are made as, what they may do, and how each
+//! The `[mcp]` section (docs/mcp.md): who the gateway's calls are made as, what they may do, and how each
 //! MCP tool maps to the action and resource policies are written against.
 //!
 //! ```toml
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-/// The MCP gateway (docs/mcp.md).
+/// The MCP gateway.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
@@ -65,4 +65,33 @@ pub struct ToolMapping {
     pub resource_from: Option<String>,
     /// The resource's classification (`public`, `internal`, `confidential`, `secret`).
     pub classification: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_reads_with_its_tool_mappings_and_defaults_the_rest() {
+        let config: crate::config::Config = toml::from_str(
+            r#"
+            [mcp]
+            actor = "desktop"
+            allow_write = true
+
+            [mcp.tools.mcp__fs__write_file]
+            action = "fs.write"
+            resource_type = "file"
+            resource_from = "/path"
+            "#,
+        )
+        .unwrap();
+        let mcp = config.mcp;
+        assert_eq!((mcp.actor.as_str(), mcp.allow_write, mcp.allow_bash), ("desktop", true, false));
+        assert_eq!(mcp.approval_wait_seconds, 900);
+        let write = &mcp.tools["mcp__fs__write_file"];
+        assert_eq!(write.resource_from.as_deref(), Some("/path"));
+        assert_eq!(write.classification, None);
+        assert!(toml::from_str::<crate::config::Config>("[mcp]\nactr = \"x\"").is_err());
+    }
 }

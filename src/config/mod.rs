@@ -21,6 +21,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+mod mcp;
+
+pub use mcp::{McpConfig, ToolMapping};
+
 use crate::auth::AuthConfig;
 use crate::registry::{Safety, ToolRegistry, ToolSpec};
 use crate::tls::TlsConfig;
@@ -75,7 +79,7 @@ pub struct Config {
     /// Adapters for agent harnesses' hooks.
     pub hooks: HooksConfig,
     /// The MCP gateway (`toolgate mcp`).
-    pub mcp: crate::mcp::McpConfig,
+    pub mcp: McpConfig,
     /// After SIGTERM, how long calls in flight may take to finish before they are cut.
     pub shutdown_grace_ms: u64,
     /// Bearer tokens and client certificates, and their roles; auth is off while none is
@@ -110,7 +114,7 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             http_listen: None,
             hooks: HooksConfig::default(),
-            mcp: crate::mcp::McpConfig::default(),
+            mcp: McpConfig::default(),
             shutdown_grace_ms: 10_000,
             auth: AuthConfig::default(),
             tls: TlsConfig::default(),
