@@ -52,6 +52,7 @@ pub enum Role {
 pub enum Rpc {
     Decide,
     Execute,
+    NeverAllowed,
     ListPending,
     Approve,
     Reject,
@@ -75,6 +76,7 @@ impl Rpc {
         match self {
             Self::Decide => "toolgate.v1.Gate/Decide",
             Self::Execute => "toolgate.v1.Gate/Execute",
+            Self::NeverAllowed => "toolgate.v1.Gate/NeverAllowed",
             Self::ListPending => "toolgate.v1.Approvals/ListPending",
             Self::Approve => "toolgate.v1.Approvals/Approve",
             Self::Reject => "toolgate.v1.Approvals/Reject",
@@ -96,7 +98,7 @@ impl Rpc {
     /// The roles that may call it.
     pub fn roles(self) -> &'static [Role] {
         match self {
-            Self::Decide | Self::Execute | Self::Withdraw => &[Role::Agent],
+            Self::Decide | Self::Execute | Self::NeverAllowed | Self::Withdraw => &[Role::Agent],
             Self::ListPending | Self::Approve | Self::Reject => &[Role::Approver],
             // An agent awaits the verdict on its own call; an approver may watch one.
             Self::Await => &[Role::Agent, Role::Approver],

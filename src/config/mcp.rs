@@ -31,6 +31,9 @@ pub struct McpConfig {
     /// The longest a call that requires approval is held, in seconds; the approval's own
     /// expiry (`[approvals] ttl_seconds`, then its `on_timeout` verdict) ends it sooner.
     pub approval_wait_seconds: u64,
+    /// Leave out of `tools/list` the tools no call of this actor could make allowed (the
+    /// sidecar's `NeverAllowed`); the others are listed as the server lists them.
+    pub hide_never_allowed: bool,
     /// How long the upstream server gets to exit after its stdin closed, in milliseconds,
     /// before it is sent SIGTERM, and as long again before SIGKILL.
     pub exit_grace_ms: u64,
@@ -46,6 +49,7 @@ impl Default for McpConfig {
             allow_write: false,
             allow_bash: false,
             approval_wait_seconds: 15 * 60,
+            hide_never_allowed: false,
             exit_grace_ms: 3000,
             tools: BTreeMap::new(),
         }
@@ -69,8 +73,6 @@ pub struct ToolMapping {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_section_reads_with_its_tool_mappings_and_defaults_the_rest() {
         let config: crate::config::Config = toml::from_str(

@@ -29,7 +29,9 @@ use cedar_policy::Entities;
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::ToolRegistry;
-use crate::request::{ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport};
+use crate::request::{
+    ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport, NeverAllowed,
+};
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
 
@@ -184,6 +186,32 @@ impl Gate {
     async fn invalid(&self, rpc: Rpc, error: FieldError, about: refusal::About) -> Error {
         let max_name = self.limits.max_name_bytes;
         refusal::invalid_about(&self.writer, rpc, error, about, max_name).await
+    }
+
+    /// The tools of a `NeverAllowed` request that no call could make allowed under the policy
+    /// in force, in its order. Nothing is decided, so only a malformed request is recorded.
+    pub async fn never_allowed(
+        &self,
+        raw: proto::NeverAllowedRequest,
+    ) -> Result<Vec<String>, Error> {
+        let about = refusal::About {
+            actor_id: raw.actor.as_ref().map(|a| a.id.clone()).unwrap_or_default(),
+            ..refusal::About::default()
+        };
+        let question = match NeverAllowed::from_proto(raw, &self.limits, &self.registry) {
+            Ok(question) => question,
+            Err(e) => return Err(self.invalid(Rpc::NeverAllowed, e, about).await),
+        };
+        let policy = self.policy.load();
+        let (actor, options) = (&question.actor, &question.options);
+        Ok(question
+            .tools
+            .into_iter()
+            .filter(|(tool, action)| {
+                policy.never_allows(actor, tool, action, options, &self.registry)
+            })
+            .map(|(tool, _)| tool)
+            .collect())
     }
 
     /// Decides a proposed tool call and records the decision.

@@ -6,7 +6,10 @@ use super::Guard;
 use crate::auth::Rpc;
 use crate::gate::Gate;
 use crate::policy::Outcome;
-use crate::proto::{self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteResponse};
+use crate::proto::{
+    self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteResponse, NeverAllowedRequest,
+    NeverAllowedResponse,
+};
 
 /// The tonic service.
 #[derive(Debug, Clone)]
@@ -57,6 +60,24 @@ impl proto::gate_server::Gate for GateService {
             seq: seq(decision.seq),
             policy_version: decision.policy_version,
         }))
+    }
+
+    #[tracing::instrument(name = "NeverAllowed", skip_all)]
+    async fn never_allowed(
+        &self,
+        request: Request<NeverAllowedRequest>,
+    ) -> Result<Response<NeverAllowedResponse>, Status> {
+        let caller = self.guard.check(&request, Rpc::NeverAllowed).await?;
+        let req = request.into_inner();
+        if let (Some(caller), Some(actor)) = (&caller, &req.actor)
+            && !actor.id.is_empty()
+            && !caller.may_act_as(&actor.id)
+        {
+            let why = format!("the token `{}` may not act as `{}`", caller.id, actor.id);
+            return Err(self.guard.refuse_identity(caller, Rpc::NeverAllowed, why).await);
+        }
+        let tools = self.gate.never_allowed(req).await?;
+        Ok(Response::new(NeverAllowedResponse { tools }))
     }
 
     #[tracing::instrument(name = "Execute", skip_all)]

@@ -2,6 +2,7 @@
 //! Decide is, then relayed, answered, or held for a verdict; its upstream result reported
 //! through Execute and cut to the decision's limit. Shared by both transports.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -216,6 +217,61 @@ impl Gate {
         answer
     }
 
+    /// Whether `tools/list` answers are filtered (`[mcp] hide_never_allowed`).
+    pub fn hides(&self) -> bool {
+        self.config.hide_never_allowed
+    }
+
+    /// `response`, a `tools/list` answer, without the tools that no call of `actor` could
+    /// make allowed. A sidecar that cannot tell leaves the list whole: hiding spares the model
+    /// a tool it cannot use; the decision at each call is what stops one.
+    pub async fn hide(&self, actor: &str, response: &mut Value) {
+        let Some(tools) = response.pointer_mut("/result/tools").and_then(Value::as_array_mut)
+        else {
+            return;
+        };
+        let name = |tool: &Value| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            format!("mcp__{}__{name}", self.server)
+        };
+        let request = proto::NeverAllowedRequest {
+            actor: Some(proto::Actor {
+                id: actor.to_owned(),
+                kind: "agent".into(),
+                ..Default::default()
+            }),
+            tools: tools
+                .iter()
+                .map(|tool| {
+                    let tool = name(tool);
+                    let action = self.config.tools.get(&tool).and_then(|m| m.action.clone());
+                    proto::ToolAction { tool, action: action.unwrap_or_default() }
+                })
+                .collect(),
+            options: Some(self.options()),
+        };
+        match self.sidecar.gate.clone().never_allowed(self.sidecar.request(request)).await {
+            Ok(never) => {
+                let never: HashSet<String> = never.into_inner().tools.into_iter().collect();
+                tools.retain(|tool| !never.contains(&name(tool)));
+            }
+            Err(status) => {
+                tracing::warn!(
+                    message = status.message(),
+                    "tools/list left whole: the sidecar could not say which tools are never allowed"
+                );
+            }
+        }
+    }
+
+    fn options(&self) -> proto::RunOptions {
+        proto::RunOptions {
+            allow_write: self.config.allow_write,
+            allow_bash: self.config.allow_bash,
+            ..Default::default()
+        }
+    }
+
     /// The Decide request for a `tools/call`.
     fn decide_request(&self, caller: &Caller, id: &Value, params: &Value) -> proto::DecideRequest {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -256,11 +312,7 @@ impl Gate {
                 "mcp_tool": name,
             })
             .to_string(),
-            options: Some(proto::RunOptions {
-                allow_write: self.config.allow_write,
-                allow_bash: self.config.allow_bash,
-                ..Default::default()
-            }),
+            options: Some(self.options()),
             plan: Some(proto::ExecutionPlan {
                 idempotency_key: id.as_str().map_or_else(|| key(id), ToOwned::to_owned),
                 ..Default::default()

@@ -113,6 +113,11 @@ async fn endpoint(
                 None => forward(&proxy, Method::POST, &headers, body).await,
             }
         }
+        Ok((Message::Request { id, method, .. }, _))
+            if method == "tools/list" && proxy.gate.hides() =>
+        {
+            list(&proxy, &caller.0, &headers, &id, body).await
+        }
         Ok(_) => forward(&proxy, Method::POST, &headers, body).await,
         Err(BadMessage::Json(e)) => jsonrpc(
             StatusCode::BAD_REQUEST,
@@ -427,6 +432,70 @@ async fn cancel_upstream(proxy: &Proxy, headers: &HeaderMap, id: &Value, reason:
     let sent = proxy.client.post(proxy.upstream.clone()).headers(headers).body(body).send();
     if let Ok(Err(e)) = tokio::time::timeout(std::time::Duration::from_secs(5), sent).await {
         tracing::warn!(error = %without_url(&e), "the cancellation could not be sent upstream");
+    }
+}
+
+/// A `tools/list` while hiding is on (`[mcp] hide_never_allowed`): the server's answer, read
+/// up to the response (a JSON body, or the SSE events up to the one that carries it), with the
+/// tools no call could make allowed left out.
+async fn list(
+    proxy: &Proxy,
+    actor: &str,
+    headers: &HeaderMap,
+    id: &Value,
+    body: Bytes,
+) -> Response {
+    let request = proxy
+        .client
+        .post(proxy.upstream.clone())
+        .headers(relayed_headers(headers, proxy.auth.is_some()))
+        .body(body);
+    let read = async {
+        let response = request.send().await?;
+        let (status, mut head) = (response.status(), Response::builder().status(response.status()));
+        for (name, value) in response.headers() {
+            if !HOP.contains(&name.as_str()) {
+                head = head.header(name, value);
+            }
+        }
+        let event_stream = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !status.is_success() || !event_stream {
+            let bytes = response.bytes().await?;
+            let hidden = match serde_json::from_slice::<Value>(&bytes) {
+                Ok(mut value) if status.is_success() => {
+                    proxy.gate.hide(actor, &mut value).await;
+                    Bytes::from(value.to_string())
+                }
+                _ => bytes,
+            };
+            return Ok::<_, reqwest::Error>(head.body(Body::from(hidden)));
+        }
+        let (mut chunks, mut buffer, mut out) = (response.bytes_stream(), Vec::new(), Vec::new());
+        while let Some(chunk) = chunks.next().await {
+            buffer.extend_from_slice(&chunk?);
+            while let Some((event, rest)) = split_event(&buffer) {
+                let (event, rest) = (event.to_vec(), rest.to_vec());
+                buffer = rest;
+                match response_in(&event, id) {
+                    Some(mut value) => {
+                        proxy.gate.hide(actor, &mut value).await;
+                        out.extend_from_slice(with_data(&event, &value.to_string()).as_bytes());
+                        return Ok(head.body(Body::from(out)));
+                    }
+                    None => out.extend_from_slice(&event),
+                }
+            }
+        }
+        Ok(head.body(Body::from(out)))
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(60), read).await {
+        Ok(Ok(Ok(response))) => response,
+        _ => (StatusCode::BAD_GATEWAY, "the MCP server's tool list could not be read\n")
+            .into_response(),
     }
 }
 

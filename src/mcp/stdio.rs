@@ -28,6 +28,8 @@ struct Calls {
     open: HashMap<String, mpsc::Sender<Upstream>>,
     /// Calls that timed out or were cancelled: a late response is dropped, not relayed.
     abandoned: HashSet<String>,
+    /// `tools/list` requests whose answers are filtered (`[mcp] hide_never_allowed`).
+    listings: HashSet<String>,
 }
 
 type Shared = Arc<Mutex<Calls>>;
@@ -72,8 +74,12 @@ pub async fn relay(
     let writing_client = tokio::spawn(write_lines(client_lines, output));
     let writing_server = tokio::spawn(write_lines(server_lines, child_in));
     let calls = Shared::default();
-    let reading_server =
-        tokio::spawn(from_server(BufReader::new(child_out), calls.clone(), to_client.clone()));
+    let reading_server = tokio::spawn(from_server(
+        BufReader::new(child_out),
+        calls.clone(),
+        to_client.clone(),
+        (gate.clone(), caller.actor.clone()),
+    ));
 
     let mut tasks = JoinSet::new();
     let mut input = BufReader::new(input);
@@ -168,6 +174,12 @@ async fn from_client(
                     }
                 }
             }
+            Ok((Message::Request { id, method, .. }, _))
+                if method == "tools/list" && gate.hides() =>
+            {
+                lock(calls).listings.insert(key(&id));
+                let _ = to_server.send(line);
+            }
             Ok(_) => {
                 let _ = to_server.send(line);
             }
@@ -243,11 +255,13 @@ async fn one_call(
 }
 
 /// Reads the server's lines to their end: responses to open calls go to their tasks, the
-/// rest to the client as they came. A line that is not a message is dropped and logged.
+/// answers to `tools/list` through the filter when it is on, the rest to the client as they
+/// came. A line that is not a message is dropped and logged.
 async fn from_server(
     mut output: impl tokio::io::AsyncBufRead + Unpin,
     calls: Shared,
     to_client: mpsc::UnboundedSender<String>,
+    (gate, actor): (Gate, String),
 ) {
     loop {
         let line = match next_line(&mut output, MAX_LINE_BYTES).await {
@@ -267,6 +281,13 @@ async fn from_server(
                 let mut calls = lock(&calls);
                 if let Some(call) = calls.open.get(&call_key) {
                     let _ = call.try_send(Upstream::Response(value));
+                } else if calls.listings.remove(&call_key) {
+                    let (gate, actor, to_client) = (gate.clone(), actor.clone(), to_client.clone());
+                    tokio::spawn(async move {
+                        let mut value = value;
+                        gate.hide(&actor, &mut value).await;
+                        answer(&to_client, &value);
+                    });
                 } else if !calls.abandoned.remove(&call_key) {
                     drop(calls);
                     let _ = to_client.send(line);

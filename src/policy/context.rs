@@ -23,7 +23,7 @@ use super::Grant;
 use super::shape::{CONTEXT, Used};
 use crate::facts::Observed;
 use crate::registry::Safety;
-use crate::request::ActionRequest;
+use crate::request::{ActionRequest, Actor, RunOptions};
 
 /// Builds the records of the context of a request that the policy set reads (see [`Used`]).
 pub fn build(
@@ -37,27 +37,14 @@ pub fn build(
     let long = |n: u64| Expr::new_long(i64::try_from(n).unwrap_or(i64::MAX));
     let string = |s: &str| Expr::new_string(s.to_owned());
     let part = |name: &str| match name {
-        "tool" => record([
-            ("name", string(&req.tool)),
-            ("safety", string(safety.as_str())),
-            ("default_action", string(default_action)),
-        ]),
-        "actor" => record([
-            ("kind", string(req.actor.kind.as_str())),
-            (
-                "delegation_chain",
-                Expr::new_set(req.actor.delegation_chain.iter().map(|a| string(a))),
-            ),
-        ]),
+        "tool" => tool(&req.tool, safety, default_action),
+        "actor" => actor(&req.actor),
         "resource" => record([
             ("type", string(&req.resource.kind)),
             ("id", string(&req.resource.id)),
             ("classification", string(&req.resource.classification)),
         ]),
-        "options" => record([
-            ("allow_write", Expr::new_bool(req.options.allow_write)),
-            ("allow_bash", Expr::new_bool(req.options.allow_bash)),
-        ]),
+        "options" => options(&req.options),
         "plan" => record([
             ("dry_run", Expr::new_bool(req.plan.dry_run)),
             ("idempotency_key", string(&req.plan.idempotency_key)),
@@ -90,6 +77,49 @@ pub fn build(
     };
     let pairs = CONTEXT.iter().filter(|(name, _)| used.contains(name));
     Context::from_pairs(pairs.map(|(name, _)| ((*name).to_owned(), part(name)))).map_err(Box::new)
+}
+
+/// The context of a question about every call of a tool by an actor with these run options
+/// ([`super::PolicyEngine::never_allows`]): those three records known, every other unknown.
+pub fn partial(
+    who: &Actor,
+    name: &str,
+    safety: Safety,
+    default_action: &str,
+    run: &RunOptions,
+) -> Result<Context, Box<ContextCreationError>> {
+    let part = |record: &str| match record {
+        "tool" => tool(name, safety, default_action),
+        "actor" => actor(who),
+        "options" => options(run),
+        other => Expr::new_unknown(format!("context.{other}")),
+    };
+    Context::from_pairs(CONTEXT.iter().map(|(record, _)| ((*record).to_owned(), part(record))))
+        .map_err(Box::new)
+}
+
+fn tool(name: &str, safety: Safety, default_action: &str) -> Expr {
+    let string = |s: &str| Expr::new_string(s.to_owned());
+    record([
+        ("name", string(name)),
+        ("safety", string(safety.as_str())),
+        ("default_action", string(default_action)),
+    ])
+}
+
+fn actor(actor: &Actor) -> Expr {
+    let chain = actor.delegation_chain.iter().map(|a| Expr::new_string(a.clone()));
+    record([
+        ("kind", Expr::new_string(actor.kind.as_str().to_owned())),
+        ("delegation_chain", Expr::new_set(chain)),
+    ])
+}
+
+fn options(options: &RunOptions) -> Expr {
+    record([
+        ("allow_write", Expr::new_bool(options.allow_write)),
+        ("allow_bash", Expr::new_bool(options.allow_bash)),
+    ])
 }
 
 /// The time of the call: Unix seconds, and the UTC hour (0–23) and weekday (0 = Monday).

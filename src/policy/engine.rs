@@ -6,8 +6,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use cedar_policy::{
-    Authorizer, Decision, Entities, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet,
-    Request,
+    Authorizer, Decision, Effect, Entities, EntityId, EntityTypeName, EntityUid, PolicyId,
+    PolicySet, Request, RequestBuilder,
 };
 use sha2::{Digest, Sha256};
 
@@ -16,7 +16,7 @@ use super::slice::Slices;
 use super::{Grant, Outcome, context};
 use crate::facts::Observed;
 use crate::registry::{Safety, ToolRegistry};
-use crate::request::ActionRequest;
+use crate::request::{ActionRequest, Actor, RunOptions};
 
 /// The embedded default policy.
 const DEFAULT_POLICY: &str = include_str!("default.cedar");
@@ -210,6 +210,44 @@ impl PolicyEngine {
     /// How many policies the set holds.
     pub fn len(&self) -> usize {
         self.meta.len()
+    }
+
+    /// Whether no call of `tool` by `actor` with `options`, taking `action`, could be allowed,
+    /// whatever its resource, arguments, plan, session, counts, time or approval: Cedar's
+    /// partial evaluation with all of those unknown. Only a denial no unknown can change
+    /// counts: one where no permit can match, or where a plain forbid always matches (not one
+    /// whose `@outcome` lets the call run another way, after an approval, say).
+    pub fn never_allows(
+        &self,
+        actor: &Actor,
+        tool: &str,
+        action: &str,
+        options: &RunOptions,
+        registry: &ToolRegistry,
+    ) -> bool {
+        let safety = registry.safety(tool);
+        let uid = |kind: &EntityTypeName, id: &str| {
+            EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
+        };
+        let Ok(context) =
+            context::partial(actor, tool, safety, registry.default_action(tool), options)
+        else {
+            return false;
+        };
+        let request = RequestBuilder::default()
+            .principal(uid(&self.actor_type, &actor.id))
+            .action(uid(&self.action_type, action))
+            .unknown_resource_with_type(self.resource_type.clone())
+            .context(context)
+            .build();
+        let response = self.authorizer.is_authorized_partial(&request, &self.set, &self.entities);
+        if response.decision() != Some(Decision::Deny) {
+            return false;
+        }
+        let forbids: Vec<_> =
+            response.definitely_satisfied().filter(|p| p.effect() == Effect::Forbid).collect();
+        forbids.is_empty()
+            || forbids.iter().any(|p| self.meta.get(p.id()).is_none_or(|m| m.outcome.is_none()))
     }
 
     /// Evaluates a request. Never fails: an evaluation error denies, with the error as reason.

@@ -186,7 +186,7 @@ impl ActionRequest {
     }
 }
 
-fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError> {
+pub(super) fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, FieldError> {
     let Some(actor) = actor else {
         return Err(FieldError::required("actor.id"));
     };

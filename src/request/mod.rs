@@ -6,6 +6,7 @@ mod canonical;
 mod decide;
 mod execute;
 mod filter;
+mod never;
 pub mod proof;
 mod stored;
 mod verdict;
@@ -14,6 +15,7 @@ pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::Page;
+pub use never::NeverAllowed;
 pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};
 
 pub use crate::error::FieldError;

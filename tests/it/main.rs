@@ -23,6 +23,7 @@ mod hook;
 mod invalid;
 mod keyed;
 mod listen;
+mod never_allowed;
 mod outcomes;
 mod policy_cli;
 mod properties;

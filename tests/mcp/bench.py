@@ -2,12 +2,12 @@
 `toolgate mcp`, side by side in one run, over raw stdio JSON-RPC (no SDK, so that the client
 adds as little as it can, and the same to both arms).
 
-    target/python-venv/bin/python tests/mcp/bench.py [--calls 1000] [--toolgate target/release/toolgate]
+    target/python-venv/bin/python tests/mcp/bench.py [--calls 1000] [--durability full|normal]
 
 Prints p50, p90, p99 and p99.9 of each arm and the differences. The calls alternate between the
 arms in rounds, so that a noisy neighbour touches both alike. The gateway runs its embedded
-sidecar with the configuration's durability (full, by default: every decision and every
-execution fsynced before the answer)."""
+sidecar with `--durability` (full, by default: every decision and every execution fsynced
+before the answer)."""
 
 import argparse
 import json
@@ -64,13 +64,17 @@ def main():
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--round", type=int, default=50)
     parser.add_argument("--toolgate", default=str(ROOT / "target/release/toolgate"))
+    parser.add_argument("--durability", default="full", choices=["full", "normal"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as dir:
         policy = Path(dir) / "policy.cedar"
         policy.write_text('@id("bench.permit")\npermit (principal, action, resource);\n')
+        config = Path(dir) / "toolgate.toml"
+        # The default loop guard would deny the sixth identical call: the calls differ anyway.
+        config.write_text(f'durability = "{args.durability}"\n')
         direct = Peer(SERVER, dir)
         gated = Peer([args.toolgate, "mcp", "--name", "everything", "--db", "bench.db",
-                      "--policy", str(policy), "--", *SERVER], dir)
+                      "--config", str(config), "--policy", str(policy), "--", *SERVER], dir)
         for n in range(20):  # warm both up
             timed_call(direct, n), timed_call(gated, n)
         times = {"direct": [], "gateway": []}
@@ -82,7 +86,8 @@ def main():
                     times[name].append(timed_call(peer, n))
         direct.close()
         gated.close()
-    print(f"{args.calls} echo calls per arm, in alternating rounds of {args.round}; microseconds")
+    print(f"{args.calls} echo calls per arm, in alternating rounds of {args.round}; "
+          f"durability = {args.durability!r}; microseconds")
     print(f"{'':10}{'p50':>10}{'p90':>10}{'p99':>10}{'p99.9':>10}{'mean':>10}")
     for name, values in times.items():
         row = [quantile(values, q) for q in (0.5, 0.9, 0.99, 0.999)] + [statistics.mean(values)]

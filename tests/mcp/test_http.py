@@ -14,7 +14,10 @@ import pytest
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import NODE_BIN, PERMIT_ALL, SERVERS, TOOLGATE, run, text, toolgate
+from conftest import NODE_BIN, PERMIT_ALL, ROOT, SERVERS, TOOLGATE, run, text, toolgate
+
+# The embedded default policy, as the sidecar ships it.
+DEFAULT_POLICY = (ROOT / "src/policy/default.cedar").read_text()
 
 
 def free_port():
@@ -199,3 +202,22 @@ actors = ["alice"]
     assert text(result) == "Echo: as alice"
     [decision] = gateway.events("--kind", "decision")
     assert decision["actor_id"] == "alice"
+
+
+def test_tools_the_policy_never_allows_can_be_hidden_over_http_too(gateway, everything_http):
+    config = """
+[mcp]
+hide_never_allowed = true
+
+[tools.mcp__everything__echo]
+safety = "read_only"
+action = "demo.echo"
+"""
+    with http_gateway(gateway, "everything", everything_http, config=config, policy=DEFAULT_POLICY) as url:
+
+        async def session():
+            async with connected(url) as s:
+                return await s.list_tools()
+
+        listed = run(session())
+    assert [t.name for t in listed.tools] == ["echo"]

@@ -361,3 +361,34 @@ def test_gateways_share_a_running_sidecars_trail(gateway, tmp_path):
     assert len(sessions) == 2 and "second" in sessions
     assert not gateway.db.exists(), "no embedded trail when a sidecar is given"
     gateway.verify(db=db)
+
+
+def test_tools_the_policy_never_allows_can_be_hidden_from_the_list(gateway, tmp_path):
+    root = tmp_path / "files"
+    root.mkdir()
+    config = """
+[mcp]
+hide_never_allowed = true
+
+[tools.mcp__fs__read_text_file]
+safety = "read_only"
+action = "fs.read"
+
+[tools.mcp__fs__write_file]
+safety = "write"
+action = "fs.write"
+"""
+    # The default policy: unregistered tools are unknown and denied; writes need allow_write,
+    # which [mcp] does not grant, so write_file is never allowed either.
+    params = gateway.params("fs", filesystem(root), config=config)
+
+    async def session():
+        async with connected(params) as s:
+            listed = await s.list_tools()
+            hidden = await s.call_tool("list_directory", {"path": str(root)})
+            return listed, hidden
+
+    listed, hidden = run(session())
+    assert [t.name for t in listed.tools] == ["read_text_file"]
+    # Hiding spares the model a tool; the decision at the call is what stops it.
+    assert hidden.is_error and text(hidden) == "toolgate denied this call: unknown tool: mcp__fs__list_directory"

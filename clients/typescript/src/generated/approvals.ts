@@ -25,9 +25,12 @@ export interface ProtoGrpcType {
       Gate: SubtypeConstructor<typeof grpc.Client, _toolgate_v1_GateClient> & { service: _toolgate_v1_GateDefinition }
       ListPendingRequest: MessageTypeDefinition
       ListPendingResponse: MessageTypeDefinition
+      NeverAllowedRequest: MessageTypeDefinition
+      NeverAllowedResponse: MessageTypeDefinition
       Outcome: EnumTypeDefinition
       Resource: MessageTypeDefinition
       RunOptions: MessageTypeDefinition
+      ToolAction: MessageTypeDefinition
       VerdictRequest: MessageTypeDefinition
       WithdrawRequest: MessageTypeDefinition
     }

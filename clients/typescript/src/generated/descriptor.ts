@@ -229,6 +229,10 @@ export const descriptor = {
                 "Execute": {
                   "requestType": "ExecuteRequest",
                   "responseType": "ExecuteResponse"
+                },
+                "NeverAllowed": {
+                  "requestType": "NeverAllowedRequest",
+                  "responseType": "NeverAllowedResponse"
                 }
               }
             },
@@ -397,6 +401,44 @@ export const descriptor = {
                 "policy_version": {
                   "type": "string",
                   "id": 10
+                }
+              }
+            },
+            "NeverAllowedRequest": {
+              "fields": {
+                "actor": {
+                  "type": "Actor",
+                  "id": 1
+                },
+                "tools": {
+                  "rule": "repeated",
+                  "type": "ToolAction",
+                  "id": 2
+                },
+                "options": {
+                  "type": "RunOptions",
+                  "id": 3
+                }
+              }
+            },
+            "ToolAction": {
+              "fields": {
+                "tool": {
+                  "type": "string",
+                  "id": 1
+                },
+                "action": {
+                  "type": "string",
+                  "id": 2
+                }
+              }
+            },
+            "NeverAllowedResponse": {
+              "fields": {
+                "tools": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 1
                 }
               }
             },

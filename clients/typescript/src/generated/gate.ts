@@ -18,9 +18,12 @@ export interface ProtoGrpcType {
       ExecutionPlan: MessageTypeDefinition
       ExecutionStatus: EnumTypeDefinition
       Gate: SubtypeConstructor<typeof grpc.Client, _toolgate_v1_GateClient> & { service: _toolgate_v1_GateDefinition }
+      NeverAllowedRequest: MessageTypeDefinition
+      NeverAllowedResponse: MessageTypeDefinition
       Outcome: EnumTypeDefinition
       Resource: MessageTypeDefinition
       RunOptions: MessageTypeDefinition
+      ToolAction: MessageTypeDefinition
     }
   }
 }

@@ -123,6 +123,30 @@ class DecideResponse(_message.Message):
     policy_version: str
     def __init__(self, decision_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., reason: _Optional[str] = ..., policy_ids: _Optional[_Iterable[str]] = ..., args_hash: _Optional[str] = ..., max_output_chars: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., rewritten_args_json: _Optional[str] = ..., seq: _Optional[int] = ..., policy_version: _Optional[str] = ...) -> None: ...
 
+class NeverAllowedRequest(_message.Message):
+    __slots__ = ("actor", "tools", "options")
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    actor: Actor
+    tools: _containers.RepeatedCompositeFieldContainer[ToolAction]
+    options: RunOptions
+    def __init__(self, actor: _Optional[_Union[Actor, _Mapping]] = ..., tools: _Optional[_Iterable[_Union[ToolAction, _Mapping]]] = ..., options: _Optional[_Union[RunOptions, _Mapping]] = ...) -> None: ...
+
+class ToolAction(_message.Message):
+    __slots__ = ("tool", "action")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    action: str
+    def __init__(self, tool: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+
+class NeverAllowedResponse(_message.Message):
+    __slots__ = ("tools",)
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tools: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class ExecuteRequest(_message.Message):
     __slots__ = ("decision_id", "args_json", "duration_us", "status", "error", "output", "result_bytes", "wrap_output", "idempotency_key")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]

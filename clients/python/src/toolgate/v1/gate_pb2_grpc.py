@@ -44,6 +44,11 @@ class GateStub:
                 request_serializer=toolgate_dot_v1_dot_gate__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_gate__pb2.ExecuteResponse.FromString,
                 _registered_method=True)
+        self.NeverAllowed = channel.unary_unary(
+                '/toolgate.v1.Gate/NeverAllowed',
+                request_serializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedResponse.FromString,
+                _registered_method=True)
 
 
 class GateServicer:
@@ -65,6 +70,18 @@ class GateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def NeverAllowed(self, request, context):
+        """Which of these tools no call could ever make allowed, for this actor with these run
+        options, whatever its resource, arguments, plan, session, counts, time or approval: Cedar's
+        partial evaluation with all of those unknown. For a harness that hides the tools it can
+        never call (the MCP gateway's `[mcp] hide_never_allowed`). Nothing is decided, so nothing
+        is recorded; a tool not in the answer may still be denied at Decide. Needs the `agent`
+        role, and `actor.id` must be one the caller may act as, as for Decide.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -77,6 +94,11 @@ def add_GateServicer_to_server(servicer, server):
                     servicer.Execute,
                     request_deserializer=toolgate_dot_v1_dot_gate__pb2.ExecuteRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_gate__pb2.ExecuteResponse.SerializeToString,
+            ),
+            'NeverAllowed': grpc.unary_unary_rpc_method_handler(
+                    servicer.NeverAllowed,
+                    request_deserializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -133,6 +155,33 @@ class Gate:
             '/toolgate.v1.Gate/Execute',
             toolgate_dot_v1_dot_gate__pb2.ExecuteRequest.SerializeToString,
             toolgate_dot_v1_dot_gate__pb2.ExecuteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NeverAllowed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Gate/NeverAllowed',
+            toolgate_dot_v1_dot_gate__pb2.NeverAllowedRequest.SerializeToString,
+            toolgate_dot_v1_dot_gate__pb2.NeverAllowedResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -6,6 +6,8 @@ import type { DecideRequest as _toolgate_v1_DecideRequest, DecideRequest__Output
 import type { DecideResponse as _toolgate_v1_DecideResponse, DecideResponse__Output as _toolgate_v1_DecideResponse__Output } from '../../toolgate/v1/DecideResponse.js';
 import type { ExecuteRequest as _toolgate_v1_ExecuteRequest, ExecuteRequest__Output as _toolgate_v1_ExecuteRequest__Output } from '../../toolgate/v1/ExecuteRequest.js';
 import type { ExecuteResponse as _toolgate_v1_ExecuteResponse, ExecuteResponse__Output as _toolgate_v1_ExecuteResponse__Output } from '../../toolgate/v1/ExecuteResponse.js';
+import type { NeverAllowedRequest as _toolgate_v1_NeverAllowedRequest, NeverAllowedRequest__Output as _toolgate_v1_NeverAllowedRequest__Output } from '../../toolgate/v1/NeverAllowedRequest.js';
+import type { NeverAllowedResponse as _toolgate_v1_NeverAllowedResponse, NeverAllowedResponse__Output as _toolgate_v1_NeverAllowedResponse__Output } from '../../toolgate/v1/NeverAllowedResponse.js';
 
 export interface GateClient extends grpc.Client {
   Decide(argument: _toolgate_v1_DecideRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
@@ -26,6 +28,15 @@ export interface GateClient extends grpc.Client {
   execute(argument: _toolgate_v1_ExecuteRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
   execute(argument: _toolgate_v1_ExecuteRequest, callback: grpc.requestCallback<_toolgate_v1_ExecuteResponse__Output>): grpc.ClientUnaryCall;
   
+  NeverAllowed(argument: _toolgate_v1_NeverAllowedRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  NeverAllowed(argument: _toolgate_v1_NeverAllowedRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  NeverAllowed(argument: _toolgate_v1_NeverAllowedRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  NeverAllowed(argument: _toolgate_v1_NeverAllowedRequest, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  neverAllowed(argument: _toolgate_v1_NeverAllowedRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  neverAllowed(argument: _toolgate_v1_NeverAllowedRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  neverAllowed(argument: _toolgate_v1_NeverAllowedRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  neverAllowed(argument: _toolgate_v1_NeverAllowedRequest, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface GateHandlers extends grpc.UntypedServiceImplementation {
@@ -33,9 +44,12 @@ export interface GateHandlers extends grpc.UntypedServiceImplementation {
   
   Execute: grpc.handleUnaryCall<_toolgate_v1_ExecuteRequest__Output, _toolgate_v1_ExecuteResponse>;
   
+  NeverAllowed: grpc.handleUnaryCall<_toolgate_v1_NeverAllowedRequest__Output, _toolgate_v1_NeverAllowedResponse>;
+  
 }
 
 export interface GateDefinition extends grpc.ServiceDefinition {
   Decide: MethodDefinition<_toolgate_v1_DecideRequest, _toolgate_v1_DecideResponse, _toolgate_v1_DecideRequest__Output, _toolgate_v1_DecideResponse__Output>
   Execute: MethodDefinition<_toolgate_v1_ExecuteRequest, _toolgate_v1_ExecuteResponse, _toolgate_v1_ExecuteRequest__Output, _toolgate_v1_ExecuteResponse__Output>
+  NeverAllowed: MethodDefinition<_toolgate_v1_NeverAllowedRequest, _toolgate_v1_NeverAllowedResponse, _toolgate_v1_NeverAllowedRequest__Output, _toolgate_v1_NeverAllowedResponse__Output>
 }

@@ -1,0 +1,12 @@
+// Original file: proto/toolgate/v1/gate.proto
+
+
+export interface ToolAction {
+  'tool'?: (string);
+  'action'?: (string);
+}
+
+export interface ToolAction__Output {
+  'tool': (string);
+  'action': (string);
+}
