@@ -39,6 +39,16 @@ pub struct Caller {
     pub actor: String,
 }
 
+/// A `tools/call` as the client sent it, and where its fate upstream reaches it: the
+/// client's cancellation, the server's answer or its failure.
+#[derive(Debug)]
+pub struct Call {
+    pub caller: Caller,
+    pub id: Value,
+    pub params: Value,
+    pub inbox: mpsc::Receiver<Upstream>,
+}
+
 /// A call on its way upstream.
 #[derive(Debug)]
 pub struct Relayed {
@@ -49,6 +59,13 @@ pub struct Relayed {
     decision_id: String,
     args_json: String,
     max_chars: usize,
+}
+
+impl Relayed {
+    /// The JSON-RPC request that carries the call upstream, as request `id`.
+    pub fn request(&self, id: &Value) -> Value {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": self.params })
+    }
 }
 
 /// What the gate made of a call.
@@ -85,16 +102,10 @@ impl Gate {
         &self.config.actor
     }
 
-    /// Decides on call `id` (its `params`); holds it while it waits for a verdict, until a
-    /// message on `inbox` (the client cancelled it, the server failed) ends the wait.
-    pub async fn admit(
-        &self,
-        caller: &Caller,
-        id: &Value,
-        params: &Value,
-        inbox: &mut mpsc::Receiver<Upstream>,
-    ) -> Admission {
-        let request = self.decide_request(caller, id, params);
+    /// Decides on a call; holds it while it waits for a verdict, until a message in its inbox
+    /// (the client cancelled it, the server failed) ends the wait.
+    pub async fn admit(&self, call: &mut Call) -> Admission {
+        let request = self.decide_request(&call.caller, &call.id, &call.params);
         let decision = match self.sidecar.gate.clone().decide(self.sidecar.request(request)).await {
             Ok(answer) => answer.into_inner(),
             Err(status) => return Admission::Answer(unanswered(&status)),
@@ -104,7 +115,7 @@ impl Gate {
         match decision.outcome() {
             Outcome::Allow => {}
             Outcome::Rewrite => {}
-            Outcome::RequireApproval => match self.hold(&decision, inbox).await {
+            Outcome::RequireApproval => match self.hold(&decision, &mut call.inbox).await {
                 Held::Approved => {}
                 Held::Refused(why) => {
                     let text = format!("toolgate: this call needed approval ({reason}): {why}");
@@ -126,7 +137,7 @@ impl Gate {
                 ));
             }
         }
-        let mut params = params.clone();
+        let mut params = call.params.clone();
         if decision.outcome() == Outcome::Rewrite {
             match serde_json::from_str::<Value>(&decision.rewritten_args_json) {
                 Ok(rewritten) => params["arguments"] = rewritten,

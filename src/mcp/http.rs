@@ -18,10 +18,10 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::call::{Admission, Caller, Gate, Relayed, Upstream};
+use super::call::{Admission, Call, Caller, Gate, Relayed, Upstream};
 use super::frame::MAX_LINE_BYTES;
 use super::message::{self, BadMessage, Message, key};
 use crate::auth::{Auth, Rpc};
@@ -190,10 +190,11 @@ async fn call(
     proxy.open().insert(open_key.clone(), sender);
     let (reply, replied) = oneshot::channel();
     let upstream_headers = relayed_headers(headers, proxy.auth.is_some());
+    let call = Call { caller, id, params, inbox };
     tokio::spawn({
         let proxy = proxy.clone();
         async move {
-            run_call(&proxy, gate, caller, id, params, inbox, upstream_headers, reply).await;
+            run_call(&proxy, gate, call, upstream_headers, reply).await;
             proxy.open().remove(&open_key);
         }
     });
@@ -201,18 +202,16 @@ async fn call(
 }
 
 /// One call's task.
-#[allow(clippy::too_many_arguments)]
 async fn run_call(
     proxy: &Proxy,
     gate: Gate,
-    caller: Caller,
-    id: Value,
-    params: Value,
-    mut inbox: mpsc::Receiver<Upstream>,
+    mut call: Call,
     headers: HeaderMap,
     reply: oneshot::Sender<Response>,
 ) {
-    let relayed = match gate.admit(&caller, &id, &params, &mut inbox).await {
+    let relayed = gate.admit(&mut call).await;
+    let id = call.id;
+    let relayed = match relayed {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {
             let _ = reply.send(jsonrpc(StatusCode::OK, &message::result(&id, result)));
@@ -223,9 +222,7 @@ async fn run_call(
             return;
         }
     };
-    let body =
-        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": relayed.params })
-            .to_string();
+    let body = relayed.request(&id).to_string();
     let started = Instant::now();
     let deadline = tokio::time::Instant::now() + relayed.timeout;
     let sent = proxy.client.post(proxy.upstream.clone()).headers(headers.clone()).body(body).send();
@@ -554,6 +551,8 @@ fn without_url(e: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

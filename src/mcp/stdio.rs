@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::call::{Admission, Caller, Gate, Upstream};
+use super::call::{Admission, Call, Caller, Gate, Upstream};
 use super::frame::{Line, MAX_LINE_BYTES, next_line};
 use super::message::{self, BadMessage, Message, key};
 
@@ -33,6 +33,14 @@ struct Calls {
 }
 
 type Shared = Arc<Mutex<Calls>>;
+
+/// What a call's task shares with the relay: the open calls, and the two ways out.
+#[derive(Debug, Clone)]
+struct Pipes {
+    calls: Shared,
+    to_client: mpsc::UnboundedSender<String>,
+    to_server: mpsc::UnboundedSender<String>,
+}
 
 /// How the relay ended.
 #[derive(Debug)]
@@ -81,10 +89,11 @@ pub async fn relay(
         (gate.clone(), caller.actor.clone()),
     ));
 
+    let pipes = Pipes { calls: calls.clone(), to_client: to_client.clone(), to_server };
     let mut tasks = JoinSet::new();
     let mut input = BufReader::new(input);
     let ended = tokio::select! {
-        () = from_client(&mut input, &gate, &caller, &calls, &to_client, &to_server, &mut tasks) => None,
+        () = from_client(&mut input, &gate, &caller, &pipes, &mut tasks) => None,
         () = stopping => None,
         status = child.wait() => Some(status?),
     };
@@ -95,7 +104,7 @@ pub async fn relay(
             let _ =
                 tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
                     .await;
-            drop(to_server);
+            drop(pipes);
             fail_open_calls(&calls, "the MCP client disconnected");
             stop(&mut child, grace).await;
             Ended::ClientLeft
@@ -119,11 +128,10 @@ async fn from_client(
     input: &mut (impl tokio::io::AsyncBufRead + Unpin),
     gate: &Gate,
     caller: &Caller,
-    calls: &Shared,
-    to_client: &mpsc::UnboundedSender<String>,
-    to_server: &mpsc::UnboundedSender<String>,
+    pipes: &Pipes,
     tasks: &mut JoinSet<()>,
 ) {
+    let Pipes { calls, to_client, to_server } = pipes;
     loop {
         let line = match next_line(input, MAX_LINE_BYTES).await {
             Ok(Some(Line::Text(line))) => line,
@@ -147,17 +155,8 @@ async fn from_client(
             Ok((Message::Request { id, method, params }, _)) if method == "tools/call" => {
                 let (sender, inbox) = mpsc::channel(4);
                 lock(calls).open.insert(key(&id), sender);
-                let call = one_call(
-                    gate.clone(),
-                    caller.clone(),
-                    id,
-                    params,
-                    inbox,
-                    calls.clone(),
-                    to_client.clone(),
-                    to_server.clone(),
-                );
-                tasks.spawn(call);
+                let call = Call { caller: caller.clone(), id, params, inbox };
+                tasks.spawn(one_call(gate.clone(), call, pipes.clone()));
             }
             Ok((Message::Notification { method, params }, _))
                 if method == "notifications/cancelled" =>
@@ -200,19 +199,12 @@ async fn from_client(
 }
 
 /// One `tools/call`, from its decision to its answer.
-#[allow(clippy::too_many_arguments)]
-async fn one_call(
-    gate: Gate,
-    caller: Caller,
-    id: Value,
-    params: Value,
-    mut inbox: mpsc::Receiver<Upstream>,
-    calls: Shared,
-    to_client: mpsc::UnboundedSender<String>,
-    to_server: mpsc::UnboundedSender<String>,
-) {
-    let call_key = key(&id);
-    let relayed = match gate.admit(&caller, &id, &params, &mut inbox).await {
+async fn one_call(gate: Gate, mut call: Call, pipes: Pipes) {
+    let Pipes { calls, to_client, to_server } = pipes;
+    let call_key = key(&call.id);
+    let relayed = gate.admit(&mut call).await;
+    let Call { id, mut inbox, .. } = call;
+    let relayed = match relayed {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {
             lock(&calls).open.remove(&call_key);
@@ -224,10 +216,8 @@ async fn one_call(
             return;
         }
     };
-    let request =
-        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": relayed.params });
     let started = Instant::now();
-    let _ = to_server.send(request.to_string());
+    let _ = to_server.send(relayed.request(&id).to_string());
     let upstream = tokio::select! {
         upstream = inbox.recv() => upstream.unwrap_or(Upstream::Failed("the MCP gateway is stopping".into())),
         () = tokio::time::sleep(relayed.timeout) => Upstream::TimedOut,
