@@ -48,6 +48,14 @@ pub struct ToolSpec {
     pub safety: Safety,
     /// The action a request for this tool takes when it names none.
     pub action: String,
+    /// The resource type of its calls, whatever the harness says.
+    #[serde(default)]
+    pub resource_type: Option<String>,
+    /// A JSON pointer (RFC 6901) to the argument that names the resource: its text (or
+    /// number) is the resource id, whatever the harness says, and the id is empty when the
+    /// argument is missing.
+    #[serde(default)]
+    pub resource_from: Option<String>,
 }
 
 /// Tool name to [`ToolSpec`].
@@ -71,7 +79,13 @@ impl Default for ToolRegistry {
         let tools = builtin
             .into_iter()
             .map(|(name, safety, action)| {
-                (name.to_owned(), ToolSpec { safety, action: action.to_owned() })
+                let spec = ToolSpec {
+                    safety,
+                    action: action.to_owned(),
+                    resource_type: None,
+                    resource_from: None,
+                };
+                (name.to_owned(), spec)
             })
             .collect();
         Self { tools }

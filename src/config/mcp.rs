@@ -1,18 +1,12 @@
-//! The `[mcp]` section (docs/mcp.md): who the gateway's calls are made as, what they may do, and how each
-//! MCP tool maps to the action and resource policies are written against.
+//! The `[mcp]` section (docs/mcp.md): who the gateway's calls are made as and what they may
+//! do. Each MCP tool is a tool of the registry by its gateway name, `mcp__<server>__<tool>`,
+//! whose entry gives its safety level, action and resource (`[tools.mcp__fs__write_file]`).
 //!
 //! ```toml
 //! [mcp]
 //! actor = "mcp-client"
 //! allow_write = true
-//!
-//! [mcp.tools.mcp__fs__write_file]   # keyed by the gateway's tool name
-//! action = "fs.write"
-//! resource_type = "file"
-//! resource_from = "/path"           # a JSON pointer into the call's arguments
 //! ```
-
-use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -37,8 +31,6 @@ pub struct McpConfig {
     /// How long the upstream server gets to exit after its stdin closed, in milliseconds,
     /// before it is sent SIGTERM, and as long again before SIGKILL.
     pub exit_grace_ms: u64,
-    /// Tools by the gateway's name for them, `mcp__<server>__<tool>`.
-    pub tools: BTreeMap<String, ToolMapping>,
 }
 
 impl Default for McpConfig {
@@ -51,49 +43,25 @@ impl Default for McpConfig {
             approval_wait_seconds: 15 * 60,
             hide_never_allowed: false,
             exit_grace_ms: 3000,
-            tools: BTreeMap::new(),
         }
     }
-}
-
-/// How one MCP tool's calls become action requests. Unset, the action is the registry's
-/// default for the tool (its name, for a tool the registry does not know), and the resource is
-/// the server: type `mcp`, id the gateway's `--name`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ToolMapping {
-    pub action: Option<String>,
-    pub resource_type: Option<String>,
-    /// A JSON pointer (RFC 6901) to the argument that names the resource, `/path`; a string
-    /// or a number there is the resource id.
-    pub resource_from: Option<String>,
-    /// The resource's classification (`public`, `internal`, `confidential`, `secret`).
-    pub classification: Option<String>,
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_section_reads_with_its_tool_mappings_and_defaults_the_rest() {
+    fn the_section_reads_and_defaults_the_rest() {
         let config: crate::config::Config = toml::from_str(
             r#"
             [mcp]
             actor = "desktop"
             allow_write = true
-
-            [mcp.tools.mcp__fs__write_file]
-            action = "fs.write"
-            resource_type = "file"
-            resource_from = "/path"
             "#,
         )
         .unwrap();
         let mcp = config.mcp;
         assert_eq!((mcp.actor.as_str(), mcp.allow_write, mcp.allow_bash), ("desktop", true, false));
         assert_eq!(mcp.approval_wait_seconds, 900);
-        let write = &mcp.tools["mcp__fs__write_file"];
-        assert_eq!(write.resource_from.as_deref(), Some("/path"));
-        assert_eq!(write.classification, None);
         assert!(toml::from_str::<crate::config::Config>("[mcp]\nactr = \"x\"").is_err());
     }
 }

@@ -23,7 +23,7 @@ use serde::Deserialize;
 
 mod mcp;
 
-pub use mcp::{McpConfig, ToolMapping};
+pub use mcp::McpConfig;
 
 use crate::auth::AuthConfig;
 use crate::registry::{Safety, ToolRegistry, ToolSpec};

@@ -253,11 +253,7 @@ impl Gate {
             }),
             tools: tools
                 .iter()
-                .map(|tool| {
-                    let tool = name(tool);
-                    let action = self.config.tools.get(&tool).and_then(|m| m.action.clone());
-                    proto::ToolAction { tool, action: action.unwrap_or_default() }
-                })
+                .map(|tool| proto::ToolAction { tool: name(tool), action: String::new() })
                 .collect(),
             options: Some(self.options()),
         };
@@ -290,17 +286,6 @@ impl Gate {
         let tool =
             if name.is_empty() { String::new() } else { format!("mcp__{}__{name}", self.server) };
         let args = params.get("arguments");
-        let mapping = self.config.tools.get(&tool).cloned().unwrap_or_default();
-        let resource_id = mapping
-            .resource_from
-            .as_deref()
-            .and_then(|pointer| args?.pointer(pointer))
-            .and_then(|value| match value {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            })
-            .unwrap_or_else(|| self.server.to_string());
         proto::DecideRequest {
             session_id: caller.session.clone(),
             task_type: self.config.task_type.clone(),
@@ -310,11 +295,13 @@ impl Gate {
                 ..Default::default()
             }),
             tool,
-            action: mapping.action.unwrap_or_default(),
+            // The registry's action, and the server as the resource unless the registry's entry
+            // for the tool names it.
+            action: String::new(),
             resource: Some(proto::Resource {
-                r#type: mapping.resource_type.unwrap_or_else(|| "mcp".into()),
-                id: resource_id,
-                classification: mapping.classification.unwrap_or_default(),
+                r#type: "mcp".into(),
+                id: self.server.to_string(),
+                ..Default::default()
             }),
             args_json: args.map_or_else(String::new, Value::to_string),
             context_json: json!({

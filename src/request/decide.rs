@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::{FieldError, canonicalize, json_object, required, within};
 use crate::config::Limits;
 use crate::proto;
-use crate::registry::ToolRegistry;
+use crate::registry::{ToolRegistry, ToolSpec};
 use crate::trail::{Kind, Record};
 
 /// The most actors a delegation chain may name.
@@ -145,8 +145,11 @@ impl ActionRequest {
         let actor = actor(req.actor, name)?;
         required("tool", &req.tool, name)?;
         within("action", &req.action, name)?;
-        let resource = resource(req.resource.unwrap_or_default(), name)?;
+        let mut resource = resource(req.resource.unwrap_or_default(), name)?;
         let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
+        if let Some(spec) = registry.get(&req.tool) {
+            named_by_registry(&mut resource, spec, &args);
+        }
         let args_hash =
             canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
         let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
@@ -215,6 +218,31 @@ pub(super) fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, 
     Ok(Actor { id: actor.id, kind, delegation_chain: actor.delegation_chain })
 }
 
+/// The resource as the registry says a tool's calls name it (`resource_type`, `resource_from`),
+/// over the harness's word.
+fn named_by_registry(resource: &mut Resource, spec: &ToolSpec, args: &Map<String, Value>) {
+    if let Some(kind) = &spec.resource_type {
+        resource.kind.clone_from(kind);
+    }
+    if let Some(pointer) = &spec.resource_from {
+        resource.id = match at_pointer(args, pointer) {
+            Some(Value::String(id)) => id.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+    }
+}
+
+/// The value at a JSON pointer (RFC 6901) into an argument object.
+fn at_pointer<'a>(args: &'a Map<String, Value>, pointer: &str) -> Option<&'a Value> {
+    let rest = pointer.strip_prefix('/')?;
+    let unescape = |token: &str| token.replace("~1", "/").replace("~0", "~");
+    match rest.split_once('/') {
+        None => args.get(&unescape(rest)),
+        Some((head, tail)) => args.get(&unescape(head))?.pointer(&format!("/{tail}")),
+    }
+}
+
 fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldError> {
     within("resource.type", &resource.r#type, limit)?;
     within("resource.id", &resource.id, limit)?;
@@ -265,6 +293,33 @@ pub(super) mod tests {
         assert_eq!(req.action, "fs.read");
         assert_eq!(req.task_type, "default");
         assert_eq!(req.actor.kind, ActorKind::Agent);
+    }
+
+    #[test]
+    fn the_registry_names_the_resource_over_the_harness() {
+        let mut registry = ToolRegistry::default();
+        let spec = ToolSpec {
+            safety: crate::registry::Safety::Write,
+            action: "fs.write".into(),
+            resource_type: Some("file".into()),
+            resource_from: Some("/target/path".into()),
+        };
+        registry.insert("write", spec);
+        let decide = |args: &str| {
+            let mut req = request();
+            req.tool = "write".into();
+            req.args_json = args.into();
+            req.resource = Some(proto::Resource {
+                r#type: "x".into(),
+                id: "/tmp/harmless".into(),
+                ..Default::default()
+            });
+            ActionRequest::from_proto(req, &Limits::default(), &registry).unwrap().resource
+        };
+        let named = decide(r#"{"target": {"path": "/etc/passwd"}}"#);
+        assert_eq!((named.kind.as_str(), named.id.as_str()), ("file", "/etc/passwd"));
+        assert_eq!(decide(r#"{"target": {"path": 7}}"#).id, "7");
+        assert_eq!(decide(r#"{"other": 1}"#).id, "", "a missing argument names no resource");
     }
 
     #[test]

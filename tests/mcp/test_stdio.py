@@ -77,8 +77,6 @@ allow_write = true
 [tools.mcp__fs__write_file]
 safety = "write"
 action = "fs.write"
-
-[mcp.tools.mcp__fs__write_file]
 resource_type = "file"
 resource_from = "/path"
 """
