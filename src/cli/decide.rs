@@ -95,7 +95,7 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     }
     let config = config(args.config.as_deref())?;
     let engine = PolicyEngine::load(args.policy.as_deref(), entities(&config)?)?;
-    let registry = config.registry();
+    let registry = config.registry()?;
     let req = ActionRequest::from_proto(case.request(), &config.limits, &registry)?;
     let verdict = engine.evaluate(&req, &registry, &case.facts);
     println!("outcome: {}", verdict.outcome);

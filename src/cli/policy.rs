@@ -210,7 +210,7 @@ pub fn config(path: Option<&Path>) -> anyhow::Result<Config> {
 fn test(args: &TestArgs) -> anyhow::Result<Exit> {
     let config = config(args.config.as_deref())?;
     let engine = PolicyEngine::load(Some(&args.file), entities(&config)?)?;
-    let registry = config.registry();
+    let registry = config.registry()?;
     let text = std::fs::read_to_string(&args.cases)
         .with_context(|| format!("cannot read `{}`", args.cases.display()))?;
     let cases: Cases = toml::from_str(&text)
@@ -260,7 +260,7 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
 async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
     let config = config(args.config.as_deref())?;
     let engine = PolicyEngine::load(Some(&args.policy), entities(&config)?)?;
-    let registry = config.registry();
+    let registry = config.registry()?;
     let facts = Facts::new(config.session_caps.clone().into_iter().collect());
     let reader = Reader::open(&args.db).await?;
     let decisions = Filter::of_kind(Kind::Decision);

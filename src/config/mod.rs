@@ -26,7 +26,7 @@ mod mcp;
 pub use mcp::McpConfig;
 
 use crate::auth::AuthConfig;
-use crate::registry::{Safety, ToolRegistry, ToolSpec};
+use crate::registry::{Safety, SchemaError, ToolRegistry, ToolSpec};
 use crate::tls::TlsConfig;
 
 /// Why a configuration could not be loaded.
@@ -137,12 +137,8 @@ impl Config {
     }
 
     /// The default tool registry with this configuration's tools laid over it.
-    pub fn registry(&self) -> ToolRegistry {
-        let mut registry = ToolRegistry::default();
-        for (name, spec) in &self.tools {
-            registry.insert(name, spec.clone());
-        }
-        registry
+    pub fn registry(&self) -> Result<ToolRegistry, SchemaError> {
+        ToolRegistry::with(&self.tools)
     }
 }
 
@@ -447,7 +443,7 @@ mod tests {
         let config: Config =
             toml::from_str("[tools.deploy]\nsafety = \"bash\"\naction = \"release.deploy\"\n")
                 .unwrap();
-        let registry = config.registry();
+        let registry = config.registry().unwrap();
         assert_eq!(registry.get("deploy").unwrap().safety, Safety::Bash);
         assert_eq!(registry.get("read").unwrap().safety, Safety::ReadOnly);
     }

@@ -166,7 +166,7 @@ impl Gate {
         };
         let verdict = self.policy.load().evaluate_approved(
             &approval.request,
-            &self.registry,
+            &self.registry.load(),
             &approval.observed,
             &grant,
         );

@@ -13,7 +13,7 @@ mod output;
 mod pairing;
 pub mod refusal;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ use cedar_policy::Entities;
 
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
-use crate::registry::ToolRegistry;
+use crate::registry::{ToolRegistry, ToolSpec};
 use crate::request::{
     ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport, NeverAllowed,
 };
@@ -85,7 +85,9 @@ pub struct Gate {
     shadow_path: Option<PathBuf>,
     /// Configured actors and action groups, for the policies a reload loads.
     entities: Arc<Entities>,
-    registry: Arc<ToolRegistry>,
+    /// The tool registry; built again, its schema files read again, at a reload.
+    registry: Arc<ArcSwap<ToolRegistry>>,
+    tools: Arc<BTreeMap<String, ToolSpec>>,
     /// The calls waiting for an approver.
     approvals: Arc<Approvals>,
     /// Configured actors' roles, which policies see of an approver.
@@ -121,7 +123,8 @@ impl Gate {
             policy_path: config.policy.clone(),
             shadow: Arc::new(ArcSwapOption::from(shadow.map(Arc::new))),
             shadow_path: config.shadow_policy.clone(),
-            registry: Arc::new(config.registry()),
+            registry: Arc::new(ArcSwap::from_pointee(config.registry()?)),
+            tools: Arc::new(config.tools.clone()),
             approvals,
             roles: Arc::new(
                 config.actors.iter().map(|(id, spec)| (id.clone(), spec.roles.clone())).collect(),
@@ -169,6 +172,7 @@ impl Gate {
     /// Loads the configured policy (and shadow policy) again and puts them in force once their
     /// `policy_loaded` events are committed. If either does not load, both stay as they were.
     pub async fn reload_policy(&self) -> Result<(Arc<PolicyEngine>, Event), ReloadError> {
+        let registry = ToolRegistry::with(&self.tools).map_err(PolicyError::from)?;
         let policy = PolicyEngine::load(self.policy_path.as_deref(), self.entities.clone())?;
         let shadow = match &self.shadow_path {
             Some(path) => Some(PolicyEngine::load(Some(path), self.entities.clone())?),
@@ -176,6 +180,7 @@ impl Gate {
         };
         let event = self.record_loaded(&policy, shadow.as_ref()).await?;
         let policy = Arc::new(policy);
+        self.registry.store(Arc::new(registry));
         self.policy.store(policy.clone());
         self.shadow.store(shadow.map(Arc::new));
         tracing::info!(policy_version = policy.version(), seq = event.seq, "policy reloaded");
@@ -198,7 +203,8 @@ impl Gate {
             actor_id: raw.actor.as_ref().map(|a| a.id.clone()).unwrap_or_default(),
             ..refusal::About::default()
         };
-        let question = match NeverAllowed::from_proto(raw, &self.limits, &self.registry) {
+        let registry = self.registry.load();
+        let question = match NeverAllowed::from_proto(raw, &self.limits, &registry) {
             Ok(question) => question,
             Err(e) => return Err(self.invalid(Rpc::NeverAllowed, e, about).await),
         };
@@ -207,9 +213,7 @@ impl Gate {
         Ok(question
             .tools
             .into_iter()
-            .filter(|(tool, action)| {
-                policy.never_allows(actor, tool, action, options, &self.registry)
-            })
+            .filter(|(tool, action)| policy.never_allows(actor, tool, action, options, &registry))
             .map(|(tool, _)| tool)
             .collect())
     }
@@ -218,7 +222,8 @@ impl Gate {
     #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
         let about = refusal::About::call(&raw);
-        let mut req = match ActionRequest::from_proto(raw, &self.limits, &self.registry) {
+        let registry = self.registry.load();
+        let mut req = match ActionRequest::from_proto(raw, &self.limits, &registry) {
             Ok(req) => req,
             Err(e) => return Err(self.invalid(Rpc::Decide, e, about).await),
         };
@@ -226,15 +231,12 @@ impl Gate {
             // INVARIANT: the arguments were canonicalized once already by `from_proto`.
             req.args_hash = self.hasher.hash(&req.args).expect("canonicalized before").hash;
         }
-        let safety = self.registry.safety(&req.tool);
+        let safety = registry.safety(&req.tool);
         let observed = self.facts.observe(Call::of(&req, chrono::Utc::now().timestamp_micros()));
         let policy = self.policy.load();
-        let verdict = policy.evaluate(&req, &self.registry, &observed);
-        let shadow = self
-            .shadow
-            .load()
-            .as_ref()
-            .map(|shadow| shadow.evaluate(&req, &self.registry, &observed));
+        let verdict = policy.evaluate(&req, &registry, &observed);
+        let shadow =
+            self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, &registry, &observed));
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.session_id);
         }

@@ -12,6 +12,7 @@
 //!                     session_cap }   (this call included)
 //! context.time      { unix, hour, weekday }   (UTC; weekday 0 = Monday)
 //! context.approval  { state, approver, approver_roles }   state: none | approved
+//! context.args_valid, context.args_errors   the arguments against the tool's input_schema
 //! context.harness   the request's context_json
 //! ```
 
@@ -71,6 +72,8 @@ pub fn build(
                 Expr::new_set(grant.iter().flat_map(|g| &g.roles).map(|r| string(r))),
             ),
         ]),
+        "args_valid" => Expr::new_bool(req.args_errors.is_empty()),
+        "args_errors" => Expr::new_set(req.args_errors.iter().map(|e| string(e))),
         // The free-form record, the last of `CONTEXT`; a test checks that every record is built
         // (`the_shape_lists_exactly_what_the_context_holds`).
         _ => json_record(&req.context),

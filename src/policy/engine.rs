@@ -37,6 +37,9 @@ pub enum PolicyError {
     Annotation { source_name: String, id: String, line: Option<usize>, message: String },
     #[error("invalid actors or action groups in the configuration: {0}")]
     Directory(String),
+    /// A tool's input schema, which loads and reloads with the policy.
+    #[error(transparent)]
+    Schema(#[from] crate::registry::SchemaError),
 }
 
 /// The answer of a policy set to one request.
@@ -278,6 +281,20 @@ impl PolicyEngine {
         facts: &Observed,
         grant: Option<&Grant>,
     ) -> Verdict {
+        // Arguments that break the tool's schema are denied, unless the policy set reads
+        // `context.args_valid`: then it has taken such calls in hand, and its answer stands.
+        if !req.args_errors.is_empty() && !self.used.contains("args_valid") {
+            return Verdict {
+                outcome: Outcome::Deny,
+                reason: format!(
+                    "the arguments do not match the input_schema of `{}`: {}",
+                    req.tool,
+                    req.args_errors.join("; ")
+                ),
+                policy_ids: Vec::new(),
+                patches: Vec::new(),
+            };
+        }
         let safety = registry.safety(&req.tool);
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
@@ -655,6 +672,10 @@ mod tests {
         )
         .unwrap();
         for (record, attributes) in super::super::shape::CONTEXT {
+            if record.starts_with("args_") {
+                assert!(context.get(record).is_some(), "context.{record}");
+                continue;
+            }
             let Some(cedar_policy::EvalResult::Record(value)) = context.get(record) else {
                 panic!("context.{record} is not a record")
             };

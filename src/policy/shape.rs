@@ -1,4 +1,5 @@
-//! The shape of what toolgate hands a policy — the records of `context` and their attributes —
+//! The shape of what toolgate hands a policy — the records of `context` and their attributes,
+//! and its two values —
 //! and the check, when a policy loads, that every `context` attribute it names exists, so a
 //! typo fails at start rather than as an evaluation error at the first request.
 //!
@@ -30,10 +31,18 @@ pub const CONTEXT: [(&str, &[&str]); RECORDS] = [
     ),
     ("time", &["unix", "hour", "weekday"]),
     ("approval", &["state", "approver", "approver_roles"]),
+    ("args_valid", &[]),
+    ("args_errors", &[]),
     ("harness", &[]),
 ];
 
-const RECORDS: usize = 10;
+const RECORDS: usize = 12;
+
+/// The entries of `context` that are values, not records, and what they hold.
+const VALUES: [(&str, &str); 2] = [
+    ("args_valid", "whether the arguments match the tool's input_schema (true without one)"),
+    ("args_errors", "the set of mismatches, each `args.<path>: <rule>` (empty when valid)"),
+];
 
 /// The record that holds free-form attributes.
 const FREE_FORM: &str = "harness";
@@ -46,7 +55,9 @@ pub fn describe() -> String {
          resource:  Resource::\"<resource.id>\"\n\ncontext:\n",
     );
     for (record, attributes) in CONTEXT {
-        if record == FREE_FORM {
+        if let Some((_, what)) = VALUES.iter().find(|(name, _)| *name == record) {
+            out.push_str(&format!("  {record}: {what}\n"));
+        } else if record == FREE_FORM {
             out.push_str(&format!(
                 "  {record}: the request's context_json (free-form: test with `has`)\n"
             ));

@@ -35,6 +35,9 @@ pub struct ActionRequest {
     pub context: Map<String, Value>,
     pub options: RunOptions,
     pub plan: ExecutionPlan,
+    /// How the arguments break the tool's input schema (`args.<path>: <rule>`); empty when
+    /// they match, or the tool has none.
+    pub args_errors: Vec<String>,
 }
 
 impl ActionRequest {
@@ -146,7 +149,11 @@ impl ActionRequest {
         required("tool", &req.tool, name)?;
         within("action", &req.action, name)?;
         let mut resource = resource(req.resource.unwrap_or_default(), name)?;
-        let args = json_object("args_json", &req.args_json, limits.max_args_bytes)?;
+        let args = Value::Object(json_object("args_json", &req.args_json, limits.max_args_bytes)?);
+        let args_errors = registry.mismatches(&req.tool, &args);
+        let Value::Object(args) = args else {
+            return Err(FieldError::new("args_json", "not an object"));
+        };
         if let Some(spec) = registry.get(&req.tool) {
             named_by_registry(&mut resource, spec, &args);
         }
@@ -185,6 +192,7 @@ impl ActionRequest {
                 timeout_ms: nonzero(plan.timeout_ms),
                 rollback_hint: plan.rollback_hint,
             },
+            args_errors,
         })
     }
 }
@@ -303,6 +311,7 @@ pub(super) mod tests {
             action: "fs.write".into(),
             resource_type: Some("file".into()),
             resource_from: Some("/target/path".into()),
+            input_schema: None,
         };
         registry.insert("write", spec);
         let decide = |args: &str| {

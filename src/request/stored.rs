@@ -26,6 +26,9 @@ struct Rest<'a> {
     options: Cow<'a, RunOptions>,
     #[serde(skip_serializing_if = "is_default")]
     plan: Cow<'a, ExecutionPlan>,
+    /// How the arguments broke the tool's input schema, when they did.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    args_errors: Cow<'a, [String]>,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -66,6 +69,7 @@ impl ActionRequest {
             context: Cow::Borrowed(&self.context),
             options: Cow::Borrowed(&self.options),
             plan: Cow::Borrowed(&self.plan),
+            args_errors: Cow::Borrowed(&self.args_errors),
         };
         // INVARIANT: the request holds only JSON values and plain fields, which serialize.
         serde_json::to_string(&rest).expect("the request serializes")
@@ -97,6 +101,7 @@ impl ActionRequest {
             context: rest.context.into_owned(),
             options: rest.options.into_owned(),
             plan: rest.plan.into_owned(),
+            args_errors: rest.args_errors.into_owned(),
         })
     }
 }

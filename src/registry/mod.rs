@@ -2,10 +2,15 @@
 //! the agent's word. A tool's safety level decides which run options it needs; its default
 //! action names the business verb when a request leaves `action` empty.
 
-use std::collections::HashMap;
+mod schema;
+
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use serde::Deserialize;
+use serde_json::Value;
+
+pub use schema::{InputSchema, SchemaError};
 
 /// How dangerous running a tool is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -56,12 +61,16 @@ pub struct ToolSpec {
     /// argument is missing.
     #[serde(default)]
     pub resource_from: Option<String>,
+    /// The JSON Schema (2020-12) its arguments must match: a file's path, or inline.
+    #[serde(default)]
+    pub input_schema: Option<Value>,
 }
 
-/// Tool name to [`ToolSpec`].
+/// Tool name to [`ToolSpec`], and the tools' compiled input schemas.
 #[derive(Debug, Clone)]
 pub struct ToolRegistry {
     tools: HashMap<String, ToolSpec>,
+    schemas: HashMap<String, InputSchema>,
 }
 
 impl Default for ToolRegistry {
@@ -84,18 +93,41 @@ impl Default for ToolRegistry {
                     action: action.to_owned(),
                     resource_type: None,
                     resource_from: None,
+                    input_schema: None,
                 };
                 (name.to_owned(), spec)
             })
             .collect();
-        Self { tools }
+        Self { tools, schemas: HashMap::new() }
     }
 }
 
 impl ToolRegistry {
-    /// Adds a tool, or replaces the entry of one with the same name.
-    pub fn insert(&mut self, name: &str, spec: ToolSpec) {
+    /// The default registry with `tools` laid over it, their schemas compiled.
+    pub fn with(tools: &BTreeMap<String, ToolSpec>) -> Result<Self, SchemaError> {
+        let mut registry = Self::default();
+        for (name, spec) in tools {
+            registry.insert(name, spec.clone())?;
+        }
+        Ok(registry)
+    }
+
+    /// Adds a tool, or replaces the entry of one with the same name, compiling its input
+    /// schema (a file is read now: a reload builds the registry again).
+    pub fn insert(&mut self, name: &str, spec: ToolSpec) -> Result<(), SchemaError> {
+        match &spec.input_schema {
+            Some(source) => {
+                self.schemas.insert(name.to_owned(), InputSchema::compile(name, source)?)
+            }
+            None => self.schemas.remove(name),
+        };
         self.tools.insert(name.to_owned(), spec);
+        Ok(())
+    }
+
+    /// How `args` break `tool`'s input schema (nothing when it has none, or they match).
+    pub fn mismatches(&self, tool: &str, args: &Value) -> Vec<String> {
+        self.schemas.get(tool).map_or_else(Vec::new, |schema| schema.mismatches(args))
     }
 
     /// The entry of a registered tool.
