@@ -313,7 +313,7 @@ pub(super) mod tests {
             resource_from: Some("/target/path".into()),
             input_schema: None,
         };
-        registry.insert("write", spec);
+        registry.insert("write", spec).unwrap();
         let decide = |args: &str| {
             let mut req = request();
             req.tool = "write".into();
