@@ -170,6 +170,9 @@ pub fn main() -> ExitCode {
             }
         }
     });
+    // A read of stdin blocks a thread of the runtime's until a line comes (`toolgate mcp`,
+    // whose server may end first): dropping the runtime would wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(exit) => exit.into(),
         Err(e) => {

@@ -138,6 +138,11 @@ impl Gate {
             }
         }
         let mut params = call.params.clone();
+        // A task-augmented call (MCP's tasks) would answer with a task and deliver its result
+        // later, past the gate's output limit and record: the call runs as a plain one.
+        if let Some(params) = params.as_object_mut() {
+            params.remove("task");
+        }
         if decision.outcome() == Outcome::Rewrite {
             match serde_json::from_str::<Value>(&decision.rewritten_args_json) {
                 Ok(rewritten) => params["arguments"] = rewritten,
@@ -183,7 +188,8 @@ impl Gate {
                     report.status =
                         if failed { ExecutionStatus::Error } else { ExecutionStatus::Ok } as i32;
                     if failed {
-                        report.error = cut_str(&whole, 1024);
+                        // The result's text is output, which the trail does not keep.
+                        report.error = "the tool's result is an error (isError)".into();
                     }
                     report.result_bytes = result.to_string().len() as u64;
                     // The start is enough for the trail to tell the cut: it keeps the size only.
@@ -341,11 +347,12 @@ impl Gate {
             let approval = tokio::select! {
                 approval = approvals.r#await(request) => approval,
                 message = inbox.recv() => {
-                    let why = match message {
-                        Some(Upstream::Cancelled) | None => "the client cancelled the call".to_owned(),
-                        Some(other) => format!("{other:?}"),
-                    };
-                    self.withdraw(&decision.decision_id, &why).await;
+                    // The server failed (the call is answered so), or the client cancelled.
+                    if let Some(Upstream::Failed(why)) = message {
+                        self.withdraw(&decision.decision_id, &why).await;
+                        return Held::Refused(why);
+                    }
+                    self.withdraw(&decision.decision_id, "the client cancelled the call").await;
                     return Held::Dropped;
                 }
             };

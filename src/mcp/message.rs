@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 
+/// JSON-RPC's members.
+const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
 /// What a line is.
 #[derive(Debug)]
 pub enum Message {
@@ -31,7 +34,8 @@ pub enum BadMessage {
 }
 
 impl Message {
-    /// Classifies one line.
+    /// Classifies one line. The value is what is relayed, as the gateway read it (a duplicate
+    /// key, which decoders resolve differently, is then gone), never the bytes as they came.
     pub fn parse(line: &str) -> Result<(Self, Value), BadMessage> {
         let value: Value = serde_json::from_str(line)?;
         if value.is_array() {
@@ -46,12 +50,23 @@ impl Message {
         if object.get("jsonrpc")? != "2.0" {
             return None;
         }
+        // A member spelt in another case (`"ID"`, `"Method"`) is a message that a peer whose
+        // JSON decoder matches keys without case would read otherwise than the gateway did.
+        let ambiguous = |key: &String| {
+            MEMBERS.iter().any(|member| member.eq_ignore_ascii_case(key) && member != key)
+        };
+        if object.keys().any(ambiguous) {
+            return None;
+        }
         let params = object.get("params").cloned().unwrap_or(Value::Null);
         match (object.get("method").and_then(Value::as_str), object.get("id")) {
             (Some(method), Some(id)) if id.is_string() || id.is_number() => {
                 Some(Self::Request { id: id.clone(), method: method.to_owned(), params })
             }
-            (Some(method), None) => Some(Self::Notification { method: method.to_owned(), params }),
+            // A call must have an id to be answered, and the gateway answers every call.
+            (Some(method), None) if method != "tools/call" => {
+                Some(Self::Notification { method: method.to_owned(), params })
+            }
             (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
                 Some(Self::Response { id: id.clone() })
             }
@@ -79,9 +94,21 @@ pub fn cancelled(id: &Value, reason: &str) -> Value {
     })
 }
 
-/// A map key for a request id: ids are strings or numbers, and `1` and `"1"` are two ids.
+/// A map key for a request id: ids are strings or numbers, `1` and `"1"` are two ids, and
+/// `1`, `1.0` and `1e0` one (a peer may echo any of them).
 pub fn key(id: &Value) -> String {
-    id.to_string()
+    let Value::Number(n) = id else { return id.to_string() };
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    match n.as_f64() {
+        #[allow(clippy::cast_possible_truncation)] // whole, and within i64's exact range
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).to_string(),
+        _ => n.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -113,7 +140,27 @@ mod tests {
     }
 
     #[test]
-    fn ids_one_and_one_as_text_are_two_keys() {
+    fn ids_one_and_one_as_text_are_two_keys_and_one_spelt_as_a_float_is_one() {
         assert_ne!(key(&json!(1)), key(&json!("1")));
+        assert_eq!(key(&json!(1)), key(&serde_json::from_str::<Value>("1.0").unwrap()));
+        assert_eq!(key(&json!(1)), key(&serde_json::from_str::<Value>("1e0").unwrap()));
+        assert_ne!(key(&json!(1.5)), key(&json!(1)));
+    }
+
+    #[test]
+    fn members_in_another_case_and_calls_without_an_id_are_refused() {
+        for line in [
+            r#"{"jsonrpc":"2.0","ID":1,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"Method":"tools/call","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+        ] {
+            assert!(matches!(Message::parse(line), Err(BadMessage::Shape)), "{line}");
+        }
+        // A duplicate key: what is relayed is what the gateway read.
+        let (m, value) =
+            Message::parse(r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}"#)
+                .unwrap();
+        assert!(matches!(m, Message::Request { ref method, .. } if method == "tools/call"));
+        assert_eq!(value.to_string().matches("method").count(), 1);
     }
 }

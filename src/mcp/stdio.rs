@@ -74,6 +74,8 @@ pub async fn relay(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| anyhow::anyhow!("cannot start the MCP server `{program}`: {e}"))?;
+    // Its own process group: the pid is the group's id, taken now, while the child is not reaped.
+    let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
     let (Some(child_in), Some(child_out)) = (child.stdin.take(), child.stdout.take()) else {
         anyhow::bail!("the MCP server's stdio could not be piped");
     };
@@ -82,7 +84,7 @@ pub async fn relay(
     let writing_client = tokio::spawn(write_lines(client_lines, output));
     let writing_server = tokio::spawn(write_lines(server_lines, child_in));
     let calls = Shared::default();
-    let reading_server = tokio::spawn(from_server(
+    let mut reading_server = tokio::spawn(from_server(
         BufReader::new(child_out),
         calls.clone(),
         to_client.clone(),
@@ -101,24 +103,28 @@ pub async fn relay(
         // The client left: the calls still open end as the server answers them (within the
         // grace), then the server is stopped.
         None => {
-            let _ =
-                tokio::time::timeout(grace, async { while tasks.join_next().await.is_some() {} })
-                    .await;
+            let _ = tokio::time::timeout(grace, join_all(&mut tasks)).await;
             drop(pipes);
             fail_open_calls(&calls, "the MCP client disconnected");
-            stop(&mut child, grace).await;
+            stop(&mut child, group, grace).await;
             Ended::ClientLeft
         }
         // The server is gone: the calls still open fail, and are recorded so.
         Some(status) => {
-            let _ = reading_server.await;
+            drop(pipes);
+            signal_group(group, Signal::SIGTERM);
+            let _ = tokio::time::timeout(grace, &mut reading_server).await;
             fail_open_calls(&calls, &format!("the MCP server exited ({status}) before answering"));
             Ended::ServerExited(status)
         }
     };
-    while tasks.join_next().await.is_some() {}
+    // What is left of the server's process group (its children that held on) goes too.
+    signal_group(group, Signal::SIGKILL);
+    reading_server.abort();
+    let _ = tokio::time::timeout(grace, join_all(&mut tasks)).await;
+    tasks.abort_all();
     drop(to_client);
-    let _ = writing_client.await;
+    let _ = tokio::time::timeout(grace, writing_client).await;
     writing_server.abort();
     Ok(ended)
 }
@@ -151,16 +157,30 @@ async fn from_client(
         if line.trim().is_empty() {
             continue;
         }
-        match Message::parse(&line) {
-            Ok((Message::Request { id, method, params }, _)) if method == "tools/call" => {
+        let (message, value) = match Message::parse(&line) {
+            Ok(parsed) => parsed,
+            Err(bad) => {
+                let code = match bad {
+                    BadMessage::Json(_) => message::PARSE_ERROR,
+                    _ => message::INVALID_REQUEST,
+                };
+                answer(to_client, &message::error(&Value::Null, code, &bad.to_string()));
+                continue;
+            }
+        };
+        match message {
+            // An id that names a call in flight would have its answer taken for the call's.
+            Message::Request { id, .. } if lock(calls).open.contains_key(&key(&id)) => {
+                let error = "the id is in use by a tools/call in flight";
+                answer(to_client, &message::error(&id, message::INVALID_REQUEST, error));
+            }
+            Message::Request { id, method, params } if method == "tools/call" => {
                 let (sender, inbox) = mpsc::channel(4);
                 lock(calls).open.insert(key(&id), sender);
                 let call = Call { caller: caller.clone(), id, params, inbox };
                 tasks.spawn(one_call(gate.clone(), call, pipes.clone()));
             }
-            Ok((Message::Notification { method, params }, _))
-                if method == "notifications/cancelled" =>
-            {
+            Message::Notification { method, params } if method == "notifications/cancelled" => {
                 let open =
                     params.get("requestId").and_then(|id| lock(calls).open.get(&key(id)).cloned());
                 match open {
@@ -169,30 +189,16 @@ async fn from_client(
                         let _ = call.try_send(Upstream::Cancelled);
                     }
                     None => {
-                        let _ = to_server.send(line);
+                        let _ = to_server.send(value.to_string());
                     }
                 }
             }
-            Ok((Message::Request { id, method, .. }, _))
-                if method == "tools/list" && gate.hides() =>
-            {
+            Message::Request { id, method, .. } if method == "tools/list" && gate.hides() => {
                 lock(calls).listings.insert(key(&id));
-                let _ = to_server.send(line);
+                let _ = to_server.send(value.to_string());
             }
-            Ok(_) => {
-                let _ = to_server.send(line);
-            }
-            Err(BadMessage::Json(e)) => {
-                answer(
-                    to_client,
-                    &message::error(&Value::Null, message::PARSE_ERROR, &format!("not JSON: {e}")),
-                );
-            }
-            Err(bad) => {
-                answer(
-                    to_client,
-                    &message::error(&Value::Null, message::INVALID_REQUEST, &bad.to_string()),
-                );
+            _ => {
+                let _ = to_server.send(value.to_string());
             }
         }
     }
@@ -204,6 +210,14 @@ async fn one_call(gate: Gate, mut call: Call, pipes: Pipes) {
     let call_key = key(&call.id);
     let relayed = gate.admit(&mut call).await;
     let Call { id, mut inbox, .. } = call;
+    // A cancellation or a failure that came while the call was decided: it does not go up.
+    let relayed = match (relayed, inbox.try_recv()) {
+        (Admission::Relay(_), Ok(Upstream::Failed(why))) => Admission::Answer(
+            super::result::tool_error(&format!("toolgate: {why}"), Default::default()),
+        ),
+        (Admission::Relay(_), Ok(_)) => Admission::Dropped,
+        (admission, _) => admission,
+    };
     let relayed = match relayed {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {
@@ -280,11 +294,11 @@ async fn from_server(
                     });
                 } else if !calls.abandoned.remove(&call_key) {
                     drop(calls);
-                    let _ = to_client.send(line);
+                    let _ = to_client.send(value.to_string());
                 }
             }
-            Ok(_) => {
-                let _ = to_client.send(line);
+            Ok((_, value)) => {
+                let _ = to_client.send(value.to_string());
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the MCP server wrote a line that is not a message; dropped")
@@ -317,20 +331,28 @@ fn answer(to_client: &mpsc::UnboundedSender<String>, message: &Value) {
 
 /// Stops the server: its stdin is closed already; then SIGTERM to its process group after
 /// `grace`, and SIGKILL after as long again.
-async fn stop(child: &mut Child, grace: Duration) {
+async fn stop(child: &mut Child, group: Option<Pid>, grace: Duration) {
     if tokio::time::timeout(grace, child.wait()).await.is_ok() {
         return;
     }
-    let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
     for signal in [Signal::SIGTERM, Signal::SIGKILL] {
-        if let Some(group) = group {
-            let _ = killpg(group, signal);
-        }
+        signal_group(group, signal);
         if tokio::time::timeout(grace, child.wait()).await.is_ok() {
             return;
         }
     }
     let _ = child.kill().await;
+}
+
+/// Sends `signal` to the server's process group, if it still has members.
+fn signal_group(group: Option<Pid>, signal: Signal) {
+    if let Some(group) = group {
+        let _ = killpg(group, signal);
+    }
+}
+
+async fn join_all(tasks: &mut JoinSet<()>) {
+    while tasks.join_next().await.is_some() {}
 }
 
 fn lock(calls: &Shared) -> std::sync::MutexGuard<'_, Calls> {

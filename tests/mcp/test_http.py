@@ -221,3 +221,58 @@ action = "demo.echo"
 
         listed = run(session())
     assert [t.name for t in listed.tools] == ["echo"]
+
+
+def raw_session(url):
+    """Initializes a legacy session by hand; the server's session id."""
+    answer = httpx2.post(url, headers=ACCEPT, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    assert answer.status_code == 200, answer.text
+    session = answer.headers["mcp-session-id"]
+    headers = {**ACCEPT, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+    httpx2.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def test_a_clients_cancellation_over_http_reaches_the_server_and_the_trail(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    with http_gateway(gateway, "odd", upstream) as url:
+        headers = raw_session(url)
+        slow = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 30}}}
+
+        async def session():
+            async with httpx2.AsyncClient(timeout=30) as http:
+                call = asyncio.create_task(http.post(url, headers=headers, json=slow))
+                await asyncio.sleep(1.0)
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+                accepted = await http.post(url, headers=headers, json=cancel)
+                return accepted, await call
+
+        accepted, _ = run(session())
+        deadline = time.monotonic() + 10
+        while not (markers / "cancelled").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert accepted.status_code == 202
+    assert (markers / "cancelled").exists(), "the server was told to stop"
+    [execution] = gateway.events("--kind", "execution")
+    assert (execution["status"], execution["error"]) == ("error", "cancelled by the client")
+    assert execution["session_id"] == "mcp-" + headers["Mcp-Session-Id"]
+
+
+def test_the_http_front_refuses_other_origins_media_types_methods_and_made_up_sessions(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    with http_gateway(gateway, "odd", upstream) as url:
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert httpx2.post(url, headers={**ACCEPT, "Origin": "https://evil.example"}, json=ping).status_code == 403
+        assert httpx2.post(url, headers={**ACCEPT, "Content-Type": "text/plain"}, content=b'{}').status_code == 415
+        assert httpx2.put(url, headers=ACCEPT, json=ping).status_code == 405
+        headers = raw_session(url)
+        note = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "write_note", "arguments": {"name": "n", "text": "t"}}}
+        made_up = {**headers, "Mcp-Session-Id": headers["Mcp-Session-Id"] + "-made-up"}
+        httpx2.post(url, headers=made_up, json=note)
+    [decision] = gateway.events("--kind", "decision")
+    assert decision["session_id"] != "mcp-" + made_up["Mcp-Session-Id"], "only the server's sessions name one"

@@ -302,6 +302,60 @@ def raw_gateway(gateway, tmp_path):
     )
 
 
+def handshake(proc):
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}) + "\n")
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 0
+
+
+def test_the_gateway_exits_when_the_server_does_with_the_client_still_there(gateway, tmp_path):
+    proc = raw_gateway(gateway, tmp_path)
+    handshake(proc)
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": "crash", "arguments": {}}}) + "\n")
+    proc.stdin.flush()
+    answer = json.loads(proc.stdout.readline())
+    assert answer["result"]["isError"] is True
+    # stdin stays open: the gateway ends because its server did, and says so in its status.
+    assert proc.wait(timeout=15) == 1
+    proc.stdin.close()
+
+
+def test_a_message_read_two_ways_never_reaches_the_server(gateway, tmp_path):
+    proc = raw_gateway(gateway, tmp_path)
+    handshake(proc)
+
+    def ask(message):
+        proc.stdin.write(message + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    try:
+        note = lambda name: json.dumps({"name": "write_note", "arguments": {"name": name, "text": "x"}})
+        # A member in another case: a decoder that ignores case would see a call.
+        sneaky = ask('{"jsonrpc": "2.0", "ID": 5, "method": "tools/call", "params": %s}' % note("case"))
+        assert sneaky["error"]["code"] == -32600
+        # A call without an id is a call no one answers: refused too.
+        nameless = ask('{"jsonrpc": "2.0", "method": "tools/call", "params": %s}' % note("no-id"))
+        assert nameless["error"]["code"] == -32600
+        # A duplicate key: the server gets the message as the gateway read it, a ping.
+        duplicate = ask('{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": %s, "method": "ping"}' % note("dup"))
+        assert duplicate == {"jsonrpc": "2.0", "id": 6, "result": {}}
+        # An id still in use by a call in flight.
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                     "params": {"name": "slow", "arguments": {"seconds": 3}}}) + "\n")
+        in_use = ask('{"jsonrpc": "2.0", "id": 7, "method": "ping"}')
+        assert in_use["id"] == 7 and "in use" in in_use["error"]["message"]
+        assert json.loads(proc.stdout.readline())["result"]["content"][0]["text"] == "done"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    markers = tmp_path / "markers"
+    assert not any((markers / n).exists() for n in ("case", "no-id", "dup"))
+
+
 def test_bad_input_from_the_client_gets_a_clear_error_and_a_nameless_call_is_recorded(gateway, tmp_path):
     proc = raw_gateway(gateway, tmp_path)
 
