@@ -28,6 +28,7 @@ mod outcomes;
 mod policy_cli;
 mod properties;
 mod reload;
+mod schemas;
 mod server;
 mod shadow;
 mod tls;
