@@ -189,6 +189,7 @@ impl Case {
                 max_output_chars: 0,
             }),
             plan: None,
+            args_errors: Vec::new(),
         }
     }
 }

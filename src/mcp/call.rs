@@ -2,8 +2,8 @@
 //! Decide is, then relayed, answered, or held for a verdict; its upstream result reported
 //! through Execute and cut to the decision's limit. Shared by both transports.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -14,6 +14,7 @@ use super::message::key;
 use super::result::{cut, text, tool_error};
 use crate::config::McpConfig;
 use crate::proto::{self, ApprovalState, ExecutionStatus, Outcome};
+use crate::registry::InputSchema;
 use crate::sidecar::Sidecar;
 
 /// `Await`'s longest single wait (the Approvals service caps it at 10 minutes).
@@ -84,11 +85,13 @@ pub struct Gate {
     sidecar: Sidecar,
     config: Arc<McpConfig>,
     server: Arc<str>,
+    /// Each tool's `inputSchema`, as the server's last listing gave it.
+    schemas: Arc<Mutex<HashMap<String, InputSchema>>>,
 }
 
 impl Gate {
     pub fn new(sidecar: Sidecar, config: McpConfig, server: &str) -> Self {
-        Self { sidecar, config: Arc::new(config), server: server.into() }
+        Self { sidecar, config: Arc::new(config), server: server.into(), schemas: Arc::default() }
     }
 
     /// The same gate, calling the sidecar with this `authorization` header (the client's own,
@@ -234,19 +237,20 @@ impl Gate {
         answer
     }
 
-    /// Whether `tools/list` answers are filtered (`[mcp] hide_never_allowed`).
-    pub fn hides(&self) -> bool {
-        self.config.hide_never_allowed
-    }
-
-    /// `response`, a `tools/list` answer, without the tools that no call of `actor` could
-    /// make allowed. A sidecar that cannot tell leaves the list whole: hiding spares the model
-    /// a tool it cannot use; the decision at each call is what stops one.
-    pub async fn hide(&self, actor: &str, response: &mut Value) {
+    /// Takes in a `tools/list` answer: learns each tool's `inputSchema`, against which its
+    /// calls' arguments are then checked, and, with `[mcp] hide_never_allowed`, leaves out the
+    /// tools that no call of `actor` could make allowed. A sidecar that cannot tell leaves the
+    /// list whole: hiding spares the model a tool it cannot use; the decision at each call is
+    /// what stops one.
+    pub async fn listed(&self, actor: &str, response: &mut Value) {
         let Some(tools) = response.pointer_mut("/result/tools").and_then(Value::as_array_mut)
         else {
             return;
         };
+        self.learn(tools);
+        if !self.config.hide_never_allowed {
+            return;
+        }
         let name = |tool: &Value| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
             format!("mcp__{}__{name}", self.server)
@@ -273,6 +277,25 @@ impl Gate {
                     message = status.message(),
                     "tools/list left whole: the sidecar could not say which tools are never allowed"
                 );
+            }
+        }
+    }
+
+    /// Keeps the listed tools' input schemas; one that does not compile is left out, and
+    /// logged.
+    fn learn(&self, tools: &[Value]) {
+        let mut schemas = self.schemas.lock().unwrap_or_else(PoisonError::into_inner);
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+            let Some(schema) = tool.get("inputSchema") else { continue };
+            match InputSchema::compile(name, schema) {
+                Ok(schema) => {
+                    schemas.insert(name.to_owned(), schema);
+                }
+                Err(e) => {
+                    schemas.remove(name);
+                    tracing::warn!(error = %e, "an MCP tool's inputSchema is not checked");
+                }
             }
         }
     }
@@ -321,7 +344,19 @@ impl Gate {
                 idempotency_key: id.as_str().map_or_else(|| key(id), ToOwned::to_owned),
                 ..Default::default()
             }),
+            args_errors: self.mismatches(name, args),
         }
+    }
+
+    /// How a call's arguments break its tool's listed `inputSchema` (a string is not an
+    /// object: Decide refuses that by itself).
+    fn mismatches(&self, name: &str, args: Option<&Value>) -> Vec<String> {
+        let schemas = self.schemas.lock().unwrap_or_else(PoisonError::into_inner);
+        let (Some(schema), Some(args)) = (schemas.get(name), args) else { return Vec::new() };
+        if !args.is_object() {
+            return Vec::new();
+        }
+        schema.mismatches(args)
     }
 
     /// Waits for the verdict on `decision`, in rounds of `Await`, up to the configured wait.

@@ -28,7 +28,7 @@ struct Calls {
     open: HashMap<String, mpsc::Sender<Upstream>>,
     /// Calls that timed out or were cancelled: a late response is dropped, not relayed.
     abandoned: HashSet<String>,
-    /// `tools/list` requests whose answers are filtered (`[mcp] hide_never_allowed`).
+    /// `tools/list` requests, whose answers go through the gate (`Gate::listed`).
     listings: HashSet<String>,
 }
 
@@ -193,7 +193,7 @@ async fn from_client(
                     }
                 }
             }
-            Message::Request { id, method, .. } if method == "tools/list" && gate.hides() => {
+            Message::Request { id, method, .. } if method == "tools/list" => {
                 lock(calls).listings.insert(key(&id));
                 let _ = to_server.send(value.to_string());
             }
@@ -259,8 +259,8 @@ async fn one_call(gate: Gate, mut call: Call, pipes: Pipes) {
 }
 
 /// Reads the server's lines to their end: responses to open calls go to their tasks, the
-/// answers to `tools/list` through the filter when it is on, the rest to the client as they
-/// came. A line that is not a message is dropped and logged.
+/// answers to `tools/list` through the gate, the rest to the client as the gateway read
+/// them. A line that is not a message is dropped and logged.
 async fn from_server(
     mut output: impl tokio::io::AsyncBufRead + Unpin,
     calls: Shared,
@@ -289,7 +289,7 @@ async fn from_server(
                     let (gate, actor, to_client) = (gate.clone(), actor.clone(), to_client.clone());
                     tokio::spawn(async move {
                         let mut value = value;
-                        gate.hide(&actor, &mut value).await;
+                        gate.listed(&actor, &mut value).await;
                         answer(&to_client, &value);
                     });
                 } else if !calls.abandoned.remove(&call_key) {

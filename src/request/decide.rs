@@ -13,6 +13,10 @@ use crate::trail::{Kind, Record};
 /// The most actors a delegation chain may name.
 const MAX_DELEGATION_DEPTH: usize = 32;
 
+/// The most mismatches a harness may report, and the longest.
+const MAX_ARGS_ERRORS: usize = 64;
+const MAX_ARGS_ERROR_BYTES: usize = 1024;
+
 /// A validated Decide request. Its decision event holds it whole but for the raw arguments,
 /// which are replaced by their hash: in the event's columns and its `request` cell
 /// ([`ActionRequest::stored`]), from which `policy replay` and the approvals' rebuild read it
@@ -150,7 +154,14 @@ impl ActionRequest {
         within("action", &req.action, name)?;
         let mut resource = resource(req.resource.unwrap_or_default(), name)?;
         let args = Value::Object(json_object("args_json", &req.args_json, limits.max_args_bytes)?);
-        let args_errors = registry.mismatches(&req.tool, &args);
+        let mut args_errors = registry.mismatches(&req.tool, &args);
+        if req.args_errors.len() > MAX_ARGS_ERRORS {
+            return Err(FieldError::new("args_errors", format!("at most {MAX_ARGS_ERRORS}")));
+        }
+        for (i, error) in req.args_errors.iter().enumerate() {
+            within(&format!("args_errors[{i}]"), error, MAX_ARGS_ERROR_BYTES)?;
+        }
+        args_errors.extend(req.args_errors);
         let Value::Object(args) = args else {
             return Err(FieldError::new("args_json", "not an object"));
         };
@@ -304,6 +315,13 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn mismatches_the_harness_found_are_counted_with_the_registrys() {
+        let mut req = request();
+        req.args_errors = vec!["args.message: the value is not of type \"string\"".into()];
+        assert_eq!(normalize(req).unwrap().args_errors.len(), 1);
+    }
+
+    #[test]
     fn the_registry_names_the_resource_over_the_harness() {
         let mut registry = ToolRegistry::default();
         let spec = ToolSpec {
@@ -346,6 +364,8 @@ pub(super) mod tests {
                     Some(proto::Resource { classification: "top".into(), ..Default::default() })
             }),
             ("action", |r| r.action = "x".repeat(1025)),
+            ("args_errors", |r| r.args_errors = vec!["e".into(); 65]),
+            ("args_errors[1]", |r| r.args_errors = vec!["e".into(), "e".repeat(1025)]),
         ];
         for (field, mutate) in cases {
             let mut req = request();

@@ -48,7 +48,10 @@ fn policy_and_audit_smoke_runs_report_their_figures() {
     let audit = String::from_utf8(audit.stdout).unwrap();
     assert!(policy.contains("6 policies: median"), "{policy}");
     assert!(policy.contains("20 policies: median"), "{policy}");
-    assert!(policy.contains("input schema check, typical write tool, matching arguments: median"), "{policy}");
+    assert!(
+        policy.contains("input schema check, typical write tool, matching arguments: median"),
+        "{policy}"
+    );
     assert!(audit.contains("a trail of 3000 events"), "{audit}");
     assert!(audit.contains("verify the chain and its tree:"), "{audit}");
     assert!(audit.contains("inclusion proof and root"), "{audit}");

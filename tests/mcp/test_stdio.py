@@ -444,3 +444,25 @@ action = "fs.write"
     assert [t.name for t in listed.tools] == ["read_text_file"]
     # Hiding spares the model a tool; the decision at the call is what stops it.
     assert hidden.is_error and text(hidden) == "toolgate denied this call: unknown tool: mcp__fs__list_directory"
+
+
+def test_arguments_that_break_a_listed_input_schema_are_denied_before_the_server_sees_them(gateway):
+    params = gateway.params("everything", everything(), policy=PERMIT_ALL)
+
+    async def session():
+        async with connected(params) as s:
+            await s.list_tools()
+            wrong = await s.call_tool("echo", {"message": 5})
+            right = await s.call_tool("echo", {"message": "five"})
+            return wrong, right
+
+    wrong, right = run(session())
+    assert wrong.is_error
+    assert text(wrong) == (
+        "toolgate denied this call: the arguments do not match the input_schema of "
+        '`mcp__everything__echo`: args.message: the value is not of type "string"'
+    )
+    assert text(right) == "Echo: five"
+    decisions, executions = decisions_and_executions(gateway)
+    assert [d["outcome"] for d in decisions.values()] == ["deny", "allow"]
+    assert [decisions[e["decision_id"]]["outcome"] for e in executions] == ["allow"], "the server never saw it"

@@ -200,7 +200,7 @@ async fn endpoint(
                 None => forward(&proxy, Method::POST, &headers, relayed).await,
             }
         }
-        Message::Request { id, method, .. } if method == "tools/list" && proxy.gate.hides() => {
+        Message::Request { id, method, .. } if method == "tools/list" => {
             list(&proxy, &caller.0, &headers, &id, relayed).await
         }
         _ => forward(&proxy, Method::POST, &headers, relayed).await,
@@ -269,9 +269,8 @@ fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<(String, Option<St
     }
 }
 
-/// A `tools/list` while hiding is on (`[mcp] hide_never_allowed`): the server's answer, read
-/// up to the response (a JSON body, or the SSE events up to the one that carries it), with the
-/// tools no call could make allowed left out.
+/// A `tools/list`: the server's answer, read up to the response (a JSON body, or the SSE events
+/// up to the one that carries it), through the gate (`Gate::listed`).
 async fn list(
     proxy: &Proxy,
     actor: &str,
@@ -292,7 +291,7 @@ async fn list(
             let bytes = response.bytes().await?;
             let hidden = match serde_json::from_slice::<Value>(&bytes) {
                 Ok(mut value) if status.is_success() => {
-                    proxy.gate.hide(actor, &mut value).await;
+                    proxy.gate.listed(actor, &mut value).await;
                     Bytes::from(value.to_string())
                 }
                 _ => bytes,
@@ -306,7 +305,7 @@ async fn list(
             while let Some(event) = events.next_event() {
                 match response_in(&event, id) {
                     Some(mut value) => {
-                        proxy.gate.hide(actor, &mut value).await;
+                        proxy.gate.listed(actor, &mut value).await;
                         out.extend_from_slice(&sse::with_data(&event, &value.to_string()));
                         return Ok(Some(head.body(Body::from(out))));
                     }

@@ -346,6 +346,11 @@ export const descriptor = {
                 "plan": {
                   "type": "ExecutionPlan",
                   "id": 10
+                },
+                "args_errors": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 11
                 }
               }
             },

@@ -76,7 +76,7 @@ class ExecutionPlan(_message.Message):
     def __init__(self, dry_run: _Optional[bool] = ..., idempotency_key: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., rollback_hint: _Optional[str] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("session_id", "task_type", "actor", "tool", "action", "resource", "args_json", "context_json", "options", "plan")
+    __slots__ = ("session_id", "task_type", "actor", "tool", "action", "resource", "args_json", "context_json", "options", "plan", "args_errors")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_TYPE_FIELD_NUMBER: _ClassVar[int]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
@@ -87,6 +87,7 @@ class DecideRequest(_message.Message):
     CONTEXT_JSON_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
+    ARGS_ERRORS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     task_type: str
     actor: Actor
@@ -97,7 +98,8 @@ class DecideRequest(_message.Message):
     context_json: str
     options: RunOptions
     plan: ExecutionPlan
-    def __init__(self, session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor: _Optional[_Union[Actor, _Mapping]] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., args_json: _Optional[str] = ..., context_json: _Optional[str] = ..., options: _Optional[_Union[RunOptions, _Mapping]] = ..., plan: _Optional[_Union[ExecutionPlan, _Mapping]] = ...) -> None: ...
+    args_errors: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor: _Optional[_Union[Actor, _Mapping]] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., args_json: _Optional[str] = ..., context_json: _Optional[str] = ..., options: _Optional[_Union[RunOptions, _Mapping]] = ..., plan: _Optional[_Union[ExecutionPlan, _Mapping]] = ..., args_errors: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ("decision_id", "outcome", "reason", "policy_ids", "args_hash", "max_output_chars", "timeout_ms", "rewritten_args_json", "seq", "policy_version")

@@ -16,6 +16,7 @@ export interface DecideRequest {
   'context_json'?: (string);
   'options'?: (_toolgate_v1_RunOptions | null);
   'plan'?: (_toolgate_v1_ExecutionPlan | null);
+  'args_errors'?: (string)[];
 }
 
 export interface DecideRequest__Output {
@@ -29,4 +30,5 @@ export interface DecideRequest__Output {
   'context_json': (string);
   'options': (_toolgate_v1_RunOptions__Output | null);
   'plan': (_toolgate_v1_ExecutionPlan__Output | null);
+  'args_errors': (string)[];
 }
