@@ -3,7 +3,7 @@
 use tonic::{Request, Response, Status};
 
 use super::Guard;
-use crate::auth::Rpc;
+use crate::auth::{Caller, Rpc};
 use crate::gate::Gate;
 use crate::policy::Outcome;
 use crate::proto::{
@@ -23,6 +23,26 @@ impl GateService {
     pub fn new(gate: Gate, guard: Guard) -> Self {
         Self { gate, guard }
     }
+
+    /// Refuses, and records, a call whose actor, or the head of whose delegation chain, is not
+    /// an identity the caller's token may act as. (An empty actor id is refused by validation,
+    /// by name.)
+    async fn check_actor(
+        &self,
+        caller: Option<&Caller>,
+        actor: Option<&proto::Actor>,
+        rpc: Rpc,
+    ) -> Result<(), Status> {
+        let (Some(caller), Some(actor)) = (caller, actor) else { return Ok(()) };
+        let claimed = std::iter::once(&actor.id).chain(actor.delegation_chain.first());
+        match claimed.filter(|id| !id.is_empty()).find(|id| !caller.may_act_as(id)) {
+            Some(other) => {
+                let why = format!("the token `{}` may not act as `{other}`", caller.id);
+                Err(self.guard.refuse_identity(caller, rpc, why).await)
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -34,17 +54,7 @@ impl proto::gate_server::Gate for GateService {
     ) -> Result<Response<DecideResponse>, Status> {
         let caller = self.guard.check(&request, Rpc::Decide).await?;
         let req = request.into_inner();
-        if let (Some(caller), Some(actor)) = (&caller, &req.actor) {
-            // The actor, and the head of a subagent's delegation chain, must be identities the
-            // token may act as. (An empty actor id is refused by validation, by name.)
-            let claimed = std::iter::once(&actor.id).chain(actor.delegation_chain.first());
-            if let Some(other) =
-                claimed.filter(|id| !id.is_empty()).find(|id| !caller.may_act_as(id))
-            {
-                let why = format!("the token `{}` may not act as `{other}`", caller.id);
-                return Err(self.guard.refuse_identity(caller, Rpc::Decide, why).await);
-            }
-        }
+        self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::Decide).await?;
         let decision = self.gate.decide(req).await?;
         let verdict = decision.verdict;
         tracing::debug!(outcome = %verdict.outcome, seq = decision.seq, "decided");
@@ -69,13 +79,7 @@ impl proto::gate_server::Gate for GateService {
     ) -> Result<Response<NeverAllowedResponse>, Status> {
         let caller = self.guard.check(&request, Rpc::NeverAllowed).await?;
         let req = request.into_inner();
-        if let (Some(caller), Some(actor)) = (&caller, &req.actor)
-            && !actor.id.is_empty()
-            && !caller.may_act_as(&actor.id)
-        {
-            let why = format!("the token `{}` may not act as `{}`", caller.id, actor.id);
-            return Err(self.guard.refuse_identity(caller, Rpc::NeverAllowed, why).await);
-        }
+        self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::NeverAllowed).await?;
         let tools = self.gate.never_allowed(req).await?;
         Ok(Response::new(NeverAllowedResponse { tools }))
     }
