@@ -108,6 +108,18 @@ impl Gate {
     /// Decides on a call; holds it while it waits for a verdict, until a message in its inbox
     /// (the client cancelled it, the server failed) ends the wait.
     pub async fn admit(&self, call: &mut Call) -> Admission {
+        let admission = self.decide(call).await;
+        // A cancellation or a failure that came while the call was decided: it does not go up.
+        match (admission, call.inbox.try_recv()) {
+            (Admission::Relay(_), Ok(Upstream::Failed(why))) => {
+                Admission::Answer(tool_error(&format!("toolgate: {why}"), Map::new()))
+            }
+            (Admission::Relay(_), Ok(_)) => Admission::Dropped,
+            (admission, _) => admission,
+        }
+    }
+
+    async fn decide(&self, call: &mut Call) -> Admission {
         let request = self.decide_request(&call.caller, &call.id, &call.params);
         let decision = match self.sidecar.gate.clone().decide(self.sidecar.request(request)).await {
             Ok(answer) => answer.into_inner(),
@@ -251,10 +263,8 @@ impl Gate {
         if !self.config.hide_never_allowed {
             return;
         }
-        let name = |tool: &Value| {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            format!("mcp__{}__{name}", self.server)
-        };
+        let name =
+            |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
         let request = proto::NeverAllowedRequest {
             actor: Some(proto::Actor {
                 id: actor.to_owned(),
@@ -300,6 +310,11 @@ impl Gate {
         }
     }
 
+    /// The gateway's name for the server's tool `name`: `mcp__<server>__<name>`.
+    fn tool(&self, name: &str) -> String {
+        format!("mcp__{}__{name}", self.server)
+    }
+
     fn options(&self) -> proto::RunOptions {
         proto::RunOptions {
             allow_write: self.config.allow_write,
@@ -312,8 +327,7 @@ impl Gate {
     fn decide_request(&self, caller: &Caller, id: &Value, params: &Value) -> proto::DecideRequest {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
         // No name is no tool: Decide refuses it, naming the field, and records the refusal.
-        let tool =
-            if name.is_empty() { String::new() } else { format!("mcp__{}__{name}", self.server) };
+        let tool = if name.is_empty() { String::new() } else { self.tool(name) };
         let args = params.get("arguments");
         proto::DecideRequest {
             session_id: caller.session.clone(),

@@ -33,6 +33,16 @@ pub enum BadMessage {
     Shape,
 }
 
+impl BadMessage {
+    /// The JSON-RPC error code it is answered with.
+    pub fn code(&self) -> i64 {
+        match self {
+            Self::Json(_) => PARSE_ERROR,
+            _ => INVALID_REQUEST,
+        }
+    }
+}
+
 impl Message {
     /// Classifies one line. The value is what is relayed, as the gateway read it (a duplicate
     /// key, which decoders resolve differently, is then gone), never the bytes as they came.

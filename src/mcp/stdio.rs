@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 
 use super::call::{Admission, Call, Caller, Gate, Upstream};
 use super::frame::{Line, MAX_LINE_BYTES, next_line};
-use super::message::{self, BadMessage, Message, key};
+use super::message::{self, Message, key};
 
 /// The calls on their way, by request id: where their upstream fate goes.
 #[derive(Debug, Default)]
@@ -160,11 +160,7 @@ async fn from_client(
         let (message, value) = match Message::parse(&line) {
             Ok(parsed) => parsed,
             Err(bad) => {
-                let code = match bad {
-                    BadMessage::Json(_) => message::PARSE_ERROR,
-                    _ => message::INVALID_REQUEST,
-                };
-                answer(to_client, &message::error(&Value::Null, code, &bad.to_string()));
+                answer(to_client, &message::error(&Value::Null, bad.code(), &bad.to_string()));
                 continue;
             }
         };
@@ -210,14 +206,6 @@ async fn one_call(gate: Gate, mut call: Call, pipes: Pipes) {
     let call_key = key(&call.id);
     let relayed = gate.admit(&mut call).await;
     let Call { id, mut inbox, .. } = call;
-    // A cancellation or a failure that came while the call was decided: it does not go up.
-    let relayed = match (relayed, inbox.try_recv()) {
-        (Admission::Relay(_), Ok(Upstream::Failed(why))) => Admission::Answer(
-            super::result::tool_error(&format!("toolgate: {why}"), Default::default()),
-        ),
-        (Admission::Relay(_), Ok(_)) => Admission::Dropped,
-        (admission, _) => admission,
-    };
     let relayed = match relayed {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {

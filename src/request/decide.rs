@@ -162,12 +162,12 @@ impl ActionRequest {
             within(&format!("args_errors[{i}]"), error, MAX_ARGS_ERROR_BYTES)?;
         }
         args_errors.extend(req.args_errors);
-        let Value::Object(args) = args else {
-            return Err(FieldError::new("args_json", "not an object"));
-        };
         if let Some(spec) = registry.get(&req.tool) {
             named_by_registry(&mut resource, spec, &args);
         }
+        let Value::Object(args) = args else {
+            return Err(FieldError::new("args_json", "not an object"));
+        };
         let args_hash =
             canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
         let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
@@ -239,26 +239,16 @@ pub(super) fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, 
 
 /// The resource as the registry says a tool's calls name it (`resource_type`, `resource_from`),
 /// over the harness's word.
-fn named_by_registry(resource: &mut Resource, spec: &ToolSpec, args: &Map<String, Value>) {
+fn named_by_registry(resource: &mut Resource, spec: &ToolSpec, args: &Value) {
     if let Some(kind) = &spec.resource_type {
         resource.kind.clone_from(kind);
     }
     if let Some(pointer) = &spec.resource_from {
-        resource.id = match at_pointer(args, pointer) {
+        resource.id = match args.pointer(pointer) {
             Some(Value::String(id)) => id.clone(),
             Some(Value::Number(n)) => n.to_string(),
             _ => String::new(),
         };
-    }
-}
-
-/// The value at a JSON pointer (RFC 6901) into an argument object.
-fn at_pointer<'a>(args: &'a Map<String, Value>, pointer: &str) -> Option<&'a Value> {
-    let rest = pointer.strip_prefix('/')?;
-    let unescape = |token: &str| token.replace("~1", "/").replace("~0", "~");
-    match rest.split_once('/') {
-        None => args.get(&unescape(rest)),
-        Some((head, tail)) => args.get(&unescape(head))?.pointer(&format!("/{tail}")),
     }
 }
 

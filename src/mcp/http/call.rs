@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
@@ -19,7 +19,6 @@ use super::{
 };
 use crate::mcp::call::{Admission, Call, Caller, Gate, Upstream};
 use crate::mcp::message::{self, key};
-use crate::mcp::result::tool_error;
 
 /// The first protocol revision in which closing a response cancels its request.
 const CLOSING_CANCELS: &str = "2026-07-28";
@@ -95,14 +94,6 @@ async fn run(
 ) {
     let admission = gate.admit(&mut call).await;
     let Call { id, mut inbox, .. } = call;
-    // A cancellation or a failure that came while the call was decided: it does not go up.
-    let admission = match (admission, inbox.try_recv()) {
-        (Admission::Relay(_), Ok(Upstream::Failed(why))) => {
-            Admission::Answer(tool_error(&format!("toolgate: {why}"), Map::new()))
-        }
-        (Admission::Relay(_), Ok(_)) => Admission::Dropped,
-        (admission, _) => admission,
-    };
     let relayed = match admission {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {

@@ -169,10 +169,7 @@ async fn endpoint(
     let (message, value) = match parsed {
         Ok(parsed) => parsed,
         Err(bad) => {
-            let code = match bad {
-                BadMessage::Json(_) => message::PARSE_ERROR,
-                _ => message::INVALID_REQUEST,
-            };
+            let code = bad.code();
             return jsonrpc(
                 StatusCode::BAD_REQUEST,
                 &message::error(&Value::Null, code, &bad.to_string()),
