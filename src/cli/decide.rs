@@ -105,8 +105,13 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     if verdict.outcome == Outcome::Rewrite {
         println!(
             "rewritten_args: {}",
-            rewrite(&req.args, &verdict.patches, &ArgsHasher::from_config(&config.args_hash)?)?
-                .json
+            rewrite(
+                &req,
+                &verdict.patches,
+                &registry,
+                &ArgsHasher::from_config(&config.args_hash)?
+            )?
+            .json
         );
     }
     Ok(Exit::Ok)

@@ -30,6 +30,10 @@ pub struct HashArgsArgs {
     /// The key's id, as the hashes made with it name it.
     #[arg(long, conflicts_with = "server")]
     pub key_id: Option<String>,
+    /// Normalize the arguments first, as the registry of `--config` does for this tool's
+    /// calls (the trail hashes them normalized).
+    #[arg(long, conflicts_with = "server")]
+    pub tool: Option<String>,
     /// Ask this running server, with the key it holds (the auditor role when auth is on;
     /// the token from `TOOLGATE_TOKEN`).
     #[arg(long)]
@@ -45,18 +49,25 @@ pub async fn hash_args(args: HashArgsArgs) -> anyhow::Result<Exit> {
         println!("{}", client.hash_args(request).await?.into_inner().args_hash);
         return Ok(Exit::Ok);
     }
-    let mut key = match &args.config {
-        Some(path) => Config::load(path)?.args_hash,
-        None => ArgsHashConfig::default(),
-    };
+    let config = args.config.as_deref().map(Config::load).transpose()?.unwrap_or_default();
+    let mut key = config.args_hash.clone();
     if args.key_file.is_some() || args.key_env.is_some() {
-        key = ArgsHashConfig { key_file: args.key_file, key_env: args.key_env, key_id: None };
+        key = ArgsHashConfig {
+            key_file: args.key_file,
+            key_env: args.key_env,
+            ..ArgsHashConfig::default()
+        };
     }
     if args.key_id.is_some() {
         key.key_id = args.key_id;
     }
     let object: serde_json::Value =
         serde_json::from_str(&args.args).context("the arguments must be a JSON object")?;
+    let mut object = object;
+    if let Some(tool) = &args.tool {
+        let errors = config.registry()?.normalize(tool, &mut object);
+        anyhow::ensure!(errors.is_empty(), "the arguments do not normalize: {}", errors.join("; "));
+    }
     let serde_json::Value::Object(object) = object else {
         anyhow::bail!("the arguments must be a JSON object");
     };

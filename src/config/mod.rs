@@ -343,6 +343,9 @@ pub struct ArgsHashConfig {
     pub key_env: Option<String>,
     /// The key's name in every hash; by default the first 8 hex digits of its SHA-256.
     pub key_id: Option<String>,
+    /// Whether a decision also keeps the hash of the arguments as sent, when the registry's
+    /// normalizations changed them.
+    pub raw: bool,
 }
 
 /// `[checkpoints]`: a signed checkpoint (C2SP tlog-checkpoint) of the trail's Merkle tree, kept

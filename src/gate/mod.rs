@@ -96,6 +96,8 @@ pub struct Gate {
     defaults: Defaults,
     /// How argument hashes are made (keyed when configured).
     hasher: ArgsHasher,
+    /// Whether a decision keeps the hash of the arguments as sent (`[args_hash] raw`).
+    keep_raw: bool,
 }
 
 impl Gate {
@@ -132,6 +134,7 @@ impl Gate {
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
             hasher,
+            keep_raw: config.args_hash.raw,
         })
     }
 
@@ -231,6 +234,10 @@ impl Gate {
             // INVARIANT: the arguments were canonicalized once already by `from_proto`.
             req.args_hash = self.hasher.hash(&req.args).expect("canonicalized before").hash;
         }
+        if self.keep_raw {
+            let raw = req.raw_args.as_ref().and_then(|raw| self.hasher.hash(raw).ok());
+            req.raw_args_hash = raw.map(|raw| raw.hash);
+        }
         let safety = registry.safety(&req.tool);
         let observed = self.facts.observe(Call::of(&req, chrono::Utc::now().timestamp_micros()));
         let policy = self.policy.load();
@@ -241,7 +248,7 @@ impl Gate {
             self.facts.denied(&req.session_id);
         }
         let (verdict, rewritten) = match verdict.outcome {
-            Outcome::Rewrite => match rewrite(&req.args, &verdict.patches, &self.hasher) {
+            Outcome::Rewrite => match rewrite(&req, &verdict.patches, &registry, &self.hasher) {
                 Ok(args) => (verdict, Some(args)),
                 Err(e) => {
                     let reason = format!("{}; the rewrite failed: {e}", verdict.reason);
@@ -324,6 +331,7 @@ impl Gate {
         let output_chars = report.output.as_deref().map(|o| o.chars().count());
         let default_max = i64::from(self.defaults.max_output_chars);
         let mut paired = report.clone();
+        let (registry, hasher) = (self.registry.load_full(), self.hasher.clone());
         // A retry of a report already recorded appends nothing and is answered from it.
         let repeat = Arc::new(std::sync::OnceLock::new());
         let repeated = repeat.clone();
@@ -341,6 +349,19 @@ impl Gate {
                     && !caller.may_act_as(&actor)
                 {
                     return Ok(vec![pairing::impersonation(&paired, caller, &actor)]);
+                }
+                // The tool ran with the arguments as the harness has them: they are compared
+                // with the decided ones in the decided tool's normal form.
+                if let Some(tool) = decision.as_ref().and_then(|d| d.record.tool.as_deref())
+                    && registry.normalizes(tool)
+                {
+                    let mut args = serde_json::Value::Object(std::mem::take(&mut paired.args));
+                    if registry.normalize(tool, &mut args).is_empty()
+                        && let serde_json::Value::Object(args) = &args
+                        && let Ok(normal) = hasher.hash(args)
+                    {
+                        paired.args_hash = normal.hash;
+                    }
                 }
                 if let Some(stored) = decision.as_ref().and_then(|d| pairing::repeated(&paired, d))
                 {
@@ -376,19 +397,35 @@ impl Gate {
     }
 }
 
-/// The arguments with the rewrite policies' merge patches (RFC 7386) applied, in order,
-/// hashed by `hasher`.
+/// Why a rewrite's arguments cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    #[error(transparent)]
+    Args(#[from] ArgsError),
+    /// The patched arguments do not normalize (`args.<path>: <why>`).
+    #[error("{}", .0.join("; "))]
+    Normal(Vec<String>),
+}
+
+/// The request's arguments with the rewrite policies' merge patches (RFC 7386) applied, in
+/// order, normalized again for its tool (a patch may bring in any spelling), hashed by
+/// `hasher`.
 pub fn rewrite(
-    args: &serde_json::Map<String, serde_json::Value>,
+    req: &ActionRequest,
     patches: &[serde_json::Value],
+    registry: &ToolRegistry,
     hasher: &ArgsHasher,
-) -> Result<CanonicalArgs, ArgsError> {
-    let mut value = serde_json::Value::Object(args.clone());
+) -> Result<CanonicalArgs, RewriteError> {
+    let mut value = serde_json::Value::Object(req.args.clone());
     for patch in patches {
         json_patch::merge(&mut value, patch);
     }
+    let errors = registry.normalize(&req.tool, &mut value);
+    if !errors.is_empty() {
+        return Err(RewriteError::Normal(errors));
+    }
     // INVARIANT: patches are JSON objects (checked when the policy loads), and merging an
-    // object into an object leaves an object.
+    // object into an object leaves an object, which normalizing keeps one.
     let serde_json::Value::Object(rewritten) = value else { unreachable!("merge kept an object") };
-    hasher.hash(&rewritten)
+    Ok(hasher.hash(&rewritten)?)
 }

@@ -123,6 +123,7 @@ mod tests {
             decision_id: "d1".into(),
             idempotency_key: None,
             args_canonical: String::new(),
+            args: Default::default(),
             args_hash: args_hash.into(),
             duration_us: 10,
             status: ExecutionStatus::Ok,

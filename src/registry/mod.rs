@@ -2,6 +2,7 @@
 //! the agent's word. A tool's safety level decides which run options it needs; its default
 //! action names the business verb when a request leaves `action` empty.
 
+mod normalize;
 mod schema;
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,6 +11,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use normalize::{Normalization, Normalizer};
 pub use schema::{InputSchema, SchemaError};
 
 /// How dangerous running a tool is.
@@ -64,13 +66,21 @@ pub struct ToolSpec {
     /// The JSON Schema (2020-12) its arguments must match: a file's path, or inline.
     #[serde(default)]
     pub input_schema: Option<Value>,
+    /// What is done to each argument (by JSON pointer) before the schema, the policy and the
+    /// hash see the arguments.
+    #[serde(default)]
+    pub normalize: BTreeMap<String, Normalization>,
+    /// The absolute directory `path` normalizations resolve against and keep calls inside.
+    #[serde(default)]
+    pub root: Option<String>,
 }
 
-/// Tool name to [`ToolSpec`], and the tools' compiled input schemas.
+/// Tool name to [`ToolSpec`], and the tools' compiled input schemas and normalizations.
 #[derive(Debug, Clone)]
 pub struct ToolRegistry {
     tools: HashMap<String, ToolSpec>,
     schemas: HashMap<String, InputSchema>,
+    normalizers: HashMap<String, Normalizer>,
 }
 
 impl Default for ToolRegistry {
@@ -94,11 +104,13 @@ impl Default for ToolRegistry {
                     resource_type: None,
                     resource_from: None,
                     input_schema: None,
+                    normalize: BTreeMap::new(),
+                    root: None,
                 };
                 (name.to_owned(), spec)
             })
             .collect();
-        Self { tools, schemas: HashMap::new() }
+        Self { tools, schemas: HashMap::new(), normalizers: HashMap::new() }
     }
 }
 
@@ -113,7 +125,7 @@ impl ToolRegistry {
     }
 
     /// Adds a tool, or replaces the entry of one with the same name, compiling its input
-    /// schema (a file is read now: a reload builds the registry again).
+    /// schema (a file is read now: a reload builds the registry again) and normalizations.
     pub fn insert(&mut self, name: &str, spec: ToolSpec) -> Result<(), SchemaError> {
         match &spec.input_schema {
             Some(source) => {
@@ -121,13 +133,34 @@ impl ToolRegistry {
             }
             None => self.schemas.remove(name),
         };
+        if spec.normalize.is_empty() {
+            self.normalizers.remove(name);
+        } else {
+            let normalizer = Normalizer::new(name, &spec.normalize, spec.root.as_deref())?;
+            self.normalizers.insert(name.to_owned(), normalizer);
+        }
         self.tools.insert(name.to_owned(), spec);
         Ok(())
     }
 
-    /// How `args` break `tool`'s input schema (nothing when it has none, or they match).
-    pub fn mismatches(&self, tool: &str, args: &Value) -> Vec<String> {
-        self.schemas.get(tool).map_or_else(Vec::new, |schema| schema.mismatches(args))
+    /// Normalizes `args` for `tool`, then checks them against its input schema: the values
+    /// that could not be normalized and the schema's mismatches (nothing when all is well).
+    pub fn check(&self, tool: &str, args: &mut Value) -> Vec<String> {
+        let mut errors = self.normalize(tool, args);
+        if let Some(schema) = self.schemas.get(tool) {
+            errors.extend(schema.mismatches(args));
+        }
+        errors
+    }
+
+    /// Normalizes `args` for `tool` in place; the values that could not be.
+    pub fn normalize(&self, tool: &str, args: &mut Value) -> Vec<String> {
+        self.normalizers.get(tool).map_or_else(Vec::new, |n| n.apply(args))
+    }
+
+    /// Whether `tool` declares normalizations.
+    pub fn normalizes(&self, tool: &str) -> bool {
+        self.normalizers.contains_key(tool)
     }
 
     /// The entry of a registered tool.

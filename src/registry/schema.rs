@@ -14,12 +14,20 @@ const MAX_ERRORS: usize = 8;
 /// The longest mismatch reported, in characters.
 const MAX_ERROR_CHARS: usize = 200;
 
-/// Why a tool's input schema cannot be used.
+/// Why a tool's input schema or normalizations cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("tool `{tool}`: input_schema: {message}")]
+#[error("tool `{tool}`: {field}: {message}")]
 pub struct SchemaError {
     pub tool: String,
+    /// `input_schema` or `normalize`.
+    pub field: &'static str,
     pub message: String,
+}
+
+impl SchemaError {
+    pub fn new(tool: &str, field: &'static str, message: String) -> Self {
+        Self { tool: tool.to_owned(), field, message }
+    }
 }
 
 /// A compiled input schema.
@@ -35,7 +43,7 @@ impl fmt::Debug for InputSchema {
 impl InputSchema {
     /// Compiles `source`: a path to a JSON file, or the schema itself (a TOML table).
     pub fn compile(tool: &str, source: &Value) -> Result<Self, SchemaError> {
-        let error = |message: String| SchemaError { tool: tool.to_owned(), message };
+        let error = |message: String| SchemaError::new(tool, "input_schema", message);
         let schema = match source {
             Value::String(path) => {
                 let text = std::fs::read_to_string(path)

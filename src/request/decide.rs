@@ -31,10 +31,15 @@ pub struct ActionRequest {
     /// The registry's default action for the tool when the caller named none.
     pub action: String,
     pub resource: Resource,
-    /// The arguments, parsed; never stored.
+    /// The arguments, parsed and normalized by the registry; never stored.
     pub args: Map<String, Value>,
     /// Hex SHA-256 of the RFC 8785 canonical arguments.
     pub args_hash: String,
+    /// The arguments as sent, when normalizing changed them; never stored.
+    pub raw_args: Option<Map<String, Value>>,
+    /// The hash of [`Self::raw_args`], when `[args_hash] raw` asks for it: kept in the
+    /// decision's `request` cell.
+    pub raw_args_hash: Option<String>,
     /// The harness's `context_json`.
     pub context: Map<String, Value>,
     pub options: RunOptions,
@@ -153,8 +158,10 @@ impl ActionRequest {
         required("tool", &req.tool, name)?;
         within("action", &req.action, name)?;
         let mut resource = resource(req.resource.unwrap_or_default(), name)?;
-        let args = Value::Object(json_object("args_json", &req.args_json, limits.max_args_bytes)?);
-        let mut args_errors = registry.mismatches(&req.tool, &args);
+        let mut args =
+            Value::Object(json_object("args_json", &req.args_json, limits.max_args_bytes)?);
+        let raw = registry.normalizes(&req.tool).then(|| args.clone());
+        let mut args_errors = registry.check(&req.tool, &mut args);
         if req.args_errors.len() > MAX_ARGS_ERRORS {
             return Err(FieldError::new("args_errors", format!("at most {MAX_ARGS_ERRORS}")));
         }
@@ -170,6 +177,10 @@ impl ActionRequest {
         };
         let args_hash =
             canonicalize(&args).map_err(|e| FieldError::new("args_json", e.to_string()))?.hash;
+        let raw_args = match raw {
+            Some(Value::Object(raw)) if raw != args => Some(raw),
+            _ => None,
+        };
         let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
         let options = req.options.unwrap_or_default();
         let plan = req.plan.unwrap_or_default();
@@ -191,6 +202,8 @@ impl ActionRequest {
             resource,
             args,
             args_hash,
+            raw_args,
+            raw_args_hash: None,
             context,
             options: RunOptions {
                 allow_write: options.allow_write,
@@ -320,6 +333,8 @@ pub(super) mod tests {
             resource_type: Some("file".into()),
             resource_from: Some("/target/path".into()),
             input_schema: None,
+            normalize: Default::default(),
+            root: None,
         };
         registry.insert("write", spec).unwrap();
         let decide = |args: &str| {

@@ -1,6 +1,8 @@
 //! The normalized report of an Execute call: which decision it follows, the hash of the arguments
 //! the tool really ran with, how long it took, how it ended, and the output's size.
 
+use serde_json::{Map, Value};
+
 use super::{FieldError, canonicalize, json_object, within};
 use crate::config::Limits;
 use crate::proto;
@@ -37,6 +39,8 @@ pub struct ExecutionReport {
     pub args_hash: String,
     /// The arguments in canonical form, for a keyed hash; never stored.
     pub args_canonical: String,
+    /// The arguments, for the decided tool's normalizations; never stored.
+    pub args: Map<String, Value>,
     pub duration_us: i64,
     pub status: ExecutionStatus,
     /// `None` when empty.
@@ -102,6 +106,7 @@ impl ExecutionReport {
             idempotency_key: (!req.idempotency_key.is_empty()).then_some(req.idempotency_key),
             args_hash: canonical.hash,
             args_canonical: canonical.json,
+            args,
             duration_us,
             status,
             error: (!req.error.is_empty()).then_some(req.error),

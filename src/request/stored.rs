@@ -29,6 +29,9 @@ struct Rest<'a> {
     /// How the arguments broke the tool's input schema, when they did.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     args_errors: Cow<'a, [String]>,
+    /// The hash of the arguments as sent, when normalizing changed them and it is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    raw_args_hash: Option<Cow<'a, str>>,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -70,6 +73,7 @@ impl ActionRequest {
             options: Cow::Borrowed(&self.options),
             plan: Cow::Borrowed(&self.plan),
             args_errors: Cow::Borrowed(&self.args_errors),
+            raw_args_hash: self.raw_args_hash.as_deref().map(Cow::Borrowed),
         };
         // INVARIANT: the request holds only JSON values and plain fields, which serialize.
         serde_json::to_string(&rest).expect("the request serializes")
@@ -98,6 +102,8 @@ impl ActionRequest {
             },
             args: Map::new(),
             args_hash: record.args_hash.clone()?,
+            raw_args: None,
+            raw_args_hash: rest.raw_args_hash.map(Cow::into_owned),
             context: rest.context.into_owned(),
             options: rest.options.into_owned(),
             plan: rest.plan.into_owned(),

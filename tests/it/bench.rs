@@ -52,6 +52,7 @@ fn policy_and_audit_smoke_runs_report_their_figures() {
         policy.contains("input schema check, typical write tool, matching arguments: median"),
         "{policy}"
     );
+    assert!(policy.contains("normalization (path, lowercase"), "{policy}");
     assert!(audit.contains("a trail of 3000 events"), "{audit}");
     assert!(audit.contains("verify the chain and its tree:"), "{audit}");
     assert!(audit.contains("inclusion proof and root"), "{audit}");

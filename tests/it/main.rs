@@ -24,6 +24,7 @@ mod invalid;
 mod keyed;
 mod listen;
 mod never_allowed;
+mod normalize;
 mod outcomes;
 mod policy_cli;
 mod properties;

@@ -1,0 +1,151 @@
+//! Tools' normalizations (`[tools.<name>] normalize`): two spellings of one call hash alike and
+//! name one resource, a path that leaves the root is denied, an Execute that reports the
+//! arguments as the harness sent them still pairs with its decision, and the hash of the
+//! arguments as sent is kept when asked.
+
+use toolgate::config::Config;
+use toolgate::proto::{DecideResponse, ExecuteRequest, ExecutionStatus, Outcome, RunOptions};
+
+use crate::helpers::{TestApp, request, rows, spawn_app_with};
+
+/// `write` normalized: its path against /workspace (and the resource named by it), its
+/// amount as a decimal, its time in UTC, its mode in lower case; `mode` an enum of the schema.
+const TOOLS: &str = r#"
+[write]
+safety = "write"
+action = "fs.write"
+resource_type = "file"
+resource_from = "/path"
+root = "/workspace"
+input_schema = { type = "object", properties = { mode = { enum = ["append", "replace"] } } }
+normalize = { "/path" = "path", "/amount" = "decimal", "/at" = "datetime", "/mode" = "lowercase" }
+"#;
+
+async fn app(raw: bool) -> TestApp {
+    spawn_app_with(move |c| {
+        c.tools = toml::from_str(TOOLS).unwrap();
+        c.args_hash.raw = raw;
+    })
+    .await
+}
+
+async fn write(app: &mut TestApp, args: &str) -> DecideResponse {
+    let mut req = request("write");
+    req.args_json = args.into();
+    req.options = Some(RunOptions { allow_write: true, ..Default::default() });
+    app.decide(req).await
+}
+
+#[tokio::test]
+async fn two_spellings_of_one_call_hash_alike_and_name_one_resource() {
+    let mut app = app(false).await;
+
+    let one = write(
+        &mut app,
+        r#"{"path": "src/./lib.rs", "amount": 1e2, "at": "2026-12-02T10:00:00+09:00", "mode": "APPEND"}"#,
+    )
+    .await;
+    let other = write(
+        &mut app,
+        r#"{"mode": "append", "at": "2026-12-02T01:00:00Z", "amount": "100.00", "path": "/workspace/x/../src/lib.rs"}"#,
+    )
+    .await;
+    let different = write(&mut app, r#"{"path": "src/main.rs", "amount": 100}"#).await;
+
+    assert_eq!((one.outcome(), other.outcome()), (Outcome::Allow, Outcome::Allow));
+    assert_eq!(one.args_hash, other.args_hash);
+    assert_ne!(one.args_hash, different.args_hash);
+    let expected = toolgate::request::canonicalize(
+        serde_json::json!({
+            "path": "/workspace/src/lib.rs", "amount": "100",
+            "at": "2026-12-02T01:00:00Z", "mode": "append",
+        })
+        .as_object()
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(one.args_hash, expected.hash, "the trail hashes the normal form");
+    let decisions: Vec<_> = rows(&app.db).into_iter().filter(|r| r.kind == "decision").collect();
+    assert_eq!(decisions[0].resource_id.as_deref(), Some("/workspace/src/lib.rs"));
+    assert_eq!(decisions[1].resource_id, decisions[0].resource_id);
+    assert!(!decisions[0].request.as_deref().unwrap_or("").contains("raw_args_hash"));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_path_that_leaves_the_root_is_denied_and_bad_values_named() {
+    let mut app = app(false).await;
+
+    let escape = write(&mut app, r#"{"path": "src/../../etc/passwd"}"#).await;
+    let bad = write(&mut app, r#"{"amount": "ten", "at": "tomorrow", "mode": "Overwrite"}"#).await;
+
+    assert_eq!(escape.outcome(), Outcome::Deny);
+    assert_eq!(
+        escape.reason,
+        "the arguments do not match the input_schema of `write`: args.path: the value escapes \
+         the root \"/workspace\""
+    );
+    assert_eq!(bad.outcome(), Outcome::Deny);
+    assert!(
+        bad.reason.contains("args.amount: the value is not a decimal number"),
+        "{}",
+        bad.reason
+    );
+    assert!(bad.reason.contains("args.at: the value is not an RFC 3339"), "{}", bad.reason);
+    assert!(bad.reason.contains("args.mode: the value is not one of"), "{}", bad.reason);
+    // The resource is named as sent; the reason never quotes a value.
+    let denied = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
+    assert_eq!(denied.resource_id.as_deref(), Some("src/../../etc/passwd"));
+    assert!(!denied.reason.unwrap().contains("passwd"));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_execution_reported_as_the_harness_sent_it_pairs_with_its_decision() {
+    let mut app = app(true).await;
+    let sent = r#"{"path": "src/lib.rs", "mode": "Append"}"#;
+    let decision = write(&mut app, sent).await;
+    let report = |args: &str| ExecuteRequest {
+        decision_id: decision.decision_id.clone(),
+        args_json: args.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+
+    let paired = app.client.execute(report(sent)).await.unwrap().into_inner();
+    let raw = toolgate::request::canonicalize(
+        serde_json::from_str::<serde_json::Value>(sent).unwrap().as_object().unwrap(),
+    )
+    .unwrap();
+
+    assert_eq!(paired.violation, "");
+    let stored = rows(&app.db);
+    let cell = stored.iter().find(|r| r.kind == "decision").unwrap().request.clone().unwrap();
+    assert!(cell.contains(&format!(r#""raw_args_hash":"{}""#, raw.hash)), "{cell}");
+    assert_ne!(raw.hash, decision.args_hash);
+
+    let second = write(&mut app, sent).await;
+    let other = ExecuteRequest { decision_id: second.decision_id.clone(), ..report("{}") };
+    let other = ExecuteRequest { args_json: r#"{"path": "src/main.rs"}"#.into(), ..other };
+    let broke = app.client.execute(other).await.unwrap().into_inner();
+    assert!(broke.violation.starts_with("the arguments' hash differs"), "{}", broke.violation);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_normalization_that_cannot_work_refuses_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config { db: dir.path().join("refused.db"), ..Config::default() };
+    config.tools = toml::from_str(&TOOLS.replace("\"/workspace\"", "\"workspace\"")).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+
+    let refused =
+        toolgate::server::run(config, toolgate::listener::Listener::Tcp(listener), None, async {})
+            .await
+            .unwrap_err();
+
+    assert_eq!(
+        refused.to_string(),
+        "tool `write`: normalize: root `workspace` is not an absolute path"
+    );
+}
