@@ -53,6 +53,7 @@ pub enum Rpc {
     Decide,
     Execute,
     NeverAllowed,
+    DefineTools,
     ListPending,
     Approve,
     Reject,
@@ -77,6 +78,7 @@ impl Rpc {
             Self::Decide => "toolgate.v1.Gate/Decide",
             Self::Execute => "toolgate.v1.Gate/Execute",
             Self::NeverAllowed => "toolgate.v1.Gate/NeverAllowed",
+            Self::DefineTools => "toolgate.v1.Gate/DefineTools",
             Self::ListPending => "toolgate.v1.Approvals/ListPending",
             Self::Approve => "toolgate.v1.Approvals/Approve",
             Self::Reject => "toolgate.v1.Approvals/Reject",
@@ -98,7 +100,11 @@ impl Rpc {
     /// The roles that may call it.
     pub fn roles(self) -> &'static [Role] {
         match self {
-            Self::Decide | Self::Execute | Self::NeverAllowed | Self::Withdraw => &[Role::Agent],
+            Self::Decide
+            | Self::Execute
+            | Self::NeverAllowed
+            | Self::DefineTools
+            | Self::Withdraw => &[Role::Agent],
             Self::ListPending | Self::Approve | Self::Reject => &[Role::Approver],
             // An agent awaits the verdict on its own call; an approver may watch one.
             Self::Await => &[Role::Agent, Role::Approver],

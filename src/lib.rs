@@ -24,7 +24,8 @@
 //! - Requests and decisions: [`request`] (wire requests validated and normalized; every
 //!   rejection names its field), `facts` (per-session counts for loops, caps and rates),
 //!   `policy` (Cedar evaluation into an outcome and a reason), `approvals` (calls waiting for a
-//!   verdict), [`auth`] (tokens, certificates, roles, and `Rpc`: every RPC's path and roles),
+//!   verdict), `pins` (the tool definitions in force, against definitions changed behind the
+//!   user's back), [`auth`] (tokens, certificates, roles, and `Rpc`: every RPC's path and roles),
 //!   [`tls`] (TLS and mutual TLS, reloaded without a restart).
 //! - The logic: `gate` (Decide, Execute, approvals and reloads, and the one place refusals
 //!   become events), `audit` (export with a manifest, verification of the trail and of
@@ -62,6 +63,7 @@ mod http;
 pub mod listener;
 mod mcp;
 mod metrics;
+mod pins;
 mod policy;
 pub mod proto;
 pub mod registry;

@@ -93,7 +93,7 @@ pub struct FilterArgs {
     pub outcome: Option<String>,
     /// decision, execution, violation, invalid_request, policy_loaded, approval_requested,
     /// approval_approved, approval_rejected, approval_expired, approval_withdrawn,
-    /// access_denied, checkpoint or undelivered.
+    /// access_denied, checkpoint, undelivered or tool_defined.
     #[arg(long)]
     pub kind: Option<String>,
     #[arg(long)]

@@ -190,6 +190,7 @@ impl Case {
             }),
             plan: None,
             args_errors: Vec::new(),
+            tool_definition: String::new(),
         }
     }
 }

@@ -189,8 +189,15 @@ impl Gate {
         comment: String,
         outcome: Outcome,
     ) -> Result<Approval, Error> {
-        let record = approval.verdict_record(kind, approver, &comment, outcome);
-        let events = self.writer.append(vec![record]).await?;
+        let mut records = vec![approval.verdict_record(kind, approver, &comment, outcome)];
+        if let (Kind::ApprovalApproved, Some(approver)) = (kind, approver) {
+            let decision_id = &approval.decision_id;
+            records.extend(self.accepted_definition(&approval.request, approver, decision_id));
+        }
+        let events = self.writer.append(records).await?;
+        for pinned in &events[1..] {
+            self.pins.committed(&pinned.record);
+        }
         let state = match kind {
             Kind::ApprovalApproved => State::Approved,
             Kind::ApprovalRejected => State::Rejected,

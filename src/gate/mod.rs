@@ -11,6 +11,7 @@
 mod approve;
 mod output;
 mod pairing;
+mod pinning;
 pub mod refusal;
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,6 +27,7 @@ use crate::error::{Error, FieldError};
 use crate::facts::{Call, Facts};
 use cedar_policy::Entities;
 
+use crate::pins::Pins;
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::{ToolRegistry, ToolSpec};
@@ -34,6 +36,14 @@ use crate::request::{
 };
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
+
+/// What the gate keeps in memory, rebuilt from the trail at start.
+#[derive(Debug)]
+pub struct State {
+    pub facts: Arc<Facts>,
+    pub approvals: Arc<Approvals>,
+    pub pins: Arc<Pins>,
+}
 
 /// The answer to a Decide call.
 #[derive(Debug, Clone)]
@@ -96,21 +106,23 @@ pub struct Gate {
     defaults: Defaults,
     /// How argument hashes are made (keyed when configured).
     hasher: ArgsHasher,
+    /// The tool definitions in force.
+    pins: Arc<Pins>,
     /// Whether a decision keeps the hash of the arguments as sent (`[args_hash] raw`).
     keep_raw: bool,
 }
 
 impl Gate {
     /// A gate for `config`: it decides with the configured policy (and shadow policy), counts
-    /// with `facts`, keeps calls that require approval in `approvals` and records through
-    /// `writer`.
+    /// with `facts`, keeps calls that require approval in `approvals`, holds calls to tools
+    /// whose definition is not the one in `pins`, and records through `writer`.
     pub fn new(
         config: &Config,
-        facts: Arc<Facts>,
-        approvals: Arc<Approvals>,
+        state: State,
         writer: Writer,
         hasher: ArgsHasher,
     ) -> Result<Self, PolicyError> {
+        let State { facts, approvals, pins } = state;
         let entities = entities(config)?;
         let policy = PolicyEngine::load(config.policy.as_deref(), entities.clone())?;
         let shadow = match &config.shadow_policy {
@@ -134,6 +146,7 @@ impl Gate {
             limits: config.limits.clone(),
             defaults: config.defaults.clone(),
             hasher,
+            pins,
             keep_raw: config.args_hash.raw,
         })
     }
@@ -241,7 +254,7 @@ impl Gate {
         let safety = registry.safety(&req.tool);
         let observed = self.facts.observe(Call::of(&req, chrono::Utc::now().timestamp_micros()));
         let policy = self.policy.load();
-        let verdict = policy.evaluate(&req, &registry, &observed);
+        let verdict = self.held_for_definition(&req, policy.evaluate(&req, &registry, &observed));
         let shadow =
             self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, &registry, &observed));
         if verdict.outcome == Outcome::Deny {

@@ -7,8 +7,8 @@ use crate::auth::{Caller, Rpc};
 use crate::gate::Gate;
 use crate::policy::Outcome;
 use crate::proto::{
-    self, DecideRequest, DecideResponse, ExecuteRequest, ExecuteResponse, NeverAllowedRequest,
-    NeverAllowedResponse,
+    self, DecideRequest, DecideResponse, DefineToolsRequest, DefineToolsResponse, ExecuteRequest,
+    ExecuteResponse, NeverAllowedRequest, NeverAllowedResponse,
 };
 
 /// The tonic service.
@@ -82,6 +82,20 @@ impl proto::gate_server::Gate for GateService {
         self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::NeverAllowed).await?;
         let tools = self.gate.never_allowed(req).await?;
         Ok(Response::new(NeverAllowedResponse { tools }))
+    }
+
+    #[tracing::instrument(name = "DefineTools", skip_all)]
+    async fn define_tools(
+        &self,
+        request: Request<DefineToolsRequest>,
+    ) -> Result<Response<DefineToolsResponse>, Status> {
+        let caller = self.guard.check(&request, Rpc::DefineTools).await?;
+        let req = request.into_inner();
+        self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::DefineTools).await?;
+        let changed = self.gate.define_tools(req).await?;
+        let changed =
+            changed.into_iter().map(|(tool, parts)| proto::ChangedTool { tool, parts }).collect();
+        Ok(Response::new(DefineToolsResponse { changed }))
     }
 
     #[tracing::instrument(name = "Execute", skip_all)]

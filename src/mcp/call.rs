@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
+use super::definition::definition;
 use super::message::key;
 use super::result::{cut, text, tool_error};
 use crate::config::McpConfig;
@@ -85,13 +86,22 @@ pub struct Gate {
     sidecar: Sidecar,
     config: Arc<McpConfig>,
     server: Arc<str>,
-    /// Each tool's `inputSchema`, as the server's last listing gave it.
-    schemas: Arc<Mutex<HashMap<String, InputSchema>>>,
+    /// What the server's last listing said of each tool, by the server's name for it.
+    listed: Arc<Mutex<HashMap<String, Listed>>>,
+}
+
+/// What a listing said of one tool.
+#[derive(Debug, Default)]
+struct Listed {
+    /// Its `inputSchema`, compiled; `None` when it has none or it does not compile.
+    schema: Option<InputSchema>,
+    /// The hash of its definition (`definition`).
+    definition: String,
 }
 
 impl Gate {
     pub fn new(sidecar: Sidecar, config: McpConfig, server: &str) -> Self {
-        Self { sidecar, config: Arc::new(config), server: server.into(), schemas: Arc::default() }
+        Self { sidecar, config: Arc::new(config), server: server.into(), listed: Arc::default() }
     }
 
     /// The same gate, calling the sidecar with this `authorization` header (the client's own,
@@ -260,17 +270,37 @@ impl Gate {
             return;
         };
         self.learn(tools);
+        let name =
+            |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
+        let actor =
+            proto::Actor { id: actor.to_owned(), kind: "agent".into(), ..Default::default() };
+        let definitions = proto::DefineToolsRequest {
+            actor: Some(actor.clone()),
+            session_id: String::new(),
+            tools: tools.iter().filter_map(|tool| definition(name(tool), tool)).collect(),
+        };
+        match self.sidecar.gate.clone().define_tools(self.sidecar.request(definitions)).await {
+            Ok(defined) => {
+                for changed in defined.into_inner().changed {
+                    tracing::warn!(
+                        tool = changed.tool,
+                        parts = ?changed.parts,
+                        "a tool's definition changed since it was pinned: its calls need approval"
+                    );
+                }
+            }
+            Err(status) => {
+                tracing::warn!(
+                    message = status.message(),
+                    "the tools' definitions could not be recorded"
+                );
+            }
+        }
         if !self.config.hide_never_allowed {
             return;
         }
-        let name =
-            |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
         let request = proto::NeverAllowedRequest {
-            actor: Some(proto::Actor {
-                id: actor.to_owned(),
-                kind: "agent".into(),
-                ..Default::default()
-            }),
+            actor: Some(actor),
             tools: tools
                 .iter()
                 .map(|tool| proto::ToolAction { tool: name(tool), action: String::new() })
@@ -291,22 +321,21 @@ impl Gate {
         }
     }
 
-    /// Keeps the listed tools' input schemas; one that does not compile is left out, and
-    /// logged.
+    /// Keeps the listed tools' input schemas and definitions' hashes; a schema that does not
+    /// compile is left out, and logged.
     fn learn(&self, tools: &[Value]) {
-        let mut schemas = self.schemas.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
-            let Some(schema) = tool.get("inputSchema") else { continue };
-            match InputSchema::compile(name, schema) {
-                Ok(schema) => {
-                    schemas.insert(name.to_owned(), schema);
-                }
-                Err(e) => {
-                    schemas.remove(name);
-                    tracing::warn!(error = %e, "an MCP tool's inputSchema is not checked");
-                }
-            }
+            let schema = tool.get("inputSchema").and_then(|schema| {
+                InputSchema::compile(name, schema)
+                    .inspect_err(
+                        |e| tracing::warn!(error = %e, "an MCP tool's inputSchema is not checked"),
+                    )
+                    .ok()
+            });
+            let definition = definition(String::new(), tool).map(|d| d.hash).unwrap_or_default();
+            listed.insert(name.to_owned(), Listed { schema, definition });
         }
     }
 
@@ -359,14 +388,22 @@ impl Gate {
                 ..Default::default()
             }),
             args_errors: self.mismatches(name, args),
+            tool_definition: self
+                .listed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(name)
+                .map(|listed| listed.definition.clone())
+                .unwrap_or_default(),
         }
     }
 
     /// How a call's arguments break its tool's listed `inputSchema` (a string is not an
     /// object: Decide refuses that by itself).
     fn mismatches(&self, name: &str, args: Option<&Value>) -> Vec<String> {
-        let schemas = self.schemas.lock().unwrap_or_else(PoisonError::into_inner);
-        let (Some(schema), Some(args)) = (schemas.get(name), args) else { return Vec::new() };
+        let listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+        let schema = listed.get(name).and_then(|listed| listed.schema.as_ref());
+        let (Some(schema), Some(args)) = (schema, args) else { return Vec::new() };
         if !args.is_object() {
             return Vec::new();
         }

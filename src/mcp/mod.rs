@@ -14,6 +14,7 @@
 //! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
 
 mod call;
+mod definition;
 mod frame;
 mod http;
 mod message;

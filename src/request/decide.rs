@@ -47,6 +47,8 @@ pub struct ActionRequest {
     /// How the arguments break the tool's input schema (`args.<path>: <rule>`); empty when
     /// they match, or the tool has none.
     pub args_errors: Vec<String>,
+    /// The hash of the tool's definition the caller was shown (`DefineTools`); empty when none.
+    pub tool_definition: String,
 }
 
 impl ActionRequest {
@@ -181,6 +183,9 @@ impl ActionRequest {
             Some(Value::Object(raw)) if raw != args => Some(raw),
             _ => None,
         };
+        if !req.tool_definition.is_empty() {
+            super::define::hash("tool_definition", &req.tool_definition)?;
+        }
         let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
         let options = req.options.unwrap_or_default();
         let plan = req.plan.unwrap_or_default();
@@ -217,6 +222,7 @@ impl ActionRequest {
                 rollback_hint: plan.rollback_hint,
             },
             args_errors,
+            tool_definition: req.tool_definition,
         })
     }
 }
@@ -371,6 +377,7 @@ pub(super) mod tests {
             ("action", |r| r.action = "x".repeat(1025)),
             ("args_errors", |r| r.args_errors = vec!["e".into(); 65]),
             ("args_errors[1]", |r| r.args_errors = vec!["e".into(), "e".repeat(1025)]),
+            ("tool_definition", |r| r.tool_definition = "x".into()),
         ];
         for (field, mutate) in cases {
             let mut req = request();

@@ -4,6 +4,7 @@
 
 mod canonical;
 mod decide;
+mod define;
 mod execute;
 mod filter;
 mod never;
@@ -13,6 +14,7 @@ mod verdict;
 
 pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
+pub use define::{Definition, ToolDefinitions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::Page;
 pub use never::NeverAllowed;

@@ -32,6 +32,9 @@ struct Rest<'a> {
     /// The hash of the arguments as sent, when normalizing changed them and it is kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     raw_args_hash: Option<Cow<'a, str>>,
+    /// The hash of the tool's definition the caller was shown, when it named one.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    tool_definition: Cow<'a, str>,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -74,6 +77,7 @@ impl ActionRequest {
             plan: Cow::Borrowed(&self.plan),
             args_errors: Cow::Borrowed(&self.args_errors),
             raw_args_hash: self.raw_args_hash.as_deref().map(Cow::Borrowed),
+            tool_definition: Cow::Borrowed(&self.tool_definition),
         };
         // INVARIANT: the request holds only JSON values and plain fields, which serialize.
         serde_json::to_string(&rest).expect("the request serializes")
@@ -108,6 +112,7 @@ impl ActionRequest {
             options: rest.options.into_owned(),
             plan: rest.plan.into_owned(),
             args_errors: rest.args_errors.into_owned(),
+            tool_definition: rest.tool_definition.into_owned(),
         })
     }
 }

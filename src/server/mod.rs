@@ -20,11 +20,12 @@ use crate::auth::Auth;
 use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
-use crate::gate::Gate;
+use crate::gate::{Gate, State};
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard, Trails};
 use crate::http::Side;
 use crate::listener::Listener;
 use crate::metrics::Metrics;
+use crate::pins::Pins;
 use crate::policy::PolicyError;
 use crate::proto;
 use crate::proto::admin_server::AdminServer;
@@ -92,7 +93,11 @@ pub async fn run(
     let approvals = Arc::new(Approvals::new(config.approvals.clone()));
     let pending = rebuild(&approvals, &store.reader).await?;
     tracing::info!(pending, "pending approvals rebuilt from the trail");
-    let gate = Gate::new(&config, facts, approvals, store.writer.clone(), hasher.clone())?;
+    let pins = Arc::new(Pins::default());
+    let pinned = pins.rebuild(&store.reader).await?;
+    tracing::info!(pinned, "tool definitions in force rebuilt from the trail");
+    let state = State { facts, approvals, pins };
+    let gate = Gate::new(&config, state, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),

@@ -75,6 +75,10 @@ names! {
         /// Events committed after their caller had stopped waiting (the commit outlived
         /// `commit_timeout_ms`, or the call was cancelled): the caller never got their answer.
         Undelivered = "undelivered",
+        /// A tool's definition as a harness was shown it, by hash (`args_hash`, its parts'
+        /// hashes in `request`): `status` `pinned` when it is the one in force (first seen,
+        /// or accepted by an approver), `changed` when it differs and is not.
+        ToolDefined = "tool_defined",
     }
 }
 

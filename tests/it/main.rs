@@ -26,6 +26,7 @@ mod listen;
 mod never_allowed;
 mod normalize;
 mod outcomes;
+mod pins;
 mod policy_cli;
 mod properties;
 mod reload;

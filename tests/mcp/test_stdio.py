@@ -4,10 +4,12 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 import time
 
 from conftest import (
     PERMIT_ALL,
+    SERVERS,
     TOOLGATE,
     connected,
     everything,
@@ -466,3 +468,55 @@ def test_arguments_that_break_a_listed_input_schema_are_denied_before_the_server
     decisions, executions = decisions_and_executions(gateway)
     assert [d["outcome"] for d in decisions.values()] == ["deny", "allow"]
     assert [decisions[e["decision_id"]]["outcome"] for e in executions] == ["allow"], "the server never saw it"
+
+
+def test_a_tool_whose_definition_changed_is_held_until_an_approver_accepts_it(gateway):
+    shifty = [sys.executable, str(SERVERS / "shifty.py")]
+    params = gateway.params("shifty", shifty, config="[mcp]\napproval_wait_seconds = 30\n", policy=PERMIT_ALL)
+
+    def verdict(*args):
+        requested = wait_for(lambda: gateway.events("--kind", "approval_requested"))
+        decision_id = requested[-1]["decision_id"]
+        toolgate("approvals", args[0], "--server", gateway.socket, "--as", "alice", *args[1:], decision_id)
+        return decision_id
+
+    async def session():
+        async with connected(params) as s:
+            await s.list_tools()
+            before = await s.call_tool("read_page", {"url": "https://example.com"})
+            await s.call_tool("upgrade", {})
+            await s.list_tools()
+            # Refused while no approver accepted the new description, then accepted.
+            call = asyncio.create_task(s.call_tool("read_page", {"url": "https://example.com"}))
+            await asyncio.to_thread(verdict, "reject", "--comment", "that description asks for a key")
+            rejected = await call
+            call = asyncio.create_task(s.call_tool("read_page", {"url": "https://example.org"}))
+            await asyncio.sleep(0.2)
+            assert not call.done(), "held again: the change is still not in force"
+            await asyncio.to_thread(
+                lambda: wait_for(lambda: len(gateway.events("--kind", "approval_requested")) == 2)
+                and verdict("approve")
+            )
+            accepted = await call
+            after = await s.call_tool("read_page", {"url": "https://example.net"})
+            return before, rejected, accepted, after
+
+    before, rejected, accepted, after = run(session())
+    assert not before.is_error
+    assert rejected.is_error
+    assert text(rejected) == (
+        "toolgate: this call needed approval (the definition of `mcp__shifty__read_page` changed "
+        "since it was pinned (description): an approver must accept it): rejected by alice: "
+        "that description asks for a key"
+    )
+    assert text(accepted) == "the page at https://example.org"
+    assert text(after) == "the page at https://example.net", "accepted once, in force after"
+
+    defined = [e for e in gateway.events("--kind", "tool_defined") if e["tool"] == "mcp__shifty__read_page"]
+    assert [(e["status"], e["actor_id"]) for e in defined] == [
+        ("pinned", "mcp-client"),
+        ("changed", "mcp-client"),
+        ("pinned", "alice"),
+    ]
+    assert defined[1]["args_hash"] == defined[2]["args_hash"] != defined[0]["args_hash"]
+    gateway.verify()

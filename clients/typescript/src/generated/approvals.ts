@@ -16,8 +16,11 @@ export interface ProtoGrpcType {
       ApprovalState: EnumTypeDefinition
       Approvals: SubtypeConstructor<typeof grpc.Client, _toolgate_v1_ApprovalsClient> & { service: _toolgate_v1_ApprovalsDefinition }
       AwaitRequest: MessageTypeDefinition
+      ChangedTool: MessageTypeDefinition
       DecideRequest: MessageTypeDefinition
       DecideResponse: MessageTypeDefinition
+      DefineToolsRequest: MessageTypeDefinition
+      DefineToolsResponse: MessageTypeDefinition
       ExecuteRequest: MessageTypeDefinition
       ExecuteResponse: MessageTypeDefinition
       ExecutionPlan: MessageTypeDefinition
@@ -31,6 +34,7 @@ export interface ProtoGrpcType {
       Resource: MessageTypeDefinition
       RunOptions: MessageTypeDefinition
       ToolAction: MessageTypeDefinition
+      ToolDefinition: MessageTypeDefinition
       VerdictRequest: MessageTypeDefinition
       WithdrawRequest: MessageTypeDefinition
     }

@@ -233,6 +233,10 @@ export const descriptor = {
                 "NeverAllowed": {
                   "requestType": "NeverAllowedRequest",
                   "responseType": "NeverAllowedResponse"
+                },
+                "DefineTools": {
+                  "requestType": "DefineToolsRequest",
+                  "responseType": "DefineToolsResponse"
                 }
               }
             },
@@ -351,6 +355,10 @@ export const descriptor = {
                   "rule": "repeated",
                   "type": "string",
                   "id": 11
+                },
+                "tool_definition": {
+                  "type": "string",
+                  "id": 12
                 }
               }
             },
@@ -444,6 +452,62 @@ export const descriptor = {
                   "rule": "repeated",
                   "type": "string",
                   "id": 1
+                }
+              }
+            },
+            "DefineToolsRequest": {
+              "fields": {
+                "actor": {
+                  "type": "Actor",
+                  "id": 1
+                },
+                "session_id": {
+                  "type": "string",
+                  "id": 2
+                },
+                "tools": {
+                  "rule": "repeated",
+                  "type": "ToolDefinition",
+                  "id": 3
+                }
+              }
+            },
+            "ToolDefinition": {
+              "fields": {
+                "tool": {
+                  "type": "string",
+                  "id": 1
+                },
+                "hash": {
+                  "type": "string",
+                  "id": 2
+                },
+                "parts": {
+                  "keyType": "string",
+                  "type": "string",
+                  "id": 3
+                }
+              }
+            },
+            "DefineToolsResponse": {
+              "fields": {
+                "changed": {
+                  "rule": "repeated",
+                  "type": "ChangedTool",
+                  "id": 1
+                }
+              }
+            },
+            "ChangedTool": {
+              "fields": {
+                "tool": {
+                  "type": "string",
+                  "id": 1
+                },
+                "parts": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 2
                 }
               }
             },

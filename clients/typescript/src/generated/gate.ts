@@ -11,8 +11,11 @@ export interface ProtoGrpcType {
   toolgate: {
     v1: {
       Actor: MessageTypeDefinition
+      ChangedTool: MessageTypeDefinition
       DecideRequest: MessageTypeDefinition
       DecideResponse: MessageTypeDefinition
+      DefineToolsRequest: MessageTypeDefinition
+      DefineToolsResponse: MessageTypeDefinition
       ExecuteRequest: MessageTypeDefinition
       ExecuteResponse: MessageTypeDefinition
       ExecutionPlan: MessageTypeDefinition
@@ -24,6 +27,7 @@ export interface ProtoGrpcType {
       Resource: MessageTypeDefinition
       RunOptions: MessageTypeDefinition
       ToolAction: MessageTypeDefinition
+      ToolDefinition: MessageTypeDefinition
     }
   }
 }

@@ -24,17 +24,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16toolgate/v1/gate.proto\x12\x0btoolgate.v1\";\n\x05\x41\x63tor\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x18\n\x10\x64\x65legation_chain\x18\x03 \x03(\t\"<\n\x08Resource\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x16\n\x0e\x63lassification\x18\x03 \x01(\t\"O\n\nRunOptions\x12\x13\n\x0b\x61llow_write\x18\x01 \x01(\x08\x12\x12\n\nallow_bash\x18\x02 \x01(\x08\x12\x18\n\x10max_output_chars\x18\x03 \x01(\r\"d\n\rExecutionPlan\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\x12\x17\n\x0fidempotency_key\x18\x02 \x01(\t\x12\x12\n\ntimeout_ms\x18\x03 \x01(\r\x12\x15\n\rrollback_hint\x18\x04 \x01(\t\"\xb2\x02\n\rDecideRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttask_type\x18\x02 \x01(\t\x12!\n\x05\x61\x63tor\x18\x03 \x01(\x0b\x32\x12.toolgate.v1.Actor\x12\x0c\n\x04tool\x18\x04 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x05 \x01(\t\x12\'\n\x08resource\x18\x06 \x01(\x0b\x32\x15.toolgate.v1.Resource\x12\x11\n\targs_json\x18\x07 \x01(\t\x12\x14\n\x0c\x63ontext_json\x18\x08 \x01(\t\x12(\n\x07options\x18\t \x01(\x0b\x32\x17.toolgate.v1.RunOptions\x12(\n\x04plan\x18\n \x01(\x0b\x32\x1a.toolgate.v1.ExecutionPlan\x12\x13\n\x0b\x61rgs_errors\x18\x0b \x03(\t\"\xf3\x01\n\x0e\x44\x65\x63ideResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12%\n\x07outcome\x18\x02 \x01(\x0e\x32\x14.toolgate.v1.Outcome\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x12\n\npolicy_ids\x18\x04 \x03(\t\x12\x11\n\targs_hash\x18\x05 \x01(\t\x12\x18\n\x10max_output_chars\x18\x06 \x01(\r\x12\x12\n\ntimeout_ms\x18\x07 \x01(\r\x12\x1b\n\x13rewritten_args_json\x18\x08 \x01(\t\x12\x0b\n\x03seq\x18\t \x01(\x04\x12\x16\n\x0epolicy_version\x18\n \x01(\t\"\x8a\x01\n\x13NeverAllowedRequest\x12!\n\x05\x61\x63tor\x18\x01 \x01(\x0b\x32\x12.toolgate.v1.Actor\x12&\n\x05tools\x18\x02 \x03(\x0b\x32\x17.toolgate.v1.ToolAction\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.toolgate.v1.RunOptions\"*\n\nToolAction\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"%\n\x14NeverAllowedResponse\x12\r\n\x05tools\x18\x01 \x03(\t\"\xee\x01\n\x0e\x45xecuteRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\x12\x13\n\x0b\x64uration_us\x18\x03 \x01(\x04\x12,\n\x06status\x18\x04 \x01(\x0e\x32\x1c.toolgate.v1.ExecutionStatus\x12\r\n\x05\x65rror\x18\x05 \x01(\t\x12\x13\n\x06output\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x0cresult_bytes\x18\x07 \x01(\x04\x12\x13\n\x0bwrap_output\x18\x08 \x01(\x08\x12\x17\n\x0fidempotency_key\x18\t \x01(\tB\t\n\x07_output\"j\n\x0f\x45xecuteResponse\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x14\n\x0cresult_bytes\x18\x03 \x01(\x04\x12\x0b\n\x03seq\x18\x04 \x01(\x04\x12\x11\n\tviolation\x18\x05 \x01(\t*g\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\t\n\x05\x41LLOW\x10\x01\x12\x08\n\x04\x44\x45NY\x10\x02\x12\x14\n\x10REQUIRE_APPROVAL\x10\x03\x12\x0b\n\x07\x44RY_RUN\x10\x04\x12\x0b\n\x07REWRITE\x10\x05*S\n\x0f\x45xecutionStatus\x12 \n\x1c\x45XECUTION_STATUS_UNSPECIFIED\x10\x00\x12\x06\n\x02OK\x10\x01\x12\t\n\x05\x45RROR\x10\x02\x12\x0b\n\x07TIMEOUT\x10\x03\x32\xe4\x01\n\x04Gate\x12\x41\n\x06\x44\x65\x63ide\x12\x1a.toolgate.v1.DecideRequest\x1a\x1b.toolgate.v1.DecideResponse\x12\x44\n\x07\x45xecute\x12\x1b.toolgate.v1.ExecuteRequest\x1a\x1c.toolgate.v1.ExecuteResponse\x12S\n\x0cNeverAllowed\x12 .toolgate.v1.NeverAllowedRequest\x1a!.toolgate.v1.NeverAllowedResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16toolgate/v1/gate.proto\x12\x0btoolgate.v1\";\n\x05\x41\x63tor\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x18\n\x10\x64\x65legation_chain\x18\x03 \x03(\t\"<\n\x08Resource\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x16\n\x0e\x63lassification\x18\x03 \x01(\t\"O\n\nRunOptions\x12\x13\n\x0b\x61llow_write\x18\x01 \x01(\x08\x12\x12\n\nallow_bash\x18\x02 \x01(\x08\x12\x18\n\x10max_output_chars\x18\x03 \x01(\r\"d\n\rExecutionPlan\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\x12\x17\n\x0fidempotency_key\x18\x02 \x01(\t\x12\x12\n\ntimeout_ms\x18\x03 \x01(\r\x12\x15\n\rrollback_hint\x18\x04 \x01(\t\"\xcb\x02\n\rDecideRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x11\n\ttask_type\x18\x02 \x01(\t\x12!\n\x05\x61\x63tor\x18\x03 \x01(\x0b\x32\x12.toolgate.v1.Actor\x12\x0c\n\x04tool\x18\x04 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x05 \x01(\t\x12\'\n\x08resource\x18\x06 \x01(\x0b\x32\x15.toolgate.v1.Resource\x12\x11\n\targs_json\x18\x07 \x01(\t\x12\x14\n\x0c\x63ontext_json\x18\x08 \x01(\t\x12(\n\x07options\x18\t \x01(\x0b\x32\x17.toolgate.v1.RunOptions\x12(\n\x04plan\x18\n \x01(\x0b\x32\x1a.toolgate.v1.ExecutionPlan\x12\x13\n\x0b\x61rgs_errors\x18\x0b \x03(\t\x12\x17\n\x0ftool_definition\x18\x0c \x01(\t\"\xf3\x01\n\x0e\x44\x65\x63ideResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12%\n\x07outcome\x18\x02 \x01(\x0e\x32\x14.toolgate.v1.Outcome\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x12\n\npolicy_ids\x18\x04 \x03(\t\x12\x11\n\targs_hash\x18\x05 \x01(\t\x12\x18\n\x10max_output_chars\x18\x06 \x01(\r\x12\x12\n\ntimeout_ms\x18\x07 \x01(\r\x12\x1b\n\x13rewritten_args_json\x18\x08 \x01(\t\x12\x0b\n\x03seq\x18\t \x01(\x04\x12\x16\n\x0epolicy_version\x18\n \x01(\t\"\x8a\x01\n\x13NeverAllowedRequest\x12!\n\x05\x61\x63tor\x18\x01 \x01(\x0b\x32\x12.toolgate.v1.Actor\x12&\n\x05tools\x18\x02 \x03(\x0b\x32\x17.toolgate.v1.ToolAction\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.toolgate.v1.RunOptions\"*\n\nToolAction\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"%\n\x14NeverAllowedResponse\x12\r\n\x05tools\x18\x01 \x03(\t\"w\n\x12\x44\x65\x66ineToolsRequest\x12!\n\x05\x61\x63tor\x18\x01 \x01(\x0b\x32\x12.toolgate.v1.Actor\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12*\n\x05tools\x18\x03 \x03(\x0b\x32\x1b.toolgate.v1.ToolDefinition\"\x91\x01\n\x0eToolDefinition\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x35\n\x05parts\x18\x03 \x03(\x0b\x32&.toolgate.v1.ToolDefinition.PartsEntry\x1a,\n\nPartsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"@\n\x13\x44\x65\x66ineToolsResponse\x12)\n\x07\x63hanged\x18\x01 \x03(\x0b\x32\x18.toolgate.v1.ChangedTool\"*\n\x0b\x43hangedTool\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\r\n\x05parts\x18\x02 \x03(\t\"\xee\x01\n\x0e\x45xecuteRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\x12\x13\n\x0b\x64uration_us\x18\x03 \x01(\x04\x12,\n\x06status\x18\x04 \x01(\x0e\x32\x1c.toolgate.v1.ExecutionStatus\x12\r\n\x05\x65rror\x18\x05 \x01(\t\x12\x13\n\x06output\x18\x06 \x01(\tH\x00\x88\x01\x01\x12\x14\n\x0cresult_bytes\x18\x07 \x01(\x04\x12\x13\n\x0bwrap_output\x18\x08 \x01(\x08\x12\x17\n\x0fidempotency_key\x18\t \x01(\tB\t\n\x07_output\"j\n\x0f\x45xecuteResponse\x12\x0e\n\x06output\x18\x01 \x01(\t\x12\x11\n\ttruncated\x18\x02 \x01(\x08\x12\x14\n\x0cresult_bytes\x18\x03 \x01(\x04\x12\x0b\n\x03seq\x18\x04 \x01(\x04\x12\x11\n\tviolation\x18\x05 \x01(\t*g\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\t\n\x05\x41LLOW\x10\x01\x12\x08\n\x04\x44\x45NY\x10\x02\x12\x14\n\x10REQUIRE_APPROVAL\x10\x03\x12\x0b\n\x07\x44RY_RUN\x10\x04\x12\x0b\n\x07REWRITE\x10\x05*S\n\x0f\x45xecutionStatus\x12 \n\x1c\x45XECUTION_STATUS_UNSPECIFIED\x10\x00\x12\x06\n\x02OK\x10\x01\x12\t\n\x05\x45RROR\x10\x02\x12\x0b\n\x07TIMEOUT\x10\x03\x32\xb6\x02\n\x04Gate\x12\x41\n\x06\x44\x65\x63ide\x12\x1a.toolgate.v1.DecideRequest\x1a\x1b.toolgate.v1.DecideResponse\x12\x44\n\x07\x45xecute\x12\x1b.toolgate.v1.ExecuteRequest\x1a\x1c.toolgate.v1.ExecuteResponse\x12S\n\x0cNeverAllowed\x12 .toolgate.v1.NeverAllowedRequest\x1a!.toolgate.v1.NeverAllowedResponse\x12P\n\x0b\x44\x65\x66ineTools\x12\x1f.toolgate.v1.DefineToolsRequest\x1a .toolgate.v1.DefineToolsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate.v1.gate_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_OUTCOME']._serialized_start=1473
-  _globals['_OUTCOME']._serialized_end=1576
-  _globals['_EXECUTIONSTATUS']._serialized_start=1578
-  _globals['_EXECUTIONSTATUS']._serialized_end=1661
+  _globals['_TOOLDEFINITION_PARTSENTRY']._loaded_options = None
+  _globals['_TOOLDEFINITION_PARTSENTRY']._serialized_options = b'8\001'
+  _globals['_OUTCOME']._serialized_start=1877
+  _globals['_OUTCOME']._serialized_end=1980
+  _globals['_EXECUTIONSTATUS']._serialized_start=1982
+  _globals['_EXECUTIONSTATUS']._serialized_end=2065
   _globals['_ACTOR']._serialized_start=39
   _globals['_ACTOR']._serialized_end=98
   _globals['_RESOURCE']._serialized_start=100
@@ -44,19 +46,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EXECUTIONPLAN']._serialized_start=243
   _globals['_EXECUTIONPLAN']._serialized_end=343
   _globals['_DECIDEREQUEST']._serialized_start=346
-  _globals['_DECIDEREQUEST']._serialized_end=652
-  _globals['_DECIDERESPONSE']._serialized_start=655
-  _globals['_DECIDERESPONSE']._serialized_end=898
-  _globals['_NEVERALLOWEDREQUEST']._serialized_start=901
-  _globals['_NEVERALLOWEDREQUEST']._serialized_end=1039
-  _globals['_TOOLACTION']._serialized_start=1041
-  _globals['_TOOLACTION']._serialized_end=1083
-  _globals['_NEVERALLOWEDRESPONSE']._serialized_start=1085
-  _globals['_NEVERALLOWEDRESPONSE']._serialized_end=1122
-  _globals['_EXECUTEREQUEST']._serialized_start=1125
-  _globals['_EXECUTEREQUEST']._serialized_end=1363
-  _globals['_EXECUTERESPONSE']._serialized_start=1365
-  _globals['_EXECUTERESPONSE']._serialized_end=1471
-  _globals['_GATE']._serialized_start=1664
-  _globals['_GATE']._serialized_end=1892
+  _globals['_DECIDEREQUEST']._serialized_end=677
+  _globals['_DECIDERESPONSE']._serialized_start=680
+  _globals['_DECIDERESPONSE']._serialized_end=923
+  _globals['_NEVERALLOWEDREQUEST']._serialized_start=926
+  _globals['_NEVERALLOWEDREQUEST']._serialized_end=1064
+  _globals['_TOOLACTION']._serialized_start=1066
+  _globals['_TOOLACTION']._serialized_end=1108
+  _globals['_NEVERALLOWEDRESPONSE']._serialized_start=1110
+  _globals['_NEVERALLOWEDRESPONSE']._serialized_end=1147
+  _globals['_DEFINETOOLSREQUEST']._serialized_start=1149
+  _globals['_DEFINETOOLSREQUEST']._serialized_end=1268
+  _globals['_TOOLDEFINITION']._serialized_start=1271
+  _globals['_TOOLDEFINITION']._serialized_end=1416
+  _globals['_TOOLDEFINITION_PARTSENTRY']._serialized_start=1372
+  _globals['_TOOLDEFINITION_PARTSENTRY']._serialized_end=1416
+  _globals['_DEFINETOOLSRESPONSE']._serialized_start=1418
+  _globals['_DEFINETOOLSRESPONSE']._serialized_end=1482
+  _globals['_CHANGEDTOOL']._serialized_start=1484
+  _globals['_CHANGEDTOOL']._serialized_end=1526
+  _globals['_EXECUTEREQUEST']._serialized_start=1529
+  _globals['_EXECUTEREQUEST']._serialized_end=1767
+  _globals['_EXECUTERESPONSE']._serialized_start=1769
+  _globals['_EXECUTERESPONSE']._serialized_end=1875
+  _globals['_GATE']._serialized_start=2068
+  _globals['_GATE']._serialized_end=2378
 # @@protoc_insertion_point(module_scope)

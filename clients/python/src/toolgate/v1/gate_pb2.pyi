@@ -76,7 +76,7 @@ class ExecutionPlan(_message.Message):
     def __init__(self, dry_run: _Optional[bool] = ..., idempotency_key: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., rollback_hint: _Optional[str] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("session_id", "task_type", "actor", "tool", "action", "resource", "args_json", "context_json", "options", "plan", "args_errors")
+    __slots__ = ("session_id", "task_type", "actor", "tool", "action", "resource", "args_json", "context_json", "options", "plan", "args_errors", "tool_definition")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_TYPE_FIELD_NUMBER: _ClassVar[int]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
@@ -88,6 +88,7 @@ class DecideRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
     ARGS_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TOOL_DEFINITION_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     task_type: str
     actor: Actor
@@ -99,7 +100,8 @@ class DecideRequest(_message.Message):
     options: RunOptions
     plan: ExecutionPlan
     args_errors: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor: _Optional[_Union[Actor, _Mapping]] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., args_json: _Optional[str] = ..., context_json: _Optional[str] = ..., options: _Optional[_Union[RunOptions, _Mapping]] = ..., plan: _Optional[_Union[ExecutionPlan, _Mapping]] = ..., args_errors: _Optional[_Iterable[str]] = ...) -> None: ...
+    tool_definition: str
+    def __init__(self, session_id: _Optional[str] = ..., task_type: _Optional[str] = ..., actor: _Optional[_Union[Actor, _Mapping]] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., resource: _Optional[_Union[Resource, _Mapping]] = ..., args_json: _Optional[str] = ..., context_json: _Optional[str] = ..., options: _Optional[_Union[RunOptions, _Mapping]] = ..., plan: _Optional[_Union[ExecutionPlan, _Mapping]] = ..., args_errors: _Optional[_Iterable[str]] = ..., tool_definition: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ("decision_id", "outcome", "reason", "policy_ids", "args_hash", "max_output_chars", "timeout_ms", "rewritten_args_json", "seq", "policy_version")
@@ -148,6 +150,47 @@ class NeverAllowedResponse(_message.Message):
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     tools: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, tools: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DefineToolsRequest(_message.Message):
+    __slots__ = ("actor", "session_id", "tools")
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    actor: Actor
+    session_id: str
+    tools: _containers.RepeatedCompositeFieldContainer[ToolDefinition]
+    def __init__(self, actor: _Optional[_Union[Actor, _Mapping]] = ..., session_id: _Optional[str] = ..., tools: _Optional[_Iterable[_Union[ToolDefinition, _Mapping]]] = ...) -> None: ...
+
+class ToolDefinition(_message.Message):
+    __slots__ = ("tool", "hash", "parts")
+    class PartsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    HASH_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    hash: str
+    parts: _containers.ScalarMap[str, str]
+    def __init__(self, tool: _Optional[str] = ..., hash: _Optional[str] = ..., parts: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class DefineToolsResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: _containers.RepeatedCompositeFieldContainer[ChangedTool]
+    def __init__(self, changed: _Optional[_Iterable[_Union[ChangedTool, _Mapping]]] = ...) -> None: ...
+
+class ChangedTool(_message.Message):
+    __slots__ = ("tool", "parts")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    parts: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, tool: _Optional[str] = ..., parts: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
     __slots__ = ("decision_id", "args_json", "duration_us", "status", "error", "output", "result_bytes", "wrap_output", "idempotency_key")

@@ -49,6 +49,11 @@ class GateStub:
                 request_serializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedResponse.FromString,
                 _registered_method=True)
+        self.DefineTools = channel.unary_unary(
+                '/toolgate.v1.Gate/DefineTools',
+                request_serializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsResponse.FromString,
+                _registered_method=True)
 
 
 class GateServicer:
@@ -82,6 +87,18 @@ class GateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DefineTools(self, request, context):
+        """Records the definitions of the tools a harness was shown (the MCP gateway, from each
+        `tools/list`), by hash. The first definition of a tool is pinned, recorded as a
+        `tool_defined` event; one that differs from the pinned is recorded once and answered as
+        changed. A Decide that names a changed definition (`tool_definition`) requires approval,
+        and an approver's approval pins it (docs/mcp.md). Needs the `agent` role, and `actor.id`
+        must be one the caller may act as, as for Decide.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -99,6 +116,11 @@ def add_GateServicer_to_server(servicer, server):
                     servicer.NeverAllowed,
                     request_deserializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_gate__pb2.NeverAllowedResponse.SerializeToString,
+            ),
+            'DefineTools': grpc.unary_unary_rpc_method_handler(
+                    servicer.DefineTools,
+                    request_deserializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -182,6 +204,33 @@ class Gate:
             '/toolgate.v1.Gate/NeverAllowed',
             toolgate_dot_v1_dot_gate__pb2.NeverAllowedRequest.SerializeToString,
             toolgate_dot_v1_dot_gate__pb2.NeverAllowedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DefineTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Gate/DefineTools',
+            toolgate_dot_v1_dot_gate__pb2.DefineToolsRequest.SerializeToString,
+            toolgate_dot_v1_dot_gate__pb2.DefineToolsResponse.FromString,
             options,
             channel_credentials,
             insecure,

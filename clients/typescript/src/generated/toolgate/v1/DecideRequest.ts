@@ -17,6 +17,7 @@ export interface DecideRequest {
   'options'?: (_toolgate_v1_RunOptions | null);
   'plan'?: (_toolgate_v1_ExecutionPlan | null);
   'args_errors'?: (string)[];
+  'tool_definition'?: (string);
 }
 
 export interface DecideRequest__Output {
@@ -31,4 +32,5 @@ export interface DecideRequest__Output {
   'options': (_toolgate_v1_RunOptions__Output | null);
   'plan': (_toolgate_v1_ExecutionPlan__Output | null);
   'args_errors': (string)[];
+  'tool_definition': (string);
 }

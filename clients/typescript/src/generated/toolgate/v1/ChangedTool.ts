@@ -1,0 +1,12 @@
+// Original file: proto/toolgate/v1/gate.proto
+
+
+export interface ChangedTool {
+  'tool'?: (string);
+  'parts'?: (string)[];
+}
+
+export interface ChangedTool__Output {
+  'tool': (string);
+  'parts': (string)[];
+}
