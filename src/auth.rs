@@ -62,6 +62,7 @@ pub enum Rpc {
     HashArgs,
     Query,
     ExportCsv,
+    Subscribe,
     Verify,
     Head,
     Stats,
@@ -87,6 +88,7 @@ impl Rpc {
             Self::HashArgs => "toolgate.v1.Audit/HashArgs",
             Self::Query => "toolgate.v1.Audit/Query",
             Self::ExportCsv => "toolgate.v1.Audit/ExportCsv",
+            Self::Subscribe => "toolgate.v1.Audit/Subscribe",
             Self::Verify => "toolgate.v1.Audit/Verify",
             Self::Head => "toolgate.v1.Audit/Head",
             Self::Stats => "toolgate.v1.Audit/Stats",
@@ -111,6 +113,7 @@ impl Rpc {
             Self::HashArgs
             | Self::Query
             | Self::ExportCsv
+            | Self::Subscribe
             | Self::Verify
             | Self::Head
             | Self::Stats

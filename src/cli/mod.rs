@@ -19,6 +19,7 @@ mod query;
 mod remote;
 mod serve;
 mod stats;
+mod tail;
 mod verify;
 mod witness;
 
@@ -40,6 +41,7 @@ pub use policy::{PolicyArgs, policy};
 pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
 pub use stats::{StatsArgs, stats};
+pub use tail::{TailArgs, tail};
 pub use verify::{VerifyArgs, verify};
 pub use witness::{WitnessArgs, witness};
 
@@ -63,6 +65,8 @@ pub enum Command {
     Query(QueryArgs),
     /// Export the events that match a filter as CSV, with an optional manifest.
     Export(ExportArgs),
+    /// Print the latest events, and with --follow each new one as it commits.
+    Tail(TailArgs),
     /// Verify the trail's hash chain, or a CSV export, and report every broken place.
     Verify(VerifyArgs),
     /// Count events by outcome, tool, actor and kind.
@@ -149,6 +153,7 @@ pub fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await,
             Command::Query(args) => query(args).await,
             Command::Export(args) => export(args).await,
+            Command::Tail(args) => tail(args).await,
             Command::Verify(args) => verify(args).await,
             Command::Stats(args) => stats(args).await,
             Command::Bench(args) => bench(args).await,

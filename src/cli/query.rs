@@ -138,7 +138,7 @@ fn policies(ids: Option<&str>) -> Option<String> {
     (!ids.is_empty()).then(|| ids.join(","))
 }
 
-fn row(e: &Event) -> [String; 12] {
+pub(super) fn row(e: &Event) -> [String; 12] {
     let r = &e.record;
     let text = |v: &Option<String>| short(v.as_deref().unwrap_or("-"));
     let int = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());

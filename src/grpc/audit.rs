@@ -11,6 +11,7 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::convert::event_to_proto;
+use super::follow::{self, Follow};
 use crate::audit::{Anchors, Export, Origin, Report, SharedBuffer, verify_fleet, verify_trail};
 use crate::auth::Rpc;
 use crate::config::Limits;
@@ -40,6 +41,8 @@ pub struct AuditService {
     guard: Guard,
     hasher: ArgsHasher,
     limits: Arc<Limits>,
+    /// What `Subscribe` waits on; without it, it looks for new events every second.
+    follow: Option<Follow>,
 }
 
 impl AuditService {
@@ -62,7 +65,12 @@ const NOT_A_FLEET: &str =
 impl AuditService {
     /// Serves `trails` to auditors; HashArgs hashes as Decide does, within the same limits.
     pub fn new(trails: Trails, guard: Guard, hasher: ArgsHasher, limits: Limits) -> Self {
-        Self { trails, guard, hasher, limits: Arc::new(limits) }
+        Self { trails, guard, hasher, limits: Arc::new(limits), follow: None }
+    }
+
+    /// The same service, its `Subscribe` woken by the writer's commits and ended by shutdown.
+    pub fn following(self, follow: Follow) -> Self {
+        Self { follow: Some(follow), ..self }
     }
 
     /// The filter of a request, and the node it names, if any (only a fleet server takes one).
@@ -203,6 +211,37 @@ impl Audit for AuditService {
     }
 
     type ExportCsvStream = ReceiverStream<Result<proto::CsvChunk, Status>>;
+    type SubscribeStream = ReceiverStream<Result<proto::Event, Status>>;
+
+    #[tracing::instrument(name = "Subscribe", skip_all)]
+    async fn subscribe(
+        &self,
+        request: Request<proto::SubscribeRequest>,
+    ) -> Result<Response<Self::SubscribeStream>, Status> {
+        self.guard.check(&request, Rpc::Subscribe).await?;
+        let req = request.into_inner();
+        let Trails::One(reader) = &self.trails else {
+            return Err(Status::failed_precondition(
+                "a live stream comes from a node's own trail: subscribe to the node's sidecar",
+            ));
+        };
+        let (filter, _) = self.filter(Rpc::Subscribe, req.filter).await?;
+        let after = match i64::try_from(req.from_seq) {
+            Ok(from) => from.saturating_sub(1),
+            Err(_) => {
+                let e = FieldError::new("from_seq", "out of range");
+                return Err(self.guard.invalid(Rpc::Subscribe, e).await);
+            }
+        };
+        let follow = self.follow.clone().unwrap_or_else(|| Follow {
+            commits: None,
+            // No one signals this shutdown: the server's grace period ends the stream.
+            stopping: tokio::sync::watch::channel(false).1,
+        });
+        let (events, stream) = mpsc::channel(64);
+        tokio::spawn(follow::follow(reader.clone(), filter, after, follow, events));
+        Ok(Response::new(ReceiverStream::new(stream)))
+    }
 
     #[tracing::instrument(name = "ExportCsv", skip_all)]
     async fn export_csv(

@@ -21,7 +21,9 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::{Gate, State};
-use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard, Trails};
+use crate::grpc::{
+    AdminService, ApprovalsService, AuditService, Follow, GateService, Guard, Trails,
+};
 use crate::http::Side;
 use crate::listener::Listener;
 use crate::metrics::Metrics;
@@ -159,19 +161,22 @@ pub async fn run(
     let approvals_service = ApprovalsServer::new(ApprovalsService::new(
         gate.clone(),
         store.reader.clone(),
-        stopping_waits,
+        stopping_waits.clone(),
         guard.clone(),
     ));
     let gate_service = GateServer::new(GateService::new(gate, guard.clone()))
         .max_decoding_message_size(config.limits.max_message_bytes());
-    let audit_service = AuditServer::new(AuditService::new(
-        Trails::One(store.reader.clone()),
-        // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
-        // to finish at shutdown.
-        guard,
-        hasher,
-        config.limits.clone(),
-    ));
+    let audit_service = AuditServer::new(
+        AuditService::new(
+            Trails::One(store.reader.clone()),
+            // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
+            // to finish at shutdown.
+            guard,
+            hasher,
+            config.limits.clone(),
+        )
+        .following(Follow { commits: Some(store.writer.committed()), stopping: stopping_waits }),
+    );
 
     let serving = Arc::new(AtomicBool::new(true));
     let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::StoreError;
 use super::row::{self, INSERT, SELECT};
@@ -34,6 +34,8 @@ struct Job {
 pub struct Writer {
     queue: mpsc::Sender<Job>,
     timeout: Duration,
+    /// The seq of the last committed event (0 for an empty trail), as each commit moves it.
+    committed: watch::Receiver<i64>,
 }
 
 /// The writer's thread (and its checkpointer); joining it waits until the queue is drained
@@ -87,21 +89,29 @@ impl Writer {
         let (queue, jobs) = mpsc::channel(config.queue_capacity.max(1));
         let max_batch = config.max_batch.max(1);
         let delay = commit_delay();
+        let (moved, committed) = watch::channel(head.chain.seq);
+        let batching = Batching { max_batch, delay, emptier, moved };
         let writer = std::thread::Builder::new()
             .name("trail-writer".into())
             .spawn(move || {
-                run(conn, jobs, head, Batching { max_batch, delay, emptier }, &metrics);
+                run(conn, jobs, head, batching, &metrics);
                 drop(stop_checkpoints);
             })
             .map_err(|e| StoreError::Thread(e.to_string()))?;
         let thread = WriterThread { writer, checkpointer };
-        Ok((Self { queue, timeout: config.commit_timeout() }, thread))
+        Ok((Self { queue, timeout: config.commit_timeout(), committed }, thread))
     }
 
     /// The same writer with another commit deadline: for appends no caller waits on, such as
     /// the `policy_loaded` event at start, which a slow disk should delay rather than fail.
     pub fn with_timeout(&self, timeout: Duration) -> Self {
-        Self { queue: self.queue.clone(), timeout }
+        Self { timeout, ..self.clone() }
+    }
+
+    /// The seq of the last committed event, changed after each commit: for the readers that
+    /// follow the trail as it grows (the live stream, the exporters).
+    pub fn committed(&self) -> watch::Receiver<i64> {
+        self.committed.clone()
     }
 
     /// Appends records and waits until they are committed; returns the events as stored.
@@ -242,13 +252,15 @@ struct Batching {
     /// The fault tests' stand-in for a slow disk ([`commit_delay`]); zero otherwise.
     delay: Duration,
     emptier: super::wal::Emptier,
+    /// Told the head's seq after each commit.
+    moved: watch::Sender<i64>,
 }
 
 fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
     mut head: Tip,
-    Batching { max_batch, delay, mut emptier }: Batching,
+    Batching { max_batch, delay, mut emptier, moved }: Batching,
     metrics: &Metrics,
 ) {
     let mut batch = Vec::with_capacity(max_batch);
@@ -270,10 +282,12 @@ fn run(
         if !unanswered.is_empty() && jobs.is_empty() {
             commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
         }
+        moved.send_if_modified(|seq| std::mem::replace(seq, head.chain.seq) != head.chain.seq);
         emptier.empty_if_full(&conn);
     }
     if !unanswered.is_empty() {
         commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
+        moved.send_replace(head.chain.seq);
     }
     tracing::debug!(seq = head.chain.seq, "trail writer stopped");
 }

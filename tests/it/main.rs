@@ -33,6 +33,7 @@ mod reload;
 mod schemas;
 mod server;
 mod shadow;
+mod subscribe;
 mod tls;
 mod trail;
 mod witnesses;

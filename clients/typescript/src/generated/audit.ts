@@ -32,6 +32,7 @@ export interface ProtoGrpcType {
       QueryResponse: MessageTypeDefinition
       StatsRequest: MessageTypeDefinition
       StatsResponse: MessageTypeDefinition
+      SubscribeRequest: MessageTypeDefinition
       VerifyRequest: MessageTypeDefinition
       VerifyResponse: MessageTypeDefinition
     }

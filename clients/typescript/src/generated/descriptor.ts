@@ -631,6 +631,23 @@ export const descriptor = {
                 "ConsistencyProof": {
                   "requestType": "ConsistencyProofRequest",
                   "responseType": "ConsistencyProofResponse"
+                },
+                "Subscribe": {
+                  "requestType": "SubscribeRequest",
+                  "responseType": "Event",
+                  "responseStream": true
+                }
+              }
+            },
+            "SubscribeRequest": {
+              "fields": {
+                "from_seq": {
+                  "type": "uint64",
+                  "id": 1
+                },
+                "filter": {
+                  "type": "Filter",
+                  "id": 2
                 }
               }
             },

@@ -6,6 +6,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SubscribeRequest(_message.Message):
+    __slots__ = ("from_seq", "filter")
+    FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    from_seq: int
+    filter: Filter
+    def __init__(self, from_seq: _Optional[int] = ..., filter: _Optional[_Union[Filter, _Mapping]] = ...) -> None: ...
+
 class Filter(_message.Message):
     __slots__ = ("since", "until", "session_id", "actor_id", "tool", "action", "outcome", "kind", "decision_id", "shadow_disagrees", "node_id")
     SINCE_FIELD_NUMBER: _ClassVar[int]

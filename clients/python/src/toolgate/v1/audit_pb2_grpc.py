@@ -79,6 +79,11 @@ class AuditStub:
                 request_serializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofResponse.FromString,
                 _registered_method=True)
+        self.Subscribe = channel.unary_stream(
+                '/toolgate.v1.Audit/Subscribe',
+                request_serializer=toolgate_dot_v1_dot_audit__pb2.SubscribeRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_audit__pb2.Event.FromString,
+                _registered_method=True)
 
 
 class AuditServicer:
@@ -151,6 +156,17 @@ class AuditServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Subscribe(self, request, context):
+        """The events matching a filter as they commit: first those from `from_seq` on that are on
+        the trail already, then each new one, in `seq` order, until the client closes the stream
+        or the server shuts down (or the call outlives `limits.request_timeout_ms`). A client that
+        reconnects with `from_seq` one past the last seq it got misses nothing and gets nothing
+        twice. A node's own trail only: a fleet server answers FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AuditServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -198,6 +214,11 @@ def add_AuditServicer_to_server(servicer, server):
                     servicer.ConsistencyProof,
                     request_deserializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofResponse.SerializeToString,
+            ),
+            'Subscribe': grpc.unary_stream_rpc_method_handler(
+                    servicer.Subscribe,
+                    request_deserializer=toolgate_dot_v1_dot_audit__pb2.SubscribeRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_audit__pb2.Event.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -443,6 +464,33 @@ class Audit:
             '/toolgate.v1.Audit/ConsistencyProof',
             toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.SerializeToString,
             toolgate_dot_v1_dot_audit__pb2.ConsistencyProofResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Subscribe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/toolgate.v1.Audit/Subscribe',
+            toolgate_dot_v1_dot_audit__pb2.SubscribeRequest.SerializeToString,
+            toolgate_dot_v1_dot_audit__pb2.Event.FromString,
             options,
             channel_credentials,
             insecure,

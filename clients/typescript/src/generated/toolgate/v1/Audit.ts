@@ -7,6 +7,7 @@ import type { CheckpointResponse as _toolgate_v1_CheckpointResponse, CheckpointR
 import type { ConsistencyProofRequest as _toolgate_v1_ConsistencyProofRequest, ConsistencyProofRequest__Output as _toolgate_v1_ConsistencyProofRequest__Output } from '../../toolgate/v1/ConsistencyProofRequest.js';
 import type { ConsistencyProofResponse as _toolgate_v1_ConsistencyProofResponse, ConsistencyProofResponse__Output as _toolgate_v1_ConsistencyProofResponse__Output } from '../../toolgate/v1/ConsistencyProofResponse.js';
 import type { CsvChunk as _toolgate_v1_CsvChunk, CsvChunk__Output as _toolgate_v1_CsvChunk__Output } from '../../toolgate/v1/CsvChunk.js';
+import type { Event as _toolgate_v1_Event, Event__Output as _toolgate_v1_Event__Output } from '../../toolgate/v1/Event.js';
 import type { ExportRequest as _toolgate_v1_ExportRequest, ExportRequest__Output as _toolgate_v1_ExportRequest__Output } from '../../toolgate/v1/ExportRequest.js';
 import type { HashArgsRequest as _toolgate_v1_HashArgsRequest, HashArgsRequest__Output as _toolgate_v1_HashArgsRequest__Output } from '../../toolgate/v1/HashArgsRequest.js';
 import type { HashArgsResponse as _toolgate_v1_HashArgsResponse, HashArgsResponse__Output as _toolgate_v1_HashArgsResponse__Output } from '../../toolgate/v1/HashArgsResponse.js';
@@ -18,6 +19,7 @@ import type { QueryRequest as _toolgate_v1_QueryRequest, QueryRequest__Output as
 import type { QueryResponse as _toolgate_v1_QueryResponse, QueryResponse__Output as _toolgate_v1_QueryResponse__Output } from '../../toolgate/v1/QueryResponse.js';
 import type { StatsRequest as _toolgate_v1_StatsRequest, StatsRequest__Output as _toolgate_v1_StatsRequest__Output } from '../../toolgate/v1/StatsRequest.js';
 import type { StatsResponse as _toolgate_v1_StatsResponse, StatsResponse__Output as _toolgate_v1_StatsResponse__Output } from '../../toolgate/v1/StatsResponse.js';
+import type { SubscribeRequest as _toolgate_v1_SubscribeRequest, SubscribeRequest__Output as _toolgate_v1_SubscribeRequest__Output } from '../../toolgate/v1/SubscribeRequest.js';
 import type { VerifyRequest as _toolgate_v1_VerifyRequest, VerifyRequest__Output as _toolgate_v1_VerifyRequest__Output } from '../../toolgate/v1/VerifyRequest.js';
 import type { VerifyResponse as _toolgate_v1_VerifyResponse, VerifyResponse__Output as _toolgate_v1_VerifyResponse__Output } from '../../toolgate/v1/VerifyResponse.js';
 
@@ -90,6 +92,11 @@ export interface AuditClient extends grpc.Client {
   stats(argument: _toolgate_v1_StatsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_StatsResponse__Output>): grpc.ClientUnaryCall;
   stats(argument: _toolgate_v1_StatsRequest, callback: grpc.requestCallback<_toolgate_v1_StatsResponse__Output>): grpc.ClientUnaryCall;
   
+  Subscribe(argument: _toolgate_v1_SubscribeRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_toolgate_v1_Event__Output>;
+  Subscribe(argument: _toolgate_v1_SubscribeRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_toolgate_v1_Event__Output>;
+  subscribe(argument: _toolgate_v1_SubscribeRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_toolgate_v1_Event__Output>;
+  subscribe(argument: _toolgate_v1_SubscribeRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_toolgate_v1_Event__Output>;
+  
   Verify(argument: _toolgate_v1_VerifyRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_VerifyResponse__Output>): grpc.ClientUnaryCall;
   Verify(argument: _toolgate_v1_VerifyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_VerifyResponse__Output>): grpc.ClientUnaryCall;
   Verify(argument: _toolgate_v1_VerifyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_VerifyResponse__Output>): grpc.ClientUnaryCall;
@@ -118,6 +125,8 @@ export interface AuditHandlers extends grpc.UntypedServiceImplementation {
   
   Stats: grpc.handleUnaryCall<_toolgate_v1_StatsRequest__Output, _toolgate_v1_StatsResponse>;
   
+  Subscribe: grpc.handleServerStreamingCall<_toolgate_v1_SubscribeRequest__Output, _toolgate_v1_Event>;
+  
   Verify: grpc.handleUnaryCall<_toolgate_v1_VerifyRequest__Output, _toolgate_v1_VerifyResponse>;
   
 }
@@ -131,5 +140,6 @@ export interface AuditDefinition extends grpc.ServiceDefinition {
   InclusionProof: MethodDefinition<_toolgate_v1_InclusionProofRequest, _toolgate_v1_InclusionProofResponse, _toolgate_v1_InclusionProofRequest__Output, _toolgate_v1_InclusionProofResponse__Output>
   Query: MethodDefinition<_toolgate_v1_QueryRequest, _toolgate_v1_QueryResponse, _toolgate_v1_QueryRequest__Output, _toolgate_v1_QueryResponse__Output>
   Stats: MethodDefinition<_toolgate_v1_StatsRequest, _toolgate_v1_StatsResponse, _toolgate_v1_StatsRequest__Output, _toolgate_v1_StatsResponse__Output>
+  Subscribe: MethodDefinition<_toolgate_v1_SubscribeRequest, _toolgate_v1_Event, _toolgate_v1_SubscribeRequest__Output, _toolgate_v1_Event__Output>
   Verify: MethodDefinition<_toolgate_v1_VerifyRequest, _toolgate_v1_VerifyResponse, _toolgate_v1_VerifyRequest__Output, _toolgate_v1_VerifyResponse__Output>
 }
