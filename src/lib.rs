@@ -31,7 +31,8 @@
 //!   become events), `audit` (export with a manifest, verification of the trail and of
 //!   exports, against checkpoints too), `trust` (signed notes, checkpoints of the trail's
 //!   Merkle tree, cosignatures, and the tasks that sign checkpoints as the trail grows and
-//!   submit them to witnesses), `witness` (an independent witness of other logs: C2SP
+//!   submit them to witnesses), `siem` (the trail as OTLP log records shipped to a collector
+//!   from a durable cursor, and as OCSF events), `witness` (an independent witness of other logs: C2SP
 //!   tlog-witness over HTTP, its own SQLite state).
 //! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
 //!   authorize-and-record prologue, health and reflection), `sidecar` (those services as the
@@ -71,6 +72,7 @@ pub mod request;
 pub mod server;
 mod shutdown;
 mod sidecar;
+mod siem;
 mod store;
 pub mod telemetry;
 pub mod tls;

@@ -61,6 +61,10 @@ pub struct Metrics {
     fleet_batches: Family<ResultLabels, Counter>,
     fleet_lag_events: Gauge,
     fleet_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
+    otlp_exported: Counter,
+    otlp_batches: Family<ResultLabels, Counter>,
+    otlp_lag_events: Gauge,
+    otlp_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     /// The last commit failed: the trail takes nothing until one succeeds.
     failing: AtomicBool,
 }
@@ -147,8 +151,36 @@ impl Default for Metrics {
             "Age of the oldest event the fleet store does not hold yet (0 when caught up)",
             fleet_lag_seconds.clone(),
         );
+        let otlp_exported = Counter::default();
+        let otlp_batches = Family::<ResultLabels, Counter>::default();
+        let otlp_lag_events = Gauge::default();
+        let otlp_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "otlp_exported_events",
+            "Events the OpenTelemetry collector acknowledged",
+            otlp_exported.clone(),
+        );
+        registry.register(
+            "otlp_batches",
+            "Batches of log records sent to the OpenTelemetry collector, by result (acknowledged, failed)",
+            otlp_batches.clone(),
+        );
+        registry.register(
+            "otlp_lag_events",
+            "Events on the trail the OpenTelemetry collector has not acknowledged yet",
+            otlp_lag_events.clone(),
+        );
+        registry.register(
+            "otlp_lag_seconds",
+            "Age of the oldest event the OpenTelemetry collector has not acknowledged (0 when caught up)",
+            otlp_lag_seconds.clone(),
+        );
         Self {
             registry,
+            otlp_exported,
+            otlp_batches,
+            otlp_lag_events,
+            otlp_lag_seconds,
             fleet_shipped,
             fleet_cosignatures,
             fleet_batches,
@@ -252,6 +284,19 @@ impl Metrics {
     pub fn fleet_lag(&self, events: u64, seconds: f64) {
         self.fleet_lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
         self.fleet_lag_seconds.set(seconds);
+    }
+
+    /// Counts a batch sent to the OpenTelemetry collector: acknowledged with its events, or not.
+    pub fn otlp_batch(&self, acknowledged: Option<u64>) {
+        let result = if acknowledged.is_some() { "acknowledged" } else { "failed" };
+        self.otlp_batches.get_or_create(&ResultLabels { result }).inc();
+        self.otlp_exported.inc_by(acknowledged.unwrap_or(0));
+    }
+
+    /// How far the collector is behind the trail: events, and the oldest one's age.
+    pub fn otlp_lag(&self, events: u64, seconds: f64) {
+        self.otlp_lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
+        self.otlp_lag_seconds.set(seconds);
     }
 
     /// Whether the last commit failed (until the next one succeeds).

@@ -6,6 +6,7 @@
 
 pub mod audit;
 mod load;
+pub mod otlp;
 pub mod policy;
 mod prefill;
 mod process;

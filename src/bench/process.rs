@@ -24,14 +24,33 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `toolgate serve` on `db` and waits until it serves.
     pub async fn start(db: &Path, durability: Durability) -> std::io::Result<Self> {
+        Self::start_with(db, durability, None).await
+    }
+
+    /// The same, with a configuration file.
+    pub async fn start_with(
+        db: &Path,
+        durability: Durability,
+        config: Option<&Path>,
+    ) -> std::io::Result<Self> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let url = format!("http://127.0.0.1:{port}");
         let durability = match durability {
             Durability::Full => "full",
             Durability::Normal => "normal",
         };
-        let child = Command::new(std::env::current_exe()?)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--durability", durability])
+        let mut command = Command::new(std::env::current_exe()?);
+        command.args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--durability",
+            durability,
+        ]);
+        if let Some(config) = config {
+            command.arg("--config").arg(config);
+        }
+        let child = command
             .arg("--db")
             .arg(db)
             .env("RUST_LOG", "warn")

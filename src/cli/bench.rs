@@ -55,6 +55,10 @@ pub struct BenchArgs {
     /// Bytes of tool output each Execute reports.
     #[arg(long, default_value_t = 1024)]
     pub output_bytes: usize,
+    /// Measure the OTLP exporter instead: this many pairs of Decide rounds against fresh
+    /// servers, the exporter off then on (to an in-process collector), with the collector's lag.
+    #[arg(long)]
+    pub otlp: Option<usize>,
 }
 
 fn parse_call(value: &str) -> Result<Call, String> {
@@ -90,6 +94,38 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
                 p99 as f64 / 1e3
             );
         }
+        return Ok(Exit::Ok);
+    }
+    if let Some(rounds) = args.otlp {
+        let concurrency = args.concurrency.iter().copied().max().unwrap_or(64);
+        println!(
+            "OTLP export: decide at concurrency {concurrency}, {:.0} s a round, exporter off then on, {rounds} times",
+            args.duration
+        );
+        let figures =
+            bench::otlp::measure_export(concurrency, args.connections, duration, rounds).await?;
+        for round in &figures {
+            let lag = match round.exporting {
+                true => format!(
+                    ", collector at most {} events behind, caught up {:.2} s after the load stopped",
+                    round.max_lag,
+                    round.drained.as_secs_f64()
+                ),
+                false => String::new(),
+            };
+            println!(
+                "exporter {}: {:.0} decides/s ({:.3} of baseline){lag}",
+                if round.exporting { "on " } else { "off" },
+                round.rate,
+                round.vs_baseline
+            );
+        }
+        let mean = |on: bool| {
+            let rates: Vec<f64> =
+                figures.iter().filter(|r| r.exporting == on).map(|r| r.vs_baseline).collect();
+            rates.iter().sum::<f64>() / rates.len().max(1) as f64
+        };
+        println!("exporter on / off, baseline-relative: {:.3}", mean(true) / mean(false));
         return Ok(Exit::Ok);
     }
     if let Some(events) = args.audit {

@@ -17,9 +17,20 @@ use super::args::{FilterArgs, Source, SourceArgs};
 use crate::audit::{Export, MANIFEST_FORMAT, Manifest, Origin};
 use crate::fleet::store::FleetStore;
 use crate::proto;
-use crate::store::Reader;
+use crate::store::{PAGE, Reader};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::note::NoteSigner;
+
+/// What `toolgate export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// CSV (docs/csv-export.md), with the manifest and proofs.
+    Csv,
+    /// One event per line: a JSON object of the trail's columns, as `query --json`.
+    Jsonl,
+    /// One OCSF 1.8.0 API Activity event per line (docs/ocsf.md).
+    Ocsf,
+}
 
 /// Arguments of `toolgate export`.
 #[derive(Debug, Args)]
@@ -28,6 +39,12 @@ pub struct ExportArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub filter: FilterArgs,
+    /// What to write.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: Format,
+    /// With --format ocsf: the sidecar's name as `src_endpoint.name` (by default this host's).
+    #[arg(long)]
+    pub instance: Option<String>,
     /// Write the CSV here instead of to standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
@@ -84,6 +101,14 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         ),
         None => None,
     };
+    if args.format != Format::Csv {
+        let csv_only = args.bom || args.manifest.is_some() || args.postgres.is_some();
+        anyhow::ensure!(
+            !csv_only,
+            "--bom, --manifest, --proofs and --postgres are for --format csv"
+        );
+        return lines(args, filter, out).await;
+    }
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
     let (written, head) = if let (Some(url), Some(node)) = (&args.postgres, &args.node) {
         super::fleet::check_node(node)?;
@@ -157,6 +182,33 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         std::fs::write(path, serde_json::to_string_pretty(&manifest)? + "\n")
             .with_context(|| format!("cannot write `{}`", path.display()))?;
     }
+    Ok(Exit::Ok)
+}
+
+/// Writes the matching events one per line, as JSON lines or OCSF events.
+async fn lines(
+    args: ExportArgs,
+    filter: crate::store::Filter,
+    mut out: Box<dyn Write + Send>,
+) -> anyhow::Result<Exit> {
+    let instance = args.instance.clone().unwrap_or_else(crate::siem::host_name);
+    let mut source = args.source.open().await?;
+    let mut after = 0;
+    loop {
+        let page = source.page(&filter, after, PAGE).await?;
+        for event in &page {
+            let line = match args.format {
+                Format::Ocsf => serde_json::to_string(&crate::siem::ocsf::event(event, &instance))?,
+                _ => serde_json::to_string(event)?,
+            };
+            writeln!(out, "{line}")?;
+            after = event.seq;
+        }
+        if page.len() < PAGE as usize {
+            break;
+        }
+    }
+    out.flush()?;
     Ok(Exit::Ok)
 }
 

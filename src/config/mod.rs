@@ -21,8 +21,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+mod export;
 mod mcp;
 
+pub use export::{ExportConfig, OtlpConfig, OtlpProtocol};
 pub use mcp::McpConfig;
 
 use crate::auth::AuthConfig;
@@ -93,6 +95,8 @@ pub struct Config {
     pub checkpoints: CheckpointsConfig,
     /// Shipping the trail to the fleet's PostgreSQL store; off unless a node id is given.
     pub fleet: FleetConfig,
+    /// Exporting the trail to an OpenTelemetry collector; off unless an endpoint is given.
+    pub export: ExportConfig,
 }
 
 impl Default for Config {
@@ -121,6 +125,7 @@ impl Default for Config {
             args_hash: ArgsHashConfig::default(),
             checkpoints: CheckpointsConfig::default(),
             fleet: FleetConfig::default(),
+            export: ExportConfig::default(),
         }
     }
 }

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::store::{FleetError, FleetStore};
@@ -181,7 +180,7 @@ impl Shipper {
         let behind = (local - ingested.head).max(0).unsigned_abs();
         let age = match behind {
             0 => 0.0,
-            _ => reader.event(ingested.head + 1).await?.map_or(0.0, |e| age(&e.ts)),
+            _ => reader.event(ingested.head + 1).await?.map_or(0.0, |e| e.age_seconds()),
         };
         metrics.fleet_lag(behind, age);
         Ok(behind > 0)
@@ -216,11 +215,6 @@ impl Shipper {
 }
 
 /// Seconds since the RFC 3339 time `ts`.
-fn age(ts: &str) -> f64 {
-    DateTime::parse_from_rfc3339(ts)
-        .map_or(0.0, |t| (Utc::now() - t.with_timezone(&Utc)).as_seconds_f64().max(0.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,6 +68,8 @@ pub enum ServerError {
     Fleet(#[from] crate::fleet::shipper::FleetConfigError),
     #[error(transparent)]
     FleetStore(#[from] crate::fleet::store::FleetError),
+    #[error(transparent)]
+    Otlp(#[from] crate::siem::OtlpConfigError),
 }
 
 /// Serves until `shutdown` resolves.
@@ -87,6 +89,7 @@ pub async fn run(
     let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
     let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
     let shipper = crate::fleet::shipper::shipper(&config.fleet)?;
+    let exporter = crate::siem::exporter(&config)?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
@@ -122,6 +125,13 @@ pub async fn run(
             config.checkpoints.clone(),
             stopping_checkpoints,
         ))
+    });
+    let (stop_exporting, stopping_exporting) = tokio::sync::watch::channel(false);
+    let exporting = exporter.map(|exporter| {
+        tracing::info!(endpoint = exporter.endpoint(), "exporting the trail as OTLP logs");
+        let commits = store.writer.committed();
+        let (reader, metrics) = (store.reader.clone(), metrics.clone());
+        tokio::spawn(exporter.run(reader, commits, metrics, stopping_exporting))
     });
     let (stop_shipping, stopping_shipping) = tokio::sync::watch::channel(false);
     let shipping = shipper.map(|shipper| {
@@ -258,6 +268,11 @@ pub async fn run(
     let _ = stop_shipping.send(true);
     if let Some(shipping) = shipping {
         let _ = shipping.await;
+    }
+    // So does exporting; its cursor file resumes it.
+    let _ = stop_exporting.send(true);
+    if let Some(exporting) = exporting {
+        let _ = exporting.await;
     }
     store.reader.close().await;
     drop(store);

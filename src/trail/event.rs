@@ -110,3 +110,13 @@ pub struct Event {
     /// Hex SHA-256 of `prev_hash` and this event's encoding.
     pub hash: String,
 }
+
+impl Event {
+    /// How long ago it was appended, in seconds (0 for a time that does not read, or is ahead
+    /// of this clock): the lag of whoever has not taken it yet.
+    pub fn age_seconds(&self) -> f64 {
+        chrono::DateTime::parse_from_rfc3339(&self.ts).map_or(0.0, |t| {
+            (chrono::Utc::now() - t.with_timezone(&chrono::Utc)).as_seconds_f64().max(0.0)
+        })
+    }
+}

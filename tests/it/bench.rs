@@ -40,6 +40,16 @@ fn bench_smoke_run_reports_every_figure_without_errors() {
 }
 
 #[test]
+fn the_otlp_smoke_run_reports_both_rounds_and_the_lag() {
+    let out = toolgate(&["bench", "--otlp", "1", "--duration", "0.5", "--concurrency", "4"]);
+
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(out.contains("exporter off: "), "{out}");
+    assert!(out.contains("collector at most "), "{out}");
+    assert!(out.contains("exporter on / off, baseline-relative: "), "{out}");
+}
+
+#[test]
 fn policy_and_audit_smoke_runs_report_their_figures() {
     let policy = toolgate(&["bench", "--policy-eval", "20", "--iterations", "200"]);
     let audit = toolgate(&["bench", "--audit", "3000"]);

@@ -25,6 +25,7 @@ mod keyed;
 mod listen;
 mod never_allowed;
 mod normalize;
+mod otlp;
 mod outcomes;
 mod pins;
 mod policy_cli;

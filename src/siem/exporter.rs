@@ -1,0 +1,314 @@
+//! The OTLP exporter: the trail's committed events go to an OpenTelemetry collector as log
+//! records, in `seq` order, in batches, from a durable cursor (the last seq the collector
+//! acknowledged, kept in a file beside the trail and written only after the acknowledgement):
+//! delivery at least once, across restarts of either side. It reads through the read-only
+//! connections and never touches the writer, so a collector that is down, refusing or slow
+//! delays no decision and loses no event (the trail is the buffer); the lag is on `/metrics`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::collector::logs::v1::logs_service_client::LogsServiceClient;
+use prost::Message;
+use tokio::sync::watch;
+use tonic::transport::{Channel, Endpoint};
+
+use super::otlp::{Origin, request};
+use crate::config::{Config, OtlpProtocol};
+use crate::metrics::Metrics;
+use crate::store::{Filter, Reader};
+
+/// The longest pause before a collector in trouble is tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Why `[export.otlp]` is refused at start.
+#[derive(Debug, thiserror::Error)]
+pub enum OtlpConfigError {
+    #[error("[export.otlp] endpoint `{0}` is not an http:// or https:// URL")]
+    Endpoint(String),
+}
+
+/// How requests reach the collector.
+#[derive(Debug, Clone)]
+enum Transport {
+    Grpc(LogsServiceClient<Channel>),
+    Http { client: reqwest::Client, url: String },
+}
+
+/// A configured exporter, ready to run.
+#[derive(Debug)]
+pub struct Exporter {
+    transport: Transport,
+    endpoint: String,
+    batch: u32,
+    every: Duration,
+    timeout: Duration,
+    cursor: PathBuf,
+    origin: Origin,
+}
+
+/// The exporter `[export.otlp]` asks for, if it asks for one.
+pub fn exporter(config: &Config) -> Result<Option<Exporter>, OtlpConfigError> {
+    let Some(otlp) = &config.export.otlp else { return Ok(None) };
+    let endpoint = otlp.endpoint.trim_end_matches('/').to_owned();
+    let web = endpoint.starts_with("http://") || endpoint.starts_with("https://");
+    if !web {
+        return Err(OtlpConfigError::Endpoint(otlp.endpoint.clone()));
+    }
+    let timeout = Duration::from_millis(otlp.timeout_ms.max(1));
+    let transport = match otlp.protocol {
+        OtlpProtocol::Grpc => {
+            let channel = Endpoint::from_shared(endpoint.clone())
+                .map_err(|_| OtlpConfigError::Endpoint(otlp.endpoint.clone()))?
+                .connect_timeout(timeout)
+                .connect_lazy();
+            Transport::Grpc(LogsServiceClient::new(channel))
+        }
+        OtlpProtocol::HttpProtobuf => Transport::Http {
+            client: reqwest::Client::new(),
+            url: if endpoint.ends_with("/v1/logs") {
+                endpoint.clone()
+            } else {
+                format!("{endpoint}/v1/logs")
+            },
+        },
+    };
+    let cursor = otlp.cursor_file.clone().unwrap_or_else(|| {
+        let mut name = config.db.clone().into_os_string();
+        name.push(".otlp-cursor");
+        PathBuf::from(name)
+    });
+    let node = config.fleet.node_id.clone();
+    let instance = otlp.instance_id.clone().or_else(|| node.clone()).unwrap_or_else(host_name);
+    Ok(Some(Exporter {
+        transport,
+        endpoint,
+        batch: otlp.batch_events.clamp(1, 10_000),
+        every: Duration::from_millis(otlp.every_ms.max(1)),
+        timeout,
+        cursor,
+        origin: Origin { instance, node },
+    }))
+}
+
+/// Why a round of exporting stopped short.
+#[derive(Debug, thiserror::Error)]
+enum Trouble {
+    #[error("the collector at {0} did not take the batch: {1}")]
+    Collector(String, String),
+    #[error("cannot read the trail: {0}")]
+    Trail(#[from] crate::store::StoreError),
+    #[error("cannot keep the cursor in {0}: {1}")]
+    Cursor(PathBuf, std::io::Error),
+}
+
+impl Exporter {
+    /// The collector's address, for the log.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Exports until `stopping` turns true; `commits` wakes it when events are appended.
+    pub async fn run(
+        self,
+        reader: Reader,
+        mut commits: watch::Receiver<i64>,
+        metrics: Arc<Metrics>,
+        mut stopping: watch::Receiver<bool>,
+    ) {
+        let mut cursor = match read_cursor(&self.cursor) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // Sending again is safe (at least once); skipping events is not.
+                tracing::error!(file = %self.cursor.display(), error = %e, "the OTLP cursor does not read: exporting from the start");
+                0
+            }
+        };
+        let mut pause = Duration::ZERO;
+        let mut failures = 0u32;
+        let mut trouble: Option<String> = None;
+        loop {
+            let committed = async {
+                // A writer that stopped tells no more: the pause alone ends the wait.
+                if commits.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            let stop = tokio::select! {
+                _ = stopping.wait_for(|stop| *stop) => true,
+                () = tokio::time::sleep(pause) => false,
+                // A commit ends a wait for new events, never a back-off.
+                () = committed, if failures == 0 && !pause.is_zero() => false,
+            };
+            if stop {
+                return;
+            }
+            match self.round(&reader, &metrics, &mut cursor).await {
+                Ok(more) => {
+                    if trouble.take().is_some() {
+                        tracing::info!(endpoint = %self.endpoint, "exporting to the collector again");
+                    }
+                    failures = 0;
+                    pause = if more { Duration::ZERO } else { self.every };
+                }
+                Err(why) => {
+                    failures += 1;
+                    pause = (self.every * 2u32.saturating_pow(failures.min(8))).min(MAX_BACKOFF);
+                    let message = why.to_string();
+                    // Once per kind of trouble, not once per try.
+                    if trouble.as_deref() != Some(message.as_str()) {
+                        tracing::warn!(seq = cursor, "OTLP export is behind: {message}");
+                        trouble = Some(message);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Exports one batch after `cursor`; whether more are waiting.
+    async fn round(
+        &self,
+        reader: &Reader,
+        metrics: &Metrics,
+        cursor: &mut i64,
+    ) -> Result<bool, Trouble> {
+        let events = reader.query(&Filter::default(), *cursor, self.batch).await?;
+        let Some(last) = events.last().map(|e| e.seq) else {
+            metrics.otlp_lag(0, 0.0);
+            return Ok(false);
+        };
+        let request = request(&events, &self.origin);
+        if let Err(why) = self.send(request).await {
+            metrics.otlp_batch(None);
+            let behind = reader.head().await?.map_or(0, |h| h.seq) - *cursor;
+            metrics.otlp_lag(behind.unsigned_abs(), events[0].age_seconds());
+            return Err(Trouble::Collector(self.endpoint.clone(), why));
+        }
+        write_cursor(&self.cursor, last).map_err(|e| Trouble::Cursor(self.cursor.clone(), e))?;
+        *cursor = last;
+        metrics.otlp_batch(Some(events.len() as u64));
+        let behind = (reader.head().await?.map_or(0, |h| h.seq) - last).max(0).unsigned_abs();
+        let age = match behind {
+            0 => 0.0,
+            _ => reader.event(last + 1).await?.map_or(0.0, |e| e.age_seconds()),
+        };
+        metrics.otlp_lag(behind, age);
+        Ok(behind > 0)
+    }
+
+    /// Sends one request; why it was not acknowledged. A partial success is an
+    /// acknowledgement: the collector took what it could and will not take the rest again.
+    async fn send(&self, request: ExportLogsServiceRequest) -> Result<(), String> {
+        let partial = match &self.transport {
+            Transport::Grpc(client) => {
+                let mut call = tonic::Request::new(request);
+                call.set_timeout(self.timeout);
+                let answer = client.clone().export(call).await.map_err(|s| {
+                    format!("{:?}: {}", s.code(), s.message().chars().take(200).collect::<String>())
+                })?;
+                answer.into_inner().partial_success
+            }
+            Transport::Http { client, url } => {
+                let answer = client
+                    .post(url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/x-protobuf")
+                    .timeout(self.timeout)
+                    .body(request.encode_to_vec())
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let status = answer.status();
+                if !status.is_success() {
+                    return Err(format!("HTTP {status}"));
+                }
+                let body = answer.bytes().await.map_err(|e| e.to_string())?;
+                opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceResponse::decode(
+                    body,
+                )
+                .ok()
+                .and_then(|r| r.partial_success)
+            }
+        };
+        if let Some(partial) = partial.filter(|p| p.rejected_log_records > 0) {
+            tracing::warn!(
+                rejected = partial.rejected_log_records,
+                message = partial.error_message,
+                "the collector rejected some log records"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The last acknowledged seq kept in `path`; 0 when there is no file yet.
+fn read_cursor(path: &Path) -> std::io::Result<i64> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("`{}` is no seq", text.trim()),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// Keeps `seq` in `path`: written beside it, synced, then renamed over it, so that a crash
+/// leaves the old cursor or the new one, never half of one.
+fn write_cursor(path: &Path, seq: i64) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    {
+        let mut file = std::fs::File::create(&temporary)?;
+        std::io::Write::write_all(&mut file, format!("{seq}\n").as_bytes())?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&temporary, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// This machine's name, for `service.instance.id` and OCSF's `src_endpoint.name`.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "toolgate".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cursor_is_kept_whole_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trail.db.otlp-cursor");
+        assert_eq!(read_cursor(&path).unwrap(), 0, "no file yet");
+        write_cursor(&path, 41).unwrap();
+        write_cursor(&path, 42).unwrap();
+        assert_eq!(read_cursor(&path).unwrap(), 42);
+        std::fs::write(&path, "garbage").unwrap();
+        assert!(read_cursor(&path).is_err());
+    }
+
+    #[test]
+    fn an_endpoint_must_be_a_web_url() {
+        let mut config = Config::default();
+        config.export.otlp = Some(crate::config::OtlpConfig {
+            endpoint: "collector:4317".into(),
+            ..Default::default()
+        });
+        assert!(exporter(&config).is_err());
+        config.export.otlp.as_mut().unwrap().endpoint = "http://collector:4317".into();
+        let exporter = exporter(&config).unwrap().unwrap();
+        assert_eq!(exporter.cursor, PathBuf::from("toolgate.db.otlp-cursor"));
+    }
+}
