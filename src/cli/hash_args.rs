@@ -65,7 +65,9 @@ pub async fn hash_args(args: HashArgsArgs) -> anyhow::Result<Exit> {
         serde_json::from_str(&args.args).context("the arguments must be a JSON object")?;
     let mut object = object;
     if let Some(tool) = &args.tool {
-        let errors = config.registry()?.normalize(tool, &mut object);
+        let registry = config.registry()?;
+        anyhow::ensure!(registry.get(tool).is_some(), "the registry has no tool `{tool}`");
+        let errors = registry.normalize(tool, &mut object);
         anyhow::ensure!(errors.is_empty(), "the arguments do not normalize: {}", errors.join("; "));
     }
     let serde_json::Value::Object(object) = object else {

@@ -420,25 +420,34 @@ pub enum RewriteError {
     Normal(Vec<String>),
 }
 
-/// The request's arguments with the rewrite policies' merge patches (RFC 7386) applied, in
-/// order, normalized again for its tool (a patch may bring in any spelling), hashed by
-/// `hasher`.
+/// The arguments as the harness sent them with the rewrite policies' merge patches (RFC 7386)
+/// applied, in order: what the tool is to run, in canonical form. Their hash is that of their
+/// normal form for the tool (a patch may bring in any spelling), as Execute will compare it.
 pub fn rewrite(
     req: &ActionRequest,
     patches: &[serde_json::Value],
     registry: &ToolRegistry,
     hasher: &ArgsHasher,
 ) -> Result<CanonicalArgs, RewriteError> {
-    let mut value = serde_json::Value::Object(req.args.clone());
+    let sent = req.raw_args.as_ref().unwrap_or(&req.args);
+    let mut value = serde_json::Value::Object(sent.clone());
     for patch in patches {
         json_patch::merge(&mut value, patch);
     }
-    let errors = registry.normalize(&req.tool, &mut value);
+    // INVARIANT: patches are JSON objects (checked when the policy loads), and merging an
+    // object into an object leaves an object, which normalizing keeps one.
+    let serde_json::Value::Object(rewritten) = &value else { unreachable!("merge kept an object") };
+    let run = hasher.hash(rewritten)?;
+    if !registry.normalizes(&req.tool) {
+        return Ok(run);
+    }
+    let mut normal = value.clone();
+    let errors = registry.normalize(&req.tool, &mut normal);
     if !errors.is_empty() {
         return Err(RewriteError::Normal(errors));
     }
-    // INVARIANT: patches are JSON objects (checked when the policy loads), and merging an
-    // object into an object leaves an object, which normalizing keeps one.
-    let serde_json::Value::Object(rewritten) = value else { unreachable!("merge kept an object") };
-    Ok(hasher.hash(&rewritten)?)
+    let serde_json::Value::Object(normal) = normal else {
+        unreachable!("normalizing kept an object")
+    };
+    Ok(CanonicalArgs { hash: hasher.hash(&normal)?.hash, ..run })
 }

@@ -281,6 +281,18 @@ impl PolicyEngine {
         facts: &Observed,
         grant: Option<&Grant>,
     ) -> Verdict {
+        let denied = |reason: String| Verdict {
+            outcome: Outcome::Deny,
+            reason,
+            policy_ids: Vec::new(),
+            patches: Vec::new(),
+        };
+        // A value the tool's normalizations cannot place (a path that leaves the root) would
+        // be judged in a form the tool does not run: no policy may let it through.
+        if !req.unnormalized.is_empty() {
+            let why = req.unnormalized.join("; ");
+            return denied(format!("the arguments of `{}` cannot be normalized: {why}", req.tool));
+        }
         // Arguments that break the tool's schema are denied, unless the policy set reads
         // `context.args_valid`: then it has taken such calls in hand, and its answer stands.
         if !req.args_errors.is_empty() && !self.used.contains("args_valid") {

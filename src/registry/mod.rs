@@ -144,13 +144,11 @@ impl ToolRegistry {
     }
 
     /// Normalizes `args` for `tool`, then checks them against its input schema: the values
-    /// that could not be normalized and the schema's mismatches (nothing when all is well).
-    pub fn check(&self, tool: &str, args: &mut Value) -> Vec<String> {
-        let mut errors = self.normalize(tool, args);
-        if let Some(schema) = self.schemas.get(tool) {
-            errors.extend(schema.mismatches(args));
-        }
-        errors
+    /// that could not be normalized, and the schema's mismatches (both empty when all is well).
+    pub fn check(&self, tool: &str, args: &mut Value) -> (Vec<String>, Vec<String>) {
+        let unnormalized = self.normalize(tool, args);
+        let mismatches = self.schemas.get(tool).map_or_else(Vec::new, |s| s.mismatches(args));
+        (unnormalized, mismatches)
     }
 
     /// Normalizes `args` for `tool` in place; the values that could not be.

@@ -67,7 +67,7 @@ impl Normalizer {
             Some(root) => return Err(error(format!("root `{root}` is not an absolute path"))),
             None => None,
         };
-        let mut compiled = Vec::with_capacity(rules.len());
+        let mut compiled: Vec<(Vec<String>, Normalization)> = Vec::with_capacity(rules.len());
         for (pointer, normalization) in rules {
             if !pointer.starts_with('/') {
                 return Err(error(format!("`{pointer}` is not a JSON pointer (starts with `/`)")));
@@ -75,7 +75,13 @@ impl Normalizer {
             if *normalization == Normalization::Path && root.is_none() {
                 return Err(error(format!("`{pointer}` is a path: the tool needs a `root`")));
             }
-            let tokens = pointer.split('/').skip(1).map(unescape).collect();
+            let tokens: Vec<String> = pointer.split('/').skip(1).map(unescape).collect();
+            // Two rules that can reach one value would normalize it twice, in an order that
+            // is the pointers' and not the author's.
+            if let Some((other, _)) = compiled.iter().find(|(other, _)| overlap(other, &tokens)) {
+                let other = other.iter().map(|t: &String| format!("/{t}")).collect::<String>();
+                return Err(error(format!("`{pointer}` and `{other}` can reach one value")));
+            }
             compiled.push((tokens, *normalization));
         }
         Ok(Self { rules: compiled, root })
@@ -83,11 +89,18 @@ impl Normalizer {
 
     /// Normalizes `args` in place; the mismatches, each `args.<path>: <why>`, of the values
     /// that cannot be. An argument that is missing is left to the schema.
+    /// At most eight, each at most 200 characters, as the schema's.
     pub fn apply(&self, args: &mut Value) -> Vec<String> {
         let mut errors = Vec::new();
         for (tokens, normalization) in &self.rules {
             let mut at = String::from("args");
             self.visit(args, tokens, *normalization, &mut at, &mut errors);
+        }
+        errors.truncate(MAX_ERRORS);
+        for error in &mut errors {
+            if let Some((cut, _)) = error.char_indices().nth(MAX_ERROR_CHARS) {
+                error.truncate(cut);
+            }
         }
         errors
     }
@@ -145,12 +158,9 @@ impl Normalizer {
                 let root = self.root.as_deref().unwrap_or("/");
                 within_root(root, path)?
             }
-            (Normalization::Decimal, Value::Number(n)) => decimal(&n.to_string())?,
+            (Normalization::Decimal, Value::Number(n)) => number(n)?,
             (Normalization::Decimal, Value::String(text)) => decimal(text)?,
-            (Normalization::Datetime, Value::String(text)) => DateTime::parse_from_rfc3339(text)
-                .map_err(|_| "the value is not an RFC 3339 date and time".to_owned())?
-                .with_timezone(&Utc)
-                .to_rfc3339_opts(SecondsFormat::AutoSi, true),
+            (Normalization::Datetime, Value::String(text)) => datetime(text)?,
             (Normalization::Lowercase, Value::String(text)) => text.to_lowercase(),
             (Normalization::Decimal, _) => {
                 return Err("the value is not a number or a number's text".to_owned());
@@ -162,10 +172,52 @@ impl Normalizer {
     }
 }
 
+/// The most errors reported for one call, and the longest, as the schema's.
+const MAX_ERRORS: usize = 8;
+const MAX_ERROR_CHARS: usize = 200;
+/// The most significant digits a JSON number (a 64-bit float) holds exactly.
+const FLOAT_DIGITS: usize = 15;
+
+/// Whether pointers `a` and `b` can reach one value: one is a prefix of the other, token by
+/// token, a `*` matching any token.
+fn overlap(a: &[String], b: &[String]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x == y || x == "*" || y == "*")
+}
+
+/// The exact decimal of a JSON number, refused when it had more digits than the float it was
+/// read into holds: two different amounts must not come out alike.
+fn number(n: &serde_json::Number) -> Result<String, String> {
+    let text = decimal(&n.to_string())?;
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    let significant = digits.trim_matches('0').len();
+    if n.is_f64() && significant > FLOAT_DIGITS {
+        return Err(format!(
+            "the value has more than {FLOAT_DIGITS} significant digits, more than a JSON \
+             number holds exactly: send it as text"
+        ));
+    }
+    Ok(text)
+}
+
+/// `text` as RFC 3339 in UTC, within the years RFC 3339 can write (0000 to 9999).
+fn datetime(text: &str) -> Result<String, String> {
+    let utc = DateTime::parse_from_rfc3339(text)
+        .map_err(|_| "the value is not an RFC 3339 date and time".to_owned())?
+        .with_timezone(&Utc);
+    if !(0..=9999).contains(&chrono::Datelike::year(&utc)) {
+        return Err("the value is outside the years 0000 to 9999 in UTC".to_owned());
+    }
+    Ok(utc.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+}
+
 /// `path` against `root`, or why it cannot be there.
 fn within_root(root: &str, path: &str) -> Result<String, String> {
     if path.is_empty() || path.contains('\0') {
         return Err("the value is not a path".to_owned());
+    }
+    // A tool that expands `~` itself would reach a place this text does not name.
+    if path.starts_with('~') {
+        return Err("the value starts with `~`, which the tool would expand".to_owned());
     }
     let resolved = resolve(root, path);
     let inside = resolved == root
@@ -279,6 +331,10 @@ mod tests {
             );
         }
         assert_eq!(run("").1, ["args.path: the value is not a path"]);
+        assert_eq!(
+            run("~/.ssh/id_rsa").1,
+            ["args.path: the value starts with `~`, which the tool would expand"]
+        );
     }
 
     #[test]
@@ -307,6 +363,10 @@ mod tests {
         let (mut a, mut b) = (json!({"amount": 1e2}), json!({"amount": 100}));
         assert!(n.apply(&mut a).is_empty() && n.apply(&mut b).is_empty());
         assert_eq!((a["amount"].clone(), b["amount"].clone()), (json!("100"), json!("100")));
+        let mut long: Value = serde_json::from_str(r#"{"amount": 123456789012345678901}"#).unwrap();
+        assert!(n.apply(&mut long)[0].contains("send it as text"), "{long}");
+        let mut exact: Value = serde_json::from_str(r#"{"amount": 18446744073709551615}"#).unwrap();
+        assert!(n.apply(&mut exact).is_empty(), "a u64 is exact");
     }
 
     #[test]
@@ -316,6 +376,11 @@ mod tests {
         let mut args = json!({"at": "2026-12-02T10:30:00.500+09:00", "mode": "APPEND"});
         assert!(n.apply(&mut args).is_empty());
         assert_eq!(args, json!({"at": "2026-12-02T01:30:00.500Z", "mode": "append"}));
+        let mut far = json!({"at": "9999-12-31T23:00:00-05:00"});
+        assert_eq!(
+            n.apply(&mut far),
+            ["args.at: the value is outside the years 0000 to 9999 in UTC"]
+        );
         let mut bad = json!({"at": "yesterday", "mode": 3});
         assert_eq!(
             n.apply(&mut bad),
@@ -338,6 +403,24 @@ mod tests {
         let mut none = json!({"other": 1});
         assert!(n.apply(&mut none).is_empty());
         assert_eq!(none, json!({"other": 1}));
+    }
+
+    #[test]
+    fn errors_are_capped_and_rules_that_reach_one_value_refused() {
+        let n = normalizer(&[("/*", Normalization::Decimal)]);
+        let mut many = Value::Object((0..100).map(|i| (format!("k{i}"), json!("x"))).collect());
+        assert_eq!(n.apply(&mut many).len(), 8);
+        let rules = BTreeMap::from([
+            ("/*".to_owned(), Normalization::Lowercase),
+            ("/path".to_owned(), Normalization::Path),
+        ]);
+        let err = Normalizer::new("t", &rules, Some("/w")).unwrap_err();
+        assert!(err.to_string().contains("can reach one value"), "{err}");
+        let apart = BTreeMap::from([
+            ("/a/*".to_owned(), Normalization::Lowercase),
+            ("/b".to_owned(), Normalization::Lowercase),
+        ]);
+        assert!(Normalizer::new("t", &apart, None).is_ok());
     }
 
     #[test]

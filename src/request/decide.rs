@@ -44,9 +44,12 @@ pub struct ActionRequest {
     pub context: Map<String, Value>,
     pub options: RunOptions,
     pub plan: ExecutionPlan,
-    /// How the arguments break the tool's input schema (`args.<path>: <rule>`); empty when
-    /// they match, or the tool has none.
+    /// How the arguments break the tool's normalizations or input schema
+    /// (`args.<path>: <rule>`); empty when they match, or the tool has neither.
     pub args_errors: Vec<String>,
+    /// The values the tool's normalizations could not normalize (also in `args_errors`): a
+    /// call with any is denied, whatever the policy says.
+    pub unnormalized: Vec<String>,
     /// The hash of the tool's definition the caller was shown (`DefineTools`); empty when none.
     pub tool_definition: String,
 }
@@ -163,7 +166,9 @@ impl ActionRequest {
         let mut args =
             Value::Object(json_object("args_json", &req.args_json, limits.max_args_bytes)?);
         let raw = registry.normalizes(&req.tool).then(|| args.clone());
-        let mut args_errors = registry.check(&req.tool, &mut args);
+        let (unnormalized, mismatches) = registry.check(&req.tool, &mut args);
+        let mut args_errors = unnormalized.clone();
+        args_errors.extend(mismatches);
         if req.args_errors.len() > MAX_ARGS_ERRORS {
             return Err(FieldError::new("args_errors", format!("at most {MAX_ARGS_ERRORS}")));
         }
@@ -222,6 +227,7 @@ impl ActionRequest {
                 rollback_hint: plan.rollback_hint,
             },
             args_errors,
+            unnormalized,
             tool_definition: req.tool_definition,
         })
     }

@@ -29,6 +29,9 @@ struct Rest<'a> {
     /// How the arguments broke the tool's input schema, when they did.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     args_errors: Cow<'a, [String]>,
+    /// Which of them the tool's normalizations could not normalize.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    unnormalized: Cow<'a, [String]>,
     /// The hash of the arguments as sent, when normalizing changed them and it is kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     raw_args_hash: Option<Cow<'a, str>>,
@@ -76,6 +79,7 @@ impl ActionRequest {
             options: Cow::Borrowed(&self.options),
             plan: Cow::Borrowed(&self.plan),
             args_errors: Cow::Borrowed(&self.args_errors),
+            unnormalized: Cow::Borrowed(&self.unnormalized),
             raw_args_hash: self.raw_args_hash.as_deref().map(Cow::Borrowed),
             tool_definition: Cow::Borrowed(&self.tool_definition),
         };
@@ -112,6 +116,7 @@ impl ActionRequest {
             options: rest.options.into_owned(),
             plan: rest.plan.into_owned(),
             args_errors: rest.args_errors.into_owned(),
+            unnormalized: rest.unnormalized.into_owned(),
             tool_definition: rest.tool_definition.into_owned(),
         })
     }

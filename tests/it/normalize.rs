@@ -22,9 +22,19 @@ normalize = { "/path" = "path", "/amount" = "decimal", "/at" = "datetime", "/mod
 "#;
 
 async fn app(raw: bool) -> TestApp {
+    app_with(raw, None).await
+}
+
+/// The same, with `policy` in force if given.
+async fn app_with(raw: bool, policy: Option<&'static str>) -> TestApp {
     spawn_app_with(move |c| {
         c.tools = toml::from_str(TOOLS).unwrap();
         c.args_hash.raw = raw;
+        if let Some(policy) = policy {
+            let path = c.db.with_file_name("normalize.cedar");
+            std::fs::write(&path, policy).unwrap();
+            c.policy = Some(path);
+        }
     })
     .await
 }
@@ -77,22 +87,22 @@ async fn a_path_that_leaves_the_root_is_denied_and_bad_values_named() {
     let mut app = app(false).await;
 
     let escape = write(&mut app, r#"{"path": "src/../../etc/passwd"}"#).await;
-    let bad = write(&mut app, r#"{"amount": "ten", "at": "tomorrow", "mode": "Overwrite"}"#).await;
+    let bad = write(&mut app, r#"{"amount": "ten", "at": "tomorrow"}"#).await;
+    let off_schema = write(&mut app, r#"{"mode": "Overwrite"}"#).await;
 
     assert_eq!(escape.outcome(), Outcome::Deny);
     assert_eq!(
         escape.reason,
-        "the arguments do not match the input_schema of `write`: args.path: the value escapes \
-         the root \"/workspace\""
+        "the arguments of `write` cannot be normalized: args.path: the value escapes the root \
+         \"/workspace\""
     );
     assert_eq!(bad.outcome(), Outcome::Deny);
-    assert!(
-        bad.reason.contains("args.amount: the value is not a decimal number"),
-        "{}",
-        bad.reason
-    );
-    assert!(bad.reason.contains("args.at: the value is not an RFC 3339"), "{}", bad.reason);
-    assert!(bad.reason.contains("args.mode: the value is not one of"), "{}", bad.reason);
+    let why = &bad.reason;
+    assert!(why.contains("args.amount: the value is not a decimal number"), "{why}");
+    assert!(why.contains("args.at: the value is not an RFC 3339"), "{why}");
+    assert_eq!(off_schema.outcome(), Outcome::Deny);
+    let why = &off_schema.reason;
+    assert!(why.contains("args.mode: the value is not one of"), "{why}");
     // The resource is named as sent; the reason never quotes a value.
     let denied = rows(&app.db).into_iter().find(|r| r.kind == "decision").unwrap();
     assert_eq!(denied.resource_id.as_deref(), Some("src/../../etc/passwd"));
@@ -129,6 +139,49 @@ async fn an_execution_reported_as_the_harness_sent_it_pairs_with_its_decision() 
     let other = ExecuteRequest { args_json: r#"{"path": "src/main.rs"}"#.into(), ..other };
     let broke = app.client.execute(other).await.unwrap().into_inner();
     assert!(broke.violation.starts_with("the arguments' hash differs"), "{}", broke.violation);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_policy_that_takes_invalid_arguments_in_hand_still_cannot_let_a_path_escape() {
+    let policy = r#"@id("anything-goes") permit (principal, action, resource)
+        when { context.args_valid || !context.args_valid };"#;
+    let mut app = app_with(false, Some(policy)).await;
+
+    let off_schema = write(&mut app, r#"{"mode": "Overwrite"}"#).await;
+    let escape = write(&mut app, r#"{"path": "../etc/passwd"}"#).await;
+
+    assert_eq!(off_schema.outcome(), Outcome::Allow, "its policy decides schema mismatches");
+    assert_eq!(escape.outcome(), Outcome::Deny, "but not values that cannot be normalized");
+    assert!(escape.policy_ids.is_empty());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_rewrite_runs_the_arguments_as_sent_patched_and_pairs_in_normal_form() {
+    let policy = r#"@id("all") permit (principal, action, resource);
+        @id("append-only") @outcome("rewrite") @rewrite("{\"mode\": \"append\"}")
+        forbid (principal, action, resource) when { context.tool.name == "write" };"#;
+    let mut app = app_with(false, Some(policy)).await;
+    let decision =
+        write(&mut app, r#"{"path": "src/lib.rs", "amount": 100, "mode": "replace"}"#).await;
+
+    let rewritten: serde_json::Value = serde_json::from_str(&decision.rewritten_args_json).unwrap();
+    let report = ExecuteRequest {
+        decision_id: decision.decision_id.clone(),
+        args_json: decision.rewritten_args_json.clone(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+    let paired = app.client.execute(report).await.unwrap().into_inner();
+
+    assert_eq!(decision.outcome(), Outcome::Rewrite);
+    assert_eq!(
+        rewritten,
+        serde_json::json!({"path": "src/lib.rs", "amount": 100, "mode": "append"}),
+        "the tool runs what the harness sent, patched: its types kept"
+    );
+    assert_eq!(paired.violation, "");
     app.stop().await;
 }
 
