@@ -9,12 +9,15 @@ use std::sync::Mutex;
 
 use crate::request::{Actor, Definition};
 use crate::store::{Filter, Reader, StoreError};
-use crate::trail::{Kind, Record};
+use crate::trail::{Event, Kind, Record};
 
 /// The `status` of a `tool_defined` event that puts its definition in force.
 const PINNED: &str = "pinned";
 /// The `status` of one that records a definition not in force.
 const CHANGED: &str = "changed";
+/// The most changed definitions recorded per tool: a server that changes a tool at every
+/// listing is held all the same, without growing the trail and this memory each time.
+const MAX_CHANGES: usize = 100;
 
 /// The definitions in force, and every one recorded.
 #[derive(Debug, Default)]
@@ -24,10 +27,13 @@ pub struct Pins {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Tool name to the definition in force.
-    pinned: HashMap<String, Definition>,
+    /// Tool name to the definition in force, and the seq of the event that pinned it: the
+    /// latest pin on the trail is the one in force, whatever order commits are told in.
+    pinned: HashMap<String, (i64, Definition)>,
     /// Every definition recorded, pinned or not, by tool and hash.
     recorded: HashMap<(String, String), Definition>,
+    /// How many definitions of each tool are recorded.
+    per_tool: HashMap<String, usize>,
 }
 
 /// What a listing of one tool's definition comes to.
@@ -37,8 +43,8 @@ pub enum Listed {
     Same,
     /// Recorded now: the tool's first definition, pinned, or a change, not in force.
     Record(Box<Record>),
-    /// A change recorded before, still not in force; the parts that differ.
-    Changed(Vec<String>),
+    /// A change recorded before, still not in force.
+    Changed,
 }
 
 impl Pins {
@@ -54,11 +60,16 @@ impl Pins {
     ) -> Listed {
         let state = self.lock();
         let key = (tool.to_owned(), definition.hash.clone());
-        let pinned = state.pinned.get(tool).cloned();
+        let pinned = state.pinned.get(tool).map(|(_, pinned)| pinned.clone());
         let (status, reason) = match &pinned {
             Some(pinned) if pinned.hash == definition.hash => return Listed::Same,
-            Some(pinned) if state.recorded.contains_key(&key) => {
-                return Listed::Changed(definition.differences(pinned));
+            Some(_) if state.recorded.contains_key(&key) => return Listed::Changed,
+            Some(_) if state.per_tool.get(tool).is_some_and(|&n| n >= MAX_CHANGES) => {
+                tracing::warn!(
+                    tool,
+                    "a tool changed more than {MAX_CHANGES} times: the change is not recorded"
+                );
+                return Listed::Changed;
             }
             Some(pinned) => (
                 CHANGED,
@@ -81,7 +92,7 @@ impl Pins {
     /// `None` when it is the one in force, or the tool has none pinned.
     pub fn changed(&self, tool: &str, hash: &str) -> Option<Vec<String>> {
         let state = self.lock();
-        let pinned = state.pinned.get(tool)?;
+        let (_, pinned) = state.pinned.get(tool)?;
         if pinned.hash == hash {
             return None;
         }
@@ -89,8 +100,14 @@ impl Pins {
         Some(listed.map_or_else(|| vec!["definition".to_owned()], |d| d.differences(pinned)))
     }
 
+    /// Whether `tool` has a definition in force.
+    pub fn is_pinned(&self, tool: &str) -> bool {
+        self.lock().pinned.contains_key(tool)
+    }
+
     /// The record that pins the definition `hash` of `tool` as `approver` accepted it by
-    /// approving `decision_id`; `None` when it is in force already, or was never recorded.
+    /// approving `decision_id`; `None` when it is in force already. A definition never
+    /// recorded (its listing could not be) is pinned with no parts to compare.
     pub fn acceptance(
         &self,
         tool: &str,
@@ -99,34 +116,38 @@ impl Pins {
         decision_id: &str,
     ) -> Option<Record> {
         let state = self.lock();
-        if state.pinned.get(tool).is_some_and(|pinned| pinned.hash == hash) {
+        if state.pinned.get(tool).is_some_and(|(_, pinned)| pinned.hash == hash) {
             return None;
         }
-        let definition = state.recorded.get(&(tool.to_owned(), hash.to_owned()))?;
+        let unknown = || Definition { hash: hash.to_owned(), parts: Default::default() };
+        let definition = state.recorded.get(&(tool.to_owned(), hash.to_owned())).cloned();
         let reason = format!("accepted by `{approver}`, who approved a call that named it: pinned");
         Some(Record {
             decision_id: Some(decision_id.to_owned()),
             actor_id: Some(approver.to_owned()),
             actor_kind: Some("user".to_owned()),
-            ..record(tool, definition, PINNED, reason)
+            ..record(tool, &definition.unwrap_or_else(unknown), PINNED, reason)
         })
     }
 
     /// Puts in force what a committed `tool_defined` event says.
-    pub fn committed(&self, record: &Record) {
-        let Some((tool, definition)) = definition(record) else { return };
+    pub fn committed(&self, event: &Event) {
+        let Some((tool, definition)) = definition(&event.record) else { return };
         let mut state = self.lock();
-        if record.status.as_deref() == Some(PINNED) {
-            state.pinned.insert(tool.clone(), definition.clone());
+        let later = state.pinned.get(&tool).is_none_or(|(seq, _)| *seq < event.seq);
+        if event.record.status.as_deref() == Some(PINNED) && later {
+            state.pinned.insert(tool.clone(), (event.seq, definition.clone()));
         }
-        state.recorded.insert((tool, definition.hash.clone()), definition);
+        let key = (tool, definition.hash.clone());
+        if !state.recorded.contains_key(&key) {
+            *state.per_tool.entry(key.0.clone()).or_default() += 1;
+        }
+        state.recorded.insert(key, definition);
     }
 
     /// Reads the trail's `tool_defined` events, in order; returns how many tools are pinned.
     pub async fn rebuild(&self, reader: &Reader) -> Result<usize, StoreError> {
-        reader
-            .scan(&Filter::of_kind(Kind::ToolDefined), |event| self.committed(&event.record))
-            .await?;
+        reader.scan(&Filter::of_kind(Kind::ToolDefined), |event| self.committed(&event)).await?;
         Ok(self.lock().pinned.len())
     }
 
@@ -169,6 +190,13 @@ mod tests {
         Actor { id: "agent".into(), kind: ActorKind::Agent, delegation_chain: Vec::new() }
     }
 
+    /// `record` as the trail's event number `seq`.
+    fn at(seq: i64, record: &Record) -> Event {
+        let (event, _) =
+            crate::trail::Chain::default().link(record.clone(), "e".into(), "t".into());
+        Event { seq, ..event }
+    }
+
     #[test]
     fn the_first_definition_is_pinned_and_a_change_recorded_once_and_held() {
         let pins = Pins::default();
@@ -176,7 +204,7 @@ mod tests {
             panic!("the first listing is recorded")
         };
         assert_eq!(first.status.as_deref(), Some("pinned"));
-        pins.committed(&first);
+        pins.committed(&at(1, &first));
         assert_eq!(pins.list("t", &definition('a', "1"), &actor(), "s"), Listed::Same);
 
         let Listed::Record(change) = pins.list("t", &definition('b', "2"), &actor(), "s") else {
@@ -186,11 +214,8 @@ mod tests {
         assert!(
             change.reason.as_deref().unwrap().starts_with("changed since pinned (description)")
         );
-        pins.committed(&change);
-        assert_eq!(
-            pins.list("t", &definition('b', "2"), &actor(), "s"),
-            Listed::Changed(vec!["description".into()])
-        );
+        pins.committed(&at(2, &change));
+        assert_eq!(pins.list("t", &definition('b', "2"), &actor(), "s"), Listed::Changed);
         assert_eq!(pins.changed("t", &"b".repeat(64)), Some(vec!["description".into()]));
         assert_eq!(pins.changed("t", &"a".repeat(64)), None);
         assert_eq!(pins.changed("other", &"a".repeat(64)), None);
@@ -199,19 +224,25 @@ mod tests {
     #[test]
     fn an_acceptance_pins_the_change_once_committed() {
         let pins = Pins::default();
-        for listed in [definition('a', "1"), definition('b', "2")] {
+        for (seq, listed) in [(1, definition('a', "1")), (2, definition('b', "2"))] {
             let Listed::Record(record) = pins.list("t", &listed, &actor(), "") else { panic!() };
-            pins.committed(&record);
+            pins.committed(&at(seq, &record));
         }
         let new = "b".repeat(64);
-        assert!(pins.acceptance("t", &"c".repeat(64), "bob", "d1").is_none(), "never listed");
 
         let accepted = pins.acceptance("t", &new, "bob", "d1").unwrap();
-        pins.committed(&accepted);
+        pins.committed(&at(3, &accepted));
 
         assert_eq!(accepted.decision_id.as_deref(), Some("d1"));
         assert_eq!(pins.changed("t", &new), None);
         assert_eq!(pins.changed("t", &"a".repeat(64)), Some(vec!["description".into()]));
         assert!(pins.acceptance("t", &new, "bob", "d2").is_none(), "in force already");
+        // An older pin told late does not displace the newer one.
+        let old = pins.acceptance("t", &"a".repeat(64), "carol", "d0").unwrap();
+        pins.committed(&at(2, &old));
+        assert_eq!(pins.changed("t", &new), None);
+        // A definition never recorded is pinned without parts when accepted.
+        let unknown = pins.acceptance("t", &"c".repeat(64), "bob", "d3").unwrap();
+        assert_eq!(unknown.request.as_deref(), Some("{}"));
     }
 }

@@ -121,6 +121,11 @@ impl Gate {
         let mut expired = 0;
         for (approval, outcome) in self.approvals.claim_expired(Utc::now()) {
             let decision_id = approval.decision_id.clone();
+            // A changed tool definition is accepted by a person, never by a timeout.
+            let outcome = match self.definition_not_in_force(&approval.request) {
+                Some(_) => Outcome::Deny,
+                None => outcome,
+            };
             let comment = format!(
                 "no verdict within {} s: expired, the timeout verdict is {outcome}",
                 self.approvals.ttl().as_secs()
@@ -196,7 +201,7 @@ impl Gate {
         }
         let events = self.writer.append(records).await?;
         for pinned in &events[1..] {
-            self.pins.committed(&pinned.record);
+            self.pins.committed(pinned);
         }
         let state = match kind {
             Kind::ApprovalApproved => State::Approved,

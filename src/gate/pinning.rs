@@ -37,38 +37,61 @@ impl Gate {
         }
         if !records.is_empty() {
             for event in self.writer.append(records).await? {
-                self.pins.committed(&event.record);
+                self.pins.committed(&event);
             }
         }
-        Ok(defined
-            .tools
-            .into_iter()
-            .filter_map(|(tool, definition)| {
-                let parts = self.pins.changed(&tool, &definition.hash)?;
-                Some((tool, parts))
-            })
-            .collect())
+        // Asked once the new records are in force, so a change recorded just now is answered
+        // as one recorded before.
+        let changed = |(tool, definition): (String, crate::request::Definition)| {
+            let parts = self.pins.changed(&tool, &definition.hash)?;
+            Some((tool, parts))
+        };
+        Ok(defined.tools.into_iter().filter_map(changed).collect())
     }
 
-    /// The verdict on a call that names a definition of its tool other than the one in force:
-    /// what the policy allows is held for an approver, whose approval pins the definition.
+    /// The verdict on a call that names a definition of its tool other than the one in force
+    /// (or, from the MCP gateway, none for a pinned tool: the gateway has not seen it listed).
+    /// What the policy allows is held for an approver, whose approval pins the definition; a
+    /// call that already needs approval needs it for the definition too. A rewrite is denied:
+    /// an approval is of the call as made, so it would run unrewritten. A deny and a dry run
+    /// stand.
     pub(super) fn held_for_definition(&self, req: &ActionRequest, verdict: Verdict) -> Verdict {
-        if req.tool_definition.is_empty() || verdict.outcome == Outcome::Deny {
-            return verdict;
+        let Some(changed) = self.definition_not_in_force(req) else { return verdict };
+        let (outcome, reason) = match verdict.outcome {
+            Outcome::Allow => {
+                (Outcome::RequireApproval, format!("{changed}: an approver must accept it"))
+            }
+            Outcome::RequireApproval => (
+                Outcome::RequireApproval,
+                format!("{}; {changed}: an approver must accept it", verdict.reason),
+            ),
+            Outcome::Rewrite => (
+                Outcome::Deny,
+                format!(
+                    "{}; {changed}: a rewritten call is not run until the definition is accepted",
+                    verdict.reason
+                ),
+            ),
+            Outcome::Deny | Outcome::DryRun => return verdict,
+        };
+        Verdict { outcome, reason, patches: Vec::new(), ..verdict }
+    }
+
+    /// Why the call's tool definition is not the one in force, if it is not. Its approval,
+    /// if it expires, is then a deny whatever `on_timeout` says: no person accepted it.
+    pub(super) fn definition_not_in_force(&self, req: &ActionRequest) -> Option<String> {
+        let tool = &req.tool;
+        if req.tool_definition.is_empty() {
+            let from_gateway = req.context.get("harness").and_then(|h| h.as_str()) == Some("mcp");
+            return (from_gateway && self.pins.is_pinned(tool)).then(|| {
+                format!("the call names no definition of `{tool}`, which is pinned (the gateway has not seen it listed)")
+            });
         }
-        let Some(parts) = self.pins.changed(&req.tool, &req.tool_definition) else {
-            return verdict;
-        };
-        let held = format!(
-            "the definition of `{}` changed since it was pinned ({}): an approver must accept it",
-            req.tool,
+        let parts = self.pins.changed(tool, &req.tool_definition)?;
+        Some(format!(
+            "the definition of `{tool}` changed since it was pinned ({})",
             parts.join(", ")
-        );
-        let reason = match verdict.outcome {
-            Outcome::RequireApproval => format!("{}; {held}", verdict.reason),
-            _ => held,
-        };
-        Verdict { outcome: Outcome::RequireApproval, reason, patches: Vec::new(), ..verdict }
+        ))
     }
 
     /// The record that pins the definition an approved call named, if it is not in force.

@@ -133,3 +133,68 @@ async fn a_call_that_names_no_definition_is_not_held_and_a_malformed_one_refused
     assert!(refused.message().starts_with("tool_definition"), "{}", refused.message());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_changed_definition_denies_a_rewrite_and_is_never_accepted_by_a_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(&dir);
+    let policy = dir.path().join("rewrite.cedar");
+    std::fs::write(
+        &policy,
+        r#"@id("all") permit (principal, action, resource);
+        @id("quiet") @outcome("rewrite") @rewrite("{\"quiet\": true}")
+        forbid (principal, action, resource) when { context.resource.id == "rewrite-me" };"#,
+    )
+    .unwrap();
+    config.policy = Some(policy);
+    config.approvals.ttl_seconds = 1;
+    config.approvals.on_timeout = toolgate::config::TimeoutVerdict::Allow;
+    let mut app = start(config, dir).await;
+    define(&mut app, 'a').await;
+    define(&mut app, 'b').await;
+
+    let mut rewrite = request(TOOL);
+    rewrite.tool_definition = "b".repeat(64);
+    rewrite.resource =
+        Some(toolgate::proto::Resource { id: "rewrite-me".into(), ..Default::default() });
+    let rewritten = app.decide(rewrite).await;
+    let held = call(&mut app, 'b').await;
+    let mut expired = None;
+    for _ in 0..100 {
+        expired = rows(&app.db).into_iter().find(|r| r.kind == "approval_expired");
+        if expired.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    assert_eq!(rewritten.outcome(), Outcome::Deny, "{}", rewritten.reason);
+    assert!(rewritten.reason.contains("a rewritten call is not run"), "{}", rewritten.reason);
+    assert_eq!(held.outcome(), Outcome::RequireApproval);
+    let expired = expired.expect("the approval expires");
+    assert_eq!(expired.outcome.as_deref(), Some("deny"), "on_timeout = allow does not accept it");
+    assert_eq!(call(&mut app, 'b').await.outcome(), Outcome::RequireApproval, "still not in force");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_gateway_call_that_names_no_definition_of_a_pinned_tool_is_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = start(config(&dir), dir).await;
+    let from_gateway = || {
+        let mut req = request(TOOL);
+        req.context_json = r#"{"harness": "mcp"}"#.into();
+        req
+    };
+    let before = app.decide(from_gateway()).await;
+    define(&mut app, 'a').await;
+
+    let unnamed = app.decide(from_gateway()).await;
+    let other_harness = app.decide(request(TOOL)).await;
+
+    assert_eq!(before.outcome(), Outcome::Allow, "nothing pinned yet");
+    assert_eq!(unnamed.outcome(), Outcome::RequireApproval);
+    assert!(unnamed.reason.contains("names no definition"), "{}", unnamed.reason);
+    assert_eq!(other_harness.outcome(), Outcome::Allow, "a hook's call names no definition");
+    app.stop().await;
+}

@@ -401,6 +401,9 @@ def test_gateways_share_a_running_sidecars_trail(gateway, tmp_path):
         async def both():
             async def call(params, message):
                 async with connected(params) as s:
+                    # As clients do: a call to a pinned tool the gateway has not seen listed
+                    # waits for an approver.
+                    await s.list_tools()
                     return await s.call_tool("echo", {"message": message})
 
             return await asyncio.gather(call(one, "one"), call(two, "two"))
