@@ -85,6 +85,10 @@ struct Written {
 /// Exports the matching events.
 pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
     let filter = args.filter.filter()?;
+    let csv_only = args.bom || args.manifest.is_some() || args.postgres.is_some();
+    if args.format != Format::Csv && csv_only {
+        anyhow::bail!("--bom, --manifest, --proofs and --postgres are for --format csv");
+    }
     let out: Box<dyn Write + Send> = match &args.output {
         Some(path) => Box::new(BufWriter::new(
             File::create(path).with_context(|| format!("cannot create `{}`", path.display()))?,

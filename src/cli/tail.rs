@@ -1,6 +1,6 @@
 //! `toolgate tail`: the trail's latest events, one line each (or JSON lines), and with
 //! `--follow` each new one as it commits: through a server's `Audit/Subscribe`, or by reading
-//! a local trail again every half second.
+//! a local trail again every half second. A server's stream that ends is taken up again.
 
 use std::time::Duration;
 
@@ -17,6 +17,8 @@ use crate::trail::Event;
 
 /// How often a local trail is read again with --follow.
 const LOOK_AGAIN: Duration = Duration::from_millis(500);
+/// How long to wait before subscribing again to a server whose stream ended.
+const RECONNECT: Duration = Duration::from_secs(1);
 
 /// Arguments of `toolgate tail`.
 #[derive(Debug, Args)]
@@ -53,11 +55,20 @@ pub async fn tail(args: TailArgs) -> anyhow::Result<Exit> {
     };
     match (&mut source, args.follow) {
         (Source::Server(client), true) => {
-            let request =
-                proto::SubscribeRequest { from_seq: from, filter: Some(filter.to_proto()) };
-            let mut events = client.subscribe(request).await?.into_inner();
-            while let Some(event) = events.next().await {
-                print(&event_from_proto(event?)?)?;
+            // A stream that ends (the server restarted) is taken up again after the last seq.
+            let mut from = from;
+            loop {
+                let request =
+                    proto::SubscribeRequest { from_seq: from, filter: Some(filter.to_proto()) };
+                if let Ok(answer) = client.subscribe(request).await {
+                    let mut events = answer.into_inner();
+                    while let Some(Ok(event)) = events.next().await {
+                        let event = event_from_proto(event)?;
+                        print(&event)?;
+                        from = event.seq.unsigned_abs() + 1;
+                    }
+                }
+                tokio::time::sleep(RECONNECT).await;
             }
         }
         (source, follow) => {

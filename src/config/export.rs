@@ -39,8 +39,8 @@ pub struct OtlpConfig {
     pub protocol: OtlpProtocol,
     /// Most events per request.
     pub batch_events: u32,
-    /// How often to look for new events once caught up, in milliseconds (a commit wakes the
-    /// exporter sooner).
+    /// How often to look for new events once caught up, in milliseconds: the longest an
+    /// event waits before it is sent, and how often the cursor file is written at most.
     pub every_ms: u64,
     /// The longest one request may take, in milliseconds.
     pub timeout_ms: u64,

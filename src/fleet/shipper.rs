@@ -214,7 +214,6 @@ impl Shipper {
     }
 }
 
-/// Seconds since the RFC 3339 time `ts`.
 #[cfg(test)]
 mod tests {
     use super::*;

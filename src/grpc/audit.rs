@@ -41,7 +41,7 @@ pub struct AuditService {
     guard: Guard,
     hasher: ArgsHasher,
     limits: Arc<Limits>,
-    /// What `Subscribe` waits on; without it, it looks for new events every second.
+    /// What `Subscribe` waits on; a service without it (the fleet's) has no live stream.
     follow: Option<Follow>,
 }
 
@@ -220,11 +220,12 @@ impl Audit for AuditService {
     ) -> Result<Response<Self::SubscribeStream>, Status> {
         self.guard.check(&request, Rpc::Subscribe).await?;
         let req = request.into_inner();
-        let Trails::One(reader) = &self.trails else {
+        let (Trails::One(reader), Some(follow)) = (&self.trails, &self.follow) else {
             return Err(Status::failed_precondition(
                 "a live stream comes from a node's own trail: subscribe to the node's sidecar",
             ));
         };
+        let (reader, follow) = (reader.clone(), follow.clone());
         let (filter, _) = self.filter(Rpc::Subscribe, req.filter).await?;
         let after = match i64::try_from(req.from_seq) {
             Ok(from) => from.saturating_sub(1),
@@ -233,13 +234,8 @@ impl Audit for AuditService {
                 return Err(self.guard.invalid(Rpc::Subscribe, e).await);
             }
         };
-        let follow = self.follow.clone().unwrap_or_else(|| Follow {
-            commits: None,
-            // No one signals this shutdown: the server's grace period ends the stream.
-            stopping: tokio::sync::watch::channel(false).1,
-        });
         let (events, stream) = mpsc::channel(64);
-        tokio::spawn(follow::follow(reader.clone(), filter, after, follow, events));
+        tokio::spawn(follow::follow(reader, filter, after, follow, events));
         Ok(Response::new(ReceiverStream::new(stream)))
     }
 

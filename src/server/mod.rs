@@ -129,9 +129,8 @@ pub async fn run(
     let (stop_exporting, stopping_exporting) = tokio::sync::watch::channel(false);
     let exporting = exporter.map(|exporter| {
         tracing::info!(endpoint = exporter.endpoint(), "exporting the trail as OTLP logs");
-        let commits = store.writer.committed();
         let (reader, metrics) = (store.reader.clone(), metrics.clone());
-        tokio::spawn(exporter.run(reader, commits, metrics, stopping_exporting))
+        tokio::spawn(exporter.run(reader, metrics, stopping_exporting))
     });
     let (stop_shipping, stopping_shipping) = tokio::sync::watch::channel(false);
     let shipping = shipper.map(|shipper| {
@@ -185,7 +184,7 @@ pub async fn run(
             hasher,
             config.limits.clone(),
         )
-        .following(Follow { commits: Some(store.writer.committed()), stopping: stopping_waits }),
+        .following(Follow { commits: store.writer.committed(), stopping: stopping_waits }),
     );
 
     let serving = Arc::new(AtomicBool::new(true));

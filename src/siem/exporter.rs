@@ -13,7 +13,7 @@ use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::logs::v1::logs_service_client::LogsServiceClient;
 use prost::Message;
 use tokio::sync::watch;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 use super::otlp::{Origin, request};
 use crate::config::{Config, OtlpProtocol};
@@ -22,6 +22,8 @@ use crate::store::{Filter, Reader};
 
 /// The longest pause before a collector in trouble is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The largest request sent: under the 4 MiB a gRPC server takes by default.
+const MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024;
 
 /// Why `[export.otlp]` is refused at start.
 #[derive(Debug, thiserror::Error)]
@@ -60,10 +62,13 @@ pub fn exporter(config: &Config) -> Result<Option<Exporter>, OtlpConfigError> {
     let timeout = Duration::from_millis(otlp.timeout_ms.max(1));
     let transport = match otlp.protocol {
         OtlpProtocol::Grpc => {
-            let channel = Endpoint::from_shared(endpoint.clone())
-                .map_err(|_| OtlpConfigError::Endpoint(otlp.endpoint.clone()))?
-                .connect_timeout(timeout)
-                .connect_lazy();
+            let bad = |_| OtlpConfigError::Endpoint(otlp.endpoint.clone());
+            let mut channel = Endpoint::from_shared(endpoint.clone()).map_err(bad)?;
+            if endpoint.starts_with("https://") {
+                let tls = ClientTlsConfig::new().with_native_roots();
+                channel = channel.tls_config(tls).map_err(bad)?;
+            }
+            let channel = channel.connect_timeout(timeout).connect_lazy();
             Transport::Grpc(LogsServiceClient::new(channel))
         }
         OtlpProtocol::HttpProtobuf => Transport::Http {
@@ -98,6 +103,8 @@ pub fn exporter(config: &Config) -> Result<Option<Exporter>, OtlpConfigError> {
 enum Trouble {
     #[error("the collector at {0} did not take the batch: {1}")]
     Collector(String, String),
+    #[error("the collector at {0} found the batch too large: {1}")]
+    TooLarge(String, String),
     #[error("cannot read the trail: {0}")]
     Trail(#[from] crate::store::StoreError),
     #[error("cannot keep the cursor in {0}: {1}")]
@@ -110,50 +117,41 @@ impl Exporter {
         &self.endpoint
     }
 
-    /// Exports until `stopping` turns true; `commits` wakes it when events are appended.
+    /// Exports until `stopping` turns true.
     pub async fn run(
         self,
         reader: Reader,
-        mut commits: watch::Receiver<i64>,
         metrics: Arc<Metrics>,
         mut stopping: watch::Receiver<bool>,
     ) {
-        let mut cursor = match read_cursor(&self.cursor) {
-            Ok(seq) => seq,
-            Err(e) => {
-                // Sending again is safe (at least once); skipping events is not.
-                tracing::error!(file = %self.cursor.display(), error = %e, "the OTLP cursor does not read: exporting from the start");
-                0
-            }
-        };
+        let mut cursor = self.resume(&reader).await;
+        let mut batch = self.batch;
         let mut pause = Duration::ZERO;
         let mut failures = 0u32;
         let mut trouble: Option<String> = None;
         loop {
-            let committed = async {
-                // A writer that stopped tells no more: the pause alone ends the wait.
-                if commits.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            };
             let stop = tokio::select! {
                 _ = stopping.wait_for(|stop| *stop) => true,
                 () = tokio::time::sleep(pause) => false,
-                // A commit ends a wait for new events, never a back-off.
-                () = committed, if failures == 0 && !pause.is_zero() => false,
             };
             if stop {
                 return;
             }
-            match self.round(&reader, &metrics, &mut cursor).await {
+            match self.round(&reader, &metrics, &mut cursor, batch).await {
                 Ok(more) => {
                     if trouble.take().is_some() {
                         tracing::info!(endpoint = %self.endpoint, "exporting to the collector again");
                     }
                     failures = 0;
+                    batch = (batch * 2).min(self.batch);
                     pause = if more { Duration::ZERO } else { self.every };
                 }
                 Err(why) => {
+                    // A batch the collector finds too large is sent again in halves, down to
+                    // one event; anything else is tried again later, as it is.
+                    if matches!(why, Trouble::TooLarge(..)) {
+                        batch = (batch / 2).max(1);
+                    }
                     failures += 1;
                     pause = (self.every * 2u32.saturating_pow(failures.min(8))).min(MAX_BACKOFF);
                     let message = why.to_string();
@@ -167,46 +165,96 @@ impl Exporter {
         }
     }
 
-    /// Exports one batch after `cursor`; whether more are waiting.
+    /// Where the cursor file says to go on from: after the seq it names, if the trail's event
+    /// there is the one it names; from the start otherwise (a trail replaced, restored from a
+    /// backup, or a cursor that does not read), since sending twice is safe and skipping is not.
+    async fn resume(&self, reader: &Reader) -> i64 {
+        let file = self.cursor.display();
+        let (seq, hash) = match read_cursor(&self.cursor) {
+            Ok(cursor) => cursor,
+            Err(e) => {
+                tracing::error!(%file, error = %e, "the OTLP cursor does not read: exporting from the start");
+                return 0;
+            }
+        };
+        if seq == 0 {
+            return 0;
+        }
+        match reader.event(seq).await {
+            Ok(Some(event)) if hash.as_deref().is_none_or(|h| h == event.hash) => seq,
+            Ok(_) => {
+                tracing::error!(%file, seq, "the OTLP cursor names an event this trail does not hold: exporting from the start");
+                0
+            }
+            Err(e) => {
+                tracing::error!(%file, error = %e, "cannot check the OTLP cursor: exporting from the start");
+                0
+            }
+        }
+    }
+
+    /// Exports one batch of at most `batch` events after `cursor`; whether more are waiting.
     async fn round(
         &self,
         reader: &Reader,
         metrics: &Metrics,
         cursor: &mut i64,
+        batch: u32,
     ) -> Result<bool, Trouble> {
-        let events = reader.query(&Filter::default(), *cursor, self.batch).await?;
-        let Some(last) = events.last().map(|e| e.seq) else {
+        let mut events = reader.query(&Filter::default(), *cursor, batch).await?;
+        if events.is_empty() {
             metrics.otlp_lag(0, 0.0);
             return Ok(false);
-        };
-        let request = request(&events, &self.origin);
-        if let Err(why) = self.send(request).await {
+        }
+        let mut request = request(&events, &self.origin);
+        while request.encoded_len() > MAX_REQUEST_BYTES && events.len() > 1 {
+            events.truncate(events.len() / 2);
+            request = super::otlp::request(&events, &self.origin);
+        }
+        // INVARIANT: `events` is not empty (checked above, and halving keeps one).
+        let last = events[events.len() - 1].clone();
+        if let Err((too_large, why)) = self.send(request).await {
             metrics.otlp_batch(None);
             let behind = reader.head().await?.map_or(0, |h| h.seq) - *cursor;
             metrics.otlp_lag(behind.unsigned_abs(), events[0].age_seconds());
-            return Err(Trouble::Collector(self.endpoint.clone(), why));
+            let endpoint = self.endpoint.clone();
+            return Err(if too_large {
+                Trouble::TooLarge(endpoint, why)
+            } else {
+                Trouble::Collector(endpoint, why)
+            });
         }
-        write_cursor(&self.cursor, last).map_err(|e| Trouble::Cursor(self.cursor.clone(), e))?;
-        *cursor = last;
+        let (path, seq, hash) = (self.cursor.clone(), last.seq, last.hash.clone());
+        tokio::task::spawn_blocking(move || write_cursor(&path, seq, &hash))
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|written| written)
+            .map_err(|e| Trouble::Cursor(self.cursor.clone(), e))?;
+        *cursor = last.seq;
         metrics.otlp_batch(Some(events.len() as u64));
-        let behind = (reader.head().await?.map_or(0, |h| h.seq) - last).max(0).unsigned_abs();
+        let behind = (reader.head().await?.map_or(0, |h| h.seq) - last.seq).max(0).unsigned_abs();
         let age = match behind {
             0 => 0.0,
-            _ => reader.event(last + 1).await?.map_or(0.0, |e| e.age_seconds()),
+            _ => reader.event(last.seq + 1).await?.map_or(0.0, |e| e.age_seconds()),
         };
         metrics.otlp_lag(behind, age);
         Ok(behind > 0)
     }
 
-    /// Sends one request; why it was not acknowledged. A partial success is an
-    /// acknowledgement: the collector took what it could and will not take the rest again.
-    async fn send(&self, request: ExportLogsServiceRequest) -> Result<(), String> {
+    /// Sends one request; whether it was too large, and why, when it was not acknowledged.
+    /// A partial success is an acknowledgement: the collector took what it could and will not
+    /// take the rest again.
+    async fn send(&self, request: ExportLogsServiceRequest) -> Result<(), (bool, String)> {
         let partial = match &self.transport {
             Transport::Grpc(client) => {
                 let mut call = tonic::Request::new(request);
                 call.set_timeout(self.timeout);
                 let answer = client.clone().export(call).await.map_err(|s| {
-                    format!("{:?}: {}", s.code(), s.message().chars().take(200).collect::<String>())
+                    let message: String = s.message().chars().take(200).collect();
+                    (
+                        s.code() == tonic::Code::ResourceExhausted,
+                        format!("{:?}: {message}", s.code()),
+                    )
                 })?;
                 answer.into_inner().partial_success
             }
@@ -218,12 +266,13 @@ impl Exporter {
                     .body(request.encode_to_vec())
                     .send()
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| (false, e.to_string()))?;
                 let status = answer.status();
                 if !status.is_success() {
-                    return Err(format!("HTTP {status}"));
+                    let too_large = status == reqwest::StatusCode::PAYLOAD_TOO_LARGE;
+                    return Err((too_large, format!("HTTP {status}")));
                 }
-                let body = answer.bytes().await.map_err(|e| e.to_string())?;
+                let body = answer.bytes().await.map_err(|e| (false, e.to_string()))?;
                 opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceResponse::decode(
                     body,
                 )
@@ -242,29 +291,28 @@ impl Exporter {
     }
 }
 
-/// The last acknowledged seq kept in `path`; 0 when there is no file yet.
-fn read_cursor(path: &Path) -> std::io::Result<i64> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => text.trim().parse().map_err(|_| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("`{}` is no seq", text.trim()),
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(e),
-    }
+/// The last acknowledged seq kept in `path`, and that event's hash; 0 when there is no file.
+fn read_cursor(path: &Path) -> std::io::Result<(i64, Option<String>)> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((0, None)),
+        Err(e) => return Err(e),
+    };
+    let mut words = text.split_whitespace();
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not `<seq> <hash>`");
+    let seq = words.next().and_then(|seq| seq.parse().ok()).ok_or_else(bad)?;
+    Ok((seq, words.next().map(str::to_owned)))
 }
 
-/// Keeps `seq` in `path`: written beside it, synced, then renamed over it, so that a crash
-/// leaves the old cursor or the new one, never half of one.
-fn write_cursor(path: &Path, seq: i64) -> std::io::Result<()> {
+/// Keeps `seq` and its event's `hash` in `path`: written beside it, synced, then renamed over
+/// it, so that a crash leaves the old cursor or the new one, never half of one.
+fn write_cursor(path: &Path, seq: i64, hash: &str) -> std::io::Result<()> {
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
     {
         let mut file = std::fs::File::create(&temporary)?;
-        std::io::Write::write_all(&mut file, format!("{seq}\n").as_bytes())?;
+        std::io::Write::write_all(&mut file, format!("{seq} {hash}\n").as_bytes())?;
         file.sync_all()?;
     }
     std::fs::rename(&temporary, path)?;
@@ -291,16 +339,16 @@ mod tests {
     fn the_cursor_is_kept_whole_and_reads_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trail.db.otlp-cursor");
-        assert_eq!(read_cursor(&path).unwrap(), 0, "no file yet");
-        write_cursor(&path, 41).unwrap();
-        write_cursor(&path, 42).unwrap();
-        assert_eq!(read_cursor(&path).unwrap(), 42);
+        assert_eq!(read_cursor(&path).unwrap(), (0, None), "no file yet");
+        write_cursor(&path, 41, "aa").unwrap();
+        write_cursor(&path, 42, "bb").unwrap();
+        assert_eq!(read_cursor(&path).unwrap(), (42, Some("bb".to_owned())));
         std::fs::write(&path, "garbage").unwrap();
         assert!(read_cursor(&path).is_err());
     }
 
-    #[test]
-    fn an_endpoint_must_be_a_web_url() {
+    #[tokio::test]
+    async fn an_endpoint_must_be_a_web_url() {
         let mut config = Config::default();
         config.export.otlp = Some(crate::config::OtlpConfig {
             endpoint: "collector:4317".into(),

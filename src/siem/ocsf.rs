@@ -111,8 +111,13 @@ fn actor(event: &Event) -> Value {
     let r = &event.record;
     let mut actor = match &r.actor_id {
         Some(id) => {
-            let kind = r.actor_kind.as_deref().unwrap_or("unknown");
-            json!({ "user": { "uid": id, "name": id, "type": kind } })
+            // OCSF's user types are User (1), Admin, System and Other (99): an agent is Other.
+            let (type_id, kind) = match r.actor_kind.as_deref() {
+                Some("user") => (1, "User"),
+                Some(kind) => (99, kind),
+                None => (0, "Unknown"),
+            };
+            json!({ "user": { "uid": id, "name": id, "type_id": type_id, "type": kind } })
         }
         None => json!({ "app_name": "toolgate" }),
     };
@@ -134,11 +139,16 @@ fn columns(event: &Event) -> Value {
     Value::Object(columns.collect())
 }
 
-/// Whether what the event records went through: OCSF's status.
+/// Whether what the event records went through: OCSF's status. A call held for approval or
+/// allowed only as a dry run neither went through nor failed: Other.
 fn status(event: &Event) -> (u64, &'static str) {
     let r = &event.record;
     let failed = match r.kind {
-        Kind::Decision => r.outcome != Some(Outcome::Allow),
+        Kind::Decision => match r.outcome {
+            Some(Outcome::Allow | Outcome::Rewrite) => false,
+            Some(Outcome::RequireApproval | Outcome::DryRun) => return (99, "Other"),
+            _ => true,
+        },
         Kind::Execution => r.status.as_deref() != Some("ok"),
         Kind::Violation | Kind::InvalidRequest | Kind::AccessDenied | Kind::Undelivered => true,
         Kind::ApprovalRejected | Kind::ApprovalExpired | Kind::ApprovalWithdrawn => true,

@@ -159,7 +159,7 @@ class AuditServicer:
     def Subscribe(self, request, context):
         """The events matching a filter as they commit: first those from `from_seq` on that are on
         the trail already, then each new one, in `seq` order, until the client closes the stream
-        or the server shuts down (or the call outlives `limits.request_timeout_ms`). A client that
+        or the server shuts down. A client that
         reconnects with `from_seq` one past the last seq it got misses nothing and gets nothing
         twice. A node's own trail only: a fleet server answers FAILED_PRECONDITION.
         """
