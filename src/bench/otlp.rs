@@ -17,7 +17,7 @@ use opentelemetry_proto::tonic::collector::logs::v1::{
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use tonic::transport::Channel;
 
-use super::{Call, ServerProcess, connect, measure};
+use super::{Call, ServerProcess, connect};
 use crate::config::Durability;
 use crate::proto::HeadRequest;
 use crate::proto::audit_client::AuditClient;
@@ -56,6 +56,15 @@ pub struct Round {
     pub max_lag: i64,
     /// With the exporter: how long after the load stopped the collector had everything.
     pub drained: Duration,
+    /// The server's CPU time per event appended while Decide ran (until the export caught up),
+    /// in microseconds: what the exporter adds shows here even where the two cores are shared
+    /// with the load generator and the collector.
+    pub cpu_us_per_event: f64,
+}
+
+/// The trail's last seq.
+async fn head(audit: &mut AuditClient<Channel>) -> anyhow::Result<i64> {
+    Ok(i64::try_from(audit.head(HeadRequest::default()).await?.into_inner().seq)?)
 }
 
 /// `rounds` pairs of rounds (off, then on) of `duration` at `concurrency`.
@@ -117,9 +126,11 @@ async fn round(
             most.fetch_max(head - highest.load(Ordering::Relaxed), Ordering::Relaxed);
         }
     });
-    let figures = measure(&channels, &[concurrency], &[Call::Decide], duration, 0).await;
+    let baseline = super::load::drive(&channels, concurrency, duration, Call::Health, 0).await;
+    let (cpu_before, head_before) = (server.cpu_seconds().unwrap_or(0.0), head(&mut audit).await?);
+    let decide = super::load::drive(&channels, concurrency, duration, Call::Decide, 0).await;
     let stopped = tokio::time::Instant::now();
-    let head = i64::try_from(audit.head(HeadRequest::default()).await?.into_inner().seq)?;
+    let head = head(&mut audit).await?;
     let mut drained = Duration::ZERO;
     if exporting {
         while sink.highest.load(Ordering::Relaxed) < head
@@ -131,14 +142,16 @@ async fn round(
     }
     lag.abort();
     let max_lag = if exporting { max_lag.load(Ordering::Relaxed) } else { 0 };
+    // The CPU of the Decide phase, and of the export it caused, caught up.
+    let cpu = server.cpu_seconds().unwrap_or(0.0) - cpu_before;
     drop(channels);
     server.stop().await;
-    let decide = &figures[1];
     Ok(Round {
         exporting,
-        rate: decide.sample.rate(),
-        vs_baseline: decide.vs_baseline,
+        rate: decide.rate(),
+        vs_baseline: decide.rate() / baseline.rate().max(f64::MIN_POSITIVE),
         max_lag,
         drained,
+        cpu_us_per_event: cpu * 1e6 / (head - head_before).max(1) as f64,
     })
 }

@@ -80,6 +80,17 @@ impl ServerProcess {
         Err(std::io::Error::other("the server did not start serving within 20 s"))
     }
 
+    /// The CPU time the server has used so far, user and system, in seconds, from `/proc`
+    /// (Linux only; its clock ticks are 100 a second there).
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let pid = self.child.id()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command's closing parenthesis; utime and stime are 14 and 15.
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+        Some((ticks(11)? + ticks(12)?) as f64 / 100.0)
+    }
+
     /// Resident memory now and at its peak, in KiB, from `/proc` (Linux only).
     pub fn memory_kib(&self) -> Option<(u64, u64)> {
         let pid = self.child.id()?;

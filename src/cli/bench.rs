@@ -114,10 +114,11 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
                 false => String::new(),
             };
             println!(
-                "exporter {}: {:.0} decides/s ({:.3} of baseline){lag}",
+                "exporter {}: {:.0} decides/s ({:.3} of baseline), server CPU {:.1} µs per event{lag}",
                 if round.exporting { "on " } else { "off" },
                 round.rate,
-                round.vs_baseline
+                round.vs_baseline,
+                round.cpu_us_per_event
             );
         }
         let mean = |on: bool| {
@@ -126,6 +127,12 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
             rates.iter().sum::<f64>() / rates.len().max(1) as f64
         };
         println!("exporter on / off, baseline-relative: {:.3}", mean(true) / mean(false));
+        let raw = |on: bool| {
+            let rates: Vec<f64> =
+                figures.iter().filter(|r| r.exporting == on).map(|r| r.rate).collect();
+            rates.iter().sum::<f64>() / rates.len().max(1) as f64
+        };
+        println!("exporter on / off, decides per second: {:.3}", raw(true) / raw(false));
         return Ok(Exit::Ok);
     }
     if let Some(events) = args.audit {
