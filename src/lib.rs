@@ -20,7 +20,8 @@
 //!   group-committing writer, WAL checkpoints, read-only reads, the auditor's `Filter`); rows
 //!   are derived from the trail's column table, and the chain step is the trail's. `fleet`:
 //!   the fleet's PostgreSQL store through sqlx (its schema, whose `fleet_ingest` checks every
-//!   batch on arrival; reads for the auditors) and the sidecar's shipper.
+//!   batch on arrival; reads for the auditors) and the sidecar's shipper. `backoff`: the pauses
+//!   and once-per-trouble logging that the shipper and the OTLP exporter share.
 //! - Requests and decisions: [`request`] (wire requests validated and normalized; every
 //!   rejection names its field), `facts` (per-session counts for loops, caps and rates),
 //!   `policy` (Cedar evaluation into an outcome and a reason), `approvals` (calls waiting for a
@@ -49,6 +50,7 @@
 mod approvals;
 mod audit;
 pub mod auth;
+mod backoff;
 mod bench;
 pub mod cli;
 pub mod config;

@@ -12,14 +12,13 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::store::{FleetError, FleetStore};
+use crate::backoff::Backoff;
 use crate::config::FleetConfig;
 use crate::metrics::{Metrics, Shipped};
 use crate::store::{Filter, Reader, StoreError};
 
 /// The environment variable that may hold the store's URL (and its password).
 pub const URL_ENV: &str = "TOOLGATE_FLEET_POSTGRES_URL";
-/// The longest pause before a store in trouble is tried again.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Why `[fleet]` is refused at start.
 #[derive(Debug, thiserror::Error)]
@@ -97,8 +96,7 @@ impl Shipper {
         let mut cursor: Option<i64> = None;
         let mut cosigned: Option<i64> = None;
         let mut pause = Duration::ZERO;
-        let mut failures = 0u32;
-        let mut trouble: Option<String> = None;
+        let mut backoff = Backoff::new(self.every);
         loop {
             let stop = tokio::select! {
                 _ = stopping.wait_for(|stop| *stop) => true,
@@ -117,24 +115,22 @@ impl Shipper {
             };
             match round {
                 Ok(more) => {
-                    if trouble.take().is_some() {
+                    let recovered;
+                    (pause, recovered) = backoff.succeeded(more);
+                    if recovered {
                         tracing::info!(node = %self.node, "shipping to the fleet store again");
                     }
-                    failures = 0;
-                    pause = if more { Duration::ZERO } else { self.every };
                 }
                 Err(why) => {
                     (cursor, cosigned) = (None, None);
-                    failures += 1;
-                    pause = (self.every * 2u32.saturating_pow(failures.min(8))).min(MAX_BACKOFF);
                     let message = why.to_string();
-                    // Once per kind of trouble, not once per try.
-                    if trouble.as_deref() != Some(message.as_str()) {
+                    let new;
+                    (pause, new) = backoff.failed(message.clone());
+                    if new {
                         match why {
                             Trouble::Refused(_) => tracing::error!(node = %self.node, "{message}"),
                             _ => tracing::warn!(node = %self.node, "shipping is behind: {message}"),
                         }
-                        trouble = Some(message);
                     }
                 }
             }

@@ -16,12 +16,11 @@ use tokio::sync::watch;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 use super::otlp::{Origin, request};
+use crate::backoff::Backoff;
 use crate::config::{Config, OtlpProtocol};
 use crate::metrics::Metrics;
 use crate::store::{Filter, Reader};
 
-/// The longest pause before a collector in trouble is tried again.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The largest request sent: under the 4 MiB a gRPC server takes by default.
 const MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024;
 
@@ -127,8 +126,7 @@ impl Exporter {
         let mut cursor = self.resume(&reader).await;
         let mut batch = self.batch;
         let mut pause = Duration::ZERO;
-        let mut failures = 0u32;
-        let mut trouble: Option<String> = None;
+        let mut backoff = Backoff::new(self.every);
         loop {
             let stop = tokio::select! {
                 _ = stopping.wait_for(|stop| *stop) => true,
@@ -139,12 +137,12 @@ impl Exporter {
             }
             match self.round(&reader, &metrics, &mut cursor, batch).await {
                 Ok(more) => {
-                    if trouble.take().is_some() {
+                    batch = (batch * 2).min(self.batch);
+                    let recovered;
+                    (pause, recovered) = backoff.succeeded(more);
+                    if recovered {
                         tracing::info!(endpoint = %self.endpoint, "exporting to the collector again");
                     }
-                    failures = 0;
-                    batch = (batch * 2).min(self.batch);
-                    pause = if more { Duration::ZERO } else { self.every };
                 }
                 Err(why) => {
                     // A batch the collector finds too large is sent again in halves, down to
@@ -152,13 +150,11 @@ impl Exporter {
                     if matches!(why, Trouble::TooLarge(..)) {
                         batch = (batch / 2).max(1);
                     }
-                    failures += 1;
-                    pause = (self.every * 2u32.saturating_pow(failures.min(8))).min(MAX_BACKOFF);
                     let message = why.to_string();
-                    // Once per kind of trouble, not once per try.
-                    if trouble.as_deref() != Some(message.as_str()) {
+                    let new;
+                    (pause, new) = backoff.failed(message.clone());
+                    if new {
                         tracing::warn!(seq = cursor, "OTLP export is behind: {message}");
-                        trouble = Some(message);
                     }
                 }
             }
