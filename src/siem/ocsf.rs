@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::trail::{COLUMNS, Event, Kind, Outcome, Value as Cell};
+use crate::trail::{Event, Kind, Outcome, Value as Cell};
 
 /// The OCSF version the events follow.
 pub const VERSION: &str = "1.8.0";
@@ -129,12 +129,12 @@ fn actor(event: &Event) -> Value {
 
 /// Every non-NULL column, typed as the trail types it.
 fn columns(event: &Event) -> Value {
-    let columns = COLUMNS.iter().zip(event.cells()).filter_map(|(column, cell)| {
-        let value = match cell? {
+    let columns = event.named_cells().map(|(name, cell)| {
+        let value = match cell {
             Cell::Integer(n) => Value::from(n),
             Cell::Text(bytes) => Value::from(String::from_utf8_lossy(bytes).into_owned()),
         };
-        Some((column.name.to_owned(), value))
+        (name.to_owned(), value)
     });
     Value::Object(columns.collect())
 }

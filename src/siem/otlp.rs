@@ -10,7 +10,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, Key
 use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs, SeverityNumber};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 
-use crate::trail::{COLUMNS, Event, Kind, Outcome, Value};
+use crate::trail::{Event, Kind, Outcome, Value};
 
 /// The scope every record is in.
 pub const SCOPE: &str = "toolgate.trail";
@@ -54,17 +54,16 @@ pub fn request(events: &[Event], origin: &Origin) -> ExportLogsServiceRequest {
 fn record(event: &Event, observed: u64) -> LogRecord {
     let r = &event.record;
     let (severity, name) = severity(event);
-    let mut attributes: Vec<KeyValue> = COLUMNS
-        .iter()
-        .zip(event.cells())
-        .filter_map(|(column, cell)| {
-            let value = match cell? {
+    let mut attributes: Vec<KeyValue> = event
+        .named_cells()
+        .map(|(name, cell)| {
+            let value = match cell {
                 Value::Integer(n) => any_value::Value::IntValue(n),
                 Value::Text(bytes) => {
                     any_value::Value::StringValue(String::from_utf8_lossy(bytes).into_owned())
                 }
             };
-            Some(attribute(&format!("toolgate.{}", column.name), value))
+            attribute(&format!("toolgate.{name}"), value)
         })
         .collect();
     if let Some(tool) = &r.tool

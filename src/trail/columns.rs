@@ -259,6 +259,14 @@ macro_rules! define_record {
 }
 record_columns!(define_record);
 
+impl Event {
+    /// The event's non-NULL cells with their columns' names, in [`COLUMNS`] order: for the
+    /// forms that carry every column by name (the OTLP and OCSF exports).
+    pub fn named_cells(&self) -> impl Iterator<Item = (&'static str, Value<'_>)> {
+        COLUMNS.iter().zip(self.cells()).filter_map(|(column, cell)| Some((column.name, cell?)))
+    }
+}
+
 /// An event's cells, in [`COLUMNS`] order.
 pub type Cells<'a> = [Option<Value<'a>>; COLUMNS.len()];
 
