@@ -59,6 +59,7 @@ impl Source {
                     filter: Some(filter.to_proto()),
                     page_size: limit,
                     page_token: after.to_string(),
+                    newest_first: false,
                 };
                 let events = client.query(request).await?.into_inner().events;
                 events

@@ -243,13 +243,48 @@ impl FleetStore {
         after: (&str, i64),
         limit: u32,
     ) -> Result<Vec<(String, Event)>, FleetError> {
-        let (conditions, values) = conditions(node, filter, 2);
+        self.page(node, filter, ">", Some(after), "node_id, seq", limit).await
+    }
+
+    /// At most `limit` events matching `filter`, of `node` or of every node, before the place
+    /// `before` (node id, seq; anywhere when `None`), newest first: in descending (node id,
+    /// seq) order.
+    pub async fn query_newest(
+        &self,
+        node: Option<&str>,
+        filter: &Filter,
+        before: Option<(&str, i64)>,
+        limit: u32,
+    ) -> Result<Vec<(String, Event)>, FleetError> {
+        self.page(node, filter, "<", before, "node_id DESC, seq DESC", limit).await
+    }
+
+    /// A page from the place `at` (`beyond` it: `>` or `<`; anywhere when `None`), in `order`:
+    /// both literals of this file, never input.
+    async fn page(
+        &self,
+        node: Option<&str>,
+        filter: &Filter,
+        beyond: &'static str,
+        at: Option<(&str, i64)>,
+        order: &'static str,
+        limit: u32,
+    ) -> Result<Vec<(String, Event)>, FleetError> {
+        let bound = if at.is_some() { 2 } else { 0 };
+        let (conditions, values) = conditions(node, filter, bound);
+        let place = match at {
+            Some(_) => format!("(node_id, seq) {beyond} ($1, $2)"),
+            None => "true".to_owned(),
+        };
         let sql = format!(
-            "SELECT node_id, {} FROM fleet_events WHERE (node_id, seq) > ($1, $2){conditions}
-             ORDER BY node_id, seq LIMIT {limit}",
+            "SELECT node_id, {} FROM fleet_events WHERE {place}{conditions}
+             ORDER BY {order} LIMIT {limit}",
             columns()
         );
-        let mut query = sqlx::query(AssertSqlSafe(sql)).bind(after.0).bind(after.1);
+        let mut query = sqlx::query(AssertSqlSafe(sql));
+        if let Some((node, seq)) = at {
+            query = query.bind(node).bind(seq);
+        }
         for value in values {
             query = query.bind(value);
         }

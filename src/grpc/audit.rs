@@ -183,14 +183,25 @@ impl Audit for AuditService {
             Ok(page) => page,
             Err(e) => return Err(self.guard.invalid(Rpc::Query, e).await),
         };
-        let events: Vec<(Option<String>, Event)> = match &self.trails {
-            Trails::One(reader) => {
+        let events: Vec<(Option<String>, Event)> = match (&self.trails, req.newest_first) {
+            (Trails::One(reader), false) => {
                 let events = reader.query(&filter, page.after, page.size).await;
                 events.map_err(unavailable)?.into_iter().map(|e| (None, e)).collect()
             }
-            Trails::Fleet(store) => {
-                let after = (page.after_node.as_str(), page.after);
-                let events = store.query(node.as_deref(), &filter, after, page.size).await;
+            (Trails::One(reader), true) => {
+                let events = reader.query_newest(&filter, page.after, page.size).await;
+                events.map_err(unavailable)?.into_iter().map(|e| (None, e)).collect()
+            }
+            (Trails::Fleet(store), newest_first) => {
+                let node = node.as_deref();
+                let at = (page.after_node.as_str(), page.after);
+                let events = match newest_first {
+                    false => store.query(node, &filter, at, page.size).await,
+                    true => {
+                        let before = (!page.after_node.is_empty()).then_some(at);
+                        store.query_newest(node, &filter, before, page.size).await
+                    }
+                };
                 events.map_err(fleet_unavailable)?.into_iter().map(|(n, e)| (Some(n), e)).collect()
             }
         };

@@ -14,7 +14,8 @@ const MAX_PAGE_SIZE: u32 = 1000;
 /// Page size when the request names none.
 const DEFAULT_PAGE_SIZE: u32 = 100;
 
-/// A validated page of a Query: the events after `after`, at most `size` of them.
+/// A validated page of a Query: at most `size` events after `after` (before it, newest first;
+/// 0 is the start either way).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
     pub after: i64,

@@ -116,10 +116,35 @@ impl Reader {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
+        self.page(filter, "seq > ?", after, "seq", limit).await
+    }
+
+    /// At most `limit` events matching `filter` with `seq` below `before` (any, when 0), newest
+    /// first.
+    pub async fn query_newest(
+        &self,
+        filter: &Filter,
+        before: i64,
+        limit: u32,
+    ) -> Result<Vec<Event>, StoreError> {
+        let before = if before > 0 { before } else { i64::MAX };
+        self.page(filter, "seq < ?", before, "seq DESC", limit).await
+    }
+
+    /// A page: `place` (a condition on `seq` with one placeholder, for `seq`), `filter`, in
+    /// `order`; both are literals of this file, never input.
+    async fn page(
+        &self,
+        filter: &Filter,
+        place: &'static str,
+        seq: i64,
+        order: &'static str,
+        limit: u32,
+    ) -> Result<Vec<Event>, StoreError> {
         let (conditions, mut values) = filter.conditions();
-        values.insert(0, Value::Integer(after));
+        values.insert(0, Value::Integer(seq));
         values.push(Value::Integer(i64::from(limit)));
-        let sql = format!("{} WHERE seq > ?{conditions} ORDER BY seq LIMIT ?", *SELECT);
+        let sql = format!("{} WHERE {place}{conditions} ORDER BY {order} LIMIT ?", *SELECT);
         self.with(move |conn| {
             let mut stmt = conn.prepare_cached(&sql)?;
             let events = stmt.query_map(params_from_iter(values), row::event)?;

@@ -59,7 +59,12 @@ async fn query_all(client: &mut AuditClient<Channel>, filter: Filter, page_size:
     let mut seqs = Vec::new();
     let mut token = String::new();
     loop {
-        let req = QueryRequest { filter: Some(filter.clone()), page_size, page_token: token };
+        let req = QueryRequest {
+            filter: Some(filter.clone()),
+            page_size,
+            page_token: token,
+            ..Default::default()
+        };
         let page = client.query(req).await.unwrap().into_inner();
         seqs.extend(page.events.iter().map(|e| e.seq));
         if page.next_page_token.is_empty() {
@@ -141,7 +146,8 @@ async fn paging_while_writes_continue_loses_and_repeats_nothing() {
     loop {
         let writes_done = writing.is_finished();
         let token = seen.last().map(ToString::to_string).unwrap_or_default();
-        let req = QueryRequest { filter: None, page_size: 7, page_token: token };
+        let req =
+            QueryRequest { filter: None, page_size: 7, page_token: token, ..Default::default() };
         let page = client.query(req).await.unwrap().into_inner();
         seen.extend(page.events.iter().map(|e| e.seq));
         // A short page after the writes ended: everything has been read.
@@ -154,6 +160,44 @@ async fn paging_while_writes_continue_loses_and_repeats_nothing() {
     let unique: BTreeSet<_> = seen.iter().copied().collect();
     assert_eq!(unique.len(), seen.len(), "a seq was repeated");
     assert_eq!(seen, (1..=rows(&app.db).len() as u64).collect::<Vec<_>>(), "a seq was lost");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newest_first_pages_go_back_to_the_start_while_writes_continue() {
+    let mut app = spawn_app().await;
+    populate(&mut app).await;
+    let mut client = audit(&app);
+    let first = QueryRequest { page_size: 5, newest_first: true, ..Default::default() };
+    let first = client.query(first).await.unwrap().into_inner();
+    let head = first.events[0].seq;
+    assert_eq!(head, rows(&app.db).len() as u64, "the first page starts at the head");
+    // Events appended now belong to a new first page, not to the pages that follow.
+    for _ in 0..20 {
+        app.decide(request("read")).await;
+    }
+    let mut seen: Vec<u64> = first.events.iter().map(|e| e.seq).collect();
+    let mut token = first.next_page_token;
+    while !token.is_empty() {
+        let req = QueryRequest {
+            page_size: 5,
+            page_token: token,
+            newest_first: true,
+            ..Default::default()
+        };
+        let page = client.query(req).await.unwrap().into_inner();
+        seen.extend(page.events.iter().map(|e| e.seq));
+        token = page.next_page_token;
+    }
+    assert_eq!(seen, (1..=head).rev().collect::<Vec<_>>());
+
+    // With a filter, the filter's events only, newest first.
+    let denied = Filter { outcome: "deny".into(), ..Default::default() };
+    let req = QueryRequest { filter: Some(denied), newest_first: true, ..Default::default() };
+    let page = client.query(req).await.unwrap().into_inner();
+    let mut expected = sql_seqs(&app.db, "outcome = 'deny'");
+    expected.reverse();
+    assert!(expected.len() > 1);
+    assert_eq!(page.events.iter().map(|e| e.seq).collect::<Vec<_>>(), expected);
 }
 
 #[tokio::test]

@@ -122,7 +122,12 @@ async fn an_audit_only_server_serves_the_fleet_store_to_the_auditors_tools() {
     let mut seen = Vec::new();
     let mut token = String::new();
     loop {
-        let ask = proto::QueryRequest { filter: None, page_size: 4, page_token: token };
+        let ask = proto::QueryRequest {
+            filter: None,
+            page_size: 4,
+            page_token: token,
+            ..Default::default()
+        };
         let page = auditor.query(ask).await.unwrap().into_inner();
         seen.extend(page.events.into_iter().map(|e| (e.node_id, e.seq as i64, e.hash)));
         if page.next_page_token.is_empty() {
@@ -136,6 +141,23 @@ async fn an_audit_only_server_serves_the_fleet_store_to_the_auditors_tools() {
         .chain(b_events.iter().map(|(seq, hash)| ("b".to_owned(), *seq, hash.clone())))
         .collect();
     assert_eq!(seen, expected);
+    // Newest first: the same events, backwards, paged across nodes the same way.
+    let (mut newest, mut token) = (Vec::new(), String::new());
+    loop {
+        let ask = proto::QueryRequest {
+            page_size: 3,
+            page_token: token,
+            newest_first: true,
+            ..Default::default()
+        };
+        let page = auditor.query(ask).await.unwrap().into_inner();
+        newest.extend(page.events.into_iter().map(|e| (e.node_id, e.seq as i64, e.hash)));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(newest, expected.iter().rev().cloned().collect::<Vec<_>>());
     // One node's, its head, its counts, its verification.
     let ask =
         proto::QueryRequest { filter: Some(filter("b")), page_size: 100, ..Default::default() };

@@ -712,6 +712,10 @@ export const descriptor = {
                 "page_token": {
                   "type": "string",
                   "id": 3
+                },
+                "newest_first": {
+                  "type": "bool",
+                  "id": 4
                 }
               }
             },

@@ -41,14 +41,16 @@ class Filter(_message.Message):
     def __init__(self, since: _Optional[str] = ..., until: _Optional[str] = ..., session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ..., action: _Optional[str] = ..., outcome: _Optional[str] = ..., kind: _Optional[str] = ..., decision_id: _Optional[str] = ..., shadow_disagrees: _Optional[bool] = ..., node_id: _Optional[str] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
-    __slots__ = ("filter", "page_size", "page_token")
+    __slots__ = ("filter", "page_size", "page_token", "newest_first")
     FILTER_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NEWEST_FIRST_FIELD_NUMBER: _ClassVar[int]
     filter: Filter
     page_size: int
     page_token: str
-    def __init__(self, filter: _Optional[_Union[Filter, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    newest_first: bool
+    def __init__(self, filter: _Optional[_Union[Filter, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., newest_first: _Optional[bool] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("seq", "event_id", "ts", "kind", "decision_id", "session_id", "task_type", "actor_id", "actor_kind", "tool", "action", "resource_type", "resource_id", "args_hash", "outcome", "reason", "policy_ids", "policy_version", "max_output_chars", "timeout_ms", "duration_us", "result_bytes", "truncated", "status", "error", "request", "prev_hash", "hash", "rewritten_args_hash", "shadow_outcome", "shadow_reason", "note", "node_id")

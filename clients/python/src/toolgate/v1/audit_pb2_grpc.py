@@ -90,8 +90,9 @@ class AuditServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Query(self, request, context):
-        """Events matching a filter, in `seq` order, a page at a time. Paging by token while the
-        trail grows loses and repeats nothing: the token is the last `seq` returned.
+        """Events matching a filter, in `seq` order (or newest first), a page at a time. Paging by
+        token while the trail grows loses and repeats nothing: the token is the last `seq`
+        returned.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
