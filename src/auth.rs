@@ -70,10 +70,13 @@ pub enum Rpc {
     InclusionProof,
     ConsistencyProof,
     ReloadPolicy,
+    /// The console's sign-in (`POST /ui/sign-in`): a token that may read the trail or judge
+    /// approvals.
+    SignIn,
 }
 
 impl Rpc {
-    /// The gRPC path, as the trail records it.
+    /// The gRPC path (for the console's sign-in, its URL path), as the trail records it.
     pub fn path(self) -> &'static str {
         match self {
             Self::Decide => "toolgate.v1.Gate/Decide",
@@ -96,6 +99,7 @@ impl Rpc {
             Self::InclusionProof => "toolgate.v1.Audit/InclusionProof",
             Self::ConsistencyProof => "toolgate.v1.Audit/ConsistencyProof",
             Self::ReloadPolicy => "toolgate.v1.Admin/ReloadPolicy",
+            Self::SignIn => "/ui/sign-in",
         }
     }
 
@@ -121,6 +125,7 @@ impl Rpc {
             | Self::InclusionProof
             | Self::ConsistencyProof => &[Role::Auditor],
             Self::ReloadPolicy => &[Role::Admin],
+            Self::SignIn => &[Role::Auditor, Role::Approver],
         }
     }
 }
@@ -199,6 +204,11 @@ impl Caller {
             [one] if !one.ends_with('*') => Some(one),
             _ => None,
         }
+    }
+
+    /// Whether the caller holds `role`.
+    pub fn has(&self, role: Role) -> bool {
+        self.roles.contains(&role)
     }
 
     /// Whether the caller may act as `actor` (and so may not approve its calls).

@@ -9,6 +9,10 @@
 //! - `POST /hooks/claude`: a Claude Code hook's JSON in, its answer out (see [`crate::hook`]).
 //!   The calls go to this server's Gate and Approvals services in process, through the same
 //!   auth, policy and trail as any client's.
+//! - `/ui`: the console, when enabled (see `crate::console`).
+//!
+//! A server picks the routes it has ([`probes`], [`hooks`], the console's) and serves them
+//! together with [`serve`].
 //!
 //! Plain HTTP, or TLS with `[tls] side_port = true` (the listener then comes from
 //! [`crate::tls::Acceptor::side_listener`]).
@@ -29,44 +33,57 @@ use crate::hook::claude::{self, Payload};
 use crate::metrics::Metrics;
 use crate::sidecar::Sidecar;
 
-/// What the side port serves from.
+/// What the probes and metrics read.
 #[derive(Debug, Clone)]
-pub struct Side {
-    pub metrics: Arc<Metrics>,
+struct Probes {
+    metrics: Arc<Metrics>,
     /// Cleared when the server starts shutting down.
-    pub serving: Arc<AtomicBool>,
-    pub sidecar: Sidecar,
-    pub claude: ClaudeHookConfig,
+    serving: Arc<AtomicBool>,
 }
 
-/// Serves the side port until `shutdown` resolves.
+/// What the hook endpoint calls.
+#[derive(Debug, Clone)]
+struct Hooks {
+    sidecar: Sidecar,
+    claude: ClaudeHookConfig,
+}
+
+/// `/metrics`, `/healthz` and `/readyz`.
+pub fn probes(metrics: Arc<Metrics>, serving: Arc<AtomicBool>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics_text))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .with_state(Probes { metrics, serving })
+}
+
+/// `/hooks/claude`, calling `sidecar`.
+pub fn hooks(sidecar: Sidecar, claude: ClaudeHookConfig) -> Router {
+    Router::new().route("/hooks/claude", post(claude_hook)).with_state(Hooks { sidecar, claude })
+}
+
+/// Serves `app` on the side port until `shutdown` resolves.
 pub async fn serve<L>(
     listener: L,
-    side: Side,
+    app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()>
 where
     L: axum::serve::Listener,
     L::Addr: std::fmt::Debug,
 {
-    let app = Router::new()
-        .route("/metrics", get(metrics))
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(ready))
-        .route("/hooks/claude", post(claude_hook))
-        .with_state(side);
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
 
-async fn metrics(State(side): State<Side>) -> impl IntoResponse {
+async fn metrics_text(State(probes): State<Probes>) -> impl IntoResponse {
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    ([(header::CONTENT_TYPE, content_type)], side.metrics.encode())
+    ([(header::CONTENT_TYPE, content_type)], probes.metrics.encode())
 }
 
-async fn ready(State(side): State<Side>) -> (StatusCode, &'static str) {
-    if !side.serving.load(Ordering::Relaxed) {
+async fn ready(State(probes): State<Probes>) -> (StatusCode, &'static str) {
+    if !probes.serving.load(Ordering::Relaxed) {
         (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
-    } else if side.metrics.trail_failing() {
+    } else if probes.metrics.trail_failing() {
         (StatusCode::SERVICE_UNAVAILABLE, "the trail cannot commit\n")
     } else {
         (StatusCode::OK, "ready\n")
@@ -76,17 +93,17 @@ async fn ready(State(side): State<Side>) -> (StatusCode, &'static str) {
 /// A failure to reach the decision blocks the call: a PreToolUse is denied, a PostToolUse
 /// tells the model its report was not recorded.
 async fn claude_hook(
-    State(side): State<Side>,
+    State(hooks): State<Hooks>,
     headers: HeaderMap,
     Json(payload): Json<Payload>,
 ) -> Json<Value> {
     // With auth on, the hook's own `Authorization` header is passed on to the gRPC call.
     let sidecar = match headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-        Some(value) => side.sidecar.clone().authorized(value),
-        None => Ok(side.sidecar.clone()),
+        Some(value) => hooks.sidecar.clone().authorized(value),
+        None => Ok(hooks.sidecar.clone()),
     };
     let answer = match sidecar {
-        Ok(mut sidecar) => claude::handle(&payload, &side.claude, &mut sidecar).await,
+        Ok(mut sidecar) => claude::handle(&payload, &hooks.claude, &mut sidecar).await,
         Err(status) => Err(status),
     };
     match answer {

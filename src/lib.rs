@@ -54,6 +54,7 @@ mod backoff;
 mod bench;
 pub mod cli;
 pub mod config;
+mod console;
 mod error;
 mod facts;
 mod fleet;

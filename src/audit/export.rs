@@ -14,6 +14,15 @@ use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
 use crate::trail::csv::{CsvError, CsvWriter};
 
+/// The trails an auditor reads: a sidecar's own, or every node's in the fleet store.
+#[derive(Debug, Clone)]
+pub enum Trails {
+    /// The sidecar's own trail.
+    One(Reader),
+    /// Every node's trail in the fleet store.
+    Fleet(FleetStore),
+}
+
 /// Where an export reads its events: a trail, or one node of the fleet store.
 #[derive(Debug, Clone)]
 pub enum Origin {

@@ -153,14 +153,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
              certificate from the client CA may decide, read the trail and approve"
         );
     }
-    if let Some(url) = args.postgres.as_deref().filter(|_| args.audit_only) {
-        anyhow::ensure!(
-            config.http_listen.is_none(),
-            "--audit-only serves gRPC only (its health service included): drop the HTTP side port"
-        );
-        crate::server::run_audit_only(config, listener, url, crate::shutdown::signal()).await?;
-        return Ok(Exit::Ok);
-    }
+    anyhow::ensure!(
+        !config.console.enabled || config.http_listen.is_some(),
+        "[console] enabled: the console is served on the HTTP side port: set --http-listen \
+         (or http_listen)"
+    );
     let http = match &config.http_listen {
         Some(addr) => Some(
             TcpListener::bind(addr)
@@ -169,6 +166,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
         ),
         None => None,
     };
+    if let Some(url) = args.postgres.as_deref().filter(|_| args.audit_only) {
+        let shutdown = crate::shutdown::signal();
+        crate::server::run_audit_only(config, listener, http, url, shutdown).await?;
+        return Ok(Exit::Ok);
+    }
     crate::server::run(config, listener, http, crate::shutdown::signal()).await?;
     Ok(Exit::Ok)
 }

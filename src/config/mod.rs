@@ -21,9 +21,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+mod console;
 mod export;
 mod mcp;
 
+pub use console::ConsoleConfig;
 pub use export::{ExportConfig, OtlpConfig, OtlpProtocol};
 pub use mcp::McpConfig;
 
@@ -97,6 +99,8 @@ pub struct Config {
     pub fleet: FleetConfig,
     /// Exporting the trail to an OpenTelemetry collector; off unless an endpoint is given.
     pub export: ExportConfig,
+    /// The web console on the HTTP side port; off unless enabled.
+    pub console: ConsoleConfig,
 }
 
 impl Default for Config {
@@ -126,6 +130,7 @@ impl Default for Config {
             checkpoints: CheckpointsConfig::default(),
             fleet: FleetConfig::default(),
             export: ExportConfig::default(),
+            console: ConsoleConfig::default(),
         }
     }
 }

@@ -8,7 +8,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::batch::BatchRow;
-use crate::store::{Cosignature, Filter, Stats};
+use crate::store::{Cosignature, Filter, Stats, Tally, tally_sql};
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
 
 /// What can go wrong with the store. Messages never carry the URL (nor its password).
@@ -348,6 +348,57 @@ impl FleetStore {
         row.as_ref().map(event).transpose()
     }
 
+    /// Each node's last stored `seq`.
+    pub async fn heads(&self) -> Result<Vec<(String, i64)>, FleetError> {
+        let rows = sqlx::query("SELECT node_id, size FROM fleet_trees ORDER BY node_id")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).collect()
+    }
+
+    /// The tally of `node`'s events after `after` up to `through` whose `ts` is `since` or
+    /// later.
+    pub async fn tally(
+        &self,
+        node: &str,
+        after: i64,
+        through: i64,
+        since: &str,
+    ) -> Result<Vec<Tally>, FleetError> {
+        let sql = numbered(&tally_sql("fleet_events", true), 0);
+        let rows = sqlx::query(AssertSqlSafe(sql))
+            .bind(node)
+            .bind(after)
+            .bind(through)
+            .bind(since)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Tally {
+                    minute: row.try_get(0)?,
+                    kind: row.try_get(1)?,
+                    outcome: row.try_get(2)?,
+                    tool: row.try_get(3)?,
+                    actor_id: row.try_get(4)?,
+                    count: row.try_get::<i64, _>(5)?.unsigned_abs(),
+                })
+            })
+            .collect()
+    }
+
+    /// The `seq` of `node`'s earliest event appended at `since` or later.
+    pub async fn first_seq_since(&self, node: &str, since: &str) -> Result<Option<i64>, FleetError> {
+        let row = sqlx::query(
+            "SELECT seq FROM fleet_events WHERE node_id = $1 AND ts >= $2 ORDER BY ts LIMIT 1",
+        )
+        .bind(node)
+        .bind(since)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| Ok(row.try_get(0)?)).transpose()
+    }
+
     /// Closes the pool.
     pub async fn close(&self) {
         self.pool.close().await;
@@ -367,6 +418,11 @@ fn conditions(node: Option<&str>, filter: &Filter, bound: usize) -> (String, Vec
     }
     sql.push_str(&filtered);
     values.extend(filter_values);
+    (numbered(&sql, bound), values)
+}
+
+/// Standard SQL's `?` placeholders as PostgreSQL's, numbered from `$(bound + 1)`.
+fn numbered(sql: &str, bound: usize) -> String {
     let mut numbered = String::new();
     for (i, piece) in sql.split('?').enumerate() {
         if i > 0 {
@@ -374,7 +430,7 @@ fn conditions(node: Option<&str>, filter: &Filter, bound: usize) -> (String, Vec
         }
         numbered.push_str(piece);
     }
-    (numbered, values)
+    numbered
 }
 
 /// The event of a row whose columns after the first are the trail's, in table order.

@@ -12,11 +12,13 @@ use tonic::{Request, Response, Status};
 use super::Guard;
 use super::convert::event_to_proto;
 use super::follow::{self, Follow};
-use crate::audit::{Anchors, Export, Origin, Report, SharedBuffer, verify_fleet, verify_trail};
+use crate::audit::{
+    Anchors, Export, Origin, Report, SharedBuffer, Trails, verify_fleet, verify_trail,
+};
 use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::{Error, FieldError};
-use crate::fleet::store::{FleetError, FleetStore};
+use crate::fleet::store::FleetError;
 use crate::proto::{self, audit_server::Audit};
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
 use crate::store::{Filter, Head, Reader};
@@ -24,15 +26,6 @@ use crate::trail::{Event, Kind};
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
-
-/// What the service serves.
-#[derive(Debug, Clone)]
-pub enum Trails {
-    /// The sidecar's own trail.
-    One(Reader),
-    /// Every node's trail in the fleet store.
-    Fleet(FleetStore),
-}
 
 /// The tonic service.
 #[derive(Debug, Clone)]

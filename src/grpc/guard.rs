@@ -36,6 +36,18 @@ impl Guard {
         }
     }
 
+    /// The holder of `token` signing in to the console, when it may read the trail or judge
+    /// approvals (`None` while auth is off); otherwise the refusal, recorded.
+    pub async fn sign_in(&self, token: &str) -> Result<Option<Caller>, Status> {
+        let mut request = Request::new(());
+        let header = format!("Bearer {}", token.trim()).parse();
+        // A token that is no header value is no token toolgate gave: it is refused as one.
+        if let Ok(header) = header {
+            request.metadata_mut().insert("authorization", header);
+        }
+        self.check(&request, Rpc::SignIn).await
+    }
+
     /// Refuses, and records, an authenticated caller acting beyond its identities.
     pub(super) async fn refuse_identity(&self, caller: &Caller, rpc: Rpc, why: String) -> Status {
         let refused = self.auth.refuse_identity(caller, rpc, why);

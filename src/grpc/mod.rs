@@ -12,7 +12,7 @@ mod guard;
 
 pub use admin::AdminService;
 pub use approvals::ApprovalsService;
-pub use audit::{AuditService, Trails};
+pub use audit::AuditService;
 pub use convert::event_from_proto;
 pub use follow::Follow;
 pub use gate::GateService;

@@ -1,23 +1,29 @@
 //! The fleet's audit-only server (`toolgate serve --audit-only --postgres URL`): the `Audit`
 //! service over the fleet store, with the sidecar's auth, roles and TLS, and nothing else (no
 //! Gate, no Approvals, no shipping). Its own trail (`db`) records what every trail records of
-//! a server's callers: the calls it refuses (unauthenticated, beyond a role, malformed).
+//! a server's callers: the calls it refuses (unauthenticated, beyond a role, malformed). Its
+//! HTTP side port, when set, has the probes, the metrics and (when enabled) the console over
+//! every node's trail.
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use tokio::net::TcpListener;
 use tonic::transport::Server;
 
 use super::{ServerError, serving};
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::fleet::store::FleetStore;
-use crate::grpc::{AuditService, Guard, Trails};
+use crate::audit::Trails;
+use crate::grpc::{AuditService, Guard};
 use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::proto;
 use crate::proto::audit_server::AuditServer;
 use crate::request::ArgsHasher;
+use crate::sidecar::conn;
 use crate::store::Store;
 use crate::tls::Acceptor;
 
@@ -30,6 +36,7 @@ const CONNECTIONS: u32 = 8;
 pub async fn run_audit_only(
     config: Config,
     listener: Listener,
+    http: Option<TcpListener>,
     postgres_url: &str,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
@@ -39,8 +46,9 @@ pub async fn run_audit_only(
     let auth = Arc::new(Auth::new(&config.auth)?);
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let (store, writer_thread) =
-        Store::open(&config.db, config.durability, &config.writer, metrics).await?;
+        Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let guard = Guard::new(auth, store.writer.clone());
+    let mut console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
@@ -54,9 +62,50 @@ pub async fn run_audit_only(
         config.limits.clone(),
     ));
     tracing::info!(db = %config.db.display(), "serving the fleet store's trails (audit only)");
+    let serving = Arc::new(AtomicBool::new(true));
+    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop_following, stopping_following) = tokio::sync::watch::channel(false);
+    let mut followers = Vec::new();
+    let side = match http {
+        Some(http) => {
+            let mut app = crate::http::probes(metrics.clone(), serving.clone());
+            let side_tls = tls.clone().filter(|tls| tls.serves_side_port());
+            if let Some(guard) = console_guard.take() {
+                let (console, tasks) = crate::console::start(
+                    crate::console::Parts {
+                        audit: conn(audit_service.clone()),
+                        approvals: None,
+                        guard,
+                        auth: config.auth.enabled(),
+                        tls: side_tls.is_some(),
+                        session_minutes: config.console.session_minutes,
+                        log_key: None,
+                        witnesses: Vec::new(),
+                    },
+                    Trails::Fleet(fleet.clone()),
+                    stopping_following,
+                );
+                followers = tasks;
+                app = app.merge(console);
+            }
+            let addr = http.local_addr()?;
+            tracing::info!(listen = %addr, tls = side_tls.is_some(), "HTTP side port serving");
+            let stopped = async {
+                let _ = side_stopped.await;
+            };
+            Some(match side_tls {
+                Some(tls) => {
+                    tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped))
+                }
+                None => tokio::spawn(crate::http::serve(http, app, stopped)),
+            })
+        }
+        None => None,
+    };
     let shutting_down = tokio::sync::Notify::new();
     let stopping = async {
         shutdown.await;
+        serving.store(false, Ordering::Relaxed);
         shutting_down.notify_one();
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<AuditServer<AuditService>>().await;
@@ -70,6 +119,16 @@ pub async fn run_audit_only(
     let served = serving::serve(router, listener, tls, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
+    let _ = stop_side.send(());
+    if let Some(side) = side
+        && let Ok(Err(e)) = side.await
+    {
+        tracing::error!(error = %e, "the HTTP side port failed");
+    }
+    let _ = stop_following.send(true);
+    for follower in followers {
+        let _ = follower.await;
+    }
     fleet.close().await;
     store.reader.close().await;
     drop(store);

@@ -16,15 +16,15 @@ use tonic::transport::Server;
 pub use audit_only::run_audit_only;
 
 use crate::approvals::{Approvals, rebuild};
+use crate::audit::Trails;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::{Gate, State};
 use crate::grpc::{
-    AdminService, ApprovalsService, AuditService, Follow, GateService, Guard, Trails,
+    AdminService, ApprovalsService, AuditService, Follow, GateService, Guard,
 };
-use crate::http::Side;
 use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::pins::Pins;
@@ -110,6 +110,9 @@ pub async fn run(
         "policy in force"
     );
 
+    // What the console shows of the checkpoints: who signs them, who cosigns them.
+    let log_key = signer.as_ref().map(|signer| signer.verifier());
+    let witness_keys: Vec<_> = witnesses.iter().map(|w| w.key().clone()).collect();
     let (stop_checkpoints, stopping_checkpoints) = tokio::sync::watch::channel(false);
     let checkpoints = signer.map(|signer| {
         tracing::info!(
@@ -157,6 +160,9 @@ pub async fn run(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let guard = Guard::new(auth, store.writer.clone());
+    // The console's, if it is served: every other holder of a writer handle is gone with the
+    // services and the side port, so that the writer can finish at shutdown.
+    let mut console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), tls.clone(), hangups));
     let watched = tls.clone();
@@ -189,17 +195,34 @@ pub async fn run(
 
     let serving = Arc::new(AtomicBool::new(true));
     let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop_following, stopping_following) = tokio::sync::watch::channel(false);
+    let mut followers = Vec::new();
     let side = match http {
         Some(http) => {
-            let side = Side {
-                metrics: metrics.clone(),
-                serving: serving.clone(),
-                // In process: the hook's calls skip the network (and TLS), and carry the
-                // hook's own `Authorization` header.
-                sidecar: Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone())),
-                claude: config.hooks.claude.clone(),
-            };
+            // In process: the hook's calls skip the network (and TLS), and carry the hook's
+            // own `Authorization` header.
+            let sidecar = Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone()));
+            let mut app = crate::http::probes(metrics.clone(), serving.clone())
+                .merge(crate::http::hooks(sidecar, config.hooks.claude.clone()));
             let side_tls = tls.clone().filter(|tls| tls.serves_side_port());
+            if let Some(guard) = console_guard.take() {
+                let (console, tasks) = crate::console::start(
+                    crate::console::Parts {
+                        audit: conn(audit_service.clone()),
+                        approvals: Some(conn(approvals_service.clone())),
+                        guard,
+                        auth: config.auth.enabled(),
+                        tls: side_tls.is_some(),
+                        session_minutes: config.console.session_minutes,
+                        log_key,
+                        witnesses: witness_keys,
+                    },
+                    Trails::One(store.reader.clone()),
+                    stopping_following,
+                );
+                followers = tasks;
+                app = app.merge(console);
+            }
             let addr = http.local_addr()?;
             tracing::info!(listen = %addr, tls = side_tls.is_some(), "HTTP side port serving");
             let stopped = async {
@@ -207,9 +230,9 @@ pub async fn run(
             };
             Some(match side_tls {
                 Some(tls) => {
-                    tokio::spawn(crate::http::serve(tls.side_listener(http)?, side, stopped))
+                    tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped))
                 }
-                None => tokio::spawn(crate::http::serve(http, side, stopped)),
+                None => tokio::spawn(crate::http::serve(http, app, stopped)),
             })
         }
         None => None,
@@ -252,6 +275,10 @@ pub async fn run(
         && let Ok(Err(e)) = side.await
     {
         tracing::error!(error = %e, "the HTTP side port failed");
+    }
+    let _ = stop_following.send(true);
+    for follower in followers {
+        let _ = follower.await;
     }
     // Every call is answered: the last checkpoint covers all of them.
     let _ = stop_checkpoints.send(true);

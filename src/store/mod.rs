@@ -4,7 +4,8 @@
 //! queries and verification never block writes; a third connection checkpoints the WAL in the
 //! background (`wal.rs`). Witnesses' cosignatures of checkpoints sit beside the events
 //! (`cosignatures.rs`). Rows are derived from the trail's column table (`row.rs`), and the
-//! auditor's [`Filter`] is rendered as SQL here (`filter.rs`). This module does I/O only: the
+//! auditor's [`Filter`] is rendered as SQL here (`filter.rs`), as is the tally of activity by minute
+//! (`tally.rs`). This module does I/O only: the
 //! chain step and the hashes are `trail`'s.
 
 mod cosignatures;
@@ -12,6 +13,7 @@ mod filter;
 mod migrate;
 mod reader;
 mod row;
+mod tally;
 mod tree;
 mod wal;
 mod writer;
@@ -23,6 +25,7 @@ use std::time::Duration;
 pub use cosignatures::Cosignature;
 pub use filter::Filter;
 pub use reader::{Head, PAGE, Reader, Stats};
+pub use tally::{Tally, tally_sql};
 pub use writer::{PairedDecision, Writer, WriterThread};
 
 /// How long a connection waits for a lock another one holds before it reports the file busy.

@@ -90,7 +90,7 @@ impl Reader {
     }
 
     /// Runs `read` on a connection, on a blocking thread.
-    async fn with<T: Send + 'static, E: From<rusqlite::Error> + Send + 'static>(
+    pub(super) async fn with<T: Send + 'static, E: From<rusqlite::Error> + Send + 'static>(
         &self,
         read: impl FnOnce(&Connection) -> Result<T, E> + Send + 'static,
     ) -> Result<T, StoreError>

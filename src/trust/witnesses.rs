@@ -47,6 +47,13 @@ pub struct WitnessKeyError {
     error: NoteError,
 }
 
+impl Target {
+    /// The witness's key.
+    pub fn key(&self) -> &CosignatureVerifier {
+        &self.key
+    }
+}
+
 /// The witnesses' targets, their keys checked (before anything starts).
 pub fn targets(configs: &[WitnessConfig]) -> Result<Vec<Target>, WitnessKeyError> {
     configs

@@ -44,13 +44,28 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Config)) -> TestApp {
 
 /// Starts a server with `config`, keeping `dir` alive as long as the app.
 pub async fn start(config: Config, dir: TempDir) -> TestApp {
+    serve(config, dir, None).await
+}
+
+/// Starts a server on a fresh database with its HTTP side port on, with the configuration
+/// changed by `configure`; returns it and the side port's `http://127.0.0.1:PORT`.
+pub async fn spawn_app_with_side_port(configure: impl FnOnce(&mut Config)) -> (TestApp, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config { db: dir.path().join("trail.db"), ..Config::default() };
+    configure(&mut config);
+    let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let side = format!("http://{}", http.local_addr().unwrap());
+    (serve(config, dir, Some(http)).await, side)
+}
+
+async fn serve(config: Config, dir: TempDir, http: Option<TcpListener>) -> TestApp {
     init_logs();
     let db = config.db.clone();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let listener = toolgate::listener::Listener::Tcp(listener);
-    let server = tokio::spawn(toolgate::server::run(config, listener, None, async {
+    let server = tokio::spawn(toolgate::server::run(config, listener, http, async {
         let _ = stopped.await;
     }));
     let channel = Channel::from_shared(format!("http://{addr}")).unwrap().connect().await.unwrap();

@@ -1,0 +1,111 @@
+//! A signed checkpoint as the console shows it: the tree it covers, who signed it, and which
+//! witnesses cosigned it and when, each signature checked where this server knows the key (its
+//! own checkpoint key, the witnesses it submits to).
+
+use chrono::DateTime;
+use maud::{Markup, html};
+
+use super::page::Text;
+use crate::proto::CheckpointResponse;
+use crate::trail::Hash;
+use crate::trust::checkpoint::Checkpoint;
+use crate::trust::cosignature::CosignatureVerifier;
+use crate::trust::note::{Note, NoteVerifier};
+
+/// Bytes of a `cosignature/v1` signature after its key id: the time, then the signature.
+const COSIGNATURE_BYTES: usize = 8 + 64;
+
+/// A signed checkpoint, read.
+#[derive(Debug, Clone)]
+pub struct Signed {
+    /// The events it covers, and its own place on the trail (size + 1).
+    pub size: u64,
+    pub seq: u64,
+    pub origin: String,
+    pub root: Hash,
+    pub signatures: Vec<Signature>,
+}
+
+/// One signature line of the note.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub name: String,
+    /// A witness's cosignature: the time it gives (seconds since the epoch).
+    pub cosigned_at: Option<u64>,
+    /// Whether it verified with a key this server knows; `None` when it knows none by its name.
+    pub verified: Option<bool>,
+}
+
+/// The checkpoint of `answer`, its signatures checked with `log_key` and `witnesses`; `None` if
+/// its note does not read.
+pub fn read(
+    answer: &CheckpointResponse,
+    log_key: Option<&NoteVerifier>,
+    witnesses: &[CosignatureVerifier],
+) -> Option<Signed> {
+    let checkpoint = Checkpoint::read(&answer.note).ok()?;
+    let note = Note::parse(&answer.cosigned).ok()?;
+    let signatures = note
+        .signatures
+        .iter()
+        .map(|(name, id, bytes)| {
+            let cosigned_at = (bytes.len() == COSIGNATURE_BYTES)
+                .then(|| bytes[..8].try_into().ok().map(u64::from_be_bytes))
+                .flatten();
+            let verified = match cosigned_at {
+                Some(_) => witnesses
+                    .iter()
+                    .find(|w| w.key.name == *name && w.key.id == *id)
+                    .map(|w| w.cosigned(&note).is_some()),
+                None => log_key
+                    .filter(|k| k.key.name == *name && k.key.id == *id)
+                    .map(|k| note.signed_by(k)),
+            };
+            Signature { name: name.clone(), cosigned_at, verified }
+        })
+        .collect();
+    Some(Signed {
+        size: answer.size,
+        seq: answer.seq,
+        origin: checkpoint.origin,
+        root: checkpoint.root,
+        signatures,
+    })
+}
+
+/// What a checkpoint says, for a card.
+pub fn render(signed: &Signed) -> Markup {
+    let verified = |v: Option<bool>| match v {
+        Some(true) => html! { span.ok-mark title="verified with the key this server holds" { "✓ verified" } },
+        Some(false) => html! { span.bad-mark { "✗ does not verify" } },
+        None => html! { span.muted { "(no key here to check it)" } },
+    };
+    html! {
+        dl.fields {
+            dt { "Covers" } dd { (signed.size) " events (it is seq " (signed.seq) ")" }
+            dt { "Origin" } dd.mono { (Text(&signed.origin)) }
+            dt { "Root" } dd.mono { (hex::encode(signed.root)) }
+            @for signature in signed.signatures.iter().filter(|s| s.cosigned_at.is_none()) {
+                dt { "Signed by" } dd { (Text(&signature.name)) " " (verified(signature.verified)) }
+            }
+            @let witnesses: Vec<&Signature> =
+                signed.signatures.iter().filter(|s| s.cosigned_at.is_some()).collect();
+            dt { "Witnesses" }
+            dd {
+                @if witnesses.is_empty() { span.muted { "none has cosigned it yet" } }
+                @for witness in witnesses {
+                    div {
+                        (Text(&witness.name)) " at "
+                        @let at = witness.cosigned_at.and_then(|t| i64::try_from(t).ok())
+                            .and_then(|t| DateTime::from_timestamp(t, 0));
+                        @match at {
+                            Some(at) => (super::page::time(&at.to_rfc3339())),
+                            None => "?",
+                        }
+                        " " (verified(witness.verified))
+                    }
+                }
+            }
+        }
+    }
+}

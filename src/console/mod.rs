@@ -1,0 +1,353 @@
+//! The console: the auditors' and approvers' pages, served under `/ui` on the HTTP side port
+//! (`[console] enabled = true`) by a sidecar and by the fleet's audit-only server.
+//!
+//! Server-rendered HTML that reads without JavaScript (the script only adds local times and a
+//! reload of pages that change on their own), from files compiled into the binary. Every page
+//! asks the server's own gRPC services, in process, with the signed-in visitor's bearer token:
+//! a page shows exactly what that token may read, an approval is judged by the same rules as
+//! `Approvals/Approve`, and a refusal is recorded as an `access_denied` event as it would be
+//! over gRPC. Two followers of the trail kept by the server (`audit::activity`, `audit::health`)
+//! give the overview a day of activity and the chain's health without reading the trail again.
+//!
+//! Every answer carries a strict Content-Security-Policy (this server's own script and style
+//! only, no inline script, no frames), `nosniff`, `no-referrer` and `no-store`; a form is taken
+//! only from this console's own pages (its session's CSRF token, and the browser's `Origin`
+//! when it sends one); without auth the console answers only to loopback host names, so that a
+//! web page cannot reach it by re-binding its own name to 127.0.0.1.
+
+mod approvals;
+mod assets;
+mod chart;
+mod checkpoint;
+mod export;
+mod overview;
+mod page;
+mod session;
+mod sign_in;
+mod story;
+mod trail;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use maud::{Markup, html};
+use tonic::{Code, Status};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::audit::Trails;
+use crate::audit::activity::Activity;
+use crate::audit::health::ChainHealth;
+use crate::grpc::Guard;
+use crate::proto::approvals_client::ApprovalsClient;
+use crate::proto::audit_client::AuditClient;
+use crate::sidecar::Conn;
+use crate::trust::cosignature::CosignatureVerifier;
+use crate::trust::note::NoteVerifier;
+
+use page::{Frame, Nav};
+pub use session::Visitor;
+use session::Sessions;
+
+/// The policy every answer carries: this server's own files only, nothing inline, no frames.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+                   connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Why a form without its session's CSRF token is refused.
+const CSRF_REFUSED: &str = "this form did not come from this session's pages: open the page again";
+
+/// What the console serves from.
+#[derive(Debug)]
+pub struct Console {
+    audit: AuditClient<Conn>,
+    /// A sidecar's Approvals service; `None` on a fleet server, which judges nothing.
+    approvals: Option<ApprovalsClient<Conn>>,
+    guard: Guard,
+    /// Whether auth is on: sign-in with a token, or (off) loopback only.
+    auth: bool,
+    sessions: Sessions,
+    activity: Activity,
+    health: ChainHealth,
+    /// The key this sidecar signs its checkpoints with, and the witnesses it submits them to.
+    log_key: Option<NoteVerifier>,
+    witnesses: Vec<CosignatureVerifier>,
+}
+
+/// What a server hands the console.
+#[derive(Debug)]
+pub struct Parts {
+    pub audit: Conn,
+    pub approvals: Option<Conn>,
+    pub guard: Guard,
+    pub auth: bool,
+    /// Whether the side port is served over TLS (the session cookie is then `Secure`).
+    pub tls: bool,
+    pub session_minutes: u64,
+    pub log_key: Option<NoteVerifier>,
+    pub witnesses: Vec<CosignatureVerifier>,
+}
+
+/// The console's routes over `parts`, and the tasks that follow `trails` for it (its activity
+/// and its chain's health) until `stopping` turns true.
+pub fn start(
+    parts: Parts,
+    trails: Trails,
+    stopping: watch::Receiver<bool>,
+) -> (Router, Vec<JoinHandle<()>>) {
+    let (activity, health) = (Activity::default(), ChainHealth::default());
+    let tasks = vec![
+        tokio::spawn(crate::audit::activity::follow(activity.clone(), trails.clone(), stopping.clone())),
+        tokio::spawn(crate::audit::health::watch(
+            health.clone(),
+            trails,
+            parts.log_key.clone(),
+            stopping,
+        )),
+    ];
+    let lasts = Duration::from_secs(parts.session_minutes.saturating_mul(60));
+    let console = Console {
+        audit: AuditClient::new(parts.audit),
+        approvals: parts.approvals.map(ApprovalsClient::new),
+        guard: parts.guard,
+        auth: parts.auth,
+        sessions: Sessions::new(lasts, parts.tls),
+        activity,
+        health,
+        log_key: parts.log_key,
+        witnesses: parts.witnesses,
+    };
+    (routes(Arc::new(console)), tasks)
+}
+
+impl Console {
+    fn fleet(&self) -> bool {
+        self.approvals.is_none()
+    }
+
+    /// The frame of a page titled `title`.
+    fn frame<'a>(&self, title: &'a str, nav: Nav, visitor: Option<&'a Visitor>) -> Frame<'a> {
+        Frame {
+            title,
+            nav,
+            visitor,
+            serves: if self.fleet() { "fleet" } else { "sidecar" },
+            auth: self.auth,
+            approvals: !self.fleet(),
+            refresh: None,
+        }
+    }
+
+    /// A page of `body` in the frame.
+    fn page(&self, title: &str, nav: Nav, visitor: &Visitor, body: Markup) -> Response {
+        page::ok(page::frame(&self.frame(title, nav, Some(visitor)), body))
+    }
+
+    /// A page of `body` in the frame, reloaded every `seconds` while nobody writes in it.
+    fn live_page(&self, title: &str, nav: Nav, visitor: &Visitor, seconds: u32, body: Markup) -> Response {
+        let frame = Frame { refresh: Some(seconds), ..self.frame(title, nav, Some(visitor)) };
+        page::ok(page::frame(&frame, body))
+    }
+
+    /// The answer to a call the services refused or could not answer: a sign-in again for a
+    /// token no longer taken, else the refusal's own words (the services never put internal
+    /// errors in them) with its HTTP status.
+    fn refused(&self, visitor: &Visitor, status: &Status) -> Response {
+        let http = match status.code() {
+            Code::Unauthenticated if self.auth => {
+                let cookie = self.sessions.end(&visitor.id);
+                return ([(header::SET_COOKIE, cookie)], Redirect::to("/ui/sign-in"))
+                    .into_response();
+            }
+            Code::Unauthenticated | Code::PermissionDenied => StatusCode::FORBIDDEN,
+            Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::FailedPrecondition | Code::AlreadyExists | Code::Aborted => StatusCode::CONFLICT,
+            Code::Unavailable | Code::ResourceExhausted => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let message = match http {
+            StatusCode::INTERNAL_SERVER_ERROR => "internal error".to_owned(),
+            _ => status.message().to_owned(),
+        };
+        let body = html! { h1 { "Refused" } (page::notice("error", &message)) };
+        page::with_status(http, page::frame(&self.frame("Refused", Nav::None, Some(visitor)), body))
+    }
+
+    /// A page saying why a request was not taken, before any service was asked.
+    fn bad_request(&self, visitor: Option<&Visitor>, status: StatusCode, why: &str) -> Response {
+        let body = html! { h1 { "Not taken" } (page::notice("error", why)) };
+        page::with_status(status, page::frame(&self.frame("Not taken", Nav::None, visitor), body))
+    }
+}
+
+/// The console's routes, under `/ui`.
+fn routes(console: Arc<Console>) -> Router {
+    Router::new()
+        .route("/ui", get(overview::page))
+        .route("/ui/trail", get(trail::page))
+        .route("/ui/story", get(story::page))
+        .route("/ui/event", get(story::event))
+        .route("/ui/approvals", get(approvals::page).post(approvals::judge))
+        .route("/ui/export", get(export::page))
+        .route("/ui/export/csv", get(export::csv))
+        .route("/ui/export/manifest", get(export::manifest))
+        .route("/ui/verify", get(export::verify))
+        .route("/ui/sign-in", get(sign_in::page).post(sign_in::sign_in))
+        .route("/ui/sign-out", axum::routing::post(sign_in::sign_out))
+        .route("/ui/static/{file}", get(assets::serve))
+        .layer(middleware::from_fn_with_state(console.clone(), around))
+        .with_state(console)
+}
+
+/// Every request: the host and origin checks, the visitor, and the headers of every answer.
+async fn around(State(console): State<Arc<Console>>, mut request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let mut response = match admit(&console, &mut request) {
+        Ok(cookie) => {
+            let mut response = next.run(request).await;
+            if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Err(response) => response,
+    };
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, CSP),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::HeaderName::from_static("cross-origin-opener-policy"), "same-origin"),
+        (header::HeaderName::from_static("cross-origin-resource-policy"), "same-origin"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    // How long the server took, for the browser's tools and `toolgate bench --console`.
+    let took = format!("render;dur={:.3}", started.elapsed().as_secs_f64() * 1000.0);
+    if let Ok(took) = HeaderValue::from_str(&took) {
+        headers.insert(header::HeaderName::from_static("server-timing"), took);
+    }
+    response
+}
+
+/// Lets a request through to its page with its visitor (and the cookie of a session just
+/// started), or answers it here.
+fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Response> {
+    let headers = request.headers();
+    if !console.auth && !loopback_host(headers) {
+        let why = "without auth this console answers only to a loopback name (localhost, \
+                   127.0.0.1, [::1])";
+        return Err(console.bad_request(None, StatusCode::FORBIDDEN, why));
+    }
+    let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
+    if writes && !same_origin(headers) {
+        let why = "a form is taken only from this console's own pages";
+        return Err(console.bad_request(None, StatusCode::FORBIDDEN, why));
+    }
+    let path = request.uri().path();
+    if path.starts_with("/ui/static/") || path == "/ui/sign-in" {
+        return Ok(None);
+    }
+    if let Some(visitor) = console.sessions.find(headers) {
+        request.extensions_mut().insert(visitor);
+        return Ok(None);
+    }
+    match (console.auth, writes) {
+        (true, false) => {
+            let here = request.uri().path_and_query().map_or("/ui", |p| p.as_str());
+            Err(Redirect::to(&page::href("/ui/sign-in", &[("next", here)])).into_response())
+        }
+        (_, true) => {
+            let why = "this form's session has ended: open the page again";
+            Err(console.bad_request(None, StatusCode::FORBIDDEN, why))
+        }
+        (false, false) => {
+            // Auth off: each browser gets an anonymous session, for its forms' CSRF token.
+            let started = console.sessions.start("local".into(), None, (true, true), None);
+            let Some((visitor, cookie)) = started else {
+                let why = "no random bytes for a session: see the server's log";
+                return Err(console.bad_request(None, StatusCode::SERVICE_UNAVAILABLE, why));
+            };
+            request.extensions_mut().insert(visitor);
+            Ok(Some(cookie))
+        }
+    }
+}
+
+/// Whether the request names a loopback host (any port): `localhost`, `127.0.0.1` or `[::1]`.
+fn loopback_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name == "[::1]"
+        || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether a form comes from this console: the browser says its origin is this host, or that
+/// the request is its own (`Sec-Fetch-Site`). A client that says neither (not a browser) still
+/// needs the session's CSRF token.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = text("sec-fetch-site")
+        && !matches!(site, "same-origin" | "none")
+    {
+        return false;
+    }
+    match (text("origin"), text("host")) {
+        (Some(origin), Some(host)) => {
+            origin.split_once("://").is_some_and(|(_, authority)| authority == host)
+        }
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    #[test]
+    fn only_loopback_names_are_answered_without_auth() {
+        for host in ["localhost:9090", "127.0.0.1:1", "127.9.9.9", "[::1]:9090", "LOCALHOST."] {
+            assert!(loopback_host(&headers(&[("host", host)])), "{host}");
+        }
+        for host in ["evil.example:9090", "localhost.evil.example", "10.0.0.1", "[::2]:1"] {
+            assert!(!loopback_host(&headers(&[("host", host)])), "{host}");
+        }
+        assert!(!loopback_host(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn forms_from_another_site_are_refused() {
+        let own = [("host", "127.0.0.1:9090"), ("origin", "http://127.0.0.1:9090")];
+        assert!(same_origin(&headers(&own)));
+        let other = [("host", "127.0.0.1:9090"), ("origin", "http://evil.example")];
+        assert!(!same_origin(&headers(&other)));
+        let cross = [("host", "127.0.0.1:9090"), ("sec-fetch-site", "cross-site")];
+        assert!(!same_origin(&headers(&cross)));
+        assert!(same_origin(&headers(&[("host", "127.0.0.1:9090")])), "not a browser");
+    }
+}
