@@ -74,7 +74,8 @@ pub async fn judge(
         Ok(approval) => {
             let approval = approval.into_inner();
             let done = if verdict.verdict == "approve" { "Approved" } else { "Rejected" };
-            let message = format!("{done}: the call of {} to {}.", approval.actor_id, approval.tool);
+            let message =
+                format!("{done}: the call of {} to {}.", approval.actor_id, approval.tool);
             page::notice("ok", &message)
         }
         Err(status) if status.code() == tonic::Code::Unauthenticated => {

@@ -17,7 +17,8 @@ const TOP: f64 = 8.0;
 
 /// `HH:MM` (UTC) of a minute since the epoch.
 fn clock(minute: i64) -> String {
-    DateTime::from_timestamp(minute * 60, 0).map_or_else(String::new, |t| t.format("%H:%M").to_string())
+    DateTime::from_timestamp(minute * 60, 0)
+        .map_or_else(String::new, |t| t.format("%H:%M").to_string())
 }
 
 /// The chart of `summary`'s buckets of `bucket` minutes each.

@@ -76,7 +76,9 @@ pub fn read(
 /// What a checkpoint says, for a card.
 pub fn render(signed: &Signed) -> Markup {
     let verified = |v: Option<bool>| match v {
-        Some(true) => html! { span.ok-mark title="verified with the key this server holds" { "✓ verified" } },
+        Some(true) => {
+            html! { span.ok-mark title="verified with the key this server holds" { "✓ verified" } }
+        }
         Some(false) => html! { span.bad-mark { "✗ does not verify" } },
         None => html! { span.muted { "(no key here to check it)" } },
     };

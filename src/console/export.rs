@@ -119,7 +119,8 @@ pub async fn csv(
     let node = wire.node_id.clone();
     // The filter as the server will apply it (times normalized once, here), for the manifest;
     // one that does not validate goes as it is, for the server to refuse and record.
-    let local = Filter::from_proto(proto::Filter { node_id: String::new(), ..wire.clone() }, "filter.");
+    let local =
+        Filter::from_proto(proto::Filter { node_id: String::new(), ..wire.clone() }, "filter.");
     let sent = match &local {
         Ok(filter) => proto::Filter { node_id: node.clone(), ..filter.to_proto() },
         Err(_) => wire,
@@ -127,7 +128,8 @@ pub async fn csv(
     let bom = download.bom.as_deref().is_some_and(|b| !b.is_empty() && b != "0");
     let mut audit = console.audit.clone();
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
-    let head = match audit.head(visitor.request(proto::HeadRequest { node_id: node.clone() })).await {
+    let head = match audit.head(visitor.request(proto::HeadRequest { node_id: node.clone() })).await
+    {
         Ok(head) => head.into_inner(),
         Err(status) if local.is_err() => {
             // The filter's own refusal says more than the head's.
@@ -143,7 +145,11 @@ pub async fn csv(
         Err(status) => return console.refused(&visitor, &status),
     };
     let Ok(filter) = local else {
-        return console.bad_request(Some(&visitor), StatusCode::BAD_REQUEST, "the filter does not validate");
+        return console.bad_request(
+            Some(&visitor),
+            StatusCode::BAD_REQUEST,
+            "the filter does not validate",
+        );
     };
     let manifest = Manifest {
         format: MANIFEST_FORMAT.to_owned(),
@@ -161,7 +167,12 @@ pub async fn csv(
         proofs_sha256: None,
         signature: None,
     };
-    let keep = Keep { console: console.clone(), session: visitor.id.clone(), download: download.download, manifest };
+    let keep = Keep {
+        console: console.clone(),
+        session: visitor.id.clone(),
+        download: download.download,
+        manifest,
+    };
     let body = futures_util::stream::unfold(
         (stream, Sha256::new(), Some(keep)),
         |(mut stream, mut hasher, keep)| async move {
@@ -288,4 +299,3 @@ pub async fn verify(
     };
     console.page("Export & verify", Nav::Export, &visitor, body)
 }
-

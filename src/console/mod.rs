@@ -53,8 +53,8 @@ use crate::trust::cosignature::CosignatureVerifier;
 use crate::trust::note::NoteVerifier;
 
 use page::{Frame, Nav};
-pub use session::Visitor;
 use session::Sessions;
+pub use session::Visitor;
 
 /// The policy every answer carries: this server's own files only, nothing inline, no frames.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
@@ -103,7 +103,11 @@ pub fn start(
 ) -> (Router, Vec<JoinHandle<()>>) {
     let (activity, health) = (Activity::default(), ChainHealth::default());
     let tasks = vec![
-        tokio::spawn(crate::audit::activity::follow(activity.clone(), trails.clone(), stopping.clone())),
+        tokio::spawn(crate::audit::activity::follow(
+            activity.clone(),
+            trails.clone(),
+            stopping.clone(),
+        )),
         tokio::spawn(crate::audit::health::watch(
             health.clone(),
             trails,
@@ -150,7 +154,14 @@ impl Console {
     }
 
     /// A page of `body` in the frame, reloaded every `seconds` while nobody writes in it.
-    fn live_page(&self, title: &str, nav: Nav, visitor: &Visitor, seconds: u32, body: Markup) -> Response {
+    fn live_page(
+        &self,
+        title: &str,
+        nav: Nav,
+        visitor: &Visitor,
+        seconds: u32,
+        body: Markup,
+    ) -> Response {
         let frame = Frame { refresh: Some(seconds), ..self.frame(title, nav, Some(visitor)) };
         page::ok(page::frame(&frame, body))
     }

@@ -87,11 +87,9 @@ async fn latest_checkpoint(
 ) -> Result<Option<checkpoint::Signed>, tonic::Status> {
     let ask = visitor.request(proto::CheckpointRequest::default());
     match console.audit.clone().checkpoint(ask).await {
-        Ok(answer) => Ok(checkpoint::read(
-            &answer.into_inner(),
-            console.log_key.as_ref(),
-            &console.witnesses,
-        )),
+        Ok(answer) => {
+            Ok(checkpoint::read(&answer.into_inner(), console.log_key.as_ref(), &console.witnesses))
+        }
         Err(status) if status.code() == Code::NotFound => Ok(None),
         Err(status) => Err(status),
     }

@@ -202,7 +202,10 @@ mod tests {
             "invoice<span class=\"mark\">U+202E</span>fdp.exe<span class=\"mark\">U+000D</span>\
              <span class=\"mark\">U+000A</span>"
         );
-        assert_eq!(Lines("a\nb\u{7}").render().into_string(), "a\nb<span class=\"mark\">U+0007</span>");
+        assert_eq!(
+            Lines("a\nb\u{7}").render().into_string(),
+            "a\nb<span class=\"mark\">U+0007</span>"
+        );
     }
 
     #[test]

@@ -122,7 +122,8 @@ impl Sessions {
         {
             sessions.remove(&first);
         }
-        let session = Session { visitor: visitor.clone(), ends: now + self.lasts, exports: VecDeque::new() };
+        let session =
+            Session { visitor: visitor.clone(), ends: now + self.lasts, exports: VecDeque::new() };
         sessions.insert(visitor.id.clone(), session);
         let cookie = self.cookie(&visitor.id, self.lasts.as_secs());
         Some((visitor, cookie))
@@ -197,7 +198,9 @@ mod tests {
         let sessions = Sessions::new(Duration::from_secs(60), true);
         let (visitor, set) =
             sessions.start("alice".into(), Some("t".into()), (true, false), None).unwrap();
-        assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Secure"));
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Secure")
+        );
         let headers = with_cookie(format!("other=1; __Host-toolgate-console={}", visitor.id));
         assert_eq!(sessions.find(&headers).unwrap().caller, "alice");
         let forged = with_cookie(format!("__Host-toolgate-console={}", random_id().unwrap()));

@@ -128,7 +128,9 @@ mod tests {
     #[test]
     fn a_sign_in_leads_only_to_this_consoles_pages() {
         assert_eq!(destination("/ui/trail?tool=x"), "/ui/trail?tool=x");
-        for elsewhere in ["https://evil.example", "//evil.example/ui", "/ui\\@x", "/uix", "/metrics", ""] {
+        for elsewhere in
+            ["https://evil.example", "//evil.example/ui", "/ui\\@x", "/uix", "/metrics", ""]
+        {
             assert_eq!(destination(elsewhere), "/ui", "{elsewhere}");
         }
     }

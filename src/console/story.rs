@@ -48,8 +48,11 @@ pub async fn page(
     if call.decision.is_empty() {
         return console.bad_request(Some(&visitor), StatusCode::BAD_REQUEST, "decision: required");
     }
-    let filter =
-        proto::Filter { decision_id: call.decision.clone(), node_id: call.node, ..Default::default() };
+    let filter = proto::Filter {
+        decision_id: call.decision.clone(),
+        node_id: call.node,
+        ..Default::default()
+    };
     let ask = proto::QueryRequest { filter: Some(filter), page_size: MOST, ..Default::default() };
     let events = match console.audit.clone().query(visitor.request(ask)).await {
         Ok(page) => page.into_inner().events,
@@ -280,7 +283,9 @@ impl Proofs {
         }
         let ask = visitor.request(proto::CheckpointRequest::default());
         let signed = match console.audit.clone().checkpoint(ask).await {
-            Ok(answer) => checkpoint::read(&answer.into_inner(), console.log_key.as_ref(), &console.witnesses),
+            Ok(answer) => {
+                checkpoint::read(&answer.into_inner(), console.log_key.as_ref(), &console.witnesses)
+            }
             Err(status) if status.code() == Code::NotFound => None,
             Err(status) => return Err(status),
         };

@@ -163,7 +163,9 @@ pub fn story_link(event: &proto::Event) -> String {
 pub fn result(event: &proto::Event) -> Markup {
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     match (&event.outcome, &event.status, &event.error) {
-        (Some(outcome), _, _) => html! { span class=(format!("outcome {outcome}")) { (Clip(outcome)) } },
+        (Some(outcome), _, _) => {
+            html! { span class=(format!("outcome {outcome}")) { (Clip(outcome)) } }
+        }
         (None, Some(status), _) => html! { span.state { (Clip(status)) } },
         (None, None, error) => html! { span.muted { (Clip(&text(error))) } },
     }

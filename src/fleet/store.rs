@@ -388,7 +388,11 @@ impl FleetStore {
     }
 
     /// The `seq` of `node`'s earliest event appended at `since` or later.
-    pub async fn first_seq_since(&self, node: &str, since: &str) -> Result<Option<i64>, FleetError> {
+    pub async fn first_seq_since(
+        &self,
+        node: &str,
+        since: &str,
+    ) -> Result<Option<i64>, FleetError> {
         let row = sqlx::query(
             "SELECT seq FROM fleet_events WHERE node_id = $1 AND ts >= $2 ORDER BY ts LIMIT 1",
         )

@@ -13,10 +13,10 @@ use tokio::net::TcpListener;
 use tonic::transport::Server;
 
 use super::{ServerError, serving};
+use crate::audit::Trails;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::fleet::store::FleetStore;
-use crate::audit::Trails;
 use crate::grpc::{AuditService, Guard};
 use crate::listener::Listener;
 use crate::metrics::Metrics;

@@ -22,9 +22,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::gate::{Gate, State};
-use crate::grpc::{
-    AdminService, ApprovalsService, AuditService, Follow, GateService, Guard,
-};
+use crate::grpc::{AdminService, ApprovalsService, AuditService, Follow, GateService, Guard};
 use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::pins::Pins;

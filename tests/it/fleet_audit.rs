@@ -18,6 +18,7 @@ use tonic_health::pb::health_client::HealthClient;
 use toolgate::proto;
 use toolgate::proto::audit_client::AuditClient;
 
+use crate::console::Browser;
 use crate::fleet::{FleetDb, caught_up, cluster, decide_n, shipping};
 use crate::helpers::{spawn_app_with, toolgate_async};
 
@@ -28,6 +29,8 @@ const AGENT: &str = "agent-secret";
 struct AuditOnly {
     child: Child,
     url: String,
+    /// Its side port, with the console: `http://127.0.0.1:PORT`.
+    side: String,
 }
 
 impl Drop for AuditOnly {
@@ -45,15 +48,19 @@ async fn start(dir: &std::path::Path, postgres: &str) -> AuditOnly {
     let config = dir.join("audit.toml");
     let toml = format!(
         "[[auth.tokens]]\nid = \"auditors\"\nsha256 = \"{}\"\nroles = [\"auditor\"]\n\n\
-         [[auth.tokens]]\nid = \"agents\"\nsha256 = \"{}\"\nroles = [\"agent\"]\nactors = [\"*\"]\n",
+         [[auth.tokens]]\nid = \"agents\"\nsha256 = \"{}\"\nroles = [\"agent\"]\nactors = [\"*\"]\n\n\
+         [console]\nenabled = true\n",
         sha256(AUDITOR),
         sha256(AGENT)
     );
     std::fs::write(&config, toml).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (port, http) = (free(), free());
     let child = Command::new(assert_cmd::cargo::cargo_bin!("toolgate"))
         .args(["serve", "--audit-only", "--postgres", postgres, "--listen"])
         .arg(format!("127.0.0.1:{port}"))
+        .arg("--http-listen")
+        .arg(format!("127.0.0.1:{http}"))
         .arg("--config")
         .arg(&config)
         .arg("--db")
@@ -62,7 +69,8 @@ async fn start(dir: &std::path::Path, postgres: &str) -> AuditOnly {
         .stderr(std::fs::File::create(dir.join("audit-server.log")).unwrap())
         .spawn()
         .unwrap();
-    let server = AuditOnly { child, url: format!("http://127.0.0.1:{port}") };
+    let url = format!("http://127.0.0.1:{port}");
+    let server = AuditOnly { child, url, side: format!("http://127.0.0.1:{http}") };
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Ok(channel) = Channel::from_shared(server.url.clone()).unwrap().connect().await {
@@ -230,4 +238,56 @@ async fn an_audit_only_server_serves_the_fleet_store_to_the_auditors_tools() {
     for app in apps {
         app.stop().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleet_servers_console_shows_every_nodes_trail_and_health() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let mut apps = Vec::new();
+    for node in ["a", "b"] {
+        let url = fleet.node(node).await;
+        let app = spawn_app_with(|c| c.fleet = shipping(node, &url)).await;
+        decide_n(&app, 3).await;
+        caught_up(&fleet, node, &app.db).await;
+        apps.push(app);
+    }
+    let role = format!("{}_auditor", fleet.name);
+    let sql = format!("CREATE ROLE {role} LOGIN IN ROLE toolgate_auditor");
+    fleet.pool.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &fleet.role_url(&role)).await;
+    let mut browser = Browser::new(&server.side);
+    let signed = browser.post("/ui/sign-in", &[("token", AUDITOR)]).await;
+    assert_eq!(signed.status, reqwest::StatusCode::SEE_OTHER);
+
+    // The trail of both nodes, newest first, each row with its node.
+    let trail = browser.get("/ui/trail").await;
+    assert_eq!(trail.status, reqwest::StatusCode::OK, "{}", trail.body);
+    assert!(trail.body.contains("<th>Node</th>"));
+    let (a, b) = (fleet.events("a").await, fleet.events("b").await);
+    let first_row = trail.body.split("<tbody>").nth(1).unwrap();
+    assert!(first_row.starts_with("<tr><td>b</td>"), "node b's newest first: {first_row}");
+    let nodes_listed =
+        trail.body.matches("<td>a</td>").count() + trail.body.matches("<td>b</td>").count();
+    assert_eq!(nodes_listed, a.len() + b.len());
+
+    // One node's trail, and the chain of each verified by the server's follower.
+    let only_a = browser.get("/ui/trail?node=a").await;
+    assert!(!only_a.body.contains("<td>b</td>"));
+    let started = Instant::now();
+    loop {
+        let overview = browser.get("/ui").await;
+        let verified = |node: &str, seq: i64| {
+            overview.body.contains(&format!("<td>{node}</td><td><p><span class=\"ok-mark\">✓ Intact</span> — verified through seq <strong>{seq}</strong>"))
+        };
+        if verified("a", a.last().unwrap().0) && verified("b", b.last().unwrap().0) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{}", overview.body);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A fleet server judges no approvals.
+    let approvals = browser.get("/ui/approvals").await;
+    assert_eq!(approvals.status, reqwest::StatusCode::NOT_FOUND);
+    drop(apps);
 }

@@ -9,6 +9,7 @@ mod audit;
 mod auth;
 mod bench;
 mod checkpoints;
+mod console;
 mod decide;
 mod execute;
 mod export_proofs;
