@@ -309,22 +309,21 @@ fn loopback_host(headers: &HeaderMap) -> bool {
         || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Whether a form comes from this console: the browser says its origin is this host, or that
-/// the request is its own (`Sec-Fetch-Site`). A client that says neither (not a browser) still
-/// needs the session's CSRF token.
+/// Whether a form comes from this console: the browser says the request is its own
+/// (`Sec-Fetch-Site`), or, when it does not say, that its origin is this host. A browser under
+/// this console's `no-referrer` policy sends `Origin: null` with a form, which tells nothing. A
+/// client that says neither (not a browser) still needs the session's CSRF token.
 fn same_origin(headers: &HeaderMap) -> bool {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(site) = text("sec-fetch-site")
-        && !matches!(site, "same-origin" | "none")
-    {
-        return false;
+    if let Some(site) = text("sec-fetch-site") {
+        return matches!(site, "same-origin" | "none");
     }
     match (text("origin"), text("host")) {
+        (None | Some("null"), _) => true,
         (Some(origin), Some(host)) => {
             origin.split_once("://").is_some_and(|(_, authority)| authority == host)
         }
         (Some(_), None) => false,
-        (None, _) => true,
     }
 }
 
@@ -359,6 +358,10 @@ mod tests {
         assert!(!same_origin(&headers(&other)));
         let cross = [("host", "127.0.0.1:9090"), ("sec-fetch-site", "cross-site")];
         assert!(!same_origin(&headers(&cross)));
+        let browser = [("origin", "null"), ("sec-fetch-site", "same-origin")];
+        assert!(same_origin(&headers(&browser)));
+        let lying = [("host", "127.0.0.1:9090"), ("origin", "http://127.0.0.1:9090"), ("sec-fetch-site", "same-site")];
+        assert!(!same_origin(&headers(&lying)), "a sibling site is another site");
         assert!(same_origin(&headers(&[("host", "127.0.0.1:9090")])), "not a browser");
     }
 }
