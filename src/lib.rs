@@ -34,11 +34,13 @@
 //!   Merkle tree, cosignatures, and the tasks that sign checkpoints as the trail grows and
 //!   submit them to witnesses), `siem` (the trail as OTLP log records shipped to a collector
 //!   from a durable cursor, and as OCSF events), `witness` (an independent witness of other logs: C2SP
-//!   tlog-witness over HTTP, its own SQLite state).
+//!   tlog-witness over HTTP, its own SQLite state). `audit` also keeps, for the console, the
+//!   trail's activity by minute over the last day and its chain verified as it grows.
 //! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
 //!   authorize-and-record prologue, health and reflection), `sidecar` (those services as the
 //!   adapters call them), `hook` (Claude Code's hooks), `http` (the side port: metrics,
-//!   probes, the hook endpoint), `mcp` (the MCP gateway: a JSON-RPC relay whose
+//!   probes, the hook endpoint), `console` (the auditors' and approvers' web pages under `/ui`
+//!   on the side port, over the gRPC services in process), `mcp` (the MCP gateway: a JSON-RPC relay whose
 //!   `tools/call` go through Decide and Execute), [`listener`], [`server`] (binds everything
 //!   and serves until shut down), `shutdown`, [`telemetry`].
 //! - The command line: [`cli`] (one file per subcommand) and `bench` (the load generator and

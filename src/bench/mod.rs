@@ -5,6 +5,7 @@
 //! shared two-core machine drift from run to run; the ratio is what compares.
 
 pub mod audit;
+pub mod console;
 mod load;
 pub mod otlp;
 pub mod policy;

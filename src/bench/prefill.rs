@@ -13,13 +13,22 @@ const CHUNK: usize = 1000;
 
 /// Appends `events` decision events to the trail at `path`.
 pub async fn prefill(path: &Path, events: usize) -> Result<(), StoreError> {
+    prefill_with(path, events, record).await
+}
+
+/// Appends `events` events to the trail at `path`, the `n`th of them `record(n)`.
+pub async fn prefill_with(
+    path: &Path,
+    events: usize,
+    record: impl Fn(usize) -> Record,
+) -> Result<(), StoreError> {
     let metrics = Arc::new(Metrics::default());
     let (store, thread) =
         Store::open(path, Durability::Normal, &WriterConfig::default(), metrics).await?;
     let mut written = 0;
     while written < events {
         let chunk = CHUNK.min(events - written);
-        let records = (written..written + chunk).map(record).collect();
+        let records = (written..written + chunk).map(&record).collect();
         store.writer.append(records).await?;
         written += chunk;
     }
@@ -29,7 +38,8 @@ pub async fn prefill(path: &Path, events: usize) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn record(n: usize) -> Record {
+/// A decision of a registered read tool, allowed, by one of 32 agents in sessions of 100 calls.
+pub fn record(n: usize) -> Record {
     let session = format!("prefill-{}", n / 100);
     let actor = format!("agent-{}", n % 32);
     Record {

@@ -55,6 +55,13 @@ pub struct BenchArgs {
     /// Bytes of tool output each Execute reports.
     #[arg(long, default_value_t = 1024)]
     pub output_bytes: usize,
+    /// Measure the console instead: each page's render time on a trail of this many events
+    /// (made once in `--console-db`, or in a temporary file), beside `/healthz`.
+    #[arg(long)]
+    pub console: Option<usize>,
+    /// The trail file for `--console`; filled with `--console` events when it does not exist.
+    #[arg(long, requires = "console")]
+    pub console_db: Option<std::path::PathBuf>,
     /// Measure the OTLP exporter instead: this many pairs of Decide rounds against fresh
     /// servers, the exporter off then on (to an in-process collector), with the collector's lag.
     #[arg(long)]
@@ -133,6 +140,34 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
             rates.iter().sum::<f64>() / rates.len().max(1) as f64
         };
         println!("exporter on / off, decides per second: {:.3}", raw(true) / raw(false));
+        return Ok(Exit::Ok);
+    }
+    if let Some(events) = args.console {
+        let dir = tempfile::tempdir()?;
+        let db = args.console_db.clone().unwrap_or_else(|| dir.path().join("console.db"));
+        let figures = bench::console::measure(&db, events).await?;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!("\nconsole: a trail of {} events ({})", figures.events, db.display());
+        println!(
+            "after the start: the last day counted in {:.1} s, the chain verified whole in {:.1} s",
+            figures.counted.as_secs_f64(),
+            figures.verified.as_secs_f64()
+        );
+        println!("baseline: GET /healthz round trip, median {:.2} ms", ms(figures.baseline));
+        println!(
+            "{:<36} {:>12} {:>12} {:>14} {:>12}",
+            "page", "server p50", "server max", "round trip p50", "vs baseline"
+        );
+        for page in &figures.pages {
+            println!(
+                "{:<36} {:>9.2} ms {:>9.2} ms {:>11.2} ms {:>12.1}",
+                page.page,
+                ms(page.server.0),
+                ms(page.server.1),
+                ms(page.round_trip),
+                page.round_trip.as_secs_f64() / figures.baseline.as_secs_f64().max(1e-9)
+            );
+        }
         return Ok(Exit::Ok);
     }
     if let Some(events) = args.audit {

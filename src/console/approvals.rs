@@ -50,10 +50,10 @@ pub async fn judge(
     Form(verdict): Form<Verdict>,
 ) -> Response {
     if !visitor.csrf_matches(&verdict.csrf) {
-        return console.bad_request(Some(&visitor), StatusCode::FORBIDDEN, CSRF_REFUSED);
+        return console.not_taken(Some(&visitor), StatusCode::FORBIDDEN, CSRF_REFUSED);
     }
     let Some(approvals) = &console.approvals else {
-        return console.bad_request(Some(&visitor), StatusCode::NOT_FOUND, NO_APPROVALS);
+        return console.not_taken(Some(&visitor), StatusCode::NOT_FOUND, NO_APPROVALS);
     };
     let approver = visitor.approver_as.clone().unwrap_or(verdict.approver.trim().to_owned());
     let request = proto::VerdictRequest {
@@ -67,7 +67,7 @@ pub async fn judge(
         "reject" => approvals.reject(visitor.request(request)).await,
         _ => {
             let why = "verdict: `approve` or `reject`";
-            return console.bad_request(Some(&visitor), StatusCode::BAD_REQUEST, why);
+            return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, why);
         }
     };
     let notice = match judged {
@@ -91,7 +91,7 @@ const NO_APPROVALS: &str =
 
 async fn listed(console: &Console, visitor: &Visitor, notice: Option<Markup>) -> Response {
     let Some(approvals) = &console.approvals else {
-        return console.bad_request(Some(visitor), StatusCode::NOT_FOUND, NO_APPROVALS);
+        return console.not_taken(Some(visitor), StatusCode::NOT_FOUND, NO_APPROVALS);
     };
     let ask = visitor.request(proto::ListPendingRequest::default());
     let pending = match approvals.clone().list_pending(ask).await {

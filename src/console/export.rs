@@ -117,39 +117,37 @@ pub async fn csv(
 ) -> Response {
     let wire = download.filters.to_proto();
     let node = wire.node_id.clone();
-    // The filter as the server will apply it (times normalized once, here), for the manifest;
-    // one that does not validate goes as it is, for the server to refuse and record.
-    let local =
-        Filter::from_proto(proto::Filter { node_id: String::new(), ..wire.clone() }, "filter.");
-    let sent = match &local {
-        Ok(filter) => proto::Filter { node_id: node.clone(), ..filter.to_proto() },
-        Err(_) => wire,
-    };
     let bom = download.bom.as_deref().is_some_and(|b| !b.is_empty() && b != "0");
     let mut audit = console.audit.clone();
+    // The filter as the server will apply it (times normalized once, here), for the manifest.
+    let local =
+        Filter::from_proto(proto::Filter { node_id: String::new(), ..wire.clone() }, "filter.");
+    let filter = match local {
+        Ok(filter) => filter,
+        Err(_) => {
+            // The server refuses it too, by field, and records the refusal.
+            let ask = proto::ExportRequest { filter: Some(wire), bom };
+            return match audit.export_csv(visitor.request(ask)).await {
+                Err(status) => console.refused(&visitor, &status),
+                Ok(_) => console.not_taken(
+                    Some(&visitor),
+                    StatusCode::BAD_REQUEST,
+                    "the filter does not validate",
+                ),
+            };
+        }
+    };
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
     let head = match audit.head(visitor.request(proto::HeadRequest { node_id: node.clone() })).await
     {
         Ok(head) => head.into_inner(),
-        Err(status) if local.is_err() => {
-            // The filter's own refusal says more than the head's.
-            let ask = proto::ExportRequest { filter: Some(sent), bom };
-            let status = audit.export_csv(visitor.request(ask)).await.err().unwrap_or(status);
-            return console.refused(&visitor, &status);
-        }
         Err(status) => return console.refused(&visitor, &status),
     };
+    let sent = proto::Filter { node_id: node, ..filter.to_proto() };
     let ask = proto::ExportRequest { filter: Some(sent), bom };
     let stream = match audit.export_csv(visitor.request(ask)).await {
         Ok(stream) => stream.into_inner(),
         Err(status) => return console.refused(&visitor, &status),
-    };
-    let Ok(filter) = local else {
-        return console.bad_request(
-            Some(&visitor),
-            StatusCode::BAD_REQUEST,
-            "the filter does not validate",
-        );
     };
     let manifest = Manifest {
         format: MANIFEST_FORMAT.to_owned(),
@@ -243,7 +241,7 @@ pub async fn manifest(
     let Some(manifest) = console.sessions.export(&visitor.id, &of.download) else {
         let why = "no finished download of this session has that name: download the CSV first \
                    (the manifest describes that download)";
-        return console.bad_request(Some(&visitor), StatusCode::NOT_FOUND, why);
+        return console.not_taken(Some(&visitor), StatusCode::NOT_FOUND, why);
     };
     let json = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
     (
@@ -269,7 +267,7 @@ pub async fn verify(
     let bounds = number("from", &range.from).and_then(|f| Ok((f, number("to", &range.to)?)));
     let (from_seq, to_seq) = match bounds {
         Ok(bounds) => bounds,
-        Err(why) => return console.bad_request(Some(&visitor), StatusCode::BAD_REQUEST, &why),
+        Err(why) => return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, &why),
     };
     let ask = proto::VerifyRequest { from_seq, to_seq, node_id: range.node.clone() };
     let report = match console.audit.clone().verify(visitor.request(ask)).await {

@@ -87,18 +87,18 @@ pub struct Parts {
     pub approvals: Option<Conn>,
     pub guard: Guard,
     pub auth: bool,
-    /// Whether the side port is served over TLS (the session cookie is then `Secure`).
-    pub tls: bool,
     pub session_minutes: u64,
     pub log_key: Option<NoteVerifier>,
     pub witnesses: Vec<CosignatureVerifier>,
 }
 
-/// The console's routes over `parts`, and the tasks that follow `trails` for it (its activity
-/// and its chain's health) until `stopping` turns true.
+/// The console's routes over `parts` (served over TLS when `tls`: its cookie is then `Secure`),
+/// and the tasks that follow `trails` for it (its activity and its chain's health) until
+/// `stopping` turns true.
 pub fn start(
     parts: Parts,
     trails: Trails,
+    tls: bool,
     stopping: watch::Receiver<bool>,
 ) -> (Router, Vec<JoinHandle<()>>) {
     let (activity, health) = (Activity::default(), ChainHealth::default());
@@ -121,7 +121,7 @@ pub fn start(
         approvals: parts.approvals.map(ApprovalsClient::new),
         guard: parts.guard,
         auth: parts.auth,
-        sessions: Sessions::new(lasts, parts.tls),
+        sessions: Sessions::new(lasts, tls),
         activity,
         health,
         log_key: parts.log_key,
@@ -192,7 +192,7 @@ impl Console {
     }
 
     /// A page saying why a request was not taken, before any service was asked.
-    fn bad_request(&self, visitor: Option<&Visitor>, status: StatusCode, why: &str) -> Response {
+    fn not_taken(&self, visitor: Option<&Visitor>, status: StatusCode, why: &str) -> Response {
         let body = html! { h1 { "Not taken" } (page::notice("error", why)) };
         page::with_status(status, page::frame(&self.frame("Not taken", Nav::None, visitor), body))
     }
@@ -257,12 +257,12 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Res
     if !console.auth && !loopback_host(headers) {
         let why = "without auth this console answers only to a loopback name (localhost, \
                    127.0.0.1, [::1])";
-        return Err(console.bad_request(None, StatusCode::FORBIDDEN, why));
+        return Err(console.not_taken(None, StatusCode::FORBIDDEN, why));
     }
     let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
     if writes && !same_origin(headers) {
         let why = "a form is taken only from this console's own pages";
-        return Err(console.bad_request(None, StatusCode::FORBIDDEN, why));
+        return Err(console.not_taken(None, StatusCode::FORBIDDEN, why));
     }
     let path = request.uri().path();
     if path.starts_with("/ui/static/") || path == "/ui/sign-in" {
@@ -279,14 +279,14 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Res
         }
         (_, true) => {
             let why = "this form's session has ended: open the page again";
-            Err(console.bad_request(None, StatusCode::FORBIDDEN, why))
+            Err(console.not_taken(None, StatusCode::FORBIDDEN, why))
         }
         (false, false) => {
             // Auth off: each browser gets an anonymous session, for its forms' CSRF token.
             let started = console.sessions.start("local".into(), None, (true, true), None);
             let Some((visitor, cookie)) = started else {
                 let why = "no random bytes for a session: see the server's log";
-                return Err(console.bad_request(None, StatusCode::SERVICE_UNAVAILABLE, why));
+                return Err(console.not_taken(None, StatusCode::SERVICE_UNAVAILABLE, why));
             };
             request.extensions_mut().insert(visitor);
             Ok(Some(cookie))
@@ -360,7 +360,11 @@ mod tests {
         assert!(!same_origin(&headers(&cross)));
         let browser = [("origin", "null"), ("sec-fetch-site", "same-origin")];
         assert!(same_origin(&headers(&browser)));
-        let lying = [("host", "127.0.0.1:9090"), ("origin", "http://127.0.0.1:9090"), ("sec-fetch-site", "same-site")];
+        let lying = [
+            ("host", "127.0.0.1:9090"),
+            ("origin", "http://127.0.0.1:9090"),
+            ("sec-fetch-site", "same-site"),
+        ];
         assert!(!same_origin(&headers(&lying)), "a sibling site is another site");
         assert!(same_origin(&headers(&[("host", "127.0.0.1:9090")])), "not a browser");
     }

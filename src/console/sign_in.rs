@@ -114,7 +114,7 @@ pub async fn sign_out(
     Form(form): Form<SignOut>,
 ) -> Response {
     if !visitor.csrf_matches(&form.csrf) {
-        return console.bad_request(Some(&visitor), StatusCode::FORBIDDEN, super::CSRF_REFUSED);
+        return console.not_taken(Some(&visitor), StatusCode::FORBIDDEN, super::CSRF_REFUSED);
     }
     let cookie = console.sessions.end(&visitor.id);
     let to = if console.auth { "/ui/sign-in" } else { "/ui" };

@@ -22,6 +22,8 @@ use crate::trail::{Value, decode, leaf_hash, verify_inclusion};
 
 /// The most events one story shows.
 const MOST: u32 = 1000;
+/// The most of them whose inclusion proofs are fetched and checked.
+const PROVEN: usize = 50;
 
 #[derive(Debug, Deserialize)]
 pub struct Call {
@@ -46,7 +48,7 @@ pub async fn page(
     Query(call): Query<Call>,
 ) -> Response {
     if call.decision.is_empty() {
-        return console.bad_request(Some(&visitor), StatusCode::BAD_REQUEST, "decision: required");
+        return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, "decision: required");
     }
     let filter = proto::Filter {
         decision_id: call.decision.clone(),
@@ -90,7 +92,7 @@ pub async fn event(
     Query(one): Query<One>,
 ) -> Response {
     let Ok(seq) = one.seq.parse::<u64>() else {
-        return console.bad_request(Some(&visitor), StatusCode::BAD_REQUEST, "seq: a number");
+        return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, "seq: a number");
     };
     let before = seq.saturating_sub(1).to_string();
     let token = if one.node.is_empty() { before } else { format!("{}:{before}", one.node) };
@@ -107,7 +109,7 @@ pub async fn event(
     };
     let Some(event) = found else {
         let why = format!("seq {seq} is not on the trail");
-        return console.bad_request(Some(&visitor), StatusCode::NOT_FOUND, &why);
+        return console.not_taken(Some(&visitor), StatusCode::NOT_FOUND, &why);
     };
     let events = [event];
     let proofs = match Proofs::fetch(&console, &visitor, &events).await {
@@ -290,7 +292,7 @@ impl Proofs {
             Err(status) => return Err(status),
         };
         let mut proven = Vec::new();
-        for event in events {
+        for event in events.iter().take(PROVEN) {
             let covered = signed.as_ref().filter(|s| event.seq <= s.size);
             let tree_size = covered.map_or(0, |s| s.size);
             let ask = proto::InclusionProofRequest { seq: event.seq, tree_size };
@@ -315,7 +317,12 @@ impl Proofs {
 
     fn of(&self, event: &proto::Event) -> Markup {
         let Some(&(_, size, ok)) = self.proven.iter().find(|(seq, ..)| *seq == event.seq) else {
-            return html! {};
+            return match self.none {
+                Some(_) => html! {},
+                None => {
+                    html! { p.muted { "Proofs are shown for the first " (PROVEN) " events of a call." } }
+                }
+            };
         };
         let signed = self.signed.as_ref().is_some_and(|s| s.size == size);
         html! {

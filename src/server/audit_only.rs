@@ -48,7 +48,7 @@ pub async fn run_audit_only(
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let guard = Guard::new(auth, store.writer.clone());
-    let mut console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
+    let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
@@ -63,42 +63,22 @@ pub async fn run_audit_only(
     ));
     tracing::info!(db = %config.db.display(), "serving the fleet store's trails (audit only)");
     let serving = Arc::new(AtomicBool::new(true));
-    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
-    let (stop_following, stopping_following) = tokio::sync::watch::channel(false);
-    let mut followers = Vec::new();
     let side = match http {
         Some(http) => {
-            let mut app = crate::http::probes(metrics.clone(), serving.clone());
-            let side_tls = tls.clone().filter(|tls| tls.serves_side_port());
-            if let Some(guard) = console_guard.take() {
-                let (console, tasks) = crate::console::start(
-                    crate::console::Parts {
-                        audit: conn(audit_service.clone()),
-                        approvals: None,
-                        guard,
-                        auth: config.auth.enabled(),
-                        tls: side_tls.is_some(),
-                        session_minutes: config.console.session_minutes,
-                        log_key: None,
-                        witnesses: Vec::new(),
-                    },
-                    Trails::Fleet(fleet.clone()),
-                    stopping_following,
-                );
-                followers = tasks;
-                app = app.merge(console);
-            }
-            let addr = http.local_addr()?;
-            tracing::info!(listen = %addr, tls = side_tls.is_some(), "HTTP side port serving");
-            let stopped = async {
-                let _ = side_stopped.await;
-            };
-            Some(match side_tls {
-                Some(tls) => {
-                    tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped))
-                }
-                None => tokio::spawn(crate::http::serve(http, app, stopped)),
-            })
+            let app = crate::http::probes(metrics.clone(), serving.clone());
+            let console = console_guard.map(|guard| {
+                let parts = crate::console::Parts {
+                    audit: conn(audit_service.clone()),
+                    approvals: None,
+                    guard,
+                    auth: config.auth.enabled(),
+                    session_minutes: config.console.session_minutes,
+                    log_key: None,
+                    witnesses: Vec::new(),
+                };
+                (parts, Trails::Fleet(fleet.clone()))
+            });
+            Some(super::side::start(http, app, tls.clone(), console)?)
         }
         None => None,
     };
@@ -119,15 +99,8 @@ pub async fn run_audit_only(
     let served = serving::serve(router, listener, tls, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
-    let _ = stop_side.send(());
-    if let Some(side) = side
-        && let Ok(Err(e)) = side.await
-    {
-        tracing::error!(error = %e, "the HTTP side port failed");
-    }
-    let _ = stop_following.send(true);
-    for follower in followers {
-        let _ = follower.await;
+    if let Some(side) = side {
+        side.stop().await;
     }
     fleet.close().await;
     store.reader.close().await;

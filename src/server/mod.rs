@@ -5,6 +5,7 @@
 
 mod audit_only;
 mod serving;
+mod side;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -160,7 +161,7 @@ pub async fn run(
     let guard = Guard::new(auth, store.writer.clone());
     // The console's, if it is served: every other holder of a writer handle is gone with the
     // services and the side port, so that the writer can finish at shutdown.
-    let mut console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
+    let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
     let reloads = tokio::spawn(reload_on_sighup(gate.clone(), tls.clone(), hangups));
     let watched = tls.clone();
@@ -192,46 +193,26 @@ pub async fn run(
     );
 
     let serving = Arc::new(AtomicBool::new(true));
-    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
-    let (stop_following, stopping_following) = tokio::sync::watch::channel(false);
-    let mut followers = Vec::new();
     let side = match http {
         Some(http) => {
             // In process: the hook's calls skip the network (and TLS), and carry the hook's
             // own `Authorization` header.
             let sidecar = Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone()));
-            let mut app = crate::http::probes(metrics.clone(), serving.clone())
+            let app = crate::http::probes(metrics.clone(), serving.clone())
                 .merge(crate::http::hooks(sidecar, config.hooks.claude.clone()));
-            let side_tls = tls.clone().filter(|tls| tls.serves_side_port());
-            if let Some(guard) = console_guard.take() {
-                let (console, tasks) = crate::console::start(
-                    crate::console::Parts {
-                        audit: conn(audit_service.clone()),
-                        approvals: Some(conn(approvals_service.clone())),
-                        guard,
-                        auth: config.auth.enabled(),
-                        tls: side_tls.is_some(),
-                        session_minutes: config.console.session_minutes,
-                        log_key,
-                        witnesses: witness_keys,
-                    },
-                    Trails::One(store.reader.clone()),
-                    stopping_following,
-                );
-                followers = tasks;
-                app = app.merge(console);
-            }
-            let addr = http.local_addr()?;
-            tracing::info!(listen = %addr, tls = side_tls.is_some(), "HTTP side port serving");
-            let stopped = async {
-                let _ = side_stopped.await;
-            };
-            Some(match side_tls {
-                Some(tls) => {
-                    tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped))
-                }
-                None => tokio::spawn(crate::http::serve(http, app, stopped)),
-            })
+            let console = console_guard.map(|guard| {
+                let parts = crate::console::Parts {
+                    audit: conn(audit_service.clone()),
+                    approvals: Some(conn(approvals_service.clone())),
+                    guard,
+                    auth: config.auth.enabled(),
+                    session_minutes: config.console.session_minutes,
+                    log_key,
+                    witnesses: witness_keys,
+                };
+                (parts, Trails::One(store.reader.clone()))
+            });
+            Some(side::start(http, app, tls.clone(), console)?)
         }
         None => None,
     };
@@ -268,15 +249,8 @@ pub async fn run(
         task.abort();
         let _ = task.await;
     }
-    let _ = stop_side.send(());
-    if let Some(side) = side
-        && let Ok(Err(e)) = side.await
-    {
-        tracing::error!(error = %e, "the HTTP side port failed");
-    }
-    let _ = stop_following.send(true);
-    for follower in followers {
-        let _ = follower.await;
+    if let Some(side) = side {
+        side.stop().await;
     }
     // Every call is answered: the last checkpoint covers all of them.
     let _ = stop_checkpoints.send(true);

@@ -32,17 +32,19 @@ when {
 };
 "#;
 
-fn config(dir: &tempfile::TempDir, configure: impl FnOnce(&mut Config)) -> Config {
-    let policy = dir.path().join("approvals.cedar");
+/// Deploys need approval ([`POLICY`]), `deploy` is a registered tool, carol is a lead.
+pub fn deploys_need_approval(config: &mut Config) {
+    let policy = config.db.with_file_name("approvals.cedar");
     std::fs::write(&policy, POLICY).unwrap();
-    let mut config = Config {
-        db: dir.path().join("trail.db"),
-        policy: Some(policy),
-        tools: toml::from_str("[deploy]\nsafety = \"read_only\"\naction = \"release.deploy\"\n")
-            .unwrap(),
-        actors: toml::from_str("[carol]\nroles = [\"lead\"]\n").unwrap(),
-        ..Config::default()
-    };
+    config.policy = Some(policy);
+    config.tools =
+        toml::from_str("[deploy]\nsafety = \"read_only\"\naction = \"release.deploy\"\n").unwrap();
+    config.actors = toml::from_str("[carol]\nroles = [\"lead\"]\n").unwrap();
+}
+
+fn config(dir: &tempfile::TempDir, configure: impl FnOnce(&mut Config)) -> Config {
+    let mut config = Config { db: dir.path().join("trail.db"), ..Config::default() };
+    deploys_need_approval(&mut config);
     configure(&mut config);
     config
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 use tonic::{Code, Request};
-use toolgate::auth::{AuthConfig, TokenSpec, token_digest};
+use toolgate::auth::{AuthConfig, token_digest};
 use toolgate::config::Config;
 use toolgate::proto::admin_client::AdminClient;
 use toolgate::proto::approvals_client::ApprovalsClient;
@@ -19,21 +19,12 @@ use toolgate::proto::{
     WithdrawRequest,
 };
 
-use crate::helpers::{TestApp, request, rows, spawn_app_with};
+use crate::helpers::{TestApp, request, rows, spawn_app_with, token};
 
 const AGENT: &str = "agent-secret-1f0c";
 const APPROVER: &str = "approver-secret-77aa";
 const AUDITOR: &str = "auditor-secret-93be";
 const ADMIN: &str = "admin-secret-c410";
-
-fn token(id: &str, secret: &str, roles: &str, actors: &[&str]) -> TokenSpec {
-    TokenSpec {
-        id: id.into(),
-        sha256: token_digest(secret),
-        roles: serde_json::from_str(roles).unwrap(),
-        actors: actors.iter().map(|a| (*a).to_owned()).collect(),
-    }
-}
 
 fn auth(config: &mut Config) {
     config.auth = AuthConfig {

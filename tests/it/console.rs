@@ -8,28 +8,18 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
-use toolgate::auth::{AuthConfig, TokenSpec, token_digest};
+use toolgate::auth::AuthConfig;
 use toolgate::config::Config;
 use toolgate::proto::approvals_client::ApprovalsClient;
 use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{Actor, ApprovalState, AwaitRequest, DecideRequest, Outcome};
 
-use crate::helpers::{TestApp, request, rows, spawn_app_with_side_port, toolgate_async};
+use crate::approvals::deploys_need_approval;
+use crate::helpers::{TestApp, request, rows, spawn_app_with_side_port, token, toolgate_async};
 
 const AGENT: &str = "agent-secret-1f2e";
 const APPROVER: &str = "approver-secret-3d4c";
 const AUDITOR: &str = "auditor-secret-5b6a";
-
-/// Deploys need a person's approval; everything else is allowed.
-const POLICY: &str = r#"
-@id("permit-all")
-permit (principal, action, resource);
-
-@id("deploys-need-approval")
-@reason("deploys need a human: {tool}")
-@outcome("require_approval")
-forbid (principal, action == Action::"release.deploy", resource);
-"#;
 
 /// A browser, as far as these tests need one: a cookie jar of one cookie, no redirects
 /// followed, and this console's own origin on its forms.
@@ -88,22 +78,10 @@ fn csrf(page: &Page) -> String {
     page.body[at + 19..].split('"').next().unwrap().to_owned()
 }
 
-fn token(id: &str, secret: &str, roles: &str, actors: &[&str]) -> TokenSpec {
-    TokenSpec {
-        id: id.into(),
-        sha256: token_digest(secret),
-        roles: serde_json::from_str(roles).unwrap(),
-        actors: actors.iter().map(|a| (*a).to_owned()).collect(),
-    }
-}
-
+/// The console on, and deploys waiting for a person's approval (everything else allowed).
 fn console(config: &mut Config) {
     config.console.enabled = true;
-    let policy = config.db.with_file_name("policy.cedar");
-    std::fs::write(&policy, POLICY).unwrap();
-    config.policy = Some(policy);
-    config.tools =
-        toml::from_str("[deploy]\nsafety = \"read_only\"\naction = \"release.deploy\"\n").unwrap();
+    deploys_need_approval(config);
 }
 
 fn with_auth(config: &mut Config) {

@@ -12,6 +12,7 @@ use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
+use toolgate::auth::{TokenSpec, token_digest};
 use toolgate::config::Config;
 use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{Actor, DecideRequest, DecideResponse, RunOptions};
@@ -202,5 +203,16 @@ async fn wait_until_serving(channel: Channel) {
 fn init_logs() {
     if std::env::var_os("TEST_LOG").is_some() {
         toolgate::telemetry::init(false);
+    }
+}
+
+/// A bearer token of `[[auth.tokens]]`: its id, the secret a client presents, its roles (as
+/// JSON) and the actor ids its holder may act as.
+pub fn token(id: &str, secret: &str, roles: &str, actors: &[&str]) -> TokenSpec {
+    TokenSpec {
+        id: id.into(),
+        sha256: token_digest(secret),
+        roles: serde_json::from_str(roles).unwrap(),
+        actors: actors.iter().map(|a| (*a).to_owned()).collect(),
     }
 }

@@ -652,10 +652,16 @@ async fn the_side_port_serves_tls_without_asking_for_a_client_certificate() {
     let grpc = toolgate::listener::Listener::Tcp(TcpListener::bind("127.0.0.1:0").await.unwrap());
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = http.local_addr().unwrap();
-    let config = config(&pki, tls);
+    let mut config = config(&pki, tls);
+    config.console.enabled = true;
     tokio::spawn(toolgate::server::run(config, grpc, Some(http), std::future::pending()));
 
     let healthz = https_get(addr, &pki.server_ca.pem, "/healthz").await;
+    // Over TLS the console's session cookie is Secure, and bound to this host alone.
+    let console = https_get(addr, &pki.server_ca.pem, "/ui/trail").await.unwrap();
+    let cookie = console.lines().find(|l| l.starts_with("set-cookie:")).unwrap();
+    assert!(cookie.starts_with("set-cookie: __Host-toolgate-console="), "{cookie}");
+    assert!(cookie.contains("; Secure") && cookie.contains("; HttpOnly"), "{cookie}");
     let distrusting = https_get(addr, &pki.stranger_ca.pem, "/healthz").await;
     let mut plaintext = tokio::net::TcpStream::connect(addr).await.unwrap();
     plaintext.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
