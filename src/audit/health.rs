@@ -1,8 +1,11 @@
 //! The chain checked as the trail grows, for the console's "verified up to seq N at T": a task
 //! that verifies a sidecar's trail whole at first, then from where the last check ended (the
 //! link to the event before, the tree from the stored nodes, the checkpoints on the way) as
-//! events land, and whole again every hour; on a fleet server, each node's trail whole, whenever
-//! its head moved. A problem found stays on show until a whole verification finds none.
+//! events land, and whole again every hour. Before each step it checks that the last event it
+//! verified is still there with the hash it had: a trail cut short or rewritten behind it is a
+//! problem at once (and verified whole again), not an hour later. On a fleet server, each node's
+//! trail whole, whenever its head moved, at most once a minute. A problem found stays on show
+//! until a whole verification finds none.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -12,6 +15,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::{Anchors, Report, Trails, verify_fleet, verify_trail};
+use crate::store::Reader;
 use crate::trust::note::NoteVerifier;
 
 /// The pause between checks of what landed since the last.
@@ -20,6 +24,8 @@ const EVERY: Duration = Duration::from_secs(2);
 const WHOLE_EVERY: Duration = Duration::from_secs(3600);
 /// Problems kept per trail for display.
 const MAX_PROBLEMS: usize = 20;
+/// How often at most a fleet node's trail is verified whole again.
+const NODE_EVERY: Duration = Duration::from_secs(60);
 
 /// The last check of each trail; cloning is shallow.
 #[derive(Debug, Clone, Default)]
@@ -28,12 +34,12 @@ pub struct ChainHealth(Arc<RwLock<BTreeMap<String, Check>>>);
 /// What the checks of one trail found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    /// The last event verified: every event up to it was found intact (unless `problems`).
+    /// The last event verified: every event up to it was found intact (unless `problems`),
+    /// and its hash then.
     pub through: i64,
+    pub hash: String,
     /// When the last check ended.
     pub at: DateTime<Utc>,
-    /// Events the last check read.
-    pub checked: u64,
     /// When the last whole verification ended.
     pub whole_at: DateTime<Utc>,
     /// The checkpoints on the trail whose roots were checked, and whether their signatures
@@ -70,11 +76,15 @@ impl ChainHealth {
         let mut problems: Vec<String> = before.as_ref().map_or(Vec::new(), |c| c.problems.clone());
         problems.extend(report.problems.iter().map(ToString::to_string));
         problems.truncate(MAX_PROBLEMS);
-        let through = report.last.as_ref().map(|(seq, _)| *seq);
+        let (through, hash) = match (&report.last, &before) {
+            (Some((seq, hash)), _) => (*seq, hash.clone()),
+            (None, Some(before)) => (before.through, before.hash.clone()),
+            (None, None) => (0, String::new()),
+        };
         let check = Check {
-            through: through.or(before.as_ref().map(|c| c.through)).unwrap_or(0),
+            through,
+            hash,
             at: now,
-            checked: report.checked,
             whole_at: before.as_ref().map_or(now, |c| c.whole_at),
             checkpoints: report.checkpoints + before.as_ref().map_or(0, |c| c.checkpoints),
             signatures_checked: report.signatures_checked,
@@ -82,6 +92,17 @@ impl ChainHealth {
             problems,
         };
         checks.insert(trail.to_owned(), check);
+    }
+
+    /// Adds a problem found outside a verification to `trail`'s check.
+    fn flag(&self, trail: &str, problem: String) {
+        let mut checks = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(check) = checks.get_mut(trail) {
+            if check.problems.len() < MAX_PROBLEMS {
+                check.problems.push(problem);
+            }
+            check.problem_count += 1;
+        }
     }
 }
 
@@ -95,29 +116,10 @@ pub async fn watch(
 ) {
     let anchors = Anchors { keys: key.into_iter().collect(), ..Anchors::default() };
     let mut whole_at: Option<Instant> = None;
-    let mut heads: BTreeMap<String, i64> = BTreeMap::new();
+    let mut heads: BTreeMap<String, (i64, Instant)> = BTreeMap::new();
     loop {
         let checked = match &trails {
-            Trails::One(reader) => {
-                let whole = whole_at.is_none_or(|at| at.elapsed() >= WHOLE_EVERY);
-                let head = reader.head().await.map(|h| h.map_or(0, |h| h.seq));
-                let last = health.get("").map_or(0, |c| c.through);
-                match head {
-                    Ok(head) if !whole && head <= last => Ok(()),
-                    Ok(_) => {
-                        let from = if whole { 1 } else { last + 1 };
-                        let report = verify_trail(reader, from, None, &anchors, |_| {}).await;
-                        report.map(|report| {
-                            health.record("", &report, whole);
-                            if whole {
-                                whole_at = Some(Instant::now());
-                            }
-                        })
-                    }
-                    Err(e) => Err(e),
-                }
-                .map_err(|e| e.to_string())
-            }
+            Trails::One(reader) => check_trail(&health, reader, &anchors, &mut whole_at).await,
             Trails::Fleet(store) => check_fleet(&health, store, &mut heads).await,
         };
         if let Err(e) = checked {
@@ -130,21 +132,72 @@ pub async fn watch(
     }
 }
 
-/// Verifies, whole, each node whose head moved since its last check.
+/// Verifies a sidecar's trail: whole when it is due (or when the last event verified is no
+/// longer what it was), else the events that landed since the last check.
+async fn check_trail(
+    health: &ChainHealth,
+    reader: &Reader,
+    anchors: &Anchors,
+    whole_at: &mut Option<Instant>,
+) -> Result<(), String> {
+    let mut whole = whole_at.is_none_or(|at| at.elapsed() >= WHOLE_EVERY);
+    let head = reader.head().await.map_err(|e| e.to_string())?.map_or(0, |h| h.seq);
+    let last = health.get("").filter(|c| c.through > 0);
+    let mut flagged = false;
+    if let Some(last) = &last {
+        let now = reader.event(last.through).await.map_err(|e| e.to_string())?;
+        let problem = match now {
+            None => Some(format!(
+                "seq {}: the trail ends before this event, verified at {}: it was cut short",
+                last.through, last.at
+            )),
+            Some(event) if event.hash != last.hash => Some(format!(
+                "seq {}: its hash is not the one it had when it was verified at {}: the trail \
+                 was rewritten",
+                last.through, last.at
+            )),
+            Some(_) => None,
+        };
+        if let Some(problem) = problem {
+            health.flag("", problem);
+            (flagged, whole) = (true, true);
+        }
+    }
+    let through = last.as_ref().map_or(0, |c| c.through);
+    if !whole && head <= through {
+        return Ok(());
+    }
+    let from = if whole { 1 } else { through + 1 };
+    let report = verify_trail(reader, from, None, anchors, |_| {}).await;
+    let report = report.map_err(|e| e.to_string())?;
+    // A whole verification after a rewrite found above adds to that finding: a history
+    // rewritten with its hashes recomputed verifies, and the finding must stay.
+    health.record("", &report, whole && !flagged);
+    if whole {
+        *whole_at = Some(Instant::now());
+    }
+    Ok(())
+}
+
+/// Verifies, whole, each node whose head moved since its last check (at most once a minute).
 async fn check_fleet(
     health: &ChainHealth,
     store: &crate::fleet::store::FleetStore,
-    heads: &mut BTreeMap<String, i64>,
+    heads: &mut BTreeMap<String, (i64, Instant)>,
 ) -> Result<(), String> {
     for (node, head) in store.heads().await.map_err(|e| e.to_string())? {
-        if heads.get(&node) == Some(&head) {
+        let due = match heads.get(&node) {
+            Some((seen, at)) => *seen != head && at.elapsed() >= NODE_EVERY,
+            None => true,
+        };
+        if !due {
             continue;
         }
         let reports = verify_fleet(store, Some(&node), &Default::default()).await;
         for (node, report) in reports.map_err(|e| e.to_string())? {
             health.record(&node, &report, true);
         }
-        heads.insert(node, head);
+        heads.insert(node, (head, Instant::now()));
     }
     Ok(())
 }

@@ -30,8 +30,11 @@ pub struct PageFigures {
 #[derive(Debug)]
 pub struct ConsoleFigures {
     pub events: u64,
-    /// After the server started: until the overview's day of activity was counted, and until
-    /// its chain was verified whole.
+    /// How long the server took to start serving on the trail (its own rebuilds from the
+    /// trail included).
+    pub start: Duration,
+    /// After the server started serving: until the overview's day of activity was counted,
+    /// and until its chain was verified whole.
     pub counted: Duration,
     pub verified: Duration,
     /// `/healthz`'s round trip, median: the baseline.
@@ -90,8 +93,10 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
             key.display()
         ),
     )?;
-    let started = Instant::now();
+    let starting = Instant::now();
     let server = ServerProcess::start_with(db, Durability::Full, Some(&config)).await?;
+    let start = starting.elapsed();
+    let started = Instant::now();
     let base = format!("http://{http}");
     let client = reqwest::Client::new();
     // One session for every request, as one browser would have.
@@ -170,6 +175,7 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
     reader.close().await;
     Ok(ConsoleFigures {
         events,
+        start,
         counted: counted.unwrap_or_default(),
         verified: verified.unwrap_or_default(),
         baseline: baseline[SAMPLES / 2],

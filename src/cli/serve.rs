@@ -136,6 +136,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     check_exposure("the gRPC port", &config.listen, guarded, allow)?;
     if let Some(http) = &config.http_listen {
         check_exposure("the HTTP side port", http, config.auth.enabled(), allow)?;
+        // Approving calls and reading the trail from a browser anywhere on the network with
+        // no sign-in is not a mode toolgate offers, whatever --insecure-allow-remote says.
+        if config.console.enabled {
+            check_exposure("the console's side port", http, config.auth.enabled(), false)?;
+        }
     }
     let listener = Listener::bind(&config.listen, config.unix_socket_mode)
         .await

@@ -81,7 +81,7 @@ pub async fn judge(
         Err(status) if status.code() == tonic::Code::Unauthenticated => {
             return console.refused(&visitor, &status);
         }
-        Err(status) => page::notice("error", &format!("Not done: {}", status.message())),
+        Err(status) => page::notice("error", &format!("Not done: {}", super::said(&status))),
     };
     listed(&console, &visitor, Some(notice)).await
 }

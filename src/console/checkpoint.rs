@@ -18,6 +18,8 @@ const COSIGNATURE_BYTES: usize = 8 + 64;
 /// A signed checkpoint, read.
 #[derive(Debug, Clone)]
 pub struct Signed {
+    /// Whether the log's own signature on it verified with this server's key.
+    pub verified: bool,
     /// The events it covers, and its own place on the trail (size + 1).
     pub size: u64,
     pub seq: u64,
@@ -37,14 +39,18 @@ pub struct Signature {
 }
 
 /// The checkpoint of `answer`, its signatures checked with `log_key` and `witnesses`; `None` if
-/// its note does not read.
+/// its note does not read, or is not the checkpoint of the size the answer gives.
 pub fn read(
     answer: &CheckpointResponse,
     log_key: Option<&NoteVerifier>,
     witnesses: &[CosignatureVerifier],
 ) -> Option<Signed> {
-    let checkpoint = Checkpoint::read(&answer.note).ok()?;
+    // The cosigned note is the note with more signature lines: one text, read once.
     let note = Note::parse(&answer.cosigned).ok()?;
+    let checkpoint = Checkpoint::from_text(&note.text).ok()?;
+    if checkpoint.size != answer.size {
+        return None;
+    }
     let signatures = note
         .signatures
         .iter()
@@ -63,8 +69,10 @@ pub fn read(
             };
             Signature { name: name.clone(), cosigned_at, verified }
         })
-        .collect();
+        .collect::<Vec<Signature>>();
+    let verified = signatures.iter().any(|s| s.cosigned_at.is_none() && s.verified == Some(true));
     Some(Signed {
+        verified,
         size: answer.size,
         seq: answer.seq,
         origin: checkpoint.origin,

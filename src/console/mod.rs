@@ -183,11 +183,7 @@ impl Console {
             Code::Unavailable | Code::ResourceExhausted => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        let message = match http {
-            StatusCode::INTERNAL_SERVER_ERROR => "internal error".to_owned(),
-            _ => status.message().to_owned(),
-        };
-        let body = html! { h1 { "Refused" } (page::notice("error", &message)) };
+        let body = html! { h1 { "Refused" } (page::notice("error", said(status))) };
         page::with_status(http, page::frame(&self.frame("Refused", Nav::None, Some(visitor)), body))
     }
 
@@ -195,6 +191,15 @@ impl Console {
     fn not_taken(&self, visitor: Option<&Visitor>, status: StatusCode, why: &str) -> Response {
         let body = html! { h1 { "Not taken" } (page::notice("error", why)) };
         page::with_status(status, page::frame(&self.frame("Not taken", Nav::None, visitor), body))
+    }
+}
+
+/// What a refusal says to the visitor: the service's own words, which never carry internal
+/// errors; a status that is not one of its refusals (an internal one) says no more than that.
+fn said(status: &Status) -> &str {
+    match status.code() {
+        Code::Internal | Code::Unknown | Code::DataLoss | Code::Unimplemented => "internal error",
+        _ => status.message(),
     }
 }
 
@@ -228,7 +233,7 @@ async fn around(State(console): State<Arc<Console>>, mut request: Request, next:
             }
             response
         }
-        Err(response) => response,
+        Err(response) => *response,
     };
     let headers = response.headers_mut();
     for (name, value) in [
@@ -252,17 +257,21 @@ async fn around(State(console): State<Arc<Console>>, mut request: Request, next:
 
 /// Lets a request through to its page with its visitor (and the cookie of a session just
 /// started), or answers it here.
-fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Response> {
+fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box<Response>> {
     let headers = request.headers();
     if !console.auth && !loopback_host(headers) {
         let why = "without auth this console answers only to a loopback name (localhost, \
                    127.0.0.1, [::1])";
-        return Err(console.not_taken(None, StatusCode::FORBIDDEN, why));
+        return Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)));
     }
     let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
+    if embedded_elsewhere(headers) {
+        let why = "the console's pages and files are for its own pages, and a visit from a link";
+        return Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)));
+    }
     if writes && !same_origin(headers) {
         let why = "a form is taken only from this console's own pages";
-        return Err(console.not_taken(None, StatusCode::FORBIDDEN, why));
+        return Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)));
     }
     let path = request.uri().path();
     if path.starts_with("/ui/static/") || path == "/ui/sign-in" {
@@ -275,18 +284,18 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Res
     match (console.auth, writes) {
         (true, false) => {
             let here = request.uri().path_and_query().map_or("/ui", |p| p.as_str());
-            Err(Redirect::to(&page::href("/ui/sign-in", &[("next", here)])).into_response())
+            Err(Box::new(Redirect::to(&page::href("/ui/sign-in", &[("next", here)])).into_response()))
         }
         (_, true) => {
             let why = "this form's session has ended: open the page again";
-            Err(console.not_taken(None, StatusCode::FORBIDDEN, why))
+            Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)))
         }
         (false, false) => {
             // Auth off: each browser gets an anonymous session, for its forms' CSRF token.
             let started = console.sessions.start("local".into(), None, (true, true), None);
             let Some((visitor, cookie)) = started else {
                 let why = "no random bytes for a session: see the server's log";
-                return Err(console.not_taken(None, StatusCode::SERVICE_UNAVAILABLE, why));
+                return Err(Box::new(console.not_taken(None, StatusCode::SERVICE_UNAVAILABLE, why)));
             };
             request.extensions_mut().insert(visitor);
             Ok(Some(cookie))
@@ -307,6 +316,15 @@ fn loopback_host(headers: &HeaderMap) -> bool {
     name == "localhost"
         || name == "[::1]"
         || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether another site's page is fetching from the console (an `<img>`, a script, `fetch`)
+/// rather than a person following a link to it: such a request is refused before it starts a
+/// session or a verification.
+fn embedded_elsewhere(headers: &HeaderMap) -> bool {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    matches!(text("sec-fetch-site"), Some("cross-site" | "same-site"))
+        && text("sec-fetch-mode") != Some("navigate")
 }
 
 /// Whether a form comes from this console: the browser says the request is its own
@@ -367,5 +385,15 @@ mod tests {
         ];
         assert!(!same_origin(&headers(&lying)), "a sibling site is another site");
         assert!(same_origin(&headers(&[("host", "127.0.0.1:9090")])), "not a browser");
+    }
+
+    #[test]
+    fn another_sites_page_may_link_to_the_console_but_not_fetch_from_it() {
+        let image = [("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "no-cors")];
+        assert!(embedded_elsewhere(&headers(&image)));
+        let link = [("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "navigate")];
+        assert!(!embedded_elsewhere(&headers(&link)));
+        let own = [("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "cors")];
+        assert!(!embedded_elsewhere(&headers(&own)));
     }
 }

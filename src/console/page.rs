@@ -95,8 +95,26 @@ pub fn href(path: &'static str, params: &[(&str, &str)]) -> String {
 
 /// A time from the trail (RFC 3339, UTC), to the second, with the whole value for machines.
 pub fn time(ts: &str) -> Markup {
-    let shown = ts.get(..19).map_or(ts.to_owned(), |t| format!("{} {}", &t[..10], &t[11..]));
+    // A fleet node's `ts` is whatever it shipped: anything that is not a time is shown as is.
+    let shown = match (ts.get(..10), ts.get(11..19)) {
+        (Some(day), Some(clock)) => format!("{day} {clock}"),
+        _ => ts.to_owned(),
+    };
     html! { time datetime=(ts) { (Text(&shown)) } }
+}
+
+/// An optional text from the trail, empty when absent.
+pub fn text(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
+}
+
+/// A class named after one of the trail's fixed names (a kind, an outcome), or none: a value
+/// that is not one of them (from a fleet node, say) names no class.
+pub fn class_of<T: std::str::FromStr>(
+    value: &str,
+    name: impl Fn(T) -> &'static str,
+) -> &'static str {
+    value.parse::<T>().map_or("", name)
 }
 
 /// What the frame says of the server and the visitor.

@@ -90,8 +90,10 @@ pub fn random_id() -> Option<String> {
 }
 
 impl Sessions {
-    /// Sessions that last `lasts` from their sign-in; their cookie is `Secure` when `secure`.
+    /// Sessions that last `lasts` from their sign-in (a minute to 30 days); their cookie is
+    /// `Secure` when `secure`.
     pub fn new(lasts: Duration, secure: bool) -> Self {
+        let lasts = lasts.clamp(Duration::from_secs(60), Duration::from_secs(30 * 24 * 3600));
         let cookie = if secure { "__Host-toolgate-console" } else { "toolgate-console" };
         Self { sessions: Mutex::new(HashMap::new()), lasts, cookie, secure }
     }
@@ -147,6 +149,8 @@ impl Sessions {
     pub fn keep_export(&self, id: &str, download: String, manifest: Manifest) {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(session) = sessions.get_mut(id) {
+            // The same download made again (a second click) describes the newer file.
+            session.exports.retain(|(d, _)| *d != download);
             if session.exports.len() >= MAX_EXPORTS {
                 session.exports.pop_front();
             }
@@ -211,7 +215,9 @@ mod tests {
 
     #[test]
     fn a_session_that_has_ended_is_not_found() {
-        let sessions = Sessions::new(Duration::ZERO, false);
+        let mut sessions = Sessions::new(Duration::ZERO, false);
+        assert_eq!(sessions.lasts, Duration::from_secs(60), "a minute at least");
+        sessions.lasts = Duration::ZERO;
         let (visitor, set) = sessions.start("a".into(), None, (true, true), None).unwrap();
         assert!(!set.contains("Secure"));
         assert!(sessions.find(&with_cookie(format!("toolgate-console={}", visitor.id))).is_none());

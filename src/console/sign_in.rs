@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Form, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 use serde::Deserialize;
@@ -40,7 +40,7 @@ pub struct SignOut {
 /// Where to go after signing in: a page of this console, never elsewhere.
 fn destination(next: &str) -> &str {
     let page = next == "/ui" || next.starts_with("/ui/") || next.starts_with("/ui?");
-    let own = page && !next.contains('\\');
+    let own = page && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
     if own { next } else { "/ui" }
 }
 
@@ -78,9 +78,17 @@ fn form(console: &Console, next: &str, refusal: Option<(StatusCode, &str)>) -> R
 }
 
 /// `POST /ui/sign-in`.
-pub async fn sign_in(State(console): State<Arc<Console>>, Form(form): Form<SignIn>) -> Response {
+pub async fn sign_in(
+    State(console): State<Arc<Console>>,
+    headers: HeaderMap,
+    Form(form): Form<SignIn>,
+) -> Response {
     if !console.auth {
         return Redirect::to("/ui").into_response();
+    }
+    // A new sign-in ends the session this browser had, whatever comes of it.
+    if let Some(before) = console.sessions.find(&headers) {
+        console.sessions.end(&before.id);
     }
     let token = form.token.trim();
     let token = if token.len() > MAX_TOKEN { "" } else { token };
@@ -88,7 +96,7 @@ pub async fn sign_in(State(console): State<Arc<Console>>, Form(form): Form<SignI
         Ok(Some(caller)) => caller,
         Ok(None) => return Redirect::to("/ui").into_response(),
         Err(status) => {
-            let why = format!("not signed in: {}", status.message());
+            let why = format!("not signed in: {}", super::said(&status));
             return self::form(&console, &form.next, Some((StatusCode::FORBIDDEN, &why)));
         }
     };
@@ -128,9 +136,16 @@ mod tests {
     #[test]
     fn a_sign_in_leads_only_to_this_consoles_pages() {
         assert_eq!(destination("/ui/trail?tool=x"), "/ui/trail?tool=x");
-        for elsewhere in
-            ["https://evil.example", "//evil.example/ui", "/ui\\@x", "/uix", "/metrics", ""]
-        {
+        for elsewhere in [
+            "https://evil.example",
+            "//evil.example/ui",
+            "/ui\\@x",
+            "/uix",
+            "/metrics",
+            "/ui/\n",
+            "/ui x",
+            "",
+        ] {
             assert_eq!(destination(elsewhere), "/ui", "{elsewhere}");
         }
     }

@@ -13,12 +13,12 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use tonic::{Code, Status};
 
-use super::page::{self, Lines, Nav, Text, href, time};
-use super::trail::result;
+use super::page::{self, Lines, Nav, Text, href, text, time};
+use super::trail::{kind, result};
 use super::{Console, Visitor, checkpoint};
 use crate::grpc::event_from_proto;
 use crate::proto;
-use crate::trail::{Value, decode, leaf_hash, verify_inclusion};
+use crate::trail::{Value, decode, event_hash, leaf_hash, verify_inclusion};
 
 /// The most events one story shows.
 const MOST: u32 = 1000;
@@ -124,10 +124,6 @@ pub async fn event(
     console.page("Event", Nav::Trail, &visitor, body)
 }
 
-fn text(value: &Option<String>) -> &str {
-    value.as_deref().unwrap_or_default()
-}
-
 /// The call in short: what was asked, what was decided, who judged it, what ran.
 fn summary(decision: &proto::Event, events: &[proto::Event]) -> Markup {
     let approvals: Vec<&proto::Event> =
@@ -225,7 +221,7 @@ fn entry(event: &proto::Event, proofs: &Proofs) -> Markup {
     html! {
         li class=(class) {
             div {
-                strong { "seq " (event.seq) } " · " span class=(format!("kind {}", event.kind)) { (Text(&event.kind)) }
+                strong { "seq " (event.seq) } " · " (kind(event))
                 " · " (time(&event.ts))
                 @if !event.node_id.is_empty() { " · node " (Text(&event.node_id)) }
             }
@@ -262,12 +258,23 @@ fn cell(name: &str, value: &str) -> Markup {
     }
 }
 
+/// What the check of an event's proof found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Its hash is its content's, and its proof leads to the root.
+    Included,
+    /// Its hash is not the hash of its content and the hash before it.
+    Altered,
+    /// Its proof does not lead to the root.
+    NotIncluded,
+}
+
 /// The inclusion proofs of a story's events in the latest signed checkpoint's tree (or, for
 /// the events after it, in the tree of the whole trail), each checked here.
 struct Proofs {
     signed: Option<checkpoint::Signed>,
-    /// By seq: the tree size, and whether the proof led to the root it was checked against.
-    proven: Vec<(u64, u64, bool)>,
+    /// By seq: the tree size, and what the check found.
+    proven: Vec<(u64, u64, Found)>,
     /// Why there are none.
     none: Option<&'static str>,
 }
@@ -293,6 +300,15 @@ impl Proofs {
         };
         let mut proven = Vec::new();
         for event in events.iter().take(PROVEN) {
+            // The proof of an event is only as good as its hash: recomputed here from its
+            // content and the hash before it, so that a changed event whose stored hash was
+            // kept is not shown as included.
+            let hash = decode(&event.hash);
+            let content_matches = match (event_from_proto(event.clone()), decode(&event.prev_hash))
+            {
+                (Ok(stored), Some(prev)) => hash == Some(event_hash(&prev, &stored)),
+                _ => false,
+            };
             let covered = signed.as_ref().filter(|s| event.seq <= s.size);
             let tree_size = covered.map_or(0, |s| s.size);
             let ask = proto::InclusionProofRequest { seq: event.seq, tree_size };
@@ -300,23 +316,28 @@ impl Proofs {
             let proof = proof.into_inner();
             let hashes: Vec<[u8; 32]> =
                 proof.hashes.iter().filter_map(|h| h.as_slice().try_into().ok()).collect();
-            let leaf = leaf_hash(&decode(&event.hash).unwrap_or_default());
+            let leaf = leaf_hash(&hash.unwrap_or_default());
             let root: Option<[u8; 32]> = match covered {
                 Some(signed) => Some(signed.root),
                 None => proof.root.as_slice().try_into().ok(),
             };
-            let ok = hashes.len() == proof.hashes.len()
+            let included = hashes.len() == proof.hashes.len()
                 && proof.leaf_hash == leaf
                 && root.is_some_and(|root| {
                     verify_inclusion(&leaf, proof.leaf_index, proof.tree_size, &hashes, &root)
                 });
-            proven.push((event.seq, proof.tree_size, ok));
+            let found = match (content_matches, included) {
+                (false, _) => Found::Altered,
+                (true, false) => Found::NotIncluded,
+                (true, true) => Found::Included,
+            };
+            proven.push((event.seq, proof.tree_size, found));
         }
         Ok(Self { signed, proven, none: None })
     }
 
     fn of(&self, event: &proto::Event) -> Markup {
-        let Some(&(_, size, ok)) = self.proven.iter().find(|(seq, ..)| *seq == event.seq) else {
+        let Some(&(_, size, found)) = self.proven.iter().find(|(seq, ..)| *seq == event.seq) else {
             return match self.none {
                 Some(_) => html! {},
                 None => {
@@ -324,14 +345,30 @@ impl Proofs {
                 }
             };
         };
-        let signed = self.signed.as_ref().is_some_and(|s| s.size == size);
+        let checkpoint = self.signed.as_ref().filter(|s| s.size == size);
         html! {
             p {
-                @if ok { span.ok-mark { "✓ " } } @else { span.bad-mark { "✗ " } }
-                @match (ok, signed) {
-                    (true, true) => { "Included in the signed checkpoint of " (size) " events: its inclusion proof leads to that checkpoint's root." }
-                    (true, false) => { "Included in the tree of the trail's " (size) " events (no signed checkpoint covers it yet)." }
-                    (false, _) => { "Its inclusion proof does not lead to the root of the tree of " (size) " events: the trail or this event was altered." }
+                @match (found, checkpoint) {
+                    (Found::Altered, _) => {
+                        span.bad-mark { "✗ " }
+                        "Its hash is not the hash of its content and the hash before it: the event was altered."
+                    }
+                    (Found::NotIncluded, _) => {
+                        span.bad-mark { "✗ " }
+                        "Its inclusion proof does not lead to the root of the tree of " (size) " events: the trail or this event was altered."
+                    }
+                    (Found::Included, Some(signed)) if signed.verified => {
+                        span.ok-mark { "✓ " }
+                        "Included in the signed checkpoint of " (size) " events: its inclusion proof leads to that checkpoint's root, and the checkpoint's signature verified."
+                    }
+                    (Found::Included, Some(_)) => {
+                        span.bad-mark { "? " }
+                        "Its inclusion proof leads to the root of the checkpoint of " (size) " events, but that checkpoint's signature did not verify with this server's key."
+                    }
+                    (Found::Included, None) => {
+                        span.ok-mark { "✓ " }
+                        "Included in the tree of the trail's " (size) " events (no signed checkpoint covers it yet)."
+                    }
                 }
             }
         }

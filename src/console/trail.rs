@@ -11,7 +11,7 @@ use axum::response::Response;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::page::{Clip, Nav, href, time};
+use super::page::{Clip, Nav, class_of, href, text, time};
 use super::{Console, Visitor};
 use crate::proto;
 use crate::trail::{Kind, Outcome};
@@ -161,18 +161,23 @@ pub fn story_link(event: &proto::Event) -> String {
 
 /// What an event came to, in a word: an outcome, an execution's status, a refusal's code.
 pub fn result(event: &proto::Event) -> Markup {
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
     match (&event.outcome, &event.status, &event.error) {
         (Some(outcome), _, _) => {
-            html! { span class=(format!("outcome {outcome}")) { (Clip(outcome)) } }
+            let class = format!("outcome {}", class_of(outcome, Outcome::as_str));
+            html! { span class=(class) { (Clip(outcome)) } }
         }
         (None, Some(status), _) => html! { span.state { (Clip(status)) } },
-        (None, None, error) => html! { span.muted { (Clip(&text(error))) } },
+        (None, None, error) => html! { span.muted { (Clip(text(error))) } },
     }
 }
 
+/// An event's kind, as a label.
+pub fn kind(event: &proto::Event) -> Markup {
+    let class = format!("kind {}", class_of(&event.kind, Kind::as_str));
+    html! { span class=(class) { (Clip(&event.kind)) } }
+}
+
 fn rows(events: &[proto::Event], fleet: bool) -> Markup {
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
     html! {
         table.events {
             thead {
@@ -188,12 +193,12 @@ fn rows(events: &[proto::Event], fleet: bool) -> Markup {
                         @if fleet { td { (Clip(&event.node_id)) } }
                         td { a href=(story_link(event)) { (event.seq) } }
                         td { (time(&event.ts)) }
-                        td { span class=(format!("kind {}", event.kind)) { (Clip(&event.kind)) } }
-                        td { (Clip(&text(&event.actor_id))) }
-                        td { (Clip(&text(&event.tool))) }
+                        td { (kind(event)) }
+                        td { (Clip(text(&event.actor_id))) }
+                        td { (Clip(text(&event.tool))) }
                         td { (result(event)) }
                         td { (Clip(event.reason.as_deref().or(event.error.as_deref()).unwrap_or_default())) }
-                        td { (Clip(&text(&event.session_id))) }
+                        td { (Clip(text(&event.session_id))) }
                     }
                 }
             }

@@ -387,20 +387,18 @@ impl FleetStore {
             .collect()
     }
 
-    /// The `seq` of `node`'s earliest event appended at `since` or later.
+    /// The smallest `seq` of `node`'s events appended at `since` or later.
     pub async fn first_seq_since(
         &self,
         node: &str,
         since: &str,
     ) -> Result<Option<i64>, FleetError> {
-        let row = sqlx::query(
-            "SELECT seq FROM fleet_events WHERE node_id = $1 AND ts >= $2 ORDER BY ts LIMIT 1",
-        )
-        .bind(node)
-        .bind(since)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.map(|row| Ok(row.try_get(0)?)).transpose()
+        let row = sqlx::query("SELECT min(seq) FROM fleet_events WHERE node_id = $1 AND ts >= $2")
+            .bind(node)
+            .bind(since)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get(0)?)
     }
 
     /// Closes the pool.

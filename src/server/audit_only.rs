@@ -63,6 +63,11 @@ pub async fn run_audit_only(
     ));
     tracing::info!(db = %config.db.display(), "serving the fleet store's trails (audit only)");
     let serving = Arc::new(AtomicBool::new(true));
+    // The side port answers through the drain (`/readyz` says 503), and stops after it.
+    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
+    let side_stopped = async {
+        let _ = side_stopped.await;
+    };
     let side = match http {
         Some(http) => {
             let app = crate::http::probes(metrics.clone(), serving.clone());
@@ -78,7 +83,7 @@ pub async fn run_audit_only(
                 };
                 (parts, Trails::Fleet(fleet.clone()))
             });
-            Some(super::side::start(http, app, tls.clone(), console)?)
+            Some(super::side::start(http, app, tls.clone(), console, side_stopped)?)
         }
         None => None,
     };
@@ -99,13 +104,16 @@ pub async fn run_audit_only(
     let served = serving::serve(router, listener, tls, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
-    if let Some(side) = side {
-        side.stop().await;
-    }
+    let _ = stop_side.send(());
+    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
+    let side_cut = match side {
+        Some(side) => side.finish(grace).await,
+        None => false,
+    };
     fleet.close().await;
     store.reader.close().await;
     drop(store);
-    serving::join_writer(writer_thread, cut).await;
+    serving::join_writer(writer_thread, cut || side_cut).await;
     tracing::info!("stopped");
     Ok(served?)
 }

@@ -193,6 +193,11 @@ pub async fn run(
     );
 
     let serving = Arc::new(AtomicBool::new(true));
+    // The side port answers through the drain (`/readyz` says 503), and stops after it.
+    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
+    let side_stopped = async {
+        let _ = side_stopped.await;
+    };
     let side = match http {
         Some(http) => {
             // In process: the hook's calls skip the network (and TLS), and carry the hook's
@@ -212,7 +217,7 @@ pub async fn run(
                 };
                 (parts, Trails::One(store.reader.clone()))
             });
-            Some(side::start(http, app, tls.clone(), console)?)
+            Some(side::start(http, app, tls.clone(), console, side_stopped)?)
         }
         None => None,
     };
@@ -249,9 +254,12 @@ pub async fn run(
         task.abort();
         let _ = task.await;
     }
-    if let Some(side) = side {
-        side.stop().await;
-    }
+    let _ = stop_side.send(());
+    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
+    let side_cut = match side {
+        Some(side) => side.finish(grace).await,
+        None => false,
+    };
     // Every call is answered: the last checkpoint covers all of them.
     let _ = stop_checkpoints.send(true);
     if let Some(checkpoints) = checkpoints {
@@ -274,7 +282,7 @@ pub async fn run(
     }
     store.reader.close().await;
     drop(store);
-    serving::join_writer(writer_thread, cut).await;
+    serving::join_writer(writer_thread, cut || side_cut).await;
     tracing::info!("stopped");
     Ok(served?)
 }

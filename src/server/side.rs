@@ -1,12 +1,17 @@
 //! The HTTP side port a server serves beside gRPC: its routes (the probes, what the server adds,
-//! the console when it is on), over TLS when `[tls] side_port` says so, until the server stops;
-//! and the console's followers of the trail, stopped after it.
+//! the console when it is on), over TLS when `[tls] side_port` says so. It answers through the
+//! server's drain (`/readyz` says 503 then), stops when told, and gets the same grace period
+//! as gRPC's calls to finish the requests in flight (a stalled download must not keep the
+//! writer from its last commit); the console's followers of the trail are read-only, and are
+//! simply stopped.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::ServerError;
@@ -17,21 +22,22 @@ use crate::tls::Acceptor;
 /// The side port, serving.
 pub(super) struct SidePort {
     task: JoinHandle<std::io::Result<()>>,
-    stop: oneshot::Sender<()>,
-    stop_following: watch::Sender<bool>,
+    /// Kept so that the followers' `stopping` stays false until they are aborted.
+    _following: watch::Sender<bool>,
     followers: Vec<JoinHandle<()>>,
 }
 
 /// Serves `app` on `http` (and the console of `console`, the trails it reads), through `tls`
-/// when it serves the side port too.
+/// when it serves the side port too, until `stopped` resolves.
 pub(super) fn start(
     http: TcpListener,
     mut app: Router,
     tls: Option<Arc<Acceptor>>,
     console: Option<(Parts, Trails)>,
+    stopped: impl Future<Output = ()> + Send + 'static,
 ) -> Result<SidePort, ServerError> {
     let tls = tls.filter(|tls| tls.serves_side_port());
-    let (stop_following, following) = watch::channel(false);
+    let (following_sender, following) = watch::channel(false);
     let mut followers = Vec::new();
     if let Some((parts, trails)) = console {
         let (console, tasks) = crate::console::start(parts, trails, tls.is_some(), following);
@@ -40,27 +46,36 @@ pub(super) fn start(
     }
     let addr = http.local_addr()?;
     tracing::info!(listen = %addr, tls = tls.is_some(), "HTTP side port serving");
-    let (stop, stopped) = oneshot::channel::<()>();
-    let stopped = async {
-        let _ = stopped.await;
-    };
     let task = match tls {
         Some(tls) => tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped)),
         None => tokio::spawn(crate::http::serve(http, app, stopped)),
     };
-    Ok(SidePort { task, stop, stop_following, followers })
+    Ok(SidePort { task, _following: following_sender, followers })
 }
 
 impl SidePort {
-    /// Stops serving (the requests in flight finish), then the console's followers.
-    pub(super) async fn stop(self) {
-        let _ = self.stop.send(());
-        if let Ok(Err(e)) = self.task.await {
-            tracing::error!(error = %e, "the HTTP side port failed");
+    /// Once `stopped` resolved: waits up to `grace` for the requests in flight (a download that
+    /// has stalled is cut then), and stops the followers. Whether requests were cut.
+    pub(super) async fn finish(self, grace: Duration) -> bool {
+        for follower in &self.followers {
+            follower.abort();
         }
-        let _ = self.stop_following.send(true);
+        let mut task = self.task;
+        let cut = match tokio::time::timeout(grace, &mut task).await {
+            Ok(Ok(Err(e))) => {
+                tracing::error!(error = %e, "the HTTP side port failed");
+                false
+            }
+            Ok(_) => false,
+            Err(_) => {
+                tracing::warn!("grace period over: cutting the side port's requests still open");
+                task.abort();
+                true
+            }
+        };
         for follower in self.followers {
             let _ = follower.await;
         }
+        cut
     }
 }

@@ -2,8 +2,6 @@
 //! (`audit::Activity`): one aggregate over a `seq` range, so that counting a busy day reads each
 //! event once and a follower's step reads only the events since its last.
 
-use rusqlite::OptionalExtension;
-
 use super::{Reader, StoreError};
 
 /// The events a tally counts: decisions by outcome, and the violations and refusals beside them.
@@ -63,12 +61,12 @@ impl Reader {
         .await
     }
 
-    /// The `seq` of the earliest event appended at `since` or later (through the `ts` index).
+    /// The smallest `seq` of the events appended at `since` or later (a range of the `ts`
+    /// index): where a count of the time since begins, even if a clock stepped back.
     pub async fn first_seq_since(&self, since: String) -> Result<Option<i64>, StoreError> {
         self.with(move |conn| {
-            conn.prepare_cached("SELECT seq FROM events WHERE ts >= ?1 ORDER BY ts LIMIT 1")?
+            conn.prepare_cached("SELECT min(seq) FROM events WHERE ts >= ?1")?
                 .query_row([since], |row| row.get(0))
-                .optional()
         })
         .await
     }

@@ -492,6 +492,54 @@ async fn verify_finds_an_event_changed_behind_the_trails_back() {
     let broken = browser.get("/ui/verify").await;
     assert!(broken.body.contains("✗ Broken"), "{}", broken.body);
     assert!(broken.body.contains("hash_mismatch"), "{}", broken.body);
+    // Its page does not call it included: its hash is recomputed from what it now says.
+    let event = browser.get("/ui/event?seq=3").await;
+    assert!(event.body.contains("nothing to see"));
+    assert!(event.body.contains("the event was altered"), "{}", event.body);
+    assert!(browser.get("/ui/event?seq=4").await.body.contains("✓ "), "its neighbour stands");
     let bad = browser.get("/ui/verify?from=x").await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn without_auth_the_console_is_refused_beyond_loopback_even_when_insisted_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("console.toml");
+    std::fs::write(&config, "[console]\nenabled = true\n").unwrap();
+    let refused = toolgate_async(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--http-listen",
+        "0.0.0.0:0",
+        "--insecure-allow-remote",
+        "--db",
+        "/nonexistent/x.db",
+    ])
+    .await;
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(
+        stderr.contains("refusing to listen on `0.0.0.0:0` (the console's side port)"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_notices_a_trail_cut_short_behind_its_back() {
+    let (mut app, side) = spawn_app_with_side_port(console).await;
+    for _ in 0..4 {
+        app.decide(request("read")).await;
+    }
+    let head = rows(&app.db).len();
+    let mut browser = Browser::new(&side);
+    eventually(&mut browser, "/ui", &[&format!("verified through seq <strong>{head}</strong>")])
+        .await;
+    let conn = rusqlite::Connection::open(&app.db).unwrap();
+    conn.execute_batch(&format!(
+        "DROP TRIGGER events_no_delete; DELETE FROM events WHERE seq = {head};"
+    ))
+    .unwrap();
+    let broken = eventually(&mut browser, "/ui", &["✗ Broken", "it was cut short"]).await;
+    assert!(broken.body.contains(&format!("seq {head}: the trail ends before this event")));
 }
