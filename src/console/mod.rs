@@ -108,12 +108,7 @@ pub fn start(
             trails.clone(),
             stopping.clone(),
         )),
-        tokio::spawn(crate::audit::health::watch(
-            health.clone(),
-            trails,
-            parts.log_key.clone(),
-            stopping,
-        )),
+        tokio::spawn(crate::audit::health::watch(health.clone(), trails, stopping)),
     ];
     let lasts = Duration::from_secs(parts.session_minutes.saturating_mul(60));
     let console = Console {
@@ -284,7 +279,9 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box
     match (console.auth, writes) {
         (true, false) => {
             let here = request.uri().path_and_query().map_or("/ui", |p| p.as_str());
-            Err(Box::new(Redirect::to(&page::href("/ui/sign-in", &[("next", here)])).into_response()))
+            Err(Box::new(
+                Redirect::to(&page::href("/ui/sign-in", &[("next", here)])).into_response(),
+            ))
         }
         (_, true) => {
             let why = "this form's session has ended: open the page again";
@@ -295,7 +292,11 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box
             let started = console.sessions.start("local".into(), None, (true, true), None);
             let Some((visitor, cookie)) = started else {
                 let why = "no random bytes for a session: see the server's log";
-                return Err(Box::new(console.not_taken(None, StatusCode::SERVICE_UNAVAILABLE, why)));
+                return Err(Box::new(console.not_taken(
+                    None,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    why,
+                )));
             };
             request.extensions_mut().insert(visitor);
             Ok(Some(cookie))

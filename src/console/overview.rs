@@ -219,9 +219,7 @@ fn check(check: Option<&Check>) -> Markup {
         }
         p.muted {
             "The whole trail was last verified at " (at(check.whole_at)) "; "
-            (check.checkpoints) " checkpoint root(s) checked"
-            @if check.signatures_checked { ", with their signatures" }
-            "."
+            (check.checkpoints) " checkpoint root(s) checked against the tree."
         }
     }
 }

@@ -256,10 +256,12 @@ test("signing in with a token leads to the overview", async () => {
   await page.click("button[type=submit]");
   await page.waitForURL(`${side}/ui`);
   // The followers count the trail and check the chain in the background.
-  await until("the overview's counts", async () => {
+  await until("the overview's counts, and the chain verified to its head", async () => {
     await page.reload();
     const text = await page.textContent("main");
-    return text.includes("✓ Intact") && text.includes("Latest signed checkpoint") && !text.includes("Counting");
+    const verified = text.match(/verified through seq (\d+)/)?.[1];
+    const latest = text.match(/The latest event is seq (\d+)/)?.[1];
+    return verified && verified === latest && text.includes("✓ Intact") && !text.includes("Counting");
   });
   const text = await page.textContent("main");
   assert.match(text, /Signed by\s*toolgate\/console-test\s*✓ verified/);

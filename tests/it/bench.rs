@@ -67,3 +67,15 @@ fn policy_and_audit_smoke_runs_report_their_figures() {
     assert!(audit.contains("verify the chain and its tree:"), "{audit}");
     assert!(audit.contains("inclusion proof and root"), "{audit}");
 }
+
+#[test]
+fn the_console_smoke_run_times_every_page() {
+    let out = toolgate(&["bench", "--console", "3000"]);
+
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("the chain verified whole in"), "{stdout}");
+    let pages: Vec<&str> = stdout.lines().filter(|l| l.starts_with("/ui")).collect();
+    assert_eq!(pages.len(), 9, "{stdout}");
+    assert!(pages.iter().any(|l| l.starts_with("/ui/story?decision=bench-")), "{stdout}");
+}

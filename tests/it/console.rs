@@ -15,7 +15,10 @@ use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{Actor, ApprovalState, AwaitRequest, DecideRequest, Outcome};
 
 use crate::approvals::deploys_need_approval;
-use crate::helpers::{TestApp, request, rows, spawn_app_with_side_port, token, toolgate_async};
+use crate::helpers::{
+    TestApp, request, rows, spawn_app_with_side_port, start_with_side_port, token, toolgate,
+    toolgate_async,
+};
 
 const AGENT: &str = "agent-secret-1f2e";
 const APPROVER: &str = "approver-secret-3d4c";
@@ -542,4 +545,35 @@ async fn the_overview_notices_a_trail_cut_short_behind_its_back() {
     .unwrap();
     let broken = eventually(&mut browser, "/ui", &["✗ Broken", "it was cut short"]).await;
     assert!(broken.body.contains(&format!("seq {head}: the trail ends before this event")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_signed_before_a_key_rotation_do_not_break_the_overview() {
+    let keys = tempfile::tempdir().unwrap();
+    let key = |name: &str| {
+        let path = keys.path().join(name);
+        let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", path.to_str().unwrap()]);
+        assert!(out.status.success());
+        path
+    };
+    let (old, new) = (key("old.key"), key("new.key"));
+    let (mut app, _) = spawn_app_with_side_port(|c| {
+        c.checkpoints.key_file = Some(old);
+        c.checkpoints.every_events = 3;
+    })
+    .await;
+    for _ in 0..7 {
+        app.decide(request("read")).await;
+    }
+    let (dir, db) = app.stop().await;
+
+    let mut config = Config { db, ..Config::default() };
+    config.console.enabled = true;
+    config.checkpoints.key_file = Some(new);
+    config.checkpoints.every_ms = 200;
+    let (_app, side) = start_with_side_port(config, dir).await;
+    let mut browser = Browser::new(&side);
+    // The old key's checkpoints are on the trail; the latest is the new key's.
+    let overview = eventually(&mut browser, "/ui", &["✓ Intact", "✓ verified"]).await;
+    assert!(!overview.body.contains("Broken"), "{}", overview.body);
 }

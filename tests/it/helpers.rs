@@ -54,6 +54,12 @@ pub async fn spawn_app_with_side_port(configure: impl FnOnce(&mut Config)) -> (T
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config { db: dir.path().join("trail.db"), ..Config::default() };
     configure(&mut config);
+    start_with_side_port(config, dir).await
+}
+
+/// Starts a server with `config` and its HTTP side port on, keeping `dir` alive as long as the
+/// app; returns it and the side port's `http://127.0.0.1:PORT`.
+pub async fn start_with_side_port(config: Config, dir: TempDir) -> (TestApp, String) {
     let http = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let side = format!("http://{}", http.local_addr().unwrap());
     (serve(config, dir, Some(http)).await, side)
