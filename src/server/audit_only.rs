@@ -63,11 +63,6 @@ pub async fn run_audit_only(
     ));
     tracing::info!(db = %config.db.display(), "serving the fleet store's trails (audit only)");
     let serving = Arc::new(AtomicBool::new(true));
-    // The side port answers through the drain (`/readyz` says 503), and stops after it.
-    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
-    let side_stopped = async {
-        let _ = side_stopped.await;
-    };
     let side = match http {
         Some(http) => {
             let app = crate::http::probes(metrics.clone(), serving.clone());
@@ -83,7 +78,7 @@ pub async fn run_audit_only(
                 };
                 (parts, Trails::Fleet(fleet.clone()))
             });
-            Some(super::side::start(http, app, tls.clone(), console, side_stopped)?)
+            Some(super::side::start(http, app, tls.clone(), console)?)
         }
         None => None,
     };
@@ -104,7 +99,7 @@ pub async fn run_audit_only(
     let served = serving::serve(router, listener, tls, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
-    let _ = stop_side.send(());
+    // The side port answered through the drain (`/readyz` said 503); now it stops.
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
     let side_cut = match side {
         Some(side) => side.finish(grace).await,

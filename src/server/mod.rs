@@ -193,11 +193,6 @@ pub async fn run(
     );
 
     let serving = Arc::new(AtomicBool::new(true));
-    // The side port answers through the drain (`/readyz` says 503), and stops after it.
-    let (stop_side, side_stopped) = tokio::sync::oneshot::channel::<()>();
-    let side_stopped = async {
-        let _ = side_stopped.await;
-    };
     let side = match http {
         Some(http) => {
             // In process: the hook's calls skip the network (and TLS), and carry the hook's
@@ -217,7 +212,7 @@ pub async fn run(
                 };
                 (parts, Trails::One(store.reader.clone()))
             });
-            Some(side::start(http, app, tls.clone(), console, side_stopped)?)
+            Some(side::start(http, app, tls.clone(), console)?)
         }
         None => None,
     };
@@ -254,7 +249,7 @@ pub async fn run(
         task.abort();
         let _ = task.await;
     }
-    let _ = stop_side.send(());
+    // The side port answered through the drain (`/readyz` said 503); now it stops.
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
     let side_cut = match side {
         Some(side) => side.finish(grace).await,

@@ -5,13 +5,12 @@
 //! writer from its last commit); the console's followers of the trail are read-only, and are
 //! simply stopped.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::ServerError;
@@ -22,19 +21,19 @@ use crate::tls::Acceptor;
 /// The side port, serving.
 pub(super) struct SidePort {
     task: JoinHandle<std::io::Result<()>>,
+    stop: oneshot::Sender<()>,
     /// Kept so that the followers' `stopping` stays false until they are aborted.
     _following: watch::Sender<bool>,
     followers: Vec<JoinHandle<()>>,
 }
 
 /// Serves `app` on `http` (and the console of `console`, the trails it reads), through `tls`
-/// when it serves the side port too, until `stopped` resolves.
+/// when it serves the side port too, until [`SidePort::finish`].
 pub(super) fn start(
     http: TcpListener,
     mut app: Router,
     tls: Option<Arc<Acceptor>>,
     console: Option<(Parts, Trails)>,
-    stopped: impl Future<Output = ()> + Send + 'static,
 ) -> Result<SidePort, ServerError> {
     let tls = tls.filter(|tls| tls.serves_side_port());
     let (following_sender, following) = watch::channel(false);
@@ -46,17 +45,22 @@ pub(super) fn start(
     }
     let addr = http.local_addr()?;
     tracing::info!(listen = %addr, tls = tls.is_some(), "HTTP side port serving");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let stopped = async {
+        let _ = stopped.await;
+    };
     let task = match tls {
         Some(tls) => tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped)),
         None => tokio::spawn(crate::http::serve(http, app, stopped)),
     };
-    Ok(SidePort { task, _following: following_sender, followers })
+    Ok(SidePort { task, stop, _following: following_sender, followers })
 }
 
 impl SidePort {
-    /// Once `stopped` resolved: waits up to `grace` for the requests in flight (a download that
-    /// has stalled is cut then), and stops the followers. Whether requests were cut.
+    /// Stops taking requests, waits up to `grace` for those in flight (a download that has
+    /// stalled is cut then), and stops the followers. Whether requests were cut.
     pub(super) async fn finish(self, grace: Duration) -> bool {
+        let _ = self.stop.send(());
         for follower in &self.followers {
             follower.abort();
         }
