@@ -1,7 +1,9 @@
 //! The chain checked as the trail grows, for the console's "verified up to seq N at T": a task
 //! that verifies a sidecar's trail whole at first, then from where the last check ended (the
 //! link to the event before, the tree from the stored nodes, the checkpoints on the way) as
-//! events land, and whole again every hour. Before each step it checks that the last event it
+//! events land, and whole again every hour. Checkpoints' roots are checked against the tree,
+//! not their signatures: the server knows only its key in force, and the checkpoints signed
+//! before a rotation would read as forged. Before each step it checks that the last event it
 //! verified is still there with the hash it had: a trail cut short or rewritten behind it is a
 //! problem at once (and verified whole again), not an hour later. On a fleet server, each node's
 //! trail whole, whenever its head moved, at most once a minute. A problem found stays on show
@@ -41,10 +43,6 @@ pub struct Check {
     pub at: DateTime<Utc>,
     /// When the last whole verification ended.
     pub whole_at: DateTime<Utc>,
-    /// The checkpoints on the trail whose roots were checked against the tree. Their signatures
-    /// are not checked here: the server knows only its key in force, and the checkpoints signed
-    /// before a key's rotation would read as forged.
-    pub checkpoints: u64,
     /// What was found broken, as `seq N: …`, the first [`MAX_PROBLEMS`]; and how many in all.
     pub problems: Vec<String>,
     pub problem_count: usize,
@@ -85,7 +83,6 @@ impl ChainHealth {
             hash,
             at: now,
             whole_at: before.as_ref().map_or(now, |c| c.whole_at),
-            checkpoints: report.checkpoints + before.as_ref().map_or(0, |c| c.checkpoints),
             problem_count: before.as_ref().map_or(0, |c| c.problem_count) + report.problems.len(),
             problems,
         };

@@ -218,8 +218,8 @@ fn check(check: Option<&Check>) -> Markup {
             p.muted { "Checked through seq " (check.through) " at " (at(check.at)) "." }
         }
         p.muted {
-            "The whole trail was last verified at " (at(check.whole_at)) "; "
-            (check.checkpoints) " checkpoint root(s) checked against the tree."
+            "The whole trail was last verified at " (at(check.whole_at))
+            ", each checkpoint's root against the tree."
         }
     }
 }
