@@ -309,7 +309,7 @@ async fn signing_in_takes_a_token_with_a_role_and_every_refusal_is_recorded() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approvers_verdict_reaches_the_agents_await_and_never_their_own_call() {
+async fn an_approval_reaches_the_agents_await_and_a_rejection_is_given_alike() {
     let (app, side) = spawn_app_with_side_port(with_auth).await;
     let mut gate = GateClient::new(app.channel.clone());
     let deploy = |actor: &str| DecideRequest {
