@@ -45,6 +45,10 @@ pub enum Role {
     Auditor,
     /// Admin: policy reload and other operations.
     Admin,
+    /// Gateway: relays an MCP server, so records its tools' definitions (which pins them) and
+    /// what it refused from its peers. An agent's token does not: an agent could otherwise pin
+    /// a tool's definition before the gateway lists it.
+    Gateway,
 }
 
 /// Every RPC that checks its caller, and the roles that may call it.
@@ -54,6 +58,7 @@ pub enum Rpc {
     Execute,
     NeverAllowed,
     DefineTools,
+    RecordRefusal,
     ListPending,
     Approve,
     Reject,
@@ -83,6 +88,7 @@ impl Rpc {
             Self::Execute => "toolgate.v1.Gate/Execute",
             Self::NeverAllowed => "toolgate.v1.Gate/NeverAllowed",
             Self::DefineTools => "toolgate.v1.Gate/DefineTools",
+            Self::RecordRefusal => "toolgate.v1.Gate/RecordRefusal",
             Self::ListPending => "toolgate.v1.Approvals/ListPending",
             Self::Approve => "toolgate.v1.Approvals/Approve",
             Self::Reject => "toolgate.v1.Approvals/Reject",
@@ -106,11 +112,8 @@ impl Rpc {
     /// The roles that may call it.
     pub fn roles(self) -> &'static [Role] {
         match self {
-            Self::Decide
-            | Self::Execute
-            | Self::NeverAllowed
-            | Self::DefineTools
-            | Self::Withdraw => &[Role::Agent],
+            Self::Decide | Self::Execute | Self::NeverAllowed | Self::Withdraw => &[Role::Agent],
+            Self::DefineTools | Self::RecordRefusal => &[Role::Gateway],
             Self::ListPending | Self::Approve | Self::Reject => &[Role::Approver],
             // An agent awaits the verdict on its own call; an approver may watch one.
             Self::Await => &[Role::Agent, Role::Approver],

@@ -100,6 +100,11 @@ impl Pins {
         Some(listed.map_or_else(|| vec!["definition".to_owned()], |d| d.differences(pinned)))
     }
 
+    /// The hash of `tool`'s definition in force, if it has one.
+    pub fn pinned(&self, tool: &str) -> Option<String> {
+        self.lock().pinned.get(tool).map(|(_, pinned)| pinned.hash.clone())
+    }
+
     /// Whether `tool` has a definition in force.
     pub fn is_pinned(&self, tool: &str) -> bool {
         self.lock().pinned.contains_key(tool)

@@ -82,6 +82,12 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         (Some(listen), Some(upstream)) => Some(front(&config, listen, upstream).await?),
         _ => None,
     };
+    // The embedded sidecar, with auth on, knows the gateway by a token of its own, minted now
+    // and known to no client: only it may record the tools' definitions.
+    let own_token = match (&args.server, config.auth.enabled()) {
+        (None, true) => Some(gateway_token(&mut config, &args.name)?),
+        _ => None,
+    };
     let (url, embedded) = match &args.server {
         Some(url) => (url.clone(), None),
         None => {
@@ -94,7 +100,11 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     if let Some(header) = Bearer::from_env(&args.token_env)?.header() {
         sidecar = sidecar.authorized(header)?;
     }
-    let gate = Gate::new(sidecar, mcp, &args.name);
+    let own = match own_token {
+        Some(token) => sidecar.clone().authorized(&format!("Bearer {token}"))?,
+        None => sidecar.clone(),
+    };
+    let gate = Gate::new(sidecar, own, mcp, &args.name);
     let relay = async {
         match front {
             Some(front) => {
@@ -132,6 +142,21 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
             Exit::Failed
         }
     })
+}
+
+/// Adds to the embedded sidecar's tokens one for the gateway itself (the `gateway` role, any
+/// actor: it records definitions and refusals, and decides nothing); the token.
+fn gateway_token(config: &mut Config, name: &str) -> anyhow::Result<String> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("no randomness for a token: {e}"))?;
+    let token = hex::encode(secret);
+    config.auth.tokens.push(crate::auth::TokenSpec {
+        id: format!("mcp-gateway:{name}"),
+        sha256: crate::auth::token_digest(&token),
+        roles: vec![crate::auth::Role::Gateway],
+        actors: vec!["*".to_owned()],
+    });
+    Ok(token)
 }
 
 /// The Streamable HTTP front: its listener, the server behind it, and the clients' tokens.

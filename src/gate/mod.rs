@@ -32,7 +32,7 @@ use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::{ToolRegistry, ToolSpec};
 use crate::request::{
-    ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport, NeverAllowed,
+    ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport, NeverAllowed, PeerRefusal,
 };
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
@@ -232,6 +232,19 @@ impl Gate {
             .filter(|(tool, action)| policy.never_allows(actor, tool, action, options, &registry))
             .map(|(tool, _)| tool)
             .collect())
+    }
+
+    /// Records what an adapter refused from a peer it relays; the event's seq.
+    pub async fn record_refusal(&self, raw: proto::RecordRefusalRequest) -> Result<i64, Error> {
+        let about = refusal::About {
+            actor_id: raw.actor.as_ref().map(|a| a.id.clone()).unwrap_or_default(),
+            session_id: raw.session_id.clone(),
+            ..refusal::About::default()
+        };
+        match PeerRefusal::from_proto(raw, &self.limits) {
+            Ok(refused) => refusal::peer(&self.writer, refused).await,
+            Err(e) => Err(self.invalid(Rpc::RecordRefusal, e, about).await),
+        }
     }
 
     /// Decides a proposed tool call and records the decision.

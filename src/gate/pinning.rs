@@ -11,13 +11,24 @@ use crate::proto;
 use crate::request::{ActionRequest, ToolDefinitions};
 use crate::trail::Record;
 
+/// A listed tool whose definition is not the one in force.
+#[derive(Debug)]
+pub struct Changed {
+    pub tool: String,
+    /// The parts that differ from the one in force.
+    pub parts: Vec<String>,
+    /// The hash of the one in force.
+    pub pinned: String,
+}
+
 impl Gate {
     /// Records the definitions of a `DefineTools` request that are new; the tools whose
-    /// definition is not the one in force, each with the parts that differ, in its order.
+    /// definition is not the one in force, each with the parts that differ and the hash of the
+    /// one in force, in its order.
     pub async fn define_tools(
         &self,
         raw: proto::DefineToolsRequest,
-    ) -> Result<Vec<(String, Vec<String>)>, Error> {
+    ) -> Result<Vec<Changed>, Error> {
         let about = refusal::About {
             actor_id: raw.actor.as_ref().map(|a| a.id.clone()).unwrap_or_default(),
             session_id: raw.session_id.clone(),
@@ -44,7 +55,8 @@ impl Gate {
         // as one recorded before.
         let changed = |(tool, definition): (String, crate::request::Definition)| {
             let parts = self.pins.changed(&tool, &definition.hash)?;
-            Some((tool, parts))
+            let pinned = self.pins.pinned(&tool).unwrap_or_default();
+            Some(Changed { tool, parts, pinned })
         };
         Ok(defined.tools.into_iter().filter_map(changed).collect())
     }

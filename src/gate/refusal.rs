@@ -5,6 +5,7 @@
 
 use crate::auth::{Refusal, Rpc};
 use crate::error::{Error, FieldError};
+use crate::request::PeerRefusal;
 use crate::store::Writer;
 use crate::trail::{Kind, Record};
 
@@ -103,6 +104,22 @@ pub async fn invalid_about(
         Ok(_) => Error::InvalidArgument(error),
         Err(e) => e.into(),
     }
+}
+
+/// Records what an adapter refused from a peer it relays; the event's seq.
+pub async fn peer(writer: &Writer, refusal: PeerRefusal) -> Result<i64, Error> {
+    let PeerRefusal { actor, session_id, peer, peer_name, reason, count } = refusal;
+    let request = serde_json::json!({ "peer": peer, "name": peer_name, "count": count });
+    let record = Record {
+        session_id: (!session_id.is_empty()).then_some(session_id),
+        actor_id: Some(actor.id),
+        actor_kind: Some(actor.kind.as_str().to_owned()),
+        reason: Some(reason),
+        request: Some(request.to_string()),
+        ..Record::new(Kind::PeerRefused)
+    };
+    let events = writer.append(vec![record]).await?;
+    Ok(events.last().map_or(0, |event| event.seq))
 }
 
 /// Records a refused caller when the refusal is due (one a second per caller, RPC and reason),

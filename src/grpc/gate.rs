@@ -8,7 +8,8 @@ use crate::gate::Gate;
 use crate::policy::Outcome;
 use crate::proto::{
     self, DecideRequest, DecideResponse, DefineToolsRequest, DefineToolsResponse, ExecuteRequest,
-    ExecuteResponse, NeverAllowedRequest, NeverAllowedResponse,
+    ExecuteResponse, NeverAllowedRequest, NeverAllowedResponse, RecordRefusalRequest,
+    RecordRefusalResponse,
 };
 
 /// The tonic service.
@@ -93,9 +94,23 @@ impl proto::gate_server::Gate for GateService {
         let req = request.into_inner();
         self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::DefineTools).await?;
         let changed = self.gate.define_tools(req).await?;
-        let changed =
-            changed.into_iter().map(|(tool, parts)| proto::ChangedTool { tool, parts }).collect();
+        let changed = changed
+            .into_iter()
+            .map(|c| proto::ChangedTool { tool: c.tool, parts: c.parts, pinned: c.pinned })
+            .collect();
         Ok(Response::new(DefineToolsResponse { changed }))
+    }
+
+    #[tracing::instrument(name = "RecordRefusal", skip_all)]
+    async fn record_refusal(
+        &self,
+        request: Request<RecordRefusalRequest>,
+    ) -> Result<Response<RecordRefusalResponse>, Status> {
+        let caller = self.guard.check(&request, Rpc::RecordRefusal).await?;
+        let req = request.into_inner();
+        self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::RecordRefusal).await?;
+        let seq = self.gate.record_refusal(req).await?;
+        Ok(Response::new(RecordRefusalResponse { seq: seq.unsigned_abs() }))
     }
 
     #[tracing::instrument(name = "Execute", skip_all)]

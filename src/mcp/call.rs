@@ -12,11 +12,15 @@ use tonic::{Code, Status};
 
 use super::definition::definition;
 use super::message::key;
-use super::result::{cut, text, tool_error};
+use super::refusals::{Peer, Refusals, Refused};
+use super::result::{cut, cut_error, is_tool_result, text, tool_error};
 use crate::config::McpConfig;
 use crate::proto::{self, ApprovalState, ExecutionStatus, Outcome};
 use crate::registry::InputSchema;
 use crate::sidecar::Sidecar;
+
+/// The most tools whose shown definition the gateway remembers.
+const MAX_SHOWN: usize = 10_000;
 
 /// `Await`'s longest single wait (the Approvals service caps it at 10 minutes).
 const AWAIT_ROUND: Duration = Duration::from_secs(600);
@@ -61,6 +65,8 @@ pub struct Relayed {
     decision_id: String,
     args_json: String,
     max_chars: usize,
+    /// The trail's session of the call.
+    session: String,
 }
 
 impl Relayed {
@@ -83,11 +89,18 @@ pub enum Admission {
 /// The gate, for one upstream server.
 #[derive(Debug, Clone)]
 pub struct Gate {
+    /// The sidecar as the callers reach it (with a client's own token over HTTP).
     sidecar: Sidecar,
+    /// The sidecar as the gateway reaches it, in its own name (the `gateway` role): for what
+    /// only the gateway may record, the listed tools' definitions and its refusals.
+    own: Sidecar,
     config: Arc<McpConfig>,
     server: Arc<str>,
     /// What the server's last listing said of each tool, by the server's name for it.
     listed: Arc<Mutex<HashMap<String, Listed>>>,
+    /// The definition last shown to the client as the one in force, by the server's name.
+    shown: Arc<Mutex<HashMap<String, Value>>>,
+    refusals: Refusals,
 }
 
 /// What a listing said of one tool.
@@ -100,8 +113,25 @@ struct Listed {
 }
 
 impl Gate {
-    pub fn new(sidecar: Sidecar, config: McpConfig, server: &str) -> Self {
-        Self { sidecar, config: Arc::new(config), server: server.into(), listed: Arc::default() }
+    /// The gate for `server`: calls are decided through `sidecar`, the gateway's own records
+    /// made through `own`.
+    pub fn new(sidecar: Sidecar, own: Sidecar, config: McpConfig, server: &str) -> Self {
+        let server: Arc<str> = server.into();
+        let refusals = Refusals::new(own.clone(), server.clone(), config.actor.clone());
+        Self {
+            sidecar,
+            own,
+            config: Arc::new(config),
+            server,
+            listed: Arc::default(),
+            shown: Arc::default(),
+            refusals,
+        }
+    }
+
+    /// Where the gateway records what it refused from its peers.
+    pub fn refusals(&self) -> &Refusals {
+        &self.refusals
     }
 
     /// The same gate, calling the sidecar with this `authorization` header (the client's own,
@@ -186,6 +216,7 @@ impl Gate {
             decision_id: decision.decision_id,
             args_json,
             max_chars: decision.max_output_chars as usize,
+            session: call.caller.session.clone(),
         })
     }
 
@@ -206,7 +237,24 @@ impl Gate {
         };
         let timeout_ms = call.timeout.as_millis();
         let answer = match upstream {
+            // An answer that is no tool result (a task, say, whose result would come later,
+            // past the limit and the record) is not relayed.
+            Upstream::Response(response)
+                if response.get("result").is_some_and(|result| !is_tool_result(result)) =>
+            {
+                let detail = format!("decision {}", call.decision_id);
+                self.refusals.refuse(&call.session, Peer::Server, Refused::NotAToolResult, &detail);
+                let why = "the MCP server's answer is not a tool result";
+                report.status = ExecutionStatus::Error as i32;
+                report.error = why.to_owned();
+                Some(super::message::result(
+                    id,
+                    tool_error(&format!("toolgate: {why}"), Map::new()),
+                ))
+            }
             Upstream::Response(mut response) => {
+                // The client hears its answer under its own id, never the gateway's.
+                response["id"] = id.clone();
                 if let Some(result) = response.get_mut("result") {
                     let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
                     let whole = text(result);
@@ -228,6 +276,7 @@ impl Gate {
                     report.status = ExecutionStatus::Error as i32;
                     report.error =
                         cut_str(&format!("the MCP server answered an error: {message}"), 1024);
+                    cut_error(&mut response, call.max_chars);
                 }
                 Some(response)
             }
@@ -259,46 +308,128 @@ impl Gate {
         answer
     }
 
-    /// Takes in a `tools/list` answer: learns each tool's `inputSchema`, against which its
-    /// calls' arguments are then checked, and, with `[mcp] hide_never_allowed`, leaves out the
-    /// tools that no call of `actor` could make allowed. A sidecar that cannot tell leaves the
-    /// list whole: hiding spares the model a tool it cannot use; the decision at each call is
-    /// what stops one.
-    pub async fn listed(&self, actor: &str, response: &mut Value) {
+    /// Takes in a `tools/list` answer before the client sees it. Entries without a name, and
+    /// every entry of a name listed twice, are left out (which of two the client would keep
+    /// is the client's guess). The definitions are recorded (`DefineTools`); a tool whose
+    /// definition is not the one in force is shown as it was when it was (the pinned one), or,
+    /// when the gateway never showed that one, not at all, until an approver accepts the change.
+    /// A sidecar that cannot record the definitions leaves only those already shown as in
+    /// force. With `[mcp] hide_never_allowed`, the tools no call of `actor` could make allowed
+    /// are left out too (a sidecar that cannot tell leaves them: the decision at each call is
+    /// what stops one).
+    pub async fn listed(&self, session: &str, actor: &str, response: &mut Value) {
         let Some(tools) = response.pointer_mut("/result/tools").and_then(Value::as_array_mut)
         else {
             return;
         };
+        for repeated in self.unrepeated(tools) {
+            self.refusals.refuse(session, Peer::Server, Refused::RepeatedTool, &repeated);
+        }
         self.learn(tools);
         let name =
             |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
         let actor =
             proto::Actor { id: actor.to_owned(), kind: "agent".into(), ..Default::default() };
+        // Recorded in the gateway's own name: it is the gateway that shows the list.
+        let own = proto::Actor { id: self.config.actor.clone(), ..actor.clone() };
         let definitions = proto::DefineToolsRequest {
-            actor: Some(actor.clone()),
-            session_id: String::new(),
+            actor: Some(own),
+            session_id: session.to_owned(),
             tools: tools.iter().filter_map(|tool| definition(name(tool), tool)).collect(),
         };
-        match self.sidecar.gate.clone().define_tools(self.sidecar.request(definitions)).await {
+        let mut gate = self.own.gate.clone();
+        let changed: HashMap<String, String> = match gate
+            .define_tools(self.own.request(definitions))
+            .await
+        {
             Ok(defined) => {
-                for changed in defined.into_inner().changed {
-                    tracing::warn!(
-                        tool = changed.tool,
-                        parts = ?changed.parts,
-                        "a tool's definition changed since it was pinned: its calls need approval"
-                    );
-                }
+                defined.into_inner().changed.into_iter().map(|c| (c.tool, c.pinned)).collect()
             }
             Err(status) => {
                 tracing::warn!(
                     message = status.message(),
-                    "the tools' definitions could not be recorded"
+                    "the tools' definitions could not be recorded: only those shown before are listed"
                 );
+                self.keep_shown(tools);
+                return self.hide_never_allowed(actor, tools).await;
+            }
+        };
+        self.show_pinned(session, tools, &changed);
+        self.hide_never_allowed(actor, tools).await;
+    }
+
+    /// Leaves out entries without a name and every entry of a name listed twice; the names
+    /// listed twice.
+    fn unrepeated(&self, tools: &mut Vec<Value>) -> Vec<String> {
+        let mut count: HashMap<String, usize> = HashMap::new();
+        for tool in tools.iter() {
+            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                *count.entry(name.to_owned()).or_default() += 1;
             }
         }
+        tools.retain(|tool| {
+            tool.get("name").and_then(Value::as_str).is_some_and(|name| count[name] == 1)
+        });
+        let mut repeated: Vec<String> =
+            count.into_iter().filter(|(_, n)| *n > 1).map(|(name, _)| name).collect();
+        repeated.sort();
+        repeated
+    }
+
+    /// Shows, for each tool whose definition is not the one in force, the one in force if it
+    /// was shown before, and leaves the tool out otherwise; remembers the rest as shown.
+    fn show_pinned(
+        &self,
+        session: &str,
+        tools: &mut Vec<Value>,
+        changed: &HashMap<String, String>,
+    ) {
+        let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut held = Vec::new();
+        tools.retain_mut(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let Some(pinned) = changed.get(&self.tool(&name)) else {
+                if shown.len() < MAX_SHOWN || shown.contains_key(&name) {
+                    shown.insert(name, tool.clone());
+                }
+                return true;
+            };
+            held.push(name.clone());
+            let before = shown.get(&name).filter(|before| {
+                definition(String::new(), before).is_some_and(|d| &d.hash == pinned)
+            });
+            match before {
+                Some(before) => {
+                    *tool = before.clone();
+                    true
+                }
+                None => false,
+            }
+        });
+        drop(shown);
+        if !held.is_empty() {
+            self.refusals.refuse(session, Peer::Server, Refused::ChangedTool, &held.join(", "));
+        }
+    }
+
+    /// Keeps only the tools listed as they were last shown in force.
+    fn keep_shown(&self, tools: &mut Vec<Value>) {
+        let shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        tools.retain(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            let hash = |tool: &Value| definition(String::new(), tool).map(|d| d.hash);
+            shown.get(name).is_some_and(|before| hash(before) == hash(tool))
+        });
+    }
+
+    /// With `[mcp] hide_never_allowed`, leaves out the tools no call of `actor` could make
+    /// allowed.
+    async fn hide_never_allowed(&self, actor: proto::Actor, tools: &mut Vec<Value>) {
         if !self.config.hide_never_allowed {
             return;
         }
+        let name =
+            |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
         let request = proto::NeverAllowedRequest {
             actor: Some(actor),
             tools: tools

@@ -7,6 +7,12 @@ use serde_json::{Value, json};
 /// JSON-RPC's error codes the gateway answers with.
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// Why the gateway answers a `tasks/*` request itself.
+pub const NO_TASKS: &str =
+    "toolgate runs every tool call as a plain call, so there is no task to ask the server about";
 
 /// JSON-RPC's members.
 const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
@@ -77,12 +83,19 @@ impl Message {
             (Some(method), None) if method != "tools/call" => {
                 Some(Self::Notification { method: method.to_owned(), params })
             }
-            (None, Some(id)) if object.contains_key("result") || object.contains_key("error") => {
+            // Exactly one of the two: a client could read either.
+            (None, Some(id)) if object.contains_key("result") != object.contains_key("error") => {
                 Some(Self::Response { id: id.clone() })
             }
             _ => None,
         }
     }
+}
+
+/// Whether `message` is a request about MCP's tasks (`tasks/get`, `tasks/result`, …): a
+/// task's result would reach the client past the gate's output limit and record.
+pub fn is_task_request(message: &Value) -> bool {
+    message.get("method").and_then(Value::as_str).is_some_and(|m| m.starts_with("tasks/"))
 }
 
 /// A response carrying `result`.

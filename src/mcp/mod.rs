@@ -9,6 +9,8 @@
 //! - `message`: JSON-RPC messages told apart, and the ones the gateway writes itself.
 //! - `frame`: stdio's line framing, with a cap.
 //! - `result`: tool results: toolgate's own answers, and an upstream result cut to its limit.
+//! - `ids`: the gateway's own ids towards the server, each answered once.
+//! - `refusals`: what the gateway refuses from its peers, recorded.
 //! - `call`: one call through the gate: decided, relayed, held or answered, then reported.
 //! - `stdio`: the gateway over stdio, the server as its child.
 //! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
@@ -17,7 +19,9 @@ mod call;
 mod definition;
 mod frame;
 mod http;
+mod ids;
 mod message;
+mod refusals;
 mod result;
 mod stdio;
 

@@ -45,13 +45,33 @@ fn block_text_mut(block: &mut Value) -> Option<&mut Value> {
     }
 }
 
+/// Whether `result` is a tool result (MCP's `CallToolResult`: a `content` array), as opposed to
+/// a task or anything else a server may answer a call with.
+pub fn is_tool_result(result: &Value) -> bool {
+    result.get("content").is_some_and(Value::is_array)
+}
+
+/// Cuts an error response's message to `max_chars` characters and drops its `data`, which the
+/// client may show the model as well.
+pub fn cut_error(response: &mut Value, max_chars: usize) {
+    let Some(error) = response.get_mut("error").and_then(Value::as_object_mut) else { return };
+    error.remove("data");
+    if let Some(Value::String(message)) = error.get_mut("message")
+        && let Some((at, _)) = message.char_indices().nth(max_chars)
+    {
+        message.truncate(at);
+    }
+}
+
 /// Cuts `result`'s text to `max_chars` characters in all: each text is kept whole while the
 /// budget lasts, the one that crosses it is cut at a character boundary, and the texts after
 /// it are emptied. A cut result loses its `structuredContent` (which would hand the model the
 /// whole output again) and says so in `_meta`. Whether it was cut.
 pub fn cut(result: &mut Value, max_chars: usize) -> bool {
     let total: usize = blocks(result).filter_map(block_text).map(|t| t.chars().count()).sum();
-    if total <= max_chars {
+    // `structuredContent` is the output again, as JSON: within the budget or not at all.
+    let structured = result.get("structuredContent").map_or(0, |s| s.to_string().chars().count());
+    if total <= max_chars && structured <= max_chars {
         return false;
     }
     let mut left = max_chars;
@@ -90,7 +110,7 @@ mod tests {
         let mut result =
             json!({"content": [{"type": "text", "text": "héllo"}], "structuredContent": {"a": 1}});
         let before = result.clone();
-        assert!(!cut(&mut result, 5));
+        assert!(!cut(&mut result, 8));
         assert_eq!(result, before);
     }
 
@@ -115,6 +135,23 @@ mod tests {
         assert_eq!(result["_meta"]["toolgate/truncated"], true);
         assert_eq!(result["_meta"]["toolgate/originalChars"], 10);
         assert_eq!(result["_meta"]["toolgate/structuredContentRemoved"], true);
+    }
+
+    #[test]
+    fn structured_content_over_the_budget_is_dropped_even_when_the_text_is_short() {
+        let mut result = json!({"content": [{"type": "text", "text": "ok"}], "structuredContent": {"a": "x".repeat(100)}});
+        assert!(cut(&mut result, 50));
+        assert!(result.get("structuredContent").is_none());
+        assert_eq!(text(&result), "ok");
+    }
+
+    #[test]
+    fn an_error_is_cut_and_loses_its_data() {
+        let mut response = json!({"error": {"code": 1, "message": "é".repeat(10), "data": "x"}});
+        cut_error(&mut response, 3);
+        assert_eq!(response, json!({"error": {"code": 1, "message": "ééé"}}));
+        assert!(is_tool_result(&json!({"content": []})));
+        assert!(!is_tool_result(&json!({"task": {"taskId": "t"}})));
     }
 
     #[test]

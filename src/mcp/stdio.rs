@@ -5,7 +5,7 @@
 //! The child runs in its own process group (an `npx` server is a tree of processes) and is
 //! stopped as MCP's stdio transport says: its stdin closed, then SIGTERM, then SIGKILL.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,16 +20,28 @@ use tokio::task::JoinSet;
 
 use super::call::{Admission, Call, Caller, Gate, Upstream};
 use super::frame::{Line, MAX_LINE_BYTES, next_line};
+use super::ids::{Answered, Ids, MAX_IN_FLIGHT};
 use super::message::{self, Message, key};
+use super::refusals::{Peer, Refused};
 
-/// The calls on their way, by request id: where their upstream fate goes.
+/// What a request in flight to the server is for.
+#[derive(Debug)]
+enum Purpose {
+    /// A `tools/call`: its task waits for the answer.
+    Call(mpsc::Sender<Upstream>),
+    /// A `tools/list`: its answer goes through the gate (`Gate::listed`).
+    List,
+    /// Anything else: its answer goes back under the client's id.
+    Other,
+}
+
+/// The requests in flight both ways.
 #[derive(Debug, Default)]
 struct Calls {
-    open: HashMap<String, mpsc::Sender<Upstream>>,
-    /// Calls that timed out or were cancelled: a late response is dropped, not relayed.
-    abandoned: HashSet<String>,
-    /// `tools/list` requests, whose answers go through the gate (`Gate::listed`).
-    listings: HashSet<String>,
+    /// The client's requests, under the gateway's ids.
+    ids: Ids<Purpose>,
+    /// The server's requests to the client not yet answered, by id: each gets one response.
+    from_server: HashSet<String>,
 }
 
 type Shared = Arc<Mutex<Calls>>;
@@ -88,7 +100,7 @@ pub async fn relay(
         BufReader::new(child_out),
         calls.clone(),
         to_client.clone(),
-        (gate.clone(), caller.actor.clone()),
+        (gate.clone(), caller.clone()),
     ));
 
     let pipes = Pipes { calls: calls.clone(), to_client: to_client.clone(), to_server };
@@ -129,7 +141,8 @@ pub async fn relay(
     Ok(ended)
 }
 
-/// Reads the client's lines until its end, handing each `tools/call` to a task of its own.
+/// Reads the client's lines until its end. Each request goes up under an id of the gateway's
+/// (`ids`); each `tools/call` is handed to a task of its own.
 async fn from_client(
     input: &mut (impl tokio::io::AsyncBufRead + Unpin),
     gate: &Gate,
@@ -157,7 +170,7 @@ async fn from_client(
         if line.trim().is_empty() {
             continue;
         }
-        let (message, value) = match Message::parse(&line) {
+        let (message, mut value) = match Message::parse(&line) {
             Ok(parsed) => parsed,
             Err(bad) => {
                 answer(to_client, &message::error(&Value::Null, bad.code(), &bad.to_string()));
@@ -165,101 +178,143 @@ async fn from_client(
             }
         };
         match message {
-            // An id that names a call in flight would have its answer taken for the call's.
-            Message::Request { id, .. } if lock(calls).open.contains_key(&key(&id)) => {
-                let error = "the id is in use by a tools/call in flight";
-                answer(to_client, &message::error(&id, message::INVALID_REQUEST, error));
+            Message::Request { id, .. } if message::is_task_request(&value) => {
+                answer(
+                    to_client,
+                    &message::error(&id, message::METHOD_NOT_FOUND, message::NO_TASKS),
+                );
             }
-            Message::Request { id, method, params } if method == "tools/call" => {
-                let (sender, inbox) = mpsc::channel(4);
-                lock(calls).open.insert(key(&id), sender);
-                let call = Call { caller: caller.clone(), id, params, inbox };
-                tasks.spawn(one_call(gate.clone(), call, pipes.clone()));
-            }
-            Message::Notification { method, params } if method == "notifications/cancelled" => {
-                let open =
-                    params.get("requestId").and_then(|id| lock(calls).open.get(&key(id)).cloned());
-                match open {
-                    // The call's task relays the cancellation, if the call went upstream.
-                    Some(call) => {
-                        let _ = call.try_send(Upstream::Cancelled);
+            Message::Request { id, method, params } => {
+                let (purpose, call) = match method.as_str() {
+                    "tools/call" => {
+                        let (sender, inbox) = mpsc::channel(4);
+                        (Purpose::Call(sender), Some(inbox))
+                    }
+                    "tools/list" => (Purpose::List, None),
+                    _ => (Purpose::Other, None),
+                };
+                // A call goes up only once decided (and, if held, approved).
+                let issued = match call.is_some() {
+                    true => lock(calls).ids.reserve(key(&id), &id, purpose),
+                    false => lock(calls).ids.issue(key(&id), &id, purpose),
+                };
+                let ours = match issued {
+                    Ok(ours) => ours,
+                    Err(e) => {
+                        answer(
+                            to_client,
+                            &message::error(&id, message::INVALID_REQUEST, &e.to_string()),
+                        );
+                        continue;
+                    }
+                };
+                match call {
+                    Some(inbox) => {
+                        let call = Call { caller: caller.clone(), id, params, inbox };
+                        tasks.spawn(one_call(gate.clone(), call, ours, pipes.clone()));
                     }
                     None => {
+                        value["id"] = ours;
                         let _ = to_server.send(value.to_string());
                     }
                 }
             }
-            Message::Request { id, method, .. } if method == "tools/list" => {
-                lock(calls).listings.insert(key(&id));
+            Message::Notification { method, params } if method == "notifications/cancelled" => {
+                let Some(client_key) = params.get("requestId").map(key) else { continue };
+                let mut calls = lock(calls);
+                match calls.ids.purpose(&client_key) {
+                    // The call's task relays the cancellation, if the call went upstream.
+                    Some(Purpose::Call(call)) => {
+                        let _ = call.try_send(Upstream::Cancelled);
+                    }
+                    Some(Purpose::List | Purpose::Other) => {
+                        if let Some(ours) = calls.ids.ours(&client_key) {
+                            calls.ids.abandon(&ours);
+                            value["params"]["requestId"] = ours;
+                            let _ = to_server.send(value.to_string());
+                        }
+                    }
+                    // Nothing in flight under that id: nothing to cancel.
+                    None => {}
+                }
+            }
+            Message::Notification { .. } => {
                 let _ = to_server.send(value.to_string());
             }
-            _ => {
-                let _ = to_server.send(value.to_string());
+            Message::Response { id } => {
+                if lock(calls).from_server.remove(&key(&id)) {
+                    let _ = to_server.send(value.to_string());
+                } else {
+                    let detail = format!("id {id}");
+                    gate.refusals().refuse(
+                        &caller.session,
+                        Peer::Client,
+                        Refused::UnknownResponse,
+                        &detail,
+                    );
+                }
             }
         }
     }
 }
 
-/// One `tools/call`, from its decision to its answer.
-async fn one_call(gate: Gate, mut call: Call, pipes: Pipes) {
+/// One `tools/call`, from its decision to its answer; upstream it is request `ours`.
+async fn one_call(gate: Gate, mut call: Call, ours: Value, pipes: Pipes) {
     let Pipes { calls, to_client, to_server } = pipes;
-    let call_key = key(&call.id);
     let relayed = gate.admit(&mut call).await;
     let Call { id, mut inbox, .. } = call;
     let relayed = match relayed {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {
-            lock(&calls).open.remove(&call_key);
+            lock(&calls).ids.forget(&ours);
             answer(&to_client, &message::result(&id, result));
             return;
         }
         Admission::Dropped => {
-            lock(&calls).open.remove(&call_key);
+            lock(&calls).ids.forget(&ours);
             return;
         }
     };
     let started = Instant::now();
-    let _ = to_server.send(relayed.request(&id).to_string());
+    lock(&calls).ids.sent(&ours);
+    let _ = to_server.send(relayed.request(&ours).to_string());
     let upstream = tokio::select! {
         upstream = inbox.recv() => upstream.unwrap_or(Upstream::Failed("the MCP gateway is stopping".into())),
         () = tokio::time::sleep(relayed.timeout) => Upstream::TimedOut,
     };
-    {
-        let mut calls = lock(&calls);
-        calls.open.remove(&call_key);
-        if matches!(upstream, Upstream::TimedOut | Upstream::Cancelled) {
-            calls.abandoned.insert(call_key);
-        }
-    }
-    match upstream {
-        Upstream::TimedOut => {
-            let _ = to_server
-                .send(message::cancelled(&id, "toolgate: the call's timeout passed").to_string());
-        }
-        Upstream::Cancelled => {
-            let _ = to_server.send(message::cancelled(&id, "cancelled by the client").to_string());
-        }
-        _ => {}
+    let why = match upstream {
+        Upstream::TimedOut => Some("toolgate: the call's timeout passed"),
+        Upstream::Cancelled => Some("cancelled by the client"),
+        _ => None,
+    };
+    if let Some(why) = why {
+        lock(&calls).ids.abandon(&ours);
+        let _ = to_server.send(message::cancelled(&ours, why).to_string());
     }
     if let Some(response) = gate.finish(relayed, &id, started, upstream).await {
         answer(&to_client, &response);
     }
 }
 
-/// Reads the server's lines to their end: responses to open calls go to their tasks, the
-/// answers to `tools/list` through the gate, the rest to the client as the gateway read
-/// them. A line that is not a message is dropped and logged.
+/// Reads the server's lines to their end. A response goes back only as the one answer to the
+/// request the gateway sent under its id: a call's to its task, a `tools/list`'s through the
+/// gate, any other's under the client's id; every other response is dropped and recorded. The
+/// server's requests and notifications go to the client as the gateway read them; a line that
+/// is not a message is dropped and recorded.
 async fn from_server(
     mut output: impl tokio::io::AsyncBufRead + Unpin,
     calls: Shared,
     to_client: mpsc::UnboundedSender<String>,
-    (gate, actor): (Gate, String),
+    (gate, caller): (Gate, Caller),
 ) {
+    let refuse = |refused, detail: &str| {
+        gate.refusals().refuse(&caller.session, Peer::Server, refused, detail);
+    };
     loop {
         let line = match next_line(&mut output, MAX_LINE_BYTES).await {
             Ok(Some(Line::Text(line))) => line,
             Ok(Some(bad)) => {
-                tracing::warn!(line = ?bad, "the MCP server wrote a line that is not a message; dropped");
+                refuse(Refused::Malformed, &format!("{bad:?}"));
                 continue;
             }
             Ok(None) | Err(_) => return,
@@ -268,37 +323,54 @@ async fn from_server(
             continue;
         }
         match Message::parse(&line) {
-            Ok((Message::Response { id }, value)) => {
-                let call_key = key(&id);
-                let mut calls = lock(&calls);
-                if let Some(call) = calls.open.get(&call_key) {
-                    let _ = call.try_send(Upstream::Response(value));
-                } else if calls.listings.remove(&call_key) {
-                    let (gate, actor, to_client) = (gate.clone(), actor.clone(), to_client.clone());
-                    tokio::spawn(async move {
-                        let mut value = value;
-                        gate.listed(&actor, &mut value).await;
+            Ok((Message::Response { id }, mut value)) => {
+                let answered = lock(&calls).ids.answer(&id);
+                match answered {
+                    Answered::Request(_, Purpose::Call(call)) => {
+                        let _ = call.try_send(Upstream::Response(value));
+                    }
+                    Answered::Request(client_id, Purpose::List) => {
+                        let (gate, caller, to_client) =
+                            (gate.clone(), caller.clone(), to_client.clone());
+                        tokio::spawn(async move {
+                            value["id"] = client_id;
+                            gate.listed(&caller.session, &caller.actor, &mut value).await;
+                            answer(&to_client, &value);
+                        });
+                    }
+                    Answered::Request(client_id, Purpose::Other) => {
+                        value["id"] = client_id;
                         answer(&to_client, &value);
-                    });
-                } else if !calls.abandoned.remove(&call_key) {
-                    drop(calls);
-                    let _ = to_client.send(value.to_string());
+                    }
+                    Answered::Abandoned => {}
+                    Answered::Nothing => refuse(Refused::UnknownResponse, &format!("id {id}")),
                 }
             }
-            Ok((_, value)) => {
-                let _ = to_client.send(value.to_string());
+            Ok((Message::Request { id, .. }, value)) => {
+                let mut calls = lock(&calls);
+                if calls.from_server.len() < MAX_IN_FLIGHT && calls.from_server.insert(key(&id)) {
+                    drop(calls);
+                    answer(&to_client, &value);
+                } else {
+                    drop(calls);
+                    refuse(
+                        Refused::Malformed,
+                        &format!("a request whose id {id} is in flight, or one too many"),
+                    );
+                }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "the MCP server wrote a line that is not a message; dropped")
-            }
+            Ok((Message::Notification { .. }, value)) => answer(&to_client, &value),
+            Err(e) => refuse(Refused::Malformed, &e.to_string()),
         }
     }
 }
 
 /// Ends every open call with `why`.
 fn fail_open_calls(calls: &Shared, why: &str) {
-    for (_, call) in lock(calls).open.drain() {
-        let _ = call.try_send(Upstream::Failed(why.to_owned()));
+    for purpose in lock(calls).ids.drain() {
+        if let Purpose::Call(call) = purpose {
+            let _ = call.try_send(Upstream::Failed(why.to_owned()));
+        }
     }
 }
 

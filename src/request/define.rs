@@ -53,8 +53,14 @@ impl ToolDefinitions {
             return Err(FieldError::new("tools", format!("at most {MAX_TOOLS} tools")));
         }
         let mut tools = Vec::with_capacity(req.tools.len());
+        let mut names = BTreeSet::new();
         for (i, tool) in req.tools.into_iter().enumerate() {
             required(&format!("tools[{i}].tool"), &tool.tool, name)?;
+            // Two definitions of one name in one listing would both be taken as first seen.
+            if !names.insert(tool.tool.clone()) {
+                let field = format!("tools[{i}].tool");
+                return Err(FieldError::new(&field, "listed twice"));
+            }
             hash(&format!("tools[{i}].hash"), &tool.hash)?;
             if tool.parts.len() > MAX_PARTS {
                 let field = format!("tools[{i}].parts");

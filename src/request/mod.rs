@@ -9,6 +9,7 @@ mod execute;
 mod filter;
 mod never;
 pub mod proof;
+mod refused;
 mod stored;
 mod verdict;
 
@@ -18,6 +19,7 @@ pub use define::{Definition, ToolDefinitions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::Page;
 pub use never::NeverAllowed;
+pub use refused::{PeerRefusal, cut};
 pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};
 
 pub use crate::error::FieldError;

@@ -79,6 +79,9 @@ names! {
         /// hashes in `request`): `status` `pinned` when it is the one in force (first seen,
         /// or accepted by an approver), `changed` when it differs and is not.
         ToolDefined = "tool_defined",
+        /// A message an adapter refused from a peer it relays (an MCP server's response to no
+        /// request in flight, a tool list whose names repeat): who (`request`), why (`reason`).
+        PeerRefused = "peer_refused",
     }
 }
 

@@ -1,7 +1,7 @@
 //! One `tools/call` over HTTP, in a task of its own, so that a client that goes away does not
-//! cut it short of its record. The decision's deadline and the client's cancellation (its
-//! `notifications/cancelled`, or, in the 2026-07-28 revision, its closing the response) cancel
-//! it upstream.
+//! cut it short of its record. It goes up under an id of the gateway's; the decision's deadline
+//! and the client's cancellation (its `notifications/cancelled`, or, in the 2026-07-28
+//! revision, its closing the response) cancel it upstream.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,9 +13,10 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::inspect::{self, Expect, Inspected};
 use super::{
-    GRACE, MAX_LINE_BYTES, Proxy, head, is_event_stream, jsonrpc, relay_response, relayed_headers,
-    response_in, sse, without_url,
+    Client, GRACE, MAX_LINE_BYTES, Proxy, head, is_event_stream, jsonrpc, relayed_headers, sse,
+    without_url,
 };
 use crate::mcp::call::{Admission, Call, Caller, Gate, Upstream};
 use crate::mcp::message::{self, key};
@@ -28,33 +29,32 @@ type Events = mpsc::Sender<Result<Bytes, std::io::Error>>;
 /// A `tools/call`: decided, then answered or relayed, by a task of its own.
 pub(super) async fn call(
     proxy: Arc<Proxy>,
-    (actor, authorization): (String, Option<String>),
+    client: Client,
+    session: String,
     headers: &HeaderMap,
     id: Value,
     params: Value,
 ) -> Response {
-    let gate = match authorization.as_deref().map(|h| proxy.gate.authorized(h)).transpose() {
+    let gate = match client.authorization.as_deref().map(|h| proxy.gate.authorized(h)).transpose() {
         Ok(gate) => gate.unwrap_or_else(|| proxy.gate.clone()),
         Err(_) => return StatusCode::UNAUTHORIZED.into_response(),
     };
-    let caller = Caller { session: proxy.session(headers), actor };
-    // Cancellations find a call by its id within a session the server gave; a call outside
-    // one shares the gateway's session with every other client, so it gets a key of its own.
-    let within_session = caller.session != proxy.session;
-    let call_key = if within_session { key(&id) } else { uuid::Uuid::now_v7().to_string() };
-    let open_key = (caller.session.clone(), call_key);
-    let (sender, inbox) = mpsc::channel(4);
-    {
-        let mut open = proxy.open();
-        if open.contains_key(&open_key) {
-            let error = message::error(
-                &id,
-                message::INVALID_REQUEST,
-                "the id is in use by a tools/call in flight",
-            );
+    let caller = Caller { session, actor: client.actor };
+    let client_key = proxy.client_key(&caller.session, &id);
+    // The call goes up only once decided (and, if held, approved).
+    let ours = match proxy.ids().reserve(client_key, &id, ()) {
+        Ok(ours) => ours,
+        Err(e) => {
+            let error = message::error(&id, message::INVALID_REQUEST, &e.to_string());
             return jsonrpc(StatusCode::BAD_REQUEST, &error);
         }
-        open.insert(open_key.clone(), sender);
+    };
+    // Cancellations find a call by its id within a session the server gave.
+    let open_key = (caller.session.clone(), key(&id));
+    let (sender, inbox) = mpsc::channel(4);
+    let within_session = caller.session != proxy.session;
+    if within_session {
+        proxy.open().insert(open_key.clone(), sender);
     }
     let closing_cancels = headers
         .get("mcp-protocol-version")
@@ -67,8 +67,10 @@ pub(super) async fn call(
         let proxy = proxy.clone();
         let held = proxy.tasks.clone();
         async move {
-            run(&proxy, gate, call, upstream_headers, closing_cancels, reply).await;
-            proxy.open().remove(&open_key);
+            run(&proxy, gate, call, ours, upstream_headers, closing_cancels, reply).await;
+            if within_session {
+                proxy.open().remove(&open_key);
+            }
             drop(held);
         }
     };
@@ -79,39 +81,44 @@ pub(super) async fn call(
 /// How the exchange with the server went.
 struct Exchange {
     upstream: Upstream,
-    /// The SSE event that carried the response, and the events that came after it.
+    /// The SSE event that carried the response, and the events that came after it (inspected).
     event: Option<(Vec<u8>, Vec<u8>)>,
 }
 
-/// The call's task.
+/// The call's task; upstream the call is request `ours`.
 async fn run(
     proxy: &Proxy,
     gate: Gate,
     mut call: Call,
+    ours: Value,
     headers: HeaderMap,
     closing_cancels: bool,
     reply: oneshot::Sender<Response>,
 ) {
     let admission = gate.admit(&mut call).await;
-    let Call { id, mut inbox, .. } = call;
+    let Call { caller, id, mut inbox, .. } = call;
     let relayed = match admission {
         Admission::Relay(relayed) => relayed,
         Admission::Answer(result) => {
+            proxy.ids().forget(&ours);
             let _ = reply.send(jsonrpc(StatusCode::OK, &message::result(&id, result)));
             return;
         }
         Admission::Dropped => {
+            proxy.ids().forget(&ours);
             let _ = reply.send(StatusCode::ACCEPTED.into_response());
             return;
         }
     };
     let started = Instant::now();
+    proxy.ids().sent(&ours);
     let deadline = tokio::time::Instant::now() + relayed.timeout;
     let (events, body) = mpsc::channel(16);
     let mut reply = Some(reply);
-    let request = relayed.request(&id).to_string();
+    let request = relayed.request(&ours).to_string();
+    let expect = Expect { ours: ours.clone(), client: id.clone() };
     let exchange = tokio::select! {
-        exchange = exchange(proxy, &headers, request, &id, &events, body, &mut reply) => exchange,
+        exchange = exchange(proxy, &caller.session, &headers, request, expect, &events, body, &mut reply) => exchange,
         () = tokio::time::sleep_until(deadline) => Exchange { upstream: Upstream::TimedOut, event: None },
         message = inbox.recv() => Exchange { upstream: message.unwrap_or(Upstream::Cancelled), event: None },
         () = events.closed(), if closing_cancels => Exchange { upstream: Upstream::Cancelled, event: None },
@@ -119,10 +126,15 @@ async fn run(
     let reason = match exchange.upstream {
         Upstream::TimedOut => Some("toolgate: the call's timeout passed"),
         Upstream::Cancelled => Some("cancelled by the client"),
-        _ => None,
+        Upstream::Failed(_) => {
+            proxy.ids().forget(&ours);
+            None
+        }
+        Upstream::Response(_) => None,
     };
     if let Some(reason) = reason {
-        cancel_upstream(proxy, &headers, &id, reason).await;
+        proxy.ids().abandon(&ours);
+        cancel_upstream(proxy, &headers, &ours, reason).await;
     }
     let streaming = reply.is_none() && !events.is_closed();
     let answer = gate.finish(relayed, &id, started, exchange.upstream).await;
@@ -146,14 +158,16 @@ async fn run(
 }
 
 /// Sends the call upstream and reads its answer: a JSON body, or an SSE stream whose events
-/// are relayed as they come (the stream is the client's from its first byte) up to the one
-/// that carries the response. A server that refuses the request at the HTTP level gets its
-/// answer passed to the client as it was.
+/// are inspected and relayed as they come (the stream is the client's from its first byte) up
+/// to the one that carries the response. A server that refuses the request at the HTTP level
+/// gets its answer passed to the client as it was.
+#[allow(clippy::too_many_arguments)]
 async fn exchange(
     proxy: &Proxy,
+    session: &str,
     headers: &HeaderMap,
     request: String,
-    id: &Value,
+    expect: Expect,
     events: &Events,
     body: mpsc::Receiver<Result<Bytes, std::io::Error>>,
     reply: &mut Option<oneshot::Sender<Response>>,
@@ -165,21 +179,26 @@ async fn exchange(
         Ok(response) => response,
         Err(e) => return failed(format!("the MCP server cannot be reached: {}", without_url(&e))),
     };
-    proxy.note_session(response.headers());
     let status = response.status();
     if !status.is_success() {
         if let Some(reply) = reply.take() {
-            let _ = reply.send(relay_response(response));
+            let _ = reply.send(
+                head(&response)
+                    .body(Body::empty())
+                    .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response()),
+            );
         }
         return failed(format!("the MCP server answered HTTP {status}"));
     }
+    let mut expect = Some(expect);
     if !is_event_stream(&response) {
-        return match response.bytes().await.map(|b| serde_json::from_slice::<Value>(&b)) {
-            Ok(Ok(value)) if value.get("id").is_some_and(|got| key(got) == key(id)) => {
-                Exchange { upstream: Upstream::Response(value), event: None }
-            }
-            Ok(_) => failed("the MCP server's answer is not the call's JSON-RPC response".into()),
-            Err(e) => failed(format!("the MCP server's answer broke off: {}", without_url(&e))),
+        let Some(bytes) = inspect::read_capped(response).await else {
+            return failed("the MCP server's answer broke off or is over 16 MiB".into());
+        };
+        let text = std::str::from_utf8(&bytes).unwrap_or_default();
+        return match inspect::message(proxy, session, text, &mut expect) {
+            Some(Ok(value)) => Exchange { upstream: Upstream::Response(value), event: None },
+            _ => failed("the MCP server's answer is not the call's JSON-RPC response".into()),
         };
     }
     let stream = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(body));
@@ -198,18 +217,27 @@ async fn exchange(
         };
         split.push(&chunk);
         while let Some(event) = split.next_event() {
-            if let Some(value) = response_in(&event, id) {
-                let mut rest = Vec::new();
-                while let Some(after) = split.next_event() {
-                    rest.extend_from_slice(&after);
+            match inspect::event(proxy, session, &event, &mut expect) {
+                Inspected::Ours(value) => {
+                    let mut rest = Vec::new();
+                    while let Some(after) = split.next_event() {
+                        if let Inspected::Relay(bytes) =
+                            inspect::event(proxy, session, &after, &mut None)
+                        {
+                            rest.extend_from_slice(&bytes);
+                        }
+                    }
+                    return Exchange {
+                        upstream: Upstream::Response(value),
+                        event: Some((event, rest)),
+                    };
                 }
-                return Exchange {
-                    upstream: Upstream::Response(value),
-                    event: Some((event, rest)),
-                };
+                // A client that left does not stop the call unless leaving cancels (see `run`).
+                Inspected::Relay(bytes) => {
+                    let _ = events.send(Ok(Bytes::from(bytes))).await;
+                }
+                Inspected::Dropped => {}
             }
-            // A client that left does not stop the call unless leaving cancels (see `run`).
-            let _ = events.send(Ok(Bytes::from(event))).await;
         }
         if split.held() > MAX_LINE_BYTES {
             return failed("the MCP server sent an event over 16 MiB".into());
@@ -220,8 +248,8 @@ async fn exchange(
 
 /// Tells the server to stop the call (the legacy revisions' `notifications/cancelled`, on the
 /// call's session); a server of the 2026-07-28 revision has seen its stream closed already.
-async fn cancel_upstream(proxy: &Proxy, headers: &HeaderMap, id: &Value, reason: &str) {
-    let body = message::cancelled(id, reason).to_string();
+async fn cancel_upstream(proxy: &Proxy, headers: &HeaderMap, ours: &Value, reason: &str) {
+    let body = message::cancelled(ours, reason).to_string();
     let mut headers = headers.clone();
     headers.remove("mcp-method");
     headers.remove("mcp-name");

@@ -1,16 +1,21 @@
 //! The gateway over Streamable HTTP (`toolgate mcp --listen ADDR --upstream URL`): a reverse
-//! proxy in front of a remote MCP server's endpoint. Requests, their headers, the sessions
-//! (`Mcp-Session-Id`) and the server's SSE streams pass through, except a `tools/call`, which
-//! goes through the gate (`call`), and the event (or JSON body) that carries its response,
-//! which comes back through it. A message is relayed as the gateway read it.
+//! proxy in front of a remote MCP server's endpoint. Requests, their headers and the sessions
+//! (`Mcp-Session-Id`) pass through; each request goes up under an id of the gateway's, and
+//! every message that comes back, in a JSON body or an SSE event, is inspected as what it is
+//! (`inspect`): the one response to the request goes back under the client's id, any other is
+//! dropped and recorded. A `tools/call` goes through the gate (`call`), a `tools/list`'s answer
+//! through `Gate::listed`. With auth on, a session the server gave belongs to the token that
+//! opened it.
 //!
 //! - `call`: one `tools/call`, in a task of its own.
+//! - `inspect`: the server's messages, each inspected before the client sees it.
 //! - `sse`: server-sent events split as they stream in.
 
 mod call;
+mod inspect;
 mod sse;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -25,8 +30,11 @@ use tokio::sync::mpsc;
 
 use super::call::{Gate, Upstream};
 use super::frame::MAX_LINE_BYTES;
+use super::ids::Ids;
 use super::message::{self, BadMessage, Message, key};
+use super::refusals::{Peer, Refused};
 use crate::auth::{Auth, Rpc};
+use inspect::Expect;
 
 /// MCP's error for a header that does not mirror the body (2026-07-28).
 const HEADER_MISMATCH: i64 = -32020;
@@ -38,7 +46,7 @@ const HOP: [&str; 6] =
 /// How long calls and streams get to end once the gateway is told to stop.
 const GRACE: Duration = Duration::from_secs(5);
 
-/// The most sessions remembered as the server's own.
+/// The most sessions remembered as the server's own; the oldest are forgotten first.
 const MAX_SESSIONS: usize = 100_000;
 
 /// The proxy's state.
@@ -51,13 +59,32 @@ pub struct Proxy {
     auth: Option<Auth>,
     /// The session of calls that come without a session the server gave.
     session: String,
-    /// The session ids the server gave (`Mcp-Session-Id` on its answers): only these name a
-    /// session on the trail, so that a client cannot start its counts afresh by naming one.
-    sessions: Mutex<HashSet<String>>,
+    /// The session ids the server gave (`Mcp-Session-Id` on its answers), each with the caller
+    /// that opened it (none when auth is off): only these name a session on the trail, so that a
+    /// client cannot start its counts afresh by naming one, and only their opener may use them.
+    sessions: Mutex<Sessions>,
+    /// The clients' requests in flight, under the gateway's ids.
+    ids: Mutex<Ids<()>>,
     /// Open calls by (session, request id): where a client's cancellation goes.
     open: Mutex<HashMap<(String, String), mpsc::Sender<Upstream>>>,
     /// Held by each call's task, so that a stop waits for them.
     tasks: Arc<()>,
+}
+
+/// The server's sessions, by id: who opened each; oldest first.
+#[derive(Debug, Default)]
+struct Sessions {
+    owners: HashMap<String, Option<String>>,
+    order: VecDeque<String>,
+}
+
+/// Who calls: the actor, the `authorization` header to call the sidecar with, and the
+/// caller's id (its token's) when auth is on.
+#[derive(Debug, Clone)]
+pub(super) struct Client {
+    actor: String,
+    authorization: Option<String>,
+    id: Option<String>,
 }
 
 impl Proxy {
@@ -68,7 +95,8 @@ impl Proxy {
             client: reqwest::Client::new(),
             auth,
             session,
-            sessions: Mutex::new(HashSet::new()),
+            sessions: Mutex::default(),
+            ids: Mutex::default(),
             open: Mutex::new(HashMap::new()),
             tasks: Arc::new(()),
         }
@@ -78,26 +106,52 @@ impl Proxy {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The trail's session of a request: the server's session it names, or the gateway's.
-    fn session(&self, headers: &HeaderMap) -> String {
-        let named = headers.get("mcp-session-id").and_then(|v| v.to_str().ok());
+    fn ids(&self) -> MutexGuard<'_, Ids<()>> {
+        self.ids.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The trail's session of a request: the server's session it names, or the gateway's. A
+    /// session another caller opened, or (with auth on) one the gateway does not know, is
+    /// refused: it is not the caller's to use.
+    #[allow(clippy::result_large_err)]
+    fn session(&self, headers: &HeaderMap, client: &Client) -> Result<String, Response> {
+        let Some(named) = headers.get("mcp-session-id") else { return Ok(self.session.clone()) };
+        let named = named.to_str().unwrap_or_default();
         let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        match named {
-            Some(id) if sessions.contains(id) => format!("mcp-{id}"),
-            _ => self.session.clone(),
+        match sessions.owners.get(named) {
+            Some(owner) if *owner == client.id => Ok(format!("mcp-{named}")),
+            None if self.auth.is_none() => Ok(self.session.clone()),
+            // Not found, as MCP answers an unknown session: whether it exists is not said.
+            _ => Err((StatusCode::NOT_FOUND, "no such session\n").into_response()),
         }
     }
 
-    /// Notes the session an answer of the server names.
-    fn note_session(&self, headers: &reqwest::header::HeaderMap) {
+    /// Notes the session an answer of the server names, as `client`'s when it is new.
+    fn note_session(&self, headers: &reqwest::header::HeaderMap, client: &Client) {
         let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
             return;
         };
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        if sessions.len() >= MAX_SESSIONS {
-            sessions.clear();
+        if sessions.owners.contains_key(id) {
+            return;
         }
-        sessions.insert(id.to_owned());
+        if sessions.order.len() >= MAX_SESSIONS
+            && let Some(oldest) = sessions.order.pop_front()
+        {
+            sessions.owners.remove(&oldest);
+        }
+        sessions.owners.insert(id.to_owned(), client.id.clone());
+        sessions.order.push_back(id.to_owned());
+    }
+
+    /// The key of a client's request id within `session`: a request outside a session the
+    /// server gave shares the gateway's session with every other client, so it gets a key of
+    /// its own (and cannot be cancelled by id).
+    fn client_key(&self, session: &str, id: &Value) -> String {
+        match session == self.session {
+            true => uuid::Uuid::now_v7().to_string(),
+            false => format!("{session}\n{}", key(id)),
+        }
     }
 }
 
@@ -141,14 +195,18 @@ async fn endpoint(
     if let Err(refused) = check_origin(&headers) {
         return refused;
     }
-    let caller = match authenticate(&proxy, &headers) {
-        Ok(caller) => caller,
+    let client = match authenticate(&proxy, &headers) {
+        Ok(client) => client,
+        Err(refused) => return refused,
+    };
+    let session = match proxy.session(&headers, &client) {
+        Ok(session) => session,
         Err(refused) => return refused,
     };
     match method {
-        // The server's stream, and the end of a session: no body.
+        // The server's stream, and the end of a session: no body; no response is expected.
         Method::GET | Method::DELETE => {
-            return forward(&proxy, method, &headers, Bytes::new()).await;
+            return forward(proxy, &client, session, method, &headers, Bytes::new(), None).await;
         }
         Method::POST => {}
         _ => return StatusCode::METHOD_NOT_ALLOWED.into_response(),
@@ -166,7 +224,7 @@ async fn endpoint(
         return jsonrpc(StatusCode::PAYLOAD_TOO_LARGE, &error);
     }
     let parsed = std::str::from_utf8(&body).map_err(|_| BadMessage::Shape).and_then(Message::parse);
-    let (message, value) = match parsed {
+    let (message, mut value) = match parsed {
         Ok(parsed) => parsed,
         Err(bad) => {
             let code = bad.code();
@@ -179,28 +237,62 @@ async fn endpoint(
     if let Some(refused) = mismatched_headers(&headers, &message) {
         return refused;
     }
-    let relayed = Bytes::from(value.to_string());
     match message {
-        Message::Request { id, method, params } if method == "tools/call" => {
-            call::call(proxy, caller, &headers, id, params).await
+        Message::Request { id, .. } if message::is_task_request(&value) => {
+            let error = message::error(&id, message::METHOD_NOT_FOUND, message::NO_TASKS);
+            jsonrpc(StatusCode::OK, &error)
         }
-        Message::Notification { method, params } if method == "notifications/cancelled" => {
-            let session = proxy.session(&headers);
-            let open = params
-                .get("requestId")
-                .and_then(|id| proxy.open().get(&(session, key(id))).cloned());
-            match open {
-                Some(call) => {
-                    let _ = call.try_send(Upstream::Cancelled);
-                    StatusCode::ACCEPTED.into_response()
+        Message::Request { id, method, params } if method == "tools/call" => {
+            call::call(proxy, client, session, &headers, id, params).await
+        }
+        Message::Request { id, method, .. } => {
+            let client_key = proxy.client_key(&session, &id);
+            let ours = match proxy.ids().issue(client_key, &id, ()) {
+                Ok(ours) => ours,
+                Err(e) => {
+                    let error = message::error(&id, message::INVALID_REQUEST, &e.to_string());
+                    return jsonrpc(StatusCode::BAD_REQUEST, &error);
                 }
-                None => forward(&proxy, Method::POST, &headers, relayed).await,
+            };
+            value["id"] = ours.clone();
+            let expect = Expect { ours, client: id };
+            let body = Bytes::from(value.to_string());
+            match method.as_str() {
+                "tools/list" => list(&proxy, &client, session, &headers, expect, body).await,
+                _ => {
+                    forward(proxy, &client, session, Method::POST, &headers, body, Some(expect))
+                        .await
+                }
             }
         }
-        Message::Request { id, method, .. } if method == "tools/list" => {
-            list(&proxy, &caller.0, &headers, &id, relayed).await
+        Message::Notification { method, params } if method == "notifications/cancelled" => {
+            let Some(id) = params.get("requestId") else {
+                return StatusCode::ACCEPTED.into_response();
+            };
+            let call = proxy.open().get(&(session.clone(), key(id))).cloned();
+            if let Some(call) = call {
+                let _ = call.try_send(Upstream::Cancelled);
+                return StatusCode::ACCEPTED.into_response();
+            }
+            let client_key = format!("{session}\n{}", key(id));
+            let ours = {
+                let mut ids = proxy.ids();
+                let ours = ids.ours(&client_key);
+                if let Some(ours) = &ours {
+                    ids.abandon(ours);
+                }
+                ours
+            };
+            // Nothing in flight under that id in this session: nothing to cancel.
+            let Some(ours) = ours else { return StatusCode::ACCEPTED.into_response() };
+            value["params"]["requestId"] = ours;
+            let body = Bytes::from(value.to_string());
+            forward(proxy, &client, session, Method::POST, &headers, body, None).await
         }
-        _ => forward(&proxy, Method::POST, &headers, relayed).await,
+        Message::Notification { .. } | Message::Response { .. } => {
+            let body = Bytes::from(value.to_string());
+            forward(proxy, &client, session, Method::POST, &headers, body, None).await
+        }
     }
 }
 
@@ -240,24 +332,35 @@ fn mismatched_headers(headers: &HeaderMap, message: &Message) -> Option<Response
     None
 }
 
-/// Who calls: the configured actor, or, with auth on, the client its bearer token names (a
-/// token without the agent role, or none, is refused with 401 before anything is relayed).
+/// Who calls: the configured actor, or, with auth on, the client its bearer token names. A
+/// request without a valid token is refused with 401, one whose token lacks the agent role
+/// with 403, before anything is relayed; either refusal is recorded (folded, as the sidecar
+/// folds its own).
 #[allow(clippy::result_large_err)]
-fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<(String, Option<String>), Response> {
-    let Some(auth) = &proxy.auth else { return Ok((proxy.gate.actor().to_owned(), None)) };
+fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Response> {
+    let anonymous =
+        || Client { actor: proxy.gate.actor().to_owned(), authorization: None, id: None };
+    let Some(auth) = &proxy.auth else { return Ok(anonymous()) };
     let header = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
     let mut request = tonic::Request::new(());
     if let Some(value) = header.and_then(|h| h.parse().ok()) {
         request.metadata_mut().insert("authorization", value);
     }
     match auth.authorize(&request, Rpc::Decide) {
-        Ok(Some(caller)) => {
-            let actor = caller.sole_actor().unwrap_or(proxy.gate.actor()).to_owned();
-            Ok((actor, header.map(ToOwned::to_owned)))
-        }
-        Ok(None) => Ok((proxy.gate.actor().to_owned(), None)),
+        Ok(Some(caller)) => Ok(Client {
+            actor: caller.sole_actor().unwrap_or(proxy.gate.actor()).to_owned(),
+            authorization: header.map(ToOwned::to_owned),
+            id: Some(caller.id),
+        }),
+        Ok(None) => Ok(anonymous()),
         Err(refusal) => {
-            let mut response = (StatusCode::UNAUTHORIZED, refusal.why).into_response();
+            let detail = format!("{} ({})", refusal.why, refusal.caller);
+            let status = match refusal.error {
+                crate::error::Error::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
+                _ => StatusCode::FORBIDDEN,
+            };
+            proxy.gate.refusals().refuse("", Peer::Client, Refused::Unauthenticated, &detail);
+            let mut response = (status, refusal.why).into_response();
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -267,12 +370,13 @@ fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<(String, Option<St
 }
 
 /// A `tools/list`: the server's answer, read up to the response (a JSON body, or the SSE events
-/// up to the one that carries it), through the gate (`Gate::listed`).
+/// up to the one that carries it, each inspected), through the gate (`Gate::listed`).
 async fn list(
-    proxy: &Proxy,
-    actor: &str,
+    proxy: &Arc<Proxy>,
+    client: &Client,
+    session: String,
     headers: &HeaderMap,
-    id: &Value,
+    expect: Expect,
     body: Bytes,
 ) -> Response {
     let request = proxy
@@ -280,73 +384,98 @@ async fn list(
         .post(proxy.upstream.clone())
         .headers(relayed_headers(headers, proxy.auth.is_some()))
         .body(body);
+    let ours = expect.ours.clone();
+    let client_id = expect.client.clone();
+    // The tools hidden are those the client's own actor could never call.
+    let gate = match client.authorization.as_deref().map(|h| proxy.gate.authorized(h)) {
+        Some(Ok(gate)) => gate,
+        _ => proxy.gate.clone(),
+    };
     let read = async {
-        let response = request.send().await?;
-        proxy.note_session(response.headers());
+        let response = request.send().await.ok()?;
+        proxy.note_session(response.headers(), client);
         let (status, head) = (response.status(), head(&response));
+        let mut expect = Some(expect);
         if !status.is_success() || !is_event_stream(&response) {
-            let bytes = response.bytes().await?;
-            let hidden = match serde_json::from_slice::<Value>(&bytes) {
-                Ok(mut value) if status.is_success() => {
-                    proxy.gate.listed(actor, &mut value).await;
-                    Bytes::from(value.to_string())
-                }
-                _ => bytes,
-            };
-            return Ok::<_, reqwest::Error>(Some(head.body(Body::from(hidden))));
+            let bytes = inspect::read_capped(response).await?;
+            if !status.is_success() {
+                return Some(head.body(Body::from(bytes)));
+            }
+            let text = std::str::from_utf8(&bytes).ok()?;
+            let mut value = inspect::message(proxy, &session, text, &mut expect)?.ok()?;
+            gate.listed(&session, &client.actor, &mut value).await;
+            return Some(head.body(Body::from(value.to_string())));
         }
         let (mut chunks, mut events, mut out) =
             (response.bytes_stream(), sse::Events::default(), Vec::new());
         while let Some(chunk) = chunks.next().await {
-            events.push(&chunk?);
+            events.push(&chunk.ok()?);
             while let Some(event) = events.next_event() {
-                match response_in(&event, id) {
-                    Some(mut value) => {
-                        proxy.gate.listed(actor, &mut value).await;
+                match inspect::event(proxy, &session, &event, &mut expect) {
+                    inspect::Inspected::Ours(mut value) => {
+                        gate.listed(&session, &client.actor, &mut value).await;
                         out.extend_from_slice(&sse::with_data(&event, &value.to_string()));
-                        return Ok(Some(head.body(Body::from(out))));
+                        return Some(head.body(Body::from(out)));
                     }
-                    None => out.extend_from_slice(&event),
+                    inspect::Inspected::Relay(bytes) => out.extend_from_slice(&bytes),
+                    inspect::Inspected::Dropped => {}
                 }
             }
             if out.len() + events.held() > MAX_LINE_BYTES {
-                return Ok(None);
+                return None;
             }
         }
-        Ok(Some(head.body(Body::from(out))))
+        None
     };
     match tokio::time::timeout(Duration::from_secs(60), read).await {
-        Ok(Ok(Some(Ok(response)))) => response,
-        _ => (StatusCode::BAD_GATEWAY, "the MCP server's tool list could not be read\n")
-            .into_response(),
+        Ok(Some(Ok(response))) => response,
+        _ => {
+            proxy.ids().forget(&ours);
+            inspect::refused_answer(&client_id)
+        }
     }
 }
 
-/// The event's data, if it is the JSON-RPC response to `id`.
-fn response_in(event: &[u8], id: &Value) -> Option<Value> {
-    let (message, value) = Message::parse(&sse::data(event)?).ok()?;
-    match message {
-        Message::Response { id: got } if key(&got) == key(id) => Some(value),
-        _ => None,
-    }
-}
-
-/// Any other request, relayed, its answer streamed back as it comes.
-async fn forward(proxy: &Proxy, method: Method, headers: &HeaderMap, body: Bytes) -> Response {
+/// Any other message, relayed, its answer streamed back as it comes, every message in it
+/// inspected (`expect`: the response to the request it carries, if it carries one).
+async fn forward(
+    proxy: Arc<Proxy>,
+    client: &Client,
+    session: String,
+    method: Method,
+    headers: &HeaderMap,
+    body: Bytes,
+    expect: Option<Expect>,
+) -> Response {
     let request = proxy
         .client
-        .request(method, proxy.upstream.clone())
+        .request(method.clone(), proxy.upstream.clone())
         .headers(relayed_headers(headers, proxy.auth.is_some()))
         .body(body);
     match request.send().await {
         Ok(response) => {
-            proxy.note_session(response.headers());
-            relay_response(response)
+            proxy.note_session(response.headers(), client);
+            if method == Method::DELETE && response.status().is_success() {
+                forget_session(&proxy, headers);
+            }
+            inspect::relayed(proxy, session, response, expect)
         }
         Err(e) => {
+            if let Some(expect) = &expect {
+                proxy.ids().forget(&expect.ours);
+            }
             tracing::warn!(error = %without_url(&e), "the MCP server cannot be reached");
             (StatusCode::BAD_GATEWAY, "the MCP server cannot be reached\n").into_response()
         }
+    }
+}
+
+/// Forgets a session the client ended.
+fn forget_session(proxy: &Proxy, headers: &HeaderMap) {
+    let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else { return };
+    let mut sessions = proxy.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+    if sessions.owners.remove(id).is_some() {
+        sessions.order.retain(|s| s != id);
     }
 }
 
@@ -367,12 +496,6 @@ fn is_event_stream(response: &reqwest::Response) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"))
-}
-
-fn relay_response(response: reqwest::Response) -> Response {
-    head(&response)
-        .body(Body::from_stream(response.bytes_stream()))
-        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }
 
 /// The client's headers for the server: all but the hop's own, and but the bearer token when
@@ -406,17 +529,6 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-
-    #[test]
-    fn the_event_carrying_the_response_is_found_by_its_id() {
-        let event =
-            b"id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n";
-        assert_eq!(
-            response_in(event, &json!(3)),
-            Some(json!({"jsonrpc": "2.0", "id": 3, "result": {}}))
-        );
-        assert_eq!(response_in(event, &json!("3")), None);
-    }
 
     #[test]
     fn hop_headers_and_a_checked_token_stay_behind() {

@@ -237,6 +237,10 @@ export const descriptor = {
                 "DefineTools": {
                   "requestType": "DefineToolsRequest",
                   "responseType": "DefineToolsResponse"
+                },
+                "RecordRefusal": {
+                  "requestType": "RecordRefusalRequest",
+                  "responseType": "RecordRefusalResponse"
                 }
               }
             },
@@ -498,6 +502,42 @@ export const descriptor = {
                 }
               }
             },
+            "RecordRefusalRequest": {
+              "fields": {
+                "session_id": {
+                  "type": "string",
+                  "id": 1
+                },
+                "actor": {
+                  "type": "Actor",
+                  "id": 2
+                },
+                "peer": {
+                  "type": "string",
+                  "id": 3
+                },
+                "peer_name": {
+                  "type": "string",
+                  "id": 4
+                },
+                "reason": {
+                  "type": "string",
+                  "id": 5
+                },
+                "count": {
+                  "type": "uint64",
+                  "id": 6
+                }
+              }
+            },
+            "RecordRefusalResponse": {
+              "fields": {
+                "seq": {
+                  "type": "uint64",
+                  "id": 1
+                }
+              }
+            },
             "ChangedTool": {
               "fields": {
                 "tool": {
@@ -508,6 +548,10 @@ export const descriptor = {
                   "rule": "repeated",
                   "type": "string",
                   "id": 2
+                },
+                "pinned": {
+                  "type": "string",
+                  "id": 3
                 }
               }
             },

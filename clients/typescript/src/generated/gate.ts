@@ -24,6 +24,8 @@ export interface ProtoGrpcType {
       NeverAllowedRequest: MessageTypeDefinition
       NeverAllowedResponse: MessageTypeDefinition
       Outcome: EnumTypeDefinition
+      RecordRefusalRequest: MessageTypeDefinition
+      RecordRefusalResponse: MessageTypeDefinition
       Resource: MessageTypeDefinition
       RunOptions: MessageTypeDefinition
       ToolAction: MessageTypeDefinition

@@ -184,13 +184,37 @@ class DefineToolsResponse(_message.Message):
     changed: _containers.RepeatedCompositeFieldContainer[ChangedTool]
     def __init__(self, changed: _Optional[_Iterable[_Union[ChangedTool, _Mapping]]] = ...) -> None: ...
 
+class RecordRefusalRequest(_message.Message):
+    __slots__ = ("session_id", "actor", "peer", "peer_name", "reason", "count")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    PEER_FIELD_NUMBER: _ClassVar[int]
+    PEER_NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    actor: Actor
+    peer: str
+    peer_name: str
+    reason: str
+    count: int
+    def __init__(self, session_id: _Optional[str] = ..., actor: _Optional[_Union[Actor, _Mapping]] = ..., peer: _Optional[str] = ..., peer_name: _Optional[str] = ..., reason: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class RecordRefusalResponse(_message.Message):
+    __slots__ = ("seq",)
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    def __init__(self, seq: _Optional[int] = ...) -> None: ...
+
 class ChangedTool(_message.Message):
-    __slots__ = ("tool", "parts")
+    __slots__ = ("tool", "parts", "pinned")
     TOOL_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
     tool: str
     parts: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, tool: _Optional[str] = ..., parts: _Optional[_Iterable[str]] = ...) -> None: ...
+    pinned: str
+    def __init__(self, tool: _Optional[str] = ..., parts: _Optional[_Iterable[str]] = ..., pinned: _Optional[str] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
     __slots__ = ("decision_id", "args_json", "duration_us", "status", "error", "output", "result_bytes", "wrap_output", "idempotency_key")

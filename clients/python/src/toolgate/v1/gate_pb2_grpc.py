@@ -54,6 +54,11 @@ class GateStub:
                 request_serializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsResponse.FromString,
                 _registered_method=True)
+        self.RecordRefusal = channel.unary_unary(
+                '/toolgate.v1.Gate/RecordRefusal',
+                request_serializer=toolgate_dot_v1_dot_gate__pb2.RecordRefusalRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_gate__pb2.RecordRefusalResponse.FromString,
+                _registered_method=True)
 
 
 class GateServicer:
@@ -99,6 +104,17 @@ class GateServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordRefusal(self, request, context):
+        """Records what an adapter refused from a peer it relays (the MCP gateway: a server's response
+        to no request in flight or a second one, a tool list whose names repeat, a message in no
+        shape it knows), as a `peer_refused` event. The adapter folds refusals like it and says how
+        many one report stands for. Needs the `agent` role, and `actor.id` must be one the caller
+        may act as, as for Decide.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GateServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -121,6 +137,11 @@ def add_GateServicer_to_server(servicer, server):
                     servicer.DefineTools,
                     request_deserializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_gate__pb2.DefineToolsResponse.SerializeToString,
+            ),
+            'RecordRefusal': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordRefusal,
+                    request_deserializer=toolgate_dot_v1_dot_gate__pb2.RecordRefusalRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_gate__pb2.RecordRefusalResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -231,6 +252,33 @@ class Gate:
             '/toolgate.v1.Gate/DefineTools',
             toolgate_dot_v1_dot_gate__pb2.DefineToolsRequest.SerializeToString,
             toolgate_dot_v1_dot_gate__pb2.DefineToolsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordRefusal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Gate/RecordRefusal',
+            toolgate_dot_v1_dot_gate__pb2.RecordRefusalRequest.SerializeToString,
+            toolgate_dot_v1_dot_gate__pb2.RecordRefusalResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -10,6 +10,8 @@ import type { ExecuteRequest as _toolgate_v1_ExecuteRequest, ExecuteRequest__Out
 import type { ExecuteResponse as _toolgate_v1_ExecuteResponse, ExecuteResponse__Output as _toolgate_v1_ExecuteResponse__Output } from '../../toolgate/v1/ExecuteResponse.js';
 import type { NeverAllowedRequest as _toolgate_v1_NeverAllowedRequest, NeverAllowedRequest__Output as _toolgate_v1_NeverAllowedRequest__Output } from '../../toolgate/v1/NeverAllowedRequest.js';
 import type { NeverAllowedResponse as _toolgate_v1_NeverAllowedResponse, NeverAllowedResponse__Output as _toolgate_v1_NeverAllowedResponse__Output } from '../../toolgate/v1/NeverAllowedResponse.js';
+import type { RecordRefusalRequest as _toolgate_v1_RecordRefusalRequest, RecordRefusalRequest__Output as _toolgate_v1_RecordRefusalRequest__Output } from '../../toolgate/v1/RecordRefusalRequest.js';
+import type { RecordRefusalResponse as _toolgate_v1_RecordRefusalResponse, RecordRefusalResponse__Output as _toolgate_v1_RecordRefusalResponse__Output } from '../../toolgate/v1/RecordRefusalResponse.js';
 
 export interface GateClient extends grpc.Client {
   Decide(argument: _toolgate_v1_DecideRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
@@ -48,6 +50,15 @@ export interface GateClient extends grpc.Client {
   neverAllowed(argument: _toolgate_v1_NeverAllowedRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
   neverAllowed(argument: _toolgate_v1_NeverAllowedRequest, callback: grpc.requestCallback<_toolgate_v1_NeverAllowedResponse__Output>): grpc.ClientUnaryCall;
   
+  RecordRefusal(argument: _toolgate_v1_RecordRefusalRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  RecordRefusal(argument: _toolgate_v1_RecordRefusalRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  RecordRefusal(argument: _toolgate_v1_RecordRefusalRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  RecordRefusal(argument: _toolgate_v1_RecordRefusalRequest, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  recordRefusal(argument: _toolgate_v1_RecordRefusalRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  recordRefusal(argument: _toolgate_v1_RecordRefusalRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  recordRefusal(argument: _toolgate_v1_RecordRefusalRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  recordRefusal(argument: _toolgate_v1_RecordRefusalRequest, callback: grpc.requestCallback<_toolgate_v1_RecordRefusalResponse__Output>): grpc.ClientUnaryCall;
+  
 }
 
 export interface GateHandlers extends grpc.UntypedServiceImplementation {
@@ -59,6 +70,8 @@ export interface GateHandlers extends grpc.UntypedServiceImplementation {
   
   NeverAllowed: grpc.handleUnaryCall<_toolgate_v1_NeverAllowedRequest__Output, _toolgate_v1_NeverAllowedResponse>;
   
+  RecordRefusal: grpc.handleUnaryCall<_toolgate_v1_RecordRefusalRequest__Output, _toolgate_v1_RecordRefusalResponse>;
+  
 }
 
 export interface GateDefinition extends grpc.ServiceDefinition {
@@ -66,4 +79,5 @@ export interface GateDefinition extends grpc.ServiceDefinition {
   DefineTools: MethodDefinition<_toolgate_v1_DefineToolsRequest, _toolgate_v1_DefineToolsResponse, _toolgate_v1_DefineToolsRequest__Output, _toolgate_v1_DefineToolsResponse__Output>
   Execute: MethodDefinition<_toolgate_v1_ExecuteRequest, _toolgate_v1_ExecuteResponse, _toolgate_v1_ExecuteRequest__Output, _toolgate_v1_ExecuteResponse__Output>
   NeverAllowed: MethodDefinition<_toolgate_v1_NeverAllowedRequest, _toolgate_v1_NeverAllowedResponse, _toolgate_v1_NeverAllowedRequest__Output, _toolgate_v1_NeverAllowedResponse__Output>
+  RecordRefusal: MethodDefinition<_toolgate_v1_RecordRefusalRequest, _toolgate_v1_RecordRefusalResponse, _toolgate_v1_RecordRefusalRequest__Output, _toolgate_v1_RecordRefusalResponse__Output>
 }

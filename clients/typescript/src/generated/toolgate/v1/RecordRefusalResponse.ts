@@ -1,0 +1,11 @@
+// Original file: proto/toolgate/v1/gate.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface RecordRefusalResponse {
+  'seq'?: (number | string | Long);
+}
+
+export interface RecordRefusalResponse__Output {
+  'seq': (number);
+}
