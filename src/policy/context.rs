@@ -13,7 +13,8 @@
 //! context.time      { unix, hour, weekday }   (UTC; weekday 0 = Monday)
 //! context.approval  { state, approver, approver_roles }   state: none | approved
 //! context.args_valid, context.args_errors   the arguments against the tool's input_schema
-//! context.harness   the request's context_json
+//! context.args      the call's arguments, normalized (what toolgate hashed)
+//! context.harness   the request's context_json (the harness's word)
 //! ```
 
 use cedar_policy::{Context, ContextCreationError, RestrictedExpression as Expr};
@@ -74,6 +75,7 @@ pub fn build(
         ]),
         "args_valid" => Expr::new_bool(req.args_errors.is_empty()),
         "args_errors" => Expr::new_set(req.args_errors.iter().map(|e| string(e))),
+        "args" => json_record(&req.args),
         // The free-form record, the last of `CONTEXT`; a test checks that every record is built
         // (`the_shape_lists_exactly_what_the_context_holds`).
         _ => json_record(&req.context),

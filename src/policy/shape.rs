@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-/// The records of `context` and their attributes; `harness` is free-form.
+/// The records of `context` and their attributes; `args` and `harness` are free-form.
 pub const CONTEXT: [(&str, &[&str]); RECORDS] = [
     ("tool", &["name", "safety", "default_action"]),
     ("actor", &["kind", "delegation_chain"]),
@@ -33,10 +33,11 @@ pub const CONTEXT: [(&str, &[&str]); RECORDS] = [
     ("approval", &["state", "approver", "approver_roles"]),
     ("args_valid", &[]),
     ("args_errors", &[]),
+    ("args", &[]),
     ("harness", &[]),
 ];
 
-const RECORDS: usize = 12;
+const RECORDS: usize = 13;
 
 /// The entries of `context` that are values, not records, and what they hold.
 const VALUES: [(&str, &str); 2] = [
@@ -44,8 +45,9 @@ const VALUES: [(&str, &str); 2] = [
     ("args_errors", "the set of mismatches, each `args.<path>: <rule>` (empty when valid)"),
 ];
 
-/// The record that holds free-form attributes.
-const FREE_FORM: &str = "harness";
+/// The records that hold free-form attributes: the call's arguments (normalized, as toolgate
+/// checked and hashed them), and the harness's own context.
+const FREE_FORM: [&str; 2] = ["args", "harness"];
 
 /// The shape as text, for `toolgate policy schema`.
 pub fn describe() -> String {
@@ -57,9 +59,13 @@ pub fn describe() -> String {
     for (record, attributes) in CONTEXT {
         if let Some((_, what)) = VALUES.iter().find(|(name, _)| *name == record) {
             out.push_str(&format!("  {record}: {what}\n"));
-        } else if record == FREE_FORM {
+        } else if record == "args" {
             out.push_str(&format!(
-                "  {record}: the request's context_json (free-form: test with `has`)\n"
+                "  {record}: the call's arguments, normalized (free-form: test with `has`)\n"
+            ));
+        } else if FREE_FORM.contains(&record) {
+            out.push_str(&format!(
+                "  {record}: the request's context_json, the harness's word (free-form: test with `has`)\n"
             ));
         } else {
             out.push_str(&format!("  {record}: {{ {} }}\n", attributes.join(", ")));
@@ -110,7 +116,7 @@ fn check(access: &Value, unknown: &mut Vec<String>) {
     if let Some(record) = record.and_then(|inner| inner.get("attr")).and_then(Value::as_str) {
         let known = CONTEXT.iter().find(|(name, _)| *name == record);
         if let Some((name, attributes)) = known
-            && *name != FREE_FORM
+            && !FREE_FORM.contains(name)
             && !attributes.contains(&attr)
         {
             unknown.push(format!("context.{record}.{attr}"));

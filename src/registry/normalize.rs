@@ -190,7 +190,10 @@ fn number(n: &serde_json::Number) -> Result<String, String> {
     let text = decimal(&n.to_string())?;
     let digits: String = text.chars().filter(char::is_ascii_digit).collect();
     let significant = digits.trim_matches('0').len();
-    if n.is_f64() && significant > FLOAT_DIGITS {
+    // A double past 2^53 may be a longer integer rounded when it was read: its digits are
+    // not the ones sent.
+    let rounded = n.as_f64().is_some_and(|f| f.abs() > crate::request::MAX_EXACT_INTEGER as f64);
+    if n.is_f64() && (significant > FLOAT_DIGITS || rounded) {
         return Err(format!(
             "the value has more than {FLOAT_DIGITS} significant digits, more than a JSON \
              number holds exactly: send it as text"
@@ -367,6 +370,11 @@ mod tests {
         assert!(n.apply(&mut long)[0].contains("send it as text"), "{long}");
         let mut exact: Value = serde_json::from_str(r#"{"amount": 18446744073709551615}"#).unwrap();
         assert!(n.apply(&mut exact).is_empty(), "a u64 is exact");
+        assert_eq!(exact["amount"], "18446744073709551615");
+        // One digit, but read as a double from 21: not the digits sent.
+        let mut round: Value =
+            serde_json::from_str(r#"{"amount": 100000000000000000001}"#).unwrap();
+        assert!(n.apply(&mut round)[0].contains("send it as text"), "{round}");
     }
 
     #[test]

@@ -19,10 +19,23 @@ pub struct CanonicalArgs {
     pub hash: String,
 }
 
-/// Arguments that cannot be canonicalized (a number outside what JSON's doubles can hold).
+/// The largest integer every JSON number carries exactly (2^53 - 1, I-JSON's and RFC 8785's
+/// range): beyond it two integers may be written, and so hashed, alike.
+pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
+/// Arguments that cannot be canonicalized.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot be canonicalized: {0}")]
-pub struct ArgsError(#[from] serde_json::Error);
+pub enum ArgsError {
+    /// A number outside what JSON's doubles can hold.
+    #[error("cannot be canonicalized: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A number JSON's doubles cannot hold exactly: it would hash as another.
+    #[error(
+        "`{0}`: a number beyond ±9007199254740991 (2^53 - 1), which JSON numbers cannot carry \
+         exactly: send it as a string, or normalize it with a `decimal` rule"
+    )]
+    Inexact(String),
+}
 
 /// Canonicalizes an argument object and hashes it with plain SHA-256.
 pub fn canonicalize(args: &Map<String, Value>) -> Result<CanonicalArgs, ArgsError> {
@@ -62,8 +75,12 @@ impl ArgsHasher {
         }
     }
 
-    /// Canonicalizes an argument object and hashes it.
+    /// Canonicalizes an argument object and hashes it; a number beyond JSON's exact range is
+    /// refused with its path, never rounded into another's hash.
     pub fn hash(&self, args: &Map<String, Value>) -> Result<CanonicalArgs, ArgsError> {
+        if let Some(path) = inexact(args) {
+            return Err(ArgsError::Inexact(path));
+        }
         let json = serde_jcs::to_string(args)?;
         let hash = self.hash_canonical(&json);
         Ok(CanonicalArgs { json, hash })
@@ -72,6 +89,45 @@ impl ArgsHasher {
     pub fn is_keyed(&self) -> bool {
         matches!(self, Self::Hmac { .. })
     }
+}
+
+/// The path (`args.a.0.b`) of the first number in `args` beyond JSON's exact range: an
+/// integer past ±(2^53 - 1), or a double as large (every such double is whole, and may be a
+/// longer integer rounded on the way in).
+fn inexact(args: &Map<String, Value>) -> Option<String> {
+    fn walk(value: &Value, path: &mut String) -> bool {
+        let at = path.len();
+        let found = match value {
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => u > MAX_EXACT_INTEGER,
+                (None, Some(i), _) => i.unsigned_abs() > MAX_EXACT_INTEGER,
+                (None, None, Some(f)) => f.abs() > MAX_EXACT_INTEGER as f64,
+                _ => true,
+            },
+            Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                path.truncate(at);
+                path.push_str(&format!(".{i}"));
+                walk(item, path)
+            }),
+            Value::Object(members) => within(members, path),
+            _ => false,
+        };
+        if !found {
+            path.truncate(at);
+        }
+        found
+    }
+    fn within(members: &Map<String, Value>, path: &mut String) -> bool {
+        let at = path.len();
+        members.iter().any(|(name, item)| {
+            path.truncate(at);
+            path.push('.');
+            path.extend(name.chars().take(64));
+            walk(item, path)
+        })
+    }
+    let mut path = "args".to_owned();
+    within(args, &mut path).then_some(path)
 }
 
 impl fmt::Debug for ArgsHasher {
@@ -131,6 +187,24 @@ mod tests {
         let b = canon(r#"{"opts":{"a":100,"b":1},"limit":1e1,"path":"/tmp/x"}"#);
         assert_eq!(a, b);
         assert_eq!(a.json, r#"{"limit":10,"opts":{"a":100,"b":1},"path":"/tmp/x"}"#);
+    }
+
+    #[test]
+    fn numbers_beyond_the_exact_range_are_refused_with_their_path() {
+        let args = |text: &str| serde_json::from_str::<Map<String, Value>>(text).unwrap();
+        let refused = |text: &str| match canonicalize(&args(text)) {
+            Err(ArgsError::Inexact(path)) => path,
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(refused(r#"{"amount": 9007199254740993}"#), "args.amount");
+        assert_eq!(refused(r#"{"a": [1, {"b": -9007199254740993}]}"#), "args.a.1.b");
+        assert_eq!(refused(r#"{"a": 123456789012345678901234}"#), "args.a");
+        assert_eq!(refused(r#"{"a": 1e300}"#), "args.a");
+        for fine in [r#"{"a": 9007199254740991}"#, r#"{"a": -9007199254740991, "b": 0.5}"#] {
+            assert!(canonicalize(&args(fine)).is_ok(), "{fine}");
+        }
+        // Two amounts that would hash alike if rounded are refused, not confused.
+        assert!(canonicalize(&args(r#"{"a": 9007199254740992}"#)).is_err());
     }
 
     #[test]

@@ -177,7 +177,8 @@ impl ActionRequest {
         }
         args_errors.extend(req.args_errors);
         if let Some(spec) = registry.get(&req.tool) {
-            named_by_registry(&mut resource, spec, &args);
+            let sent = raw.as_ref().unwrap_or(&args);
+            named_by_registry(&mut resource, &req.tool, spec, &args, sent)?;
         }
         let Value::Object(args) = args else {
             return Err(FieldError::new("args_json", "not an object"));
@@ -197,11 +198,7 @@ impl ActionRequest {
         within("plan.idempotency_key", &plan.idempotency_key, name)?;
         within("plan.rollback_hint", &plan.rollback_hint, name)?;
 
-        let action = if req.action.is_empty() {
-            registry.default_action(&req.tool).to_owned()
-        } else {
-            req.action
-        };
+        let action = action_of(registry, &req.tool, req.action, "action")?;
         let task_type = if req.task_type.is_empty() { "default".to_owned() } else { req.task_type };
         Ok(Self {
             session_id: req.session_id,
@@ -262,19 +259,71 @@ pub(super) fn actor(actor: Option<proto::Actor>, limit: usize) -> Result<Actor, 
     Ok(Actor { id: actor.id, kind, delegation_chain: actor.delegation_chain })
 }
 
+/// The action of a call of `tool`: the registry's for a registered tool, which a request may
+/// name but not contradict (the policy is written against it, so the caller must not choose
+/// it); the request's own, or the tool's name, for any other.
+pub(super) fn action_of(
+    registry: &ToolRegistry,
+    tool: &str,
+    named: String,
+    field: &str,
+) -> Result<String, FieldError> {
+    match registry.get(tool) {
+        Some(spec) if named.is_empty() || named == spec.action => Ok(spec.action.clone()),
+        Some(spec) => Err(FieldError::new(
+            field,
+            format!(
+                "the registry's action for `{}` is `{}`, not `{}`: leave it empty or name that one",
+                truncated(tool),
+                spec.action,
+                truncated(&named)
+            ),
+        )),
+        None if named.is_empty() => Ok(tool.to_owned()),
+        None => Ok(named),
+    }
+}
+
 /// The resource as the registry says a tool's calls name it (`resource_type`, `resource_from`),
-/// over the harness's word.
-fn named_by_registry(resource: &mut Resource, spec: &ToolSpec, args: &Value) {
+/// over the harness's word. A resource id the harness sent for the same kind of resource that
+/// is neither the argument `resource_from` points at (as sent, or as normalized) is refused:
+/// the harness may not say the call acts on something other than what its arguments name.
+fn named_by_registry(
+    resource: &mut Resource,
+    tool: &str,
+    spec: &ToolSpec,
+    args: &Value,
+    sent: &Value,
+) -> Result<(), FieldError> {
+    let id = |value: Option<&Value>| match value {
+        Some(Value::String(id)) => id.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    if let Some(pointer) = &spec.resource_from {
+        let derived = id(args.pointer(pointer));
+        let same_kind = resource.kind.is_empty()
+            || spec.resource_type.as_ref().is_none_or(|t| *t == resource.kind);
+        let contradicts = same_kind
+            && !resource.id.is_empty()
+            && resource.id != derived
+            && resource.id != id(sent.pointer(pointer));
+        if contradicts {
+            return Err(FieldError::new(
+                "resource.id",
+                format!(
+                    "contradicts the argument `{pointer}`, which names the resource of `{}` \
+                     (resource_from): leave it empty or send that argument's value",
+                    truncated(tool)
+                ),
+            ));
+        }
+        resource.id = derived;
+    }
     if let Some(kind) = &spec.resource_type {
         resource.kind.clone_from(kind);
     }
-    if let Some(pointer) = &spec.resource_from {
-        resource.id = match args.pointer(pointer) {
-            Some(Value::String(id)) => id.clone(),
-            Some(Value::Number(n)) => n.to_string(),
-            _ => String::new(),
-        };
-    }
+    Ok(())
 }
 
 fn resource(resource: proto::Resource, limit: usize) -> Result<Resource, FieldError> {

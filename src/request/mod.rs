@@ -13,7 +13,7 @@ mod refused;
 mod stored;
 mod verdict;
 
-pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
+pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, MAX_EXACT_INTEGER, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use define::{Definition, ToolDefinitions};
 pub use execute::{ExecutionReport, ExecutionStatus};

@@ -35,11 +35,8 @@ impl NeverAllowed {
         for (i, tool) in req.tools.into_iter().enumerate() {
             required(&format!("tools[{i}].tool"), &tool.tool, name)?;
             within(&format!("tools[{i}].action"), &tool.action, name)?;
-            let action = if tool.action.is_empty() {
-                registry.default_action(&tool.tool).to_owned()
-            } else {
-                tool.action
-            };
+            let field = format!("tools[{i}].action");
+            let action = super::decide::action_of(registry, &tool.tool, tool.action, &field)?;
             tools.push((tool.tool, action));
         }
         let options = req.options.unwrap_or_default();

@@ -66,6 +66,14 @@ async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
             },
         ),
         (
+            "action: the registry's action for `read` is `fs.read`, not `fs.write`",
+            DecideRequest { action: "fs.write".into(), ..request("read") },
+        ),
+        (
+            "args_json: `args.n`: a number beyond",
+            DecideRequest { args_json: r#"{"n": 9007199254740993}"#.into(), ..request("read") },
+        ),
+        (
             "resource.classification: must be",
             DecideRequest {
                 resource: Some(Resource { classification: "ultra".into(), ..Default::default() }),

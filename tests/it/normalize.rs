@@ -202,3 +202,58 @@ async fn a_normalization_that_cannot_work_refuses_the_start() {
         "tool `write`: normalize: root `workspace` is not an absolute path"
     );
 }
+
+#[tokio::test]
+async fn a_resource_that_contradicts_the_arguments_is_refused_and_recorded() {
+    let mut app = app(false).await;
+    let mut req = request("write");
+    req.args_json = r#"{"path": "src/lib.rs"}"#.into();
+    req.options = Some(RunOptions { allow_write: true, ..Default::default() });
+    // The harness says the call writes a harmless file; its arguments name another.
+    req.resource = Some(toolgate::proto::Resource {
+        r#type: "file".into(),
+        id: "/tmp/harmless".into(),
+        ..Default::default()
+    });
+    let status = app.client.decide(req.clone()).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("resource.id: contradicts the argument `/path`"),
+        "{status:?}"
+    );
+    // The path as sent, or as normalized, names the same resource.
+    for id in ["src/lib.rs", "/workspace/src/lib.rs", ""] {
+        req.resource.as_mut().unwrap().id = id.into();
+        assert_eq!(app.decide(req.clone()).await.outcome(), Outcome::Allow, "{id}");
+    }
+    let kinds: Vec<_> = rows(&app.db).into_iter().map(|r| r.kind).collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "invalid_request").count(), 1, "{kinds:?}");
+}
+
+#[tokio::test]
+async fn amounts_beyond_json_numbers_are_exact_decimals_or_refused() {
+    let mut app = app(false).await;
+    // With a `decimal` rule, 2^53 + 1 and 2^53 are two amounts, hashed apart.
+    let one = write(&mut app, r#"{"path": "a", "amount": 9007199254740993}"#).await;
+    let other = write(&mut app, r#"{"path": "a", "amount": 9007199254740992}"#).await;
+    assert_eq!((one.outcome(), other.outcome()), (Outcome::Allow, Outcome::Allow));
+    assert_ne!(one.args_hash, other.args_hash);
+    // Without one, the number is refused with its path, never rounded into another's hash.
+    let mut req = request("write");
+    req.args_json = r#"{"path": "a", "tokens": {"n": 9007199254740993}}"#.into();
+    let status = app.client.decide(req).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    assert!(
+        status.message().starts_with("args_json: `args.tokens.n`: a number beyond"),
+        "{status:?}"
+    );
+    // An approved amount cannot run as another: the Execute that reports it is a violation.
+    let report = ExecuteRequest {
+        decision_id: one.decision_id.clone(),
+        args_json: r#"{"path": "a", "amount": "9007199254740992"}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+    let executed = app.client.execute(report).await.unwrap().into_inner();
+    assert!(!executed.violation.is_empty(), "{executed:?}");
+}
