@@ -176,6 +176,11 @@ pub struct TokenSpec {
     /// (`team-a/*`). For an approver, who they are: they may not judge these actors' calls.
     #[serde(default)]
     pub actors: Vec<String>,
+    /// Whether its holder (a harness adapter, such as the Claude Code hook) may report that a
+    /// call which required approval was let through by the harness's own permission prompt
+    /// (Execute's `approved_in_harness`).
+    #[serde(default)]
+    pub harness_approvals: bool,
 }
 
 /// The callers holding a client certificate with this name (mutual TLS).
@@ -198,6 +203,7 @@ pub struct Caller {
     pub id: String,
     roles: Vec<Role>,
     actors: Vec<String>,
+    harness_approvals: bool,
 }
 
 impl Caller {
@@ -207,6 +213,11 @@ impl Caller {
             [one] if !one.ends_with('*') => Some(one),
             _ => None,
         }
+    }
+
+    /// Whether the caller may report approvals given in a harness's own permission prompt.
+    pub fn reports_harness_approvals(&self) -> bool {
+        self.harness_approvals
     }
 
     /// Whether the caller holds `role`.
@@ -278,6 +289,7 @@ impl Auth {
                     id: spec.id.clone(),
                     roles: spec.roles.clone(),
                     actors: spec.actors.clone(),
+                    harness_approvals: spec.harness_approvals,
                 };
                 Ok(Token { digest, caller })
             })
@@ -288,6 +300,7 @@ impl Auth {
                 id: format!("cert:{}", spec.subject),
                 roles: spec.roles.clone(),
                 actors: spec.actors.clone(),
+                harness_approvals: false,
             };
             if certificates.insert(spec.subject.clone(), caller).is_some() {
                 return Err(BadAuth::DuplicateSubject(spec.subject.clone()));
@@ -420,8 +433,12 @@ mod tests {
 
     #[test]
     fn actor_patterns_match_exact_ids_and_prefixes() {
-        let caller =
-            Caller { id: "t".into(), roles: vec![], actors: vec!["team-a/*".into(), "bob".into()] };
+        let caller = Caller {
+            id: "t".into(),
+            roles: vec![],
+            actors: vec!["team-a/*".into(), "bob".into()],
+            harness_approvals: false,
+        };
         assert!(caller.may_act_as("team-a/agent-1"));
         assert!(caller.may_act_as("bob"));
         assert!(!caller.may_act_as("bobby"));

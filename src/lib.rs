@@ -42,7 +42,8 @@
 //!   probes, the hook endpoint), `console` (the auditors' and approvers' web pages under `/ui`
 //!   on the side port, over the gRPC services in process), `mcp` (the MCP gateway: a JSON-RPC relay whose
 //!   `tools/call` go through Decide and Execute), [`listener`], [`server`] (binds everything
-//!   and serves until shut down), `shutdown`, [`telemetry`].
+//!   and serves until shut down), `shutdown`, [`telemetry`], `text` (strings from the trail
+//!   as a terminal or a page shows them: nothing hidden or reordered).
 //! - The command line: [`cli`] (one file per subcommand) and `bench` (the load generator and
 //!   the audit and policy measurements behind `toolgate bench`).
 //!
@@ -80,6 +81,7 @@ mod sidecar;
 mod siem;
 mod store;
 pub mod telemetry;
+mod text;
 pub mod tls;
 pub mod trail;
 mod trust;

@@ -4,10 +4,10 @@
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use super::display::printable;
 use super::remote::connect;
 use crate::proto::approvals_client::ApprovalsClient;
 use crate::proto::{self, ListPendingRequest, VerdictRequest, WithdrawRequest};
+use crate::text::escaped as printable;
 
 /// Arguments of `toolgate approvals`.
 #[derive(Debug, Args)]

@@ -155,6 +155,7 @@ fn gateway_token(config: &mut Config, name: &str) -> anyhow::Result<String> {
         sha256: crate::auth::token_digest(&token),
         roles: vec![crate::auth::Role::Gateway],
         actors: vec!["*".to_owned()],
+        harness_approvals: false,
     });
     Ok(token)
 }

@@ -7,7 +7,6 @@ mod args;
 mod bench;
 mod checkpoint;
 mod decide;
-mod display;
 mod export;
 mod fleet;
 mod hash_args;

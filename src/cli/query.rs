@@ -88,10 +88,10 @@ async fn fleet(
             if json {
                 let mut value = serde_json::to_value(&event)?;
                 value["node_id"] = node_id.into();
-                println!("{value}");
+                println!("{}", crate::text::json_escaped(&value.to_string()));
             } else {
                 let mut row = row(&event);
-                row[0] = format!("{node_id}:{}", event.seq);
+                row[0] = format!("{}:{}", crate::text::escaped(&node_id), event.seq);
                 table.push(row);
             }
         }
@@ -145,7 +145,7 @@ pub(super) fn row(e: &Event) -> [String; 12] {
     let detail = r.reason.as_ref().or(r.error.as_ref()).cloned();
     [
         e.seq.to_string(),
-        e.ts.clone(),
+        crate::text::escaped(&e.ts),
         r.kind.to_string(),
         text(&r.session_id),
         text(&r.actor_id),
@@ -161,7 +161,7 @@ pub(super) fn row(e: &Event) -> [String; 12] {
 
 /// At most 48 characters of a cell, on one line.
 fn short(text: &str) -> String {
-    let one_line = super::display::printable(text);
+    let one_line = crate::text::escaped(text);
     match one_line.char_indices().nth(47) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,

@@ -81,12 +81,14 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
             object[format!("by_{name}")] =
                 counts.iter().map(|(k, n)| (k.clone(), serde_json::json!(n))).collect();
         }
-        println!("{object}");
+        println!("{}", crate::text::json_escaped(&object.to_string()));
         return Ok(Exit::Ok);
     }
     println!("events: {}", stats.total);
     for (name, counts) in sections {
         println!("\nby {name}:");
+        let counts: Vec<(String, _)> =
+            counts.iter().map(|(key, count)| (crate::text::escaped(key), count)).collect();
         let width = counts.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
         for (key, count) in counts {
             println!("  {key:<width$}  {count}");

@@ -48,7 +48,7 @@ pub async fn tail(args: TailArgs) -> anyhow::Result<Exit> {
     };
     let print = |event: &Event| -> anyhow::Result<()> {
         match args.json {
-            true => println!("{}", serde_json::to_string(event)?),
+            true => println!("{}", crate::text::json_escaped(&serde_json::to_string(event)?)),
             false => println!("{}", row(event).join("  ")),
         }
         Ok(())

@@ -26,18 +26,11 @@ pub enum Nav {
     None,
 }
 
-/// A character that would hide or reorder text: a control character (a line end too, unless
-/// `keep_lines`) or a bidirectional override, embedding, isolate or mark.
-fn hidden(c: char, keep_lines: bool) -> bool {
-    (c.is_control() && !(keep_lines && c == '\n'))
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 /// Escapes `text` into `buffer`, each hidden character a visible mark.
 fn render_hostile(text: &str, keep_lines: bool, buffer: &mut String) {
     use std::fmt::Write as _;
     let mut rest = text;
-    while let Some(at) = rest.find(|c| hidden(c, keep_lines)) {
+    while let Some(at) = rest.find(|c| crate::text::hidden(c, keep_lines)) {
         let _ = Escaper::new(buffer).write_str(&rest[..at]);
         let c = rest[at..].chars().next().unwrap_or_default();
         let _ = write!(buffer, "<span class=\"mark\">U+{:04X}</span>", u32::from(c));

@@ -80,6 +80,61 @@ impl Gate {
         withdrawn
     }
 
+    /// A call that required approval and that the harness's own permission prompt let through
+    /// (Claude Code's `ask`), reported with its run: its pending approval (by decision id, or by
+    /// idempotency key among the calls of actors the caller may act as) is recorded as approved
+    /// by `approver`, the person at the harness, naming the prompt and the reporting caller, so
+    /// that the run that follows pairs with it. Only from a caller that may report harness
+    /// approvals (or with auth off); a policy that forbids this approver, or a call no longer
+    /// pending, leaves the run to be recorded without an approval. Never an error: the run is
+    /// recorded either way.
+    pub(super) async fn approve_in_harness(
+        &self,
+        report: &crate::request::ExecutionReport,
+        approver: &str,
+        caller: Option<&Caller>,
+    ) {
+        if caller.is_some_and(|c| !c.reports_harness_approvals()) {
+            tracing::warn!(
+                caller = caller.map(|c| c.id.as_str()),
+                "a harness approval from a token without harness_approvals: not recorded"
+            );
+            return;
+        }
+        let mine = |a: &Approval| caller.is_none_or(|c| c.may_act_as(&a.request.actor.id));
+        let key = report.idempotency_key.as_deref();
+        let pending = self.approvals.list(|a| {
+            let named = a.decision_id == report.decision_id
+                || key.is_some_and(|k| a.request.plan.idempotency_key == k);
+            named && mine(a)
+        });
+        let Some(approval) = pending.into_iter().last() else { return };
+        let Ok(approval) = self.claim(&approval.decision_id) else { return };
+        let decision_id = approval.decision_id.clone();
+        let comment = format!(
+            "allowed in the harness's own permission prompt, as reported with the run by `{}`",
+            caller.map_or("the harness (auth off)", |c| c.id.as_str())
+        );
+        if let Err(e) = self.check_policy(&approval, approver) {
+            tracing::warn!(error = %e, decision_id, "the harness's approval is refused by the policy");
+            self.approvals.release(&decision_id);
+            return;
+        }
+        let recorded = self
+            .record_verdict(
+                approval,
+                Kind::ApprovalApproved,
+                Some(approver),
+                comment,
+                Outcome::Allow,
+            )
+            .await;
+        if let Err(e) = recorded {
+            tracing::warn!(error = %e, decision_id, "the harness's approval could not be recorded");
+            self.approvals.release(&decision_id);
+        }
+    }
+
     /// An approver's verdict (`kind`): claimed, checked, recorded — or handed back.
     async fn judge(
         &self,

@@ -354,6 +354,9 @@ impl Gate {
         if self.hasher.is_keyed() {
             report.args_hash = self.hasher.hash_canonical(&report.args_canonical);
         }
+        if let Some(approver) = report.approved_in_harness.clone() {
+            self.approve_in_harness(&report, &approver, caller.as_ref()).await;
+        }
         let output_chars = report.output.as_deref().map(|o| o.chars().count());
         let default_max = i64::from(self.defaults.max_output_chars);
         let mut paired = report.clone();

@@ -27,27 +27,53 @@ pub fn process(output: &str, max_chars: usize, wrap: bool) -> Processed {
     Processed { text, truncated }
 }
 
-/// Escapes the `<` of every `</tool_result` (any letter case) so the output cannot end the
-/// wrapper early and speak outside it.
+/// Escapes the `<` of anything that could read as the wrapper's tag, opening or closing, so
+/// the output can neither end the wrapper early and speak outside it nor open a false one
+/// inside: a `<` (or its fullwidth and small forms) whose next letters, within 64 characters
+/// and whatever stands between them (spaces, `/`, `_`, `-`, zero-width and format characters),
+/// spell `toolresult` in any case or width. (A homoglyph from another script, a Cyrillic `о`,
+/// is not caught: the wrapper is a hint to the model, not a parser's boundary.)
 fn neutralize_close_tags(text: &str) -> String {
-    let tag = &CLOSE[..CLOSE.len() - 1];
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("</") {
-        let candidate = &rest[at..];
-        out.push_str(&rest[..at]);
-        if candidate.len() >= tag.len()
-            && candidate.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes())
-        {
+    for (at, c) in text.char_indices() {
+        let opens = matches!(c, '<' | '\u{ff1c}' | '\u{fe64}');
+        if opens && names_the_wrapper(&text[at + c.len_utf8()..]) {
             out.push_str("&lt;");
-            rest = &candidate[1..];
         } else {
-            out.push_str("</");
-            rest = &candidate[2..];
+            out.push(c);
         }
     }
-    out.push_str(rest);
     out
+}
+
+/// Whether the letters at the start of `rest` spell `toolresult`.
+fn names_the_wrapper(rest: &str) -> bool {
+    let mut wanted = "toolresult".chars().peekable();
+    for c in rest.chars().take(64) {
+        let c = fold(c);
+        if !c.is_alphabetic() {
+            continue;
+        }
+        if Some(&c) != wanted.peek() {
+            return false;
+        }
+        wanted.next();
+        if wanted.peek().is_none() {
+            return true;
+        }
+    }
+    false
+}
+
+/// `c` in ASCII lower case, fullwidth letters as their ASCII forms.
+fn fold(c: char) -> char {
+    let c = match c {
+        '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}' => {
+            char::from_u32(u32::from(c) - 0xff21 + 0x41).unwrap_or(c)
+        }
+        _ => c,
+    };
+    c.to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -74,6 +100,27 @@ mod tests {
         assert_eq!(
             processed.text,
             "<tool_result>a&lt;/tool_result>b&lt;/TOOL_RESULT >c</x></tool_result>"
+        );
+    }
+
+    #[test]
+    fn wrapping_neutralizes_every_spelling_of_the_tag() {
+        for variant in [
+            "</ tool_result>",
+            "< /tool_result>",
+            "</tool_\u{200b}result>",
+            "</tool-result>",
+            "</Tool Result>",
+            "\u{ff1c}\u{ff0f}\u{ff54}\u{ff4f}\u{ff4f}\u{ff4c}_\u{ff52}\u{ff45}\u{ff53}\u{ff55}\u{ff4c}\u{ff54}\u{ff1e}",
+            "<tool_result>",
+        ] {
+            let text = process(&format!("a{variant}b"), 100, true).text;
+            let inner = &text["<tool_result>".len()..text.len() - "</tool_result>".len()];
+            assert!(inner.starts_with("a&lt;"), "{variant:?} became {text:?}");
+        }
+        assert_eq!(
+            process("<b>tool result</b>", 100, true).text,
+            "<tool_result><b>tool result</b></tool_result>"
         );
     }
 

@@ -131,6 +131,7 @@ mod tests {
             output: None,
             result_bytes: 0,
             wrap_output: false,
+            approved_in_harness: None,
         }
     }
 

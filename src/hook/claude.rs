@@ -62,7 +62,6 @@ pub async fn handle(
         }
         // A tool that failed ran too: its run is reported, with the error.
         "PostToolUse" | "PostToolUseFailure" => {
-            approve_if_asked(payload, config, sidecar).await?;
             let request = sidecar.request(execute_request(payload, config));
             let answer = sidecar.gate.execute(request).await?;
             Ok(post_answer(&answer.into_inner()))
@@ -198,6 +197,9 @@ pub fn execute_request(payload: &Payload, config: &ClaudeHookConfig) -> proto::E
         duration_us: payload.duration_ms.map_or(0, |ms| ms.saturating_mul(1000)),
         error: payload.error.clone().unwrap_or_default(),
         output: config.report_output.then_some(text),
+        // A call toolgate answered `ask` for ran only because the person at Claude Code's
+        // permission prompt let it through: its pending approval is theirs.
+        approved_in_harness: config.approver.clone(),
         ..Default::default()
     }
 }
@@ -209,34 +211,6 @@ pub fn post_answer(answer: &proto::ExecuteResponse) -> Value {
     } else {
         json!({ "decision": "block", "reason": format!("toolgate: {}", answer.violation) })
     }
-}
-
-/// A call that ran after toolgate answered `ask` was let through by Claude Code's permission
-/// prompt: records that approval (the pending approval whose idempotency key is this
-/// `tool_use_id`) before the execution, so that the trail pairs them.
-async fn approve_if_asked(
-    payload: &Payload,
-    config: &ClaudeHookConfig,
-    sidecar: &mut Sidecar,
-) -> Result<(), Status> {
-    if payload.tool_use_id.is_empty() {
-        return Ok(());
-    }
-    let list = sidecar.request(proto::ListPendingRequest {
-        session_id: payload.session_id.clone(),
-        actor_id: config.actor.clone(),
-        tool: tool(&payload.tool_name, &config.tools),
-    });
-    let pending = sidecar.approvals.list_pending(list).await?.into_inner().approvals;
-    if let Some(approval) = pending.iter().find(|a| a.idempotency_key == payload.tool_use_id) {
-        let verdict = sidecar.request(proto::VerdictRequest {
-            decision_id: approval.decision_id.clone(),
-            approver: config.approver.clone(),
-            comment: "allowed in Claude Code's permission prompt".into(),
-        });
-        sidecar.approvals.approve(verdict).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

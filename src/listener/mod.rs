@@ -21,14 +21,13 @@ pub enum Listener {
 
 impl Listener {
     /// Binds `addr`: `unix:/path` or a TCP address. A unix socket gets permissions `mode`; a
-    /// stale socket file at the path is replaced.
+    /// stale socket at the path (one nothing listens on) is replaced, and nothing else ever is:
+    /// a regular file there (a trail given by mistake) is refused, not removed.
     pub async fn bind(addr: &str, mode: u32) -> std::io::Result<Self> {
         let Some(path) = unix_path(addr) else {
             return Ok(Self::Tcp(TcpListener::bind(addr).await?));
         };
-        if path.exists() && UnixStream::connect(path).await.is_err() {
-            std::fs::remove_file(path)?;
-        }
+        remove_stale(path).await?;
         let listener = UnixListener::bind(path)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
         Ok(Self::Unix { listener, path: path.to_owned() })
@@ -42,6 +41,34 @@ impl Listener {
             }
             Self::Unix { path, .. } => format!("unix:{}", path.display()),
         }
+    }
+}
+
+/// Removes a socket at `path` that nothing listens on; refuses anything else found there.
+async fn remove_stale(path: &Path) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind};
+    use std::os::unix::fs::FileTypeExt;
+    let metadata = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+        Ok(metadata) => metadata,
+    };
+    if !metadata.file_type().is_socket() {
+        return Err(Error::new(
+            ErrorKind::AlreadyExists,
+            format!("`{}` exists and is not a socket: not replacing it", path.display()),
+        ));
+    }
+    match UnixStream::connect(path).await {
+        Ok(_) => Err(Error::new(
+            ErrorKind::AddrInUse,
+            format!("`{}`: a server listens on it already", path.display()),
+        )),
+        Err(e) if e.kind() == ErrorKind::ConnectionRefused => std::fs::remove_file(path),
+        Err(e) => Err(Error::new(
+            e.kind(),
+            format!("cannot tell whether the socket `{}` is stale: {e}", path.display()),
+        )),
     }
 }
 

@@ -50,6 +50,8 @@ pub struct ExecutionReport {
     /// The size of the original output in bytes.
     pub result_bytes: i64,
     pub wrap_output: bool,
+    /// Who let the call through in the harness's own permission prompt, if the harness says.
+    pub approved_in_harness: Option<String>,
 }
 
 impl ExecutionReport {
@@ -87,6 +89,7 @@ impl ExecutionReport {
             }
         };
         within("error", &req.error, limits.max_error_bytes)?;
+        within("approved_in_harness", &req.approved_in_harness, limits.max_name_bytes)?;
         let duration_us = i64::try_from(req.duration_us)
             .map_err(|_| FieldError::new("duration_us", "out of range"))?;
         let claimed = usize::try_from(req.result_bytes)
@@ -104,6 +107,8 @@ impl ExecutionReport {
         Ok(Self {
             decision_id: req.decision_id,
             idempotency_key: (!req.idempotency_key.is_empty()).then_some(req.idempotency_key),
+            approved_in_harness: (!req.approved_in_harness.is_empty())
+                .then_some(req.approved_in_harness),
             args_hash: canonical.hash,
             args_canonical: canonical.json,
             args,

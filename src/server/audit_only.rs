@@ -78,7 +78,7 @@ pub async fn run_audit_only(
                 };
                 (parts, Trails::Fleet(fleet.clone()))
             });
-            Some(super::side::start(http, app, tls.clone(), console)?)
+            Some(super::side::start(http, app, tls.clone(), console, config.auth.enabled())?)
         }
         None => None,
     };

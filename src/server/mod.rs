@@ -212,7 +212,7 @@ pub async fn run(
                 };
                 (parts, Trails::One(store.reader.clone()))
             });
-            Some(side::start(http, app, tls.clone(), console)?)
+            Some(side::start(http, app, tls.clone(), console, config.auth.enabled())?)
         }
         None => None,
     };

@@ -34,6 +34,7 @@ pub(super) fn start(
     mut app: Router,
     tls: Option<Arc<Acceptor>>,
     console: Option<(Parts, Trails)>,
+    auth: bool,
 ) -> Result<SidePort, ServerError> {
     let tls = tls.filter(|tls| tls.serves_side_port());
     let (following_sender, following) = watch::channel(false);
@@ -43,6 +44,8 @@ pub(super) fn start(
         followers = tasks;
         app = app.merge(console);
     }
+    // Every route, the console's too, behind the guard against other sites' pages.
+    let app = crate::http::guarded(app, auth);
     let addr = http.local_addr()?;
     tracing::info!(listen = %addr, tls = tls.is_some(), "HTTP side port serving");
     let (stop, stopped) = oneshot::channel::<()>();

@@ -10,6 +10,7 @@
 
 mod cosignatures;
 mod filter;
+mod lock;
 mod migrate;
 mod reader;
 mod row;
@@ -58,6 +59,13 @@ pub enum StoreError {
     Corrupt { seq: i64, what: &'static str },
     #[error("the Merkle tree: {0}")]
     Tree(&'static str),
+    #[error(
+        "the trail `{trail}` is written by {holder}: one trail has one writer (stop it, or use \
+         another --db; read-only commands such as query, verify and export work beside it)"
+    )]
+    Held { trail: String, holder: String },
+    #[error("cannot lock the trail: {0}")]
+    Lock(String),
 }
 
 impl From<StoreError> for crate::error::Error {
@@ -91,11 +99,12 @@ impl Store {
         config: &WriterConfig,
         metrics: Arc<Metrics>,
     ) -> Result<(Self, WriterThread), StoreError> {
+        let lock = lock::TrailLock::acquire(path)?;
         let owned = path.to_owned();
         tokio::task::spawn_blocking(move || migrate::migrate(&owned))
             .await
             .map_err(|e| StoreError::Thread(e.to_string()))??;
-        let (writer, thread) = Writer::start(path, durability, config, metrics)?;
+        let (writer, thread) = Writer::start(path, durability, config, metrics, lock)?;
         let reader = Reader::open(path).await?;
         Ok((Self { writer, reader }, thread))
     }

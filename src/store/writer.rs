@@ -61,12 +61,14 @@ impl WriterThread {
 }
 
 impl Writer {
-    /// Opens the write connection and starts the writer thread.
+    /// Opens the write connection and starts the writer thread, which holds `lock` until it
+    /// has committed what it holds and stopped.
     pub(super) fn start(
         path: &Path,
         durability: Durability,
         config: &WriterConfig,
         metrics: Arc<Metrics>,
+        lock: super::lock::TrailLock,
     ) -> Result<(Self, WriterThread), StoreError> {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -96,6 +98,7 @@ impl Writer {
             .spawn(move || {
                 run(conn, jobs, head, batching, &metrics);
                 drop(stop_checkpoints);
+                drop(lock);
             })
             .map_err(|e| StoreError::Thread(e.to_string()))?;
         let thread = WriterThread { writer, checkpointer };

@@ -48,6 +48,25 @@ pub fn unguard(cell: &str) -> Option<&str> {
     }
 }
 
+/// A cell as RFC 4180 writes it, quoted when it holds a `,`, `"`, CR or LF, and also when it
+/// holds a `;`: a spreadsheet whose list separator is `;` would otherwise split the cell there,
+/// and a formula could start after it.
+fn quoted(cell: &[u8]) -> Cow<'_, [u8]> {
+    if !cell.iter().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n' | b';')) {
+        return Cow::Borrowed(cell);
+    }
+    let mut out = Vec::with_capacity(cell.len() + 2);
+    out.push(b'"');
+    for &b in cell {
+        if b == b'"' {
+            out.push(b'"');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
+    Cow::Owned(out)
+}
+
 /// Writes events as CSV.
 pub struct CsvWriter<W: Write> {
     inner: csv::Writer<W>,
@@ -59,8 +78,11 @@ impl<W: Write> CsvWriter<W> {
         if bom {
             out.write_all(BOM).map_err(csv::Error::from)?;
         }
-        let mut inner =
-            csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(out);
+        // Quoting is ours (`quoted`): the crate's own would leave a `;` bare.
+        let mut inner = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::CRLF)
+            .quote_style(csv::QuoteStyle::Never)
+            .from_writer(out);
         inner.write_record(COLUMNS.iter().map(|c| c.name))?;
         Ok(Self { inner })
     }
@@ -72,8 +94,10 @@ impl<W: Write> CsvWriter<W> {
         let row = e.cells().map(|cell| match cell {
             None => Cow::Borrowed(&b""[..]),
             Some(Value::Integer(n)) => Cow::Owned(n.to_string().into_bytes()),
-            Some(Value::Text(bytes)) if needs_guard(bytes) => Cow::Owned([b"'", bytes].concat()),
-            Some(Value::Text(bytes)) => Cow::Borrowed(bytes),
+            Some(Value::Text(bytes)) if needs_guard(bytes) => {
+                Cow::Owned(quoted(&[b"'", bytes].concat()).into_owned())
+            }
+            Some(Value::Text(bytes)) => quoted(bytes),
         });
         self.inner.write_record(row.iter().map(|c| c.as_ref()))?;
         Ok(())
@@ -206,6 +230,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_with_a_semicolon_is_quoted_so_no_formula_splits_out() {
+        let event = Event {
+            seq: 1,
+            event_id: "e".into(),
+            ts: "t".into(),
+            record: Record { tool: Some("x;=HYPERLINK(1)".into()), ..Record::new(Kind::Decision) },
+            prev_hash: "0".repeat(64),
+            hash: "1".repeat(64),
+        };
+        let mut writer = CsvWriter::new(Vec::new(), false).unwrap();
+        writer.write(&event).unwrap();
+        let text = String::from_utf8(writer.finish().unwrap()).unwrap();
+        assert!(text.contains(",\"x;=HYPERLINK(1)\","), "{text}");
+    }
+
+    #[test]
     fn guard_prefixes_formula_starts_and_reverses_exactly() {
         for text in
             ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", "''", "plain", "", "é=1"]
@@ -222,7 +262,7 @@ mod tests {
 
     #[test]
     fn events_read_back_exactly_through_a_strict_parser() {
-        let nasty = "=1+1, \"quoted\"\r\nline 2 -2 @SUM(A1) 日本語 🚀";
+        let nasty = "=1+1, \"quoted\"\r\nline 2 -2 @SUM(A1) 日本語 🚀;=cmd";
         let event = Event {
             seq: 7,
             event_id: "e".into(),

@@ -220,5 +220,6 @@ pub fn token(id: &str, secret: &str, roles: &str, actors: &[&str]) -> TokenSpec 
         sha256: token_digest(secret),
         roles: serde_json::from_str(roles).unwrap(),
         actors: actors.iter().map(|a| (*a).to_owned()).collect(),
+        harness_approvals: false,
     }
 }

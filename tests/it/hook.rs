@@ -230,3 +230,82 @@ async fn an_unreachable_sidecar_blocks_the_call_unless_fail_open() {
     assert_eq!(open.status.code(), Some(0));
     assert_eq!(String::from_utf8(open.stdout).unwrap().trim(), "{}");
 }
+
+/// Runs the hook with the token in `TOOLGATE_TOKEN`.
+async fn answer_as(app: &TestApp, name: &str, token: &str) -> Value {
+    let (server, payload, token) = (app.url.clone(), fixture(name), token.to_owned());
+    let out = tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::cargo_bin("toolgate")
+            .unwrap()
+            .args(["hook", "claude", "--server", &server])
+            .env("TOOLGATE_TOKEN", token)
+            .write_stdin(payload)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// With auth on, the hook's own agent token (no approver role) reports a run that Claude Code's
+/// prompt let through: before, PostToolUse failed on the approval step and the run was never
+/// recorded.
+#[tokio::test]
+async fn with_auth_on_a_run_allowed_in_claude_codes_prompt_is_recorded_with_who_allowed_it() {
+    let app = spawn_app_with(|c| {
+        let policy = c.db.with_file_name("hook.cedar");
+        std::fs::write(&policy, POLICY).unwrap();
+        c.policy = Some(policy);
+        let mut hook =
+            crate::helpers::token("claude-hook", "hook-secret", r#"["agent"]"#, &["claude-code"]);
+        hook.harness_approvals = true;
+        let plain =
+            crate::helpers::token("plain-agent", "plain-secret", r#"["agent"]"#, &["claude-code"]);
+        c.auth.tokens = vec![hook, plain];
+    })
+    .await;
+
+    let pre = answer_as(&app, "pre_bash_push.json", "hook-secret").await;
+    let post = answer_as(&app, "post_bash_push.json", "hook-secret").await;
+
+    assert_eq!(decision(&pre).0, "ask");
+    assert_eq!(post, serde_json::json!({}), "the run is paired with an approved decision");
+    let events: Vec<_> = rows(&app.db).into_iter().filter(|r| r.kind != "policy_loaded").collect();
+    let kinds: Vec<_> = events.iter().map(|r| r.kind.as_str()).collect();
+    assert_eq!(kinds, ["decision", "approval_requested", "approval_approved", "execution"]);
+    let approved = &events[2];
+    assert_eq!(approved.actor_id.as_deref(), Some("claude-code:user"));
+    let reason = approved.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("harness's own permission prompt") && reason.contains("claude-hook"),
+        "{reason}"
+    );
+}
+
+/// A token that may not report harness approvals still gets its run recorded, as a run
+/// without an approval.
+#[tokio::test]
+async fn a_token_without_harness_approvals_cannot_approve_but_its_run_is_recorded() {
+    let app = spawn_app_with(|c| {
+        let policy = c.db.with_file_name("hook.cedar");
+        std::fs::write(&policy, POLICY).unwrap();
+        c.policy = Some(policy);
+        c.auth.tokens = vec![crate::helpers::token(
+            "plain-agent",
+            "plain-secret",
+            r#"["agent"]"#,
+            &["claude-code"],
+        )];
+    })
+    .await;
+
+    answer_as(&app, "pre_bash_push.json", "plain-secret").await;
+    let post = answer_as(&app, "post_bash_push.json", "plain-secret").await;
+
+    assert_eq!(post["decision"], "block", "{post}");
+    let kinds: Vec<_> =
+        rows(&app.db).into_iter().map(|r| r.kind).filter(|k| k != "policy_loaded").collect();
+    assert_eq!(kinds, ["decision", "approval_requested", "execution", "violation"]);
+}

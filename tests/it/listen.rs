@@ -12,7 +12,7 @@ use toolgate::listener::Listener;
 use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{DecideResponse, Outcome};
 
-use crate::helpers::{request, spawn_app};
+use crate::helpers::{request, spawn_app, toolgate_async};
 
 type Server = tokio::task::JoinHandle<Result<(), toolgate::server::ServerError>>;
 
@@ -171,4 +171,39 @@ async fn the_sockets_path_as_authority_is_served_on_the_unix_socket_only() {
     assert_eq!(answers[0], (allowed.clone(), Answer::Reset(1)));
     assert_eq!(answers[1], (allowed.clone(), Answer::Reset(1)));
     assert_eq!(answers[2], (allowed.clone(), allowed));
+}
+
+#[tokio::test]
+async fn a_second_writer_on_a_trail_refuses_to_start_and_the_first_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let first = crate::faults::Proc::start(&db, "").await;
+    let db_arg = db.display().to_string();
+
+    let second = toolgate_async(&["serve", "--db", &db_arg, "--listen", "127.0.0.1:0"]).await;
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("the trail `{db_arg}` is written by pid")), "{stderr}");
+    // The first keeps deciding, and a reader beside it still reads.
+    let mut gate = first.gate().await;
+    let decided = gate.decide(request("read")).await.unwrap().into_inner();
+    assert!(decided.seq > 0);
+    let verified = toolgate_async(&["verify", "--db", &db_arg]).await;
+    assert!(verified.status.success(), "{}", String::from_utf8_lossy(&verified.stderr));
+}
+
+#[tokio::test]
+async fn a_unix_socket_path_that_is_a_regular_file_is_refused_not_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious.db");
+    std::fs::write(&precious, b"a trail given as the socket's path by mistake").unwrap();
+    let db = dir.path().join("trail.db").display().to_string();
+    let listen = format!("unix:{}", precious.display());
+
+    let out = toolgate_async(&["serve", "--db", &db, "--listen", &listen]).await;
+
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("exists and is not a socket"), "{stderr}");
+    assert_eq!(std::fs::read(&precious).unwrap(), b"a trail given as the socket's path by mistake");
 }

@@ -21,7 +21,8 @@ fn json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
+        // The integers JSON numbers carry exactly; beyond them arguments are refused (below).
+        (-(1i64 << 53) + 1..(1i64 << 53)).prop_map(Value::from),
         (-1e15f64..1e15).prop_map(Value::from),
         ".{0,12}".prop_map(Value::String),
     ];
@@ -47,6 +48,16 @@ proptest! {
         prop_assert_eq!(&canonicalize(&reversed).unwrap().hash, &canonical.hash);
         let read_back: Map<String, Value> = serde_json::from_str(&canonical.json).unwrap();
         prop_assert_eq!(canonicalize(&read_back).unwrap().json, canonical.json);
+    }
+
+    #[test]
+    fn an_integer_beyond_json_numbers_exact_range_is_refused(n in (1u64 << 53)..u64::MAX, negative in any::<bool>()) {
+        let value = match negative {
+            true => Value::from(-i64::try_from(n.min(i64::MAX as u64)).unwrap()),
+            false => Value::from(n),
+        };
+        let args: Map<String, Value> = [("n".to_owned(), value)].into_iter().collect();
+        prop_assert!(canonicalize(&args).is_err());
     }
 
     #[test]

@@ -127,3 +127,39 @@ async fn a_start_the_configuration_refuses_leaves_the_trail_as_it_was() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("sha256"), "{out:?}");
     assert_eq!(rows(&db), before, "no policy_loaded, no event of any kind");
 }
+
+/// The status line's code of a raw HTTP/1.1 request to the side port at `side`.
+async fn status_of(side: &str, request: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream =
+        tokio::net::TcpStream::connect(side.trim_start_matches("http://")).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 64];
+    let read = stream.read(&mut answer).await.unwrap();
+    let line = String::from_utf8_lossy(&answer[..read]).to_string();
+    line.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+}
+
+/// DNS rebinding: a page on the attacker's domain, resolved to 127.0.0.1, reaches the side port
+/// with its own name as the Host; another site's page sends its Origin.
+#[tokio::test]
+async fn the_side_port_refuses_a_rebound_host_and_a_foreign_origin() {
+    let (_app, side) = crate::helpers::spawn_app_with_side_port(|_| {}).await;
+    let port = side.rsplit(':').next().unwrap().to_owned();
+    let get =
+        |host: &str| format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let hook = |origin: &str| {
+        let body = r#"{"hook_event_name":"Notification","session_id":"s"}"#;
+        format!(
+            "POST /hooks/claude HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {origin}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+
+    assert_eq!(status_of(&side, &get(&format!("127.0.0.1:{port}"))).await, 200);
+    assert_eq!(status_of(&side, &get(&format!("localhost:{port}"))).await, 200);
+    assert_eq!(status_of(&side, &get(&format!("attacker.example:{port}"))).await, 403);
+    assert_eq!(status_of(&side, &hook("https://attacker.example")).await, 403);
+    assert_eq!(status_of(&side, &hook(&format!("http://127.0.0.1:{port}"))).await, 200);
+}

@@ -253,6 +253,7 @@ fn certificates() -> AuthConfig {
             sha256: token_digest("ci-secret-0b7e"),
             roles: vec![toolgate::auth::Role::Agent],
             actors: vec!["ci/*".into()],
+            harness_approvals: false,
         }],
         certificates: vec![
             spec("agent-7", r#"["agent"]"#, &["team-a/*"]),

@@ -610,6 +610,10 @@ export const descriptor = {
                 "idempotency_key": {
                   "type": "string",
                   "id": 9
+                },
+                "approved_in_harness": {
+                  "type": "string",
+                  "id": 10
                 }
               }
             },

@@ -217,7 +217,7 @@ class ChangedTool(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., parts: _Optional[_Iterable[str]] = ..., pinned: _Optional[str] = ...) -> None: ...
 
 class ExecuteRequest(_message.Message):
-    __slots__ = ("decision_id", "args_json", "duration_us", "status", "error", "output", "result_bytes", "wrap_output", "idempotency_key")
+    __slots__ = ("decision_id", "args_json", "duration_us", "status", "error", "output", "result_bytes", "wrap_output", "idempotency_key", "approved_in_harness")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
     DURATION_US_FIELD_NUMBER: _ClassVar[int]
@@ -227,6 +227,7 @@ class ExecuteRequest(_message.Message):
     RESULT_BYTES_FIELD_NUMBER: _ClassVar[int]
     WRAP_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    APPROVED_IN_HARNESS_FIELD_NUMBER: _ClassVar[int]
     decision_id: str
     args_json: str
     duration_us: int
@@ -236,7 +237,8 @@ class ExecuteRequest(_message.Message):
     result_bytes: int
     wrap_output: bool
     idempotency_key: str
-    def __init__(self, decision_id: _Optional[str] = ..., args_json: _Optional[str] = ..., duration_us: _Optional[int] = ..., status: _Optional[_Union[ExecutionStatus, str]] = ..., error: _Optional[str] = ..., output: _Optional[str] = ..., result_bytes: _Optional[int] = ..., wrap_output: _Optional[bool] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
+    approved_in_harness: str
+    def __init__(self, decision_id: _Optional[str] = ..., args_json: _Optional[str] = ..., duration_us: _Optional[int] = ..., status: _Optional[_Union[ExecutionStatus, str]] = ..., error: _Optional[str] = ..., output: _Optional[str] = ..., result_bytes: _Optional[int] = ..., wrap_output: _Optional[bool] = ..., idempotency_key: _Optional[str] = ..., approved_in_harness: _Optional[str] = ...) -> None: ...
 
 class ExecuteResponse(_message.Message):
     __slots__ = ("output", "truncated", "result_bytes", "seq", "violation")

@@ -13,6 +13,7 @@ export interface ExecuteRequest {
   'result_bytes'?: (number | string | Long);
   'wrap_output'?: (boolean);
   'idempotency_key'?: (string);
+  'approved_in_harness'?: (string);
   '_output'?: "output";
 }
 
@@ -26,5 +27,6 @@ export interface ExecuteRequest__Output {
   'result_bytes': (number);
   'wrap_output': (boolean);
   'idempotency_key': (string);
+  'approved_in_harness': (string);
   '_output'?: "output";
 }
