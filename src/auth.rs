@@ -114,9 +114,9 @@ impl Rpc {
         match self {
             Self::Decide | Self::Execute | Self::NeverAllowed | Self::Withdraw => &[Role::Agent],
             Self::DefineTools | Self::RecordRefusal => &[Role::Gateway],
-            Self::ListPending | Self::Approve | Self::Reject => &[Role::Approver],
-            // An agent awaits the verdict on its own call; an approver may watch one.
-            Self::Await => &[Role::Agent, Role::Approver],
+            Self::Approve | Self::Reject => &[Role::Approver],
+            // An agent lists and awaits its own calls only; an approver or an auditor any.
+            Self::ListPending | Self::Await => &[Role::Agent, Role::Approver, Role::Auditor],
             Self::HashArgs
             | Self::Query
             | Self::ExportCsv

@@ -2,8 +2,15 @@
 //! decision and handed to the policy in `context.facts`, so that limits and loop detection stay
 //! declarative. They live in memory, are rebuilt from the trail at start, and are updated under
 //! one lock so that two concurrent calls cannot both be "the fifth".
+//!
+//! A session's counts are its actor's: they are kept by (actor, session), so that another
+//! agent naming the same session id can neither raise nor reset them. Memory is bounded in
+//! bytes, not only in entries: sessions, tools and actors are kept by 64-bit keyed digests of
+//! their names (keys random per process, so that no caller can make two names collide), every
+//! entry has a fixed size, and each map has a cap.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
@@ -23,6 +30,9 @@ const PRUNE_EVERY: u64 = 10_000;
 /// counted); past it the least recently active sessions are forgotten, down to three quarters
 /// of it.
 const MAX_TRACKED_CALLS: usize = 500_000;
+/// Most actors whose rate is kept (about 300 bytes each); past it those seen least recently
+/// are forgotten, down to three quarters of it.
+const MAX_ACTORS: usize = 100_000;
 
 /// The facts of one call, this call included in every count. `policy test` cases may set them
 /// (a `facts` table); unset ones are those of a first call.
@@ -68,7 +78,8 @@ impl Default for Observed {
 struct Session {
     calls: u64,
     denials: u64,
-    per_tool: HashMap<String, u64>,
+    /// Calls by tool, by the tool's keyed digest.
+    per_tool: HashMap<u64, u64>,
     /// Identical calls by a 64-bit digest of (tool, argument hash): 16 bytes an entry rather
     /// than two strings, since a long session makes many distinct calls.
     per_call: HashMap<u64, u64>,
@@ -77,10 +88,45 @@ struct Session {
     last_seen_us: i64,
 }
 
+/// An actor's calls in the last minute, by second: a fixed size however fast it calls.
+#[derive(Debug)]
+struct Rate {
+    buckets: [u32; 60],
+    /// The second (since the epoch) the newest bucket counts.
+    second: i64,
+}
+
+impl Default for Rate {
+    fn default() -> Self {
+        Self { buckets: [0; 60], second: i64::MIN / 2 }
+    }
+}
+
+impl Rate {
+    /// Counts a call at `at_us`; the calls in the minute up to it.
+    fn count(&mut self, at_us: i64) -> u64 {
+        let second = at_us.div_euclid(1_000_000);
+        if second > self.second {
+            let gone = (second - self.second).min(60);
+            for step in 1..=gone {
+                self.buckets[(self.second + step).rem_euclid(60) as usize] = 0;
+            }
+            self.second = second;
+        }
+        // A call told late (a rebuild in order, a clock step back) counts in the newest second.
+        let at = second.min(self.second).max(self.second - 59);
+        let bucket = &mut self.buckets[at.rem_euclid(60) as usize];
+        *bucket = bucket.saturating_add(1);
+        self.buckets.iter().map(|&n| u64::from(n)).sum()
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
-    sessions: HashMap<String, Session>,
-    actors: HashMap<String, VecDeque<i64>>,
+    /// By the keyed digest of (actor, session).
+    sessions: HashMap<u64, Session>,
+    /// By the keyed digest of the actor.
+    actors: HashMap<u64, Rate>,
     observed: u64,
 }
 
@@ -90,13 +136,22 @@ impl State {
     /// many sessions come and go (a forgotten session's counts start again).
     fn prune(&mut self, now_us: i64) {
         self.sessions.retain(|_, s| now_us - s.last_seen_us < SESSION_IDLE_US);
-        self.actors.retain(|_, times| times.back().is_some_and(|t| now_us - t < RATE_WINDOW_US));
+        let now = now_us.div_euclid(1_000_000);
+        self.actors.retain(|_, rate| now - rate.second < RATE_WINDOW_US / 1_000_000);
+        if self.actors.len() > MAX_ACTORS {
+            let mut by_age: Vec<(i64, u64)> =
+                self.actors.iter().map(|(id, rate)| (rate.second, *id)).collect();
+            by_age.sort_unstable();
+            for (_, id) in by_age.into_iter().take(self.actors.len() - MAX_ACTORS / 4 * 3) {
+                self.actors.remove(&id);
+            }
+        }
         let mut tracked: usize = self.sessions.values().map(|s| s.per_call.len()).sum();
         if tracked <= MAX_TRACKED_CALLS {
             return;
         }
-        let mut by_age: Vec<(i64, String)> =
-            self.sessions.iter().map(|(id, s)| (s.last_seen_us, id.clone())).collect();
+        let mut by_age: Vec<(i64, u64)> =
+            self.sessions.iter().map(|(id, s)| (s.last_seen_us, *id)).collect();
         by_age.sort_unstable();
         for (_, id) in by_age {
             if tracked <= MAX_TRACKED_CALLS / 4 * 3 {
@@ -114,6 +169,8 @@ impl State {
 pub struct Facts {
     state: Mutex<State>,
     caps: HashMap<String, u64>,
+    /// The keys of the names' digests, random per process.
+    keys: RandomState,
 }
 
 /// One call, as the facts count it.
@@ -145,7 +202,12 @@ impl<'a> Call<'a> {
 impl Facts {
     /// Empty facts; `caps` maps task types to session caps (`default` for the others).
     pub fn new(caps: HashMap<String, u64>) -> Self {
-        Self { state: Mutex::new(State::default()), caps }
+        Self { state: Mutex::new(State::default()), caps, keys: RandomState::new() }
+    }
+
+    /// The keyed digest of an actor's session.
+    fn session_key(&self, actor: &str, session: &str) -> u64 {
+        self.keys.hash_one((actor, session))
     }
 
     fn cap(&self, task_type: &str) -> u64 {
@@ -156,20 +218,19 @@ impl Facts {
     pub fn observe(&self, call: Call<'_>) -> Observed {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.observed += 1;
-        if state.observed.is_multiple_of(PRUNE_EVERY) {
+        if state.observed.is_multiple_of(PRUNE_EVERY)
+            || state.actors.len() > MAX_ACTORS + PRUNE_EVERY as usize
+        {
             state.prune(call.at_us);
         }
-        let times = state.actors.entry(call.actor.to_owned()).or_default();
-        times.push_back(call.at_us);
-        while times.front().is_some_and(|t| call.at_us - t >= RATE_WINDOW_US) {
-            times.pop_front();
-        }
-        let actor_calls_last_minute = times.len() as u64;
+        let actor_calls_last_minute =
+            state.actors.entry(self.keys.hash_one(call.actor)).or_default().count(call.at_us);
 
-        let session = state.sessions.entry(call.session.to_owned()).or_default();
+        let key = self.session_key(call.actor, call.session);
+        let session = state.sessions.entry(key).or_default();
         session.calls += 1;
         session.last_seen_us = call.at_us;
-        let tool_calls = session.per_tool.entry(call.tool.to_owned()).or_default();
+        let tool_calls = session.per_tool.entry(self.keys.hash_one(call.tool)).or_default();
         *tool_calls += 1;
         let session_tool_calls = *tool_calls;
         let key = digest(call.tool, call.args_hash);
@@ -191,10 +252,11 @@ impl Facts {
         }
     }
 
-    /// Counts a denial in a session (after the policy answered).
-    pub fn denied(&self, session: &str) {
+    /// Counts a denial in an actor's session (after the policy answered).
+    pub fn denied(&self, actor: &str, session: &str) {
+        let key = self.session_key(actor, session);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(session) = state.sessions.get_mut(session) {
+        if let Some(session) = state.sessions.get_mut(&key) {
             session.denials += 1;
         }
     }
@@ -224,7 +286,7 @@ impl Facts {
                     at_us,
                 });
                 if r.outcome == Some(Outcome::Deny) {
-                    self.denied(&session);
+                    self.denied(&actor, &session);
                 }
             })
             .await
@@ -277,7 +339,7 @@ mod tests {
     fn denials_are_counted_for_the_calls_after_them() {
         let facts = Facts::new(HashMap::new());
         facts.observe(call("s", "bash", "1", 0));
-        facts.denied("s");
+        facts.denied("a", "s");
         assert_eq!(facts.observe(call("s", "bash", "2", 1)).session_denials, 1);
     }
 
@@ -292,7 +354,39 @@ mod tests {
         let state = facts.state.lock().unwrap();
         let tracked: usize = state.sessions.values().map(|s| s.per_call.len()).sum();
         assert!(tracked <= MAX_TRACKED_CALLS, "{tracked}");
-        assert!(!state.sessions.contains_key("s0"), "the oldest session is forgotten");
-        assert!(state.sessions.contains_key(&format!("s{}", (calls - 1) / 1000)));
+        assert!(
+            !state.sessions.contains_key(&facts.session_key("a", "s0")),
+            "the oldest is forgotten"
+        );
+        let newest = format!("s{}", (calls - 1) / 1000);
+        assert!(state.sessions.contains_key(&facts.session_key("a", &newest)));
+    }
+
+    #[test]
+    fn another_actor_in_the_same_session_neither_raises_nor_resets_the_counts() {
+        let facts = Facts::new(HashMap::new());
+        for i in 0..3 {
+            facts.observe(call("s", "read", "h", i));
+        }
+        let intruder = Call { actor: "intruder", ..call("s", "read", "h", 3) };
+        assert_eq!(facts.observe(intruder).identical_calls, 1);
+        facts.denied("intruder", "s");
+        let own = facts.observe(call("s", "read", "h", 4));
+        assert_eq!(
+            (own.identical_calls, own.consecutive_identical, own.session_denials),
+            (4, 4, 0)
+        );
+    }
+
+    #[test]
+    fn long_names_and_many_actors_take_fixed_room() {
+        let facts = Facts::new(HashMap::new());
+        let long = "x".repeat(1024);
+        for n in 0..(MAX_ACTORS + 2 * PRUNE_EVERY as usize) as i64 {
+            let actor = format!("{long}{n}");
+            facts.observe(Call { actor: &actor, ..call(&long, &long, "h", n) });
+        }
+        let state = facts.state.lock().unwrap();
+        assert!(state.actors.len() <= MAX_ACTORS + PRUNE_EVERY as usize, "{}", state.actors.len());
     }
 }

@@ -70,8 +70,8 @@ const VERDICTS: [(Kind, State); 4] = [
 pub enum Settled {
     /// No such decision.
     Unknown,
-    /// The decision did not require approval; its outcome.
-    NotRequired(Option<Outcome>),
+    /// The decision did not require approval; its outcome and its actor.
+    NotRequired(Option<Outcome>, Option<String>),
     /// The approval, with its verdict if it has one.
     Approval(Box<Approval>),
 }
@@ -85,7 +85,7 @@ pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, Stor
         return Ok(Settled::Unknown);
     };
     let Some(requested) = of(Kind::ApprovalRequested) else {
-        return Ok(Settled::NotRequired(decision.record.outcome));
+        return Ok(Settled::NotRequired(decision.record.outcome, decision.record.actor_id.clone()));
     };
     let Some(mut approval) = approval(decision, requested.clone()) else {
         return Ok(Settled::Unknown);

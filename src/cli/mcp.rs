@@ -175,7 +175,8 @@ async fn front(config: &Config, listen: &str, upstream: &str) -> anyhow::Result<
         matches!(upstream.scheme(), "http" | "https"),
         "the upstream must be an http:// or https:// URL"
     );
-    check_exposure("the MCP endpoint", listen, !config.auth.tokens.is_empty(), false)?;
+    // The MCP endpoint is plain HTTP: beyond loopback, a TLS proxy belongs in front of it.
+    check_exposure("the MCP endpoint", listen, (!config.auth.tokens.is_empty(), false), false)?;
     let auth = match config.auth.enabled() {
         true => Some(Auth::new(&config.auth)?),
         false => None,
@@ -197,7 +198,8 @@ struct Embedded {
 async fn embed(mut config: Config, listen: Option<String>) -> anyhow::Result<(String, Embedded)> {
     config.listen = listen.unwrap_or_else(|| format!("unix:{}.sock", config.db.display()));
     let guarded = config.auth.enabled() || config.tls.requires_client_certificates();
-    check_exposure("the embedded sidecar's gRPC port", &config.listen, guarded, false)?;
+    let tls = config.tls.enabled();
+    check_exposure("the embedded sidecar's gRPC port", &config.listen, (guarded, tls), false)?;
     let listener = Listener::bind(&config.listen, config.unix_socket_mode)
         .await
         .with_context(|| format!("cannot listen on `{}`", config.listen))?;

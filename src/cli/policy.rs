@@ -282,7 +282,7 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
             let observed = facts.observe(Call::of(&req, at_us));
             let recorded = event.record.outcome.map_or("", Outcome::as_str);
             if event.record.outcome == Some(Outcome::Deny) {
-                facts.denied(&req.session_id);
+                facts.denied(&req.actor.id, &req.session_id);
             }
             let verdict = engine.evaluate(&req, &registry, &observed);
             replayed += 1;

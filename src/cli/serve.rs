@@ -94,20 +94,31 @@ pub(super) fn parse_durability(value: &str) -> Result<Durability, String> {
 }
 
 /// Refuses a non-loopback address while it is not `guarded` by auth, unless told otherwise
-/// (and then says so).
+/// (and then says so); warns when it is guarded but served as plain HTTP (`tls` false), since
+/// its bearer tokens and calls then cross the network in clear.
 pub(super) fn check_exposure(
     what: &str,
     addr: &str,
-    guarded: bool,
+    (guarded, tls): (bool, bool),
     allow: bool,
 ) -> anyhow::Result<()> {
-    if guarded || unix_path(addr).is_some() {
+    if unix_path(addr).is_some() {
         return Ok(());
     }
     let loopback = addr
         .to_socket_addrs()
         .with_context(|| format!("`{addr}` is not an address to listen on ({what})"))?
         .all(|a| a.ip().is_loopback());
+    if guarded {
+        if !loopback && !tls {
+            tracing::warn!(
+                listen = addr,
+                "{what} serves plain HTTP beyond loopback: its bearer tokens and calls cross the \
+                 network unencrypted; configure [tls] or put a TLS proxy in front"
+            );
+        }
+        return Ok(());
+    }
     match (loopback, allow) {
         (true, _) => Ok(()),
         (false, true) => {
@@ -133,13 +144,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     // Mutual TLS that requires a client certificate guards the gRPC port too: only holders of
     // a certificate from the configured CA get through.
     let guarded = config.auth.enabled() || config.tls.requires_client_certificates();
-    check_exposure("the gRPC port", &config.listen, guarded, allow)?;
+    let tls = config.tls.enabled();
+    check_exposure("the gRPC port", &config.listen, (guarded, tls), allow)?;
     if let Some(http) = &config.http_listen {
-        check_exposure("the HTTP side port", http, config.auth.enabled(), allow)?;
+        let side = (config.auth.enabled(), tls && config.tls.side_port);
+        check_exposure("the HTTP side port", http, side, allow)?;
         // Approving calls and reading the trail from a browser anywhere on the network with
         // no sign-in is not a mode toolgate offers, whatever --insecure-allow-remote says.
         if config.console.enabled {
-            check_exposure("the console's side port", http, config.auth.enabled(), false)?;
+            check_exposure("the console's side port", http, side, false)?;
         }
     }
     let listener = Listener::bind(&config.listen, config.unix_socket_mode)

@@ -271,7 +271,7 @@ impl Gate {
         let shadow =
             self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, &registry, &observed));
         if verdict.outcome == Outcome::Deny {
-            self.facts.denied(&req.session_id);
+            self.facts.denied(&req.actor.id, &req.session_id);
         }
         let (verdict, rewritten) = match verdict.outcome {
             Outcome::Rewrite => match rewrite(&req, &verdict.patches, &registry, &self.hasher) {
@@ -370,7 +370,8 @@ impl Gate {
             .writer
             .append_with(move |lookup| {
                 if let Some(key) = &paired.idempotency_key {
-                    paired.decision_id = lookup.decision_by_key(key)?.unwrap_or_default();
+                    let mine = |actor: &str| caller.as_ref().is_none_or(|c| c.may_act_as(actor));
+                    paired.decision_id = lookup.decision_by_key(key, mine)?.unwrap_or_default();
                 }
                 let decision = lookup.decision(&paired.decision_id)?;
                 let actor = decision.as_ref().and_then(|d| d.record.actor_id.clone());

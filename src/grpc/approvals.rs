@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 use super::Guard;
 use super::gate::outcome;
 use crate::approvals::{Approval, Settled, State, settled};
-use crate::auth::{Caller, Rpc};
+use crate::auth::{Caller, Role, Rpc};
 use crate::error::Error;
 use crate::gate::Gate;
 use crate::proto::{self, approvals_server::Approvals};
@@ -65,17 +65,19 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::ListPendingRequest>,
     ) -> Result<Response<proto::ListPendingResponse>, Status> {
-        self.guard.check(&request, Rpc::ListPending).await?;
+        let caller = self.guard.check(&request, Rpc::ListPending).await?;
+        let mine = only_its_own(caller.as_ref());
         let filter = request.into_inner();
         let matches = |a: &Approval| {
             let req = &a.request;
-            [
-                (&filter.session_id, &req.session_id),
-                (&filter.actor_id, &req.actor.id),
-                (&filter.tool, &req.tool),
-            ]
-            .iter()
-            .all(|(wanted, value)| wanted.is_empty() || wanted == value)
+            mine.is_none_or(|c| c.may_act_as(&req.actor.id))
+                && [
+                    (&filter.session_id, &req.session_id),
+                    (&filter.actor_id, &req.actor.id),
+                    (&filter.tool, &req.tool),
+                ]
+                .iter()
+                .all(|(wanted, value)| wanted.is_empty() || wanted == value)
         };
         let approvals = self.gate.pending_approvals(matches).iter().map(to_proto).collect();
         Ok(Response::new(proto::ListPendingResponse { approvals }))
@@ -116,10 +118,25 @@ impl Approvals for ApprovalsService {
         &self,
         request: Request<proto::AwaitRequest>,
     ) -> Result<Response<proto::Approval>, Status> {
-        self.guard.check(&request, Rpc::Await).await?;
+        let caller = self.guard.check(&request, Rpc::Await).await?;
         let req = request.into_inner();
         if let Err(e) = awaited_decision(&req, self.gate.limits()) {
             return Err(self.guard.invalid(Rpc::Await, e).await);
+        }
+        if let Some(caller) = only_its_own(caller.as_ref()) {
+            let pending = self.gate.pending_approvals(|a| a.decision_id == req.decision_id);
+            let actor = match pending.first() {
+                Some(approval) => Some(approval.request.actor.id.clone()),
+                None => match settled(&self.reader, &req.decision_id).await.map_err(Error::from)? {
+                    Settled::Approval(approval) => Some(approval.request.actor.id.clone()),
+                    Settled::NotRequired(_, actor) => actor,
+                    Settled::Unknown => None,
+                },
+            };
+            if let Some(actor) = actor.filter(|actor| !caller.may_act_as(actor)) {
+                let why = format!("the token `{}` may not await a call of `{actor}`", caller.id);
+                return Err(self.guard.refuse_identity(caller, Rpc::Await, why).await);
+            }
         }
         let timeout = Duration::from_millis(u64::from(req.timeout_ms)).min(MAX_WAIT);
         let mut stopping = self.stopping.clone();
@@ -137,7 +154,7 @@ impl Approvals for ApprovalsService {
         // Not pending: settled before the wait began, or never an approval.
         match settled(&self.reader, &req.decision_id).await.map_err(Error::from)? {
             Settled::Approval(approval) => Ok(Response::new(to_proto(&approval))),
-            Settled::NotRequired(outcome) => Err(Error::FailedPrecondition(format!(
+            Settled::NotRequired(outcome, _) => Err(Error::FailedPrecondition(format!(
                 "decision `{}` did not require approval: its outcome is {}",
                 req.decision_id,
                 outcome.map_or("", Outcome::as_str)
@@ -148,6 +165,12 @@ impl Approvals for ApprovalsService {
             }
         }
     }
+}
+
+/// The caller, when it sees only the calls of the actors it may act as: an agent's token. An
+/// approver or an auditor sees every call, as does anyone with auth off.
+fn only_its_own(caller: Option<&Caller>) -> Option<&Caller> {
+    caller.filter(|c| !c.has(Role::Approver) && !c.has(Role::Auditor))
 }
 
 fn to_proto(approval: &Approval) -> proto::Approval {

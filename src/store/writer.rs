@@ -177,16 +177,28 @@ impl Lookup<'_> {
         Ok(super::cosignatures::insert(self.tx, cosignature)?)
     }
 
-    /// The id of the latest decision given this idempotency key, if any.
-    pub fn decision_by_key(&self, key: &str) -> Result<Option<String>, StoreError> {
+    /// The id of the latest decision given this idempotency key whose actor `mine` accepts, if
+    /// any: keys are chosen by callers, so one caller's key never names another's decision.
+    pub fn decision_by_key(
+        &self,
+        key: &str,
+        mine: impl Fn(&str) -> bool,
+    ) -> Result<Option<String>, StoreError> {
         // The expression and the conditions are those of the `events_idempotency_key` index.
         let mut stmt = self.tx.prepare_cached(
-            "SELECT decision_id FROM events
+            "SELECT decision_id, actor_id FROM events
              WHERE json_extract(request, '$.plan.idempotency_key') = ?1 AND kind = 'decision'
                AND json_extract(request, '$.plan.idempotency_key') != ''
-             ORDER BY seq DESC LIMIT 1",
+             ORDER BY seq DESC",
         )?;
-        Ok(stmt.query_row([key], |row| row.get(0)).optional()?)
+        let mut rows = stmt.query([key])?;
+        while let Some(row) = rows.next()? {
+            let actor: Option<String> = row.get(1)?;
+            if mine(actor.as_deref().unwrap_or_default()) {
+                return Ok(Some(row.get(0)?));
+            }
+        }
+        Ok(None)
     }
 
     /// The decision event with this id, if there is one.

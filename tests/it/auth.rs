@@ -13,10 +13,10 @@ use toolgate::proto::approvals_client::ApprovalsClient;
 use toolgate::proto::audit_client::AuditClient;
 use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{
-    Actor, AwaitRequest, CheckpointRequest, ConsistencyProofRequest, ExecuteRequest,
-    ExecutionStatus, ExportRequest, HeadRequest, InclusionProofRequest, ListPendingRequest,
-    QueryRequest, ReloadPolicyRequest, StatsRequest, VerdictRequest, VerifyRequest,
-    WithdrawRequest,
+    Actor, AwaitRequest, CheckpointRequest, ConsistencyProofRequest, DefineToolsRequest,
+    ExecuteRequest, ExecutionStatus, ExportRequest, HeadRequest, InclusionProofRequest,
+    ListPendingRequest, QueryRequest, RecordRefusalRequest, ReloadPolicyRequest, StatsRequest,
+    VerdictRequest, VerifyRequest, WithdrawRequest,
 };
 
 use crate::helpers::{TestApp, request, rows, spawn_app_with, token};
@@ -25,6 +25,7 @@ const AGENT: &str = "agent-secret-1f0c";
 const APPROVER: &str = "approver-secret-77aa";
 const AUDITOR: &str = "auditor-secret-93be";
 const ADMIN: &str = "admin-secret-c410";
+const GATEWAY: &str = "gateway-secret-5d1e";
 
 fn auth(config: &mut Config) {
     config.auth = AuthConfig {
@@ -33,6 +34,7 @@ fn auth(config: &mut Config) {
             token("carol", APPROVER, r#"["approver"]"#, &["carol"]),
             token("audit", AUDITOR, r#"["auditor"]"#, &[]),
             token("ops", ADMIN, r#"["admin"]"#, &[]),
+            token("mcp-gateway", GATEWAY, r#"["gateway"]"#, &["*"]),
         ],
         certificates: vec![],
     };
@@ -86,6 +88,22 @@ async fn call(channel: &Channel, rpc: &str, secret: Option<&str>) -> Code {
                 ..Default::default()
             };
             code(gate.clone().execute(with_token(report, secret)).await.map(drop))
+        }
+        "DefineTools" => {
+            let define = DefineToolsRequest {
+                actor: Some(Actor { id: "team-a/bot".into(), ..Default::default() }),
+                ..Default::default()
+            };
+            code(gate.clone().define_tools(with_token(define, secret)).await.map(drop))
+        }
+        "RecordRefusal" => {
+            let refusal = RecordRefusalRequest {
+                actor: Some(Actor { id: "team-a/bot".into(), ..Default::default() }),
+                peer: "mcp_server".into(),
+                reason: "a test".into(),
+                ..Default::default()
+            };
+            code(gate.clone().record_refusal(with_token(refusal, secret)).await.map(drop))
         }
         "ListPending" => code(
             approvals
@@ -172,13 +190,15 @@ fn on_trail(db: &std::path::Path, secret: &str) -> bool {
 async fn every_rpc_admits_exactly_its_roles() {
     let app = spawn_app_with(auth).await;
     // RPC, and the tokens it admits.
-    let matrix: [(&str, &[&str]); 16] = [
+    let matrix: [(&str, &[&str]); 18] = [
         ("Decide", &[AGENT]),
         ("Execute", &[AGENT]),
-        ("ListPending", &[APPROVER]),
+        ("DefineTools", &[GATEWAY]),
+        ("RecordRefusal", &[GATEWAY]),
+        ("ListPending", &[AGENT, APPROVER, AUDITOR]),
         ("Approve", &[APPROVER]),
         ("Reject", &[APPROVER]),
-        ("Await", &[AGENT, APPROVER]),
+        ("Await", &[AGENT, APPROVER, AUDITOR]),
         ("Withdraw", &[AGENT]),
         ("Query", &[AUDITOR]),
         ("ExportCsv", &[AUDITOR]),
@@ -192,7 +212,7 @@ async fn every_rpc_admits_exactly_its_roles() {
     ];
     let mut wrong = Vec::new();
     for (rpc, admitted) in matrix {
-        for secret in [AGENT, APPROVER, AUDITOR, ADMIN] {
+        for secret in [AGENT, APPROVER, AUDITOR, ADMIN, GATEWAY] {
             let code = call(&app.channel, rpc, Some(secret)).await;
             let refused = matches!(code, Code::PermissionDenied | Code::Unauthenticated);
             if admitted.contains(&secret) == refused || (refused && code != Code::PermissionDenied)
@@ -424,4 +444,73 @@ async fn the_command_line_sends_the_token_from_the_environment() {
             .contains("no bearer token and no client certificate")
     );
     assert!(approver.status.success(), "{}", String::from_utf8_lossy(&approver.stderr));
+}
+
+/// Another tenant with a valid agent token: it may not see, await or pre-empt team a's calls.
+#[tokio::test]
+async fn another_agent_neither_sees_awaits_nor_takes_over_a_call_of_team_a() {
+    let app = spawn_app_with(|c| {
+        auth(c);
+        c.auth.tokens.push(token("team-b", "team-b-secret", r#"["agent"]"#, &["team-b/*"]));
+    })
+    .await;
+    let mut gate = GateClient::new(app.channel.clone());
+    let mut approvals = ApprovalsClient::new(app.channel.clone());
+    let mut deploy = as_actor("team-a/bot", &[]);
+    deploy.tool = "deploy".into();
+    let held = gate.decide(with_token(deploy, Some(AGENT))).await.unwrap().into_inner();
+    let list = |secret| with_token(ListPendingRequest::default(), Some(secret));
+    let wait = |secret| {
+        with_token(
+            AwaitRequest { decision_id: held.decision_id.clone(), timeout_ms: 1 },
+            Some(secret),
+        )
+    };
+
+    let team_b_sees = approvals.list_pending(list("team-b-secret")).await.unwrap().into_inner();
+    let team_a_sees = approvals.list_pending(list(AGENT)).await.unwrap().into_inner();
+    let approver_sees = approvals.list_pending(list(APPROVER)).await.unwrap().into_inner();
+    let team_b_awaits = approvals.r#await(wait("team-b-secret")).await.unwrap_err();
+    let team_a_awaits = approvals.r#await(wait(AGENT)).await.unwrap().into_inner();
+
+    assert!(team_b_sees.approvals.is_empty());
+    assert_eq!(team_a_sees.approvals.len(), 1);
+    assert_eq!(approver_sees.approvals.len(), 1);
+    assert_eq!(team_b_awaits.code(), Code::PermissionDenied, "{}", team_b_awaits.message());
+    assert_eq!(team_a_awaits.decision_id, held.decision_id);
+
+    // Team b decides with team a's idempotency key; team a's report by that key still pairs
+    // with team a's own decision.
+    let mut read = as_actor("team-a/bot", &[]);
+    read.plan = Some(toolgate::proto::ExecutionPlan {
+        idempotency_key: "call-1".into(),
+        ..Default::default()
+    });
+    let mine = gate.decide(with_token(read.clone(), Some(AGENT))).await.unwrap().into_inner();
+    read.actor = Some(Actor { id: "team-b/bot".into(), ..Default::default() });
+    gate.decide(with_token(read, Some("team-b-secret"))).await.unwrap();
+    let report = ExecuteRequest {
+        idempotency_key: "call-1".into(),
+        args_json: r#"{"path":"src/main.rs"}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+    let executed = gate.execute(with_token(report, Some(AGENT))).await.unwrap().into_inner();
+    assert!(executed.violation.is_empty(), "{}", executed.violation);
+    let execution = rows(&app.db).into_iter().find(|r| r.kind == "execution").unwrap();
+    assert_eq!(execution.decision_id.as_deref(), Some(mine.decision_id.as_str()));
+}
+
+#[tokio::test]
+async fn auth_over_plain_http_beyond_loopback_warns_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let toml = format!(
+        "http_listen = \"0.0.0.0:0\"\n[[auth.tokens]]\nid = \"a\"\nsha256 = \"{}\"\nroles = [\"agent\"]\n",
+        token_digest(AGENT)
+    );
+    drop(crate::faults::Proc::start(&db, &toml).await);
+
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    assert!(log.contains("the HTTP side port serves plain HTTP beyond loopback"), "{log}");
 }
