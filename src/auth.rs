@@ -28,10 +28,13 @@ use tonic::metadata::{Ascii, MetadataValue};
 use crate::error::Error;
 use crate::tls::peer_names;
 
-/// A refusal is recorded at most this often per caller, RPC and reason.
+/// A refusal is recorded at most this often per peer, RPC and kind of refusal.
 const RECORD_EVERY: Duration = Duration::from_secs(1);
-/// Refusals remembered for folding before the memory starts over.
+/// Kinds of refusal remembered for folding; past it, new ones fold together.
 const MAX_REMEMBERED: usize = 10_000;
+/// The longest reason a refusal records, in bytes: it may quote what the caller sent (an actor
+/// id it claimed, a certificate's name).
+pub const MAX_REFUSAL_BYTES: usize = 256;
 
 /// What a caller may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -261,8 +264,9 @@ enum Unknown {
     Nothing,
 }
 
-/// A kind of refusal: the caller's id, the RPC and the reason.
-type RefusalKey = (String, String, String);
+/// A kind of refusal: the peer (a token's or certificate's configured id, or an anonymous
+/// caller's address), the RPC and the kind of reason (never the caller's own words).
+type RefusalKey = (String, &'static str, &'static str);
 
 /// Why `[auth]` is refused at start.
 #[derive(Debug, thiserror::Error)]
@@ -328,38 +332,56 @@ impl Auth {
         let caller = match caller {
             Ok(caller) => caller,
             Err(unknown) => {
+                // An anonymous caller is folded by its address: a flood of bad tokens from one
+                // peer is one kind of refusal, whatever each token says.
+                let peer = request.remote_addr().map_or_else(
+                    || "anonymous@local".to_owned(),
+                    |a| format!("anonymous@{}", a.ip()),
+                );
                 // A verified certificate is an identity, only not one given any role.
-                let (who, why, identified) = match unknown {
-                    Unknown::Token => ("anonymous".to_owned(), "no valid bearer token", false),
-                    Unknown::Nothing => {
-                        ("anonymous".to_owned(), "no bearer token and no client certificate", false)
+                let (who, fold, why, identified) = match unknown {
+                    Unknown::Token => {
+                        ("anonymous".to_owned(), peer, "no valid bearer token", false)
                     }
-                    Unknown::Certificate(name) => (
-                        format!("cert:{name}"),
-                        "the client certificate is not in [[auth.certificates]]",
-                        true,
+                    Unknown::Nothing => (
+                        "anonymous".to_owned(),
+                        peer,
+                        "no bearer token and no client certificate",
+                        false,
                     ),
+                    Unknown::Certificate(name) => {
+                        let who = crate::request::cut(format!("cert:{name}"), MAX_REFUSAL_BYTES);
+                        (
+                            who.clone(),
+                            who,
+                            "the client certificate is not in [[auth.certificates]]",
+                            true,
+                        )
+                    }
                 };
                 let error = match identified {
                     true => Error::PermissionDenied(format!("{}: {why}", rpc.path())),
                     false => Error::Unauthenticated(why.into()),
                 };
-                return Err(self.refuse(who, rpc, why.to_owned(), error));
+                return Err(self.refuse(who, fold, rpc, why, why.to_owned(), error));
             }
         };
         let roles = rpc.roles();
         if !roles.iter().any(|role| caller.roles.contains(role)) {
             let why = format!("the caller's roles do not include {roles:?}");
             let error = Error::PermissionDenied(format!("{}: {why}", rpc.path()));
-            return Err(self.refuse(caller.id, rpc, why, error));
+            let id = caller.id.clone();
+            return Err(self.refuse(caller.id, id, rpc, "role", why, error));
         }
         Ok(Some(caller))
     }
 
-    /// Refuses an authenticated caller acting beyond its identities.
+    /// Refuses an authenticated caller acting beyond its identities. `why` may quote what the
+    /// caller claimed: it is cut, and the refusals of one caller fold whatever they claim.
     pub fn refuse_identity(&self, caller: &Caller, rpc: Rpc, why: String) -> Refusal {
+        let why = crate::request::cut(why, MAX_REFUSAL_BYTES);
         let error = Error::PermissionDenied(why.clone());
-        self.refuse(caller.id.clone(), rpc, why, error)
+        self.refuse(caller.id.clone(), caller.id.clone(), rpc, "identity", why, error)
     }
 
     fn token_caller(&self, header: &MetadataValue<Ascii>) -> Result<Caller, Unknown> {
@@ -388,21 +410,34 @@ impl Auth {
             .ok_or_else(|| Unknown::Certificate(first.clone()))
     }
 
-    /// A refusal, logged, and due to be recorded unless one like it was within the second.
-    fn refuse(&self, caller: String, rpc: Rpc, why: String, error: Error) -> Refusal {
-        tracing::warn!(caller, rpc = rpc.path(), why, "access denied");
-        let record = self.due(&caller, rpc.path(), &why);
+    /// A refusal of `caller` (folded with others of the peer `fold`, the RPC and the kind of
+    /// refusal `kind`), logged when it is due to be recorded: unless one like it was within the
+    /// second.
+    fn refuse(
+        &self,
+        caller: String,
+        fold: String,
+        rpc: Rpc,
+        kind: &'static str,
+        why: String,
+        error: Error,
+    ) -> Refusal {
+        let record = self.due(fold, rpc.path(), kind);
+        if record.is_some() {
+            tracing::warn!(caller, rpc = rpc.path(), why, "access denied");
+        }
         Refusal { caller, rpc, why, error, record }
     }
 
     /// `Some(folded)` when this refusal is to be recorded, with how many were folded since the
     /// last record; `None` when it is folded into the next.
-    fn due(&self, caller: &str, rpc: &str, why: &str) -> Option<u64> {
+    fn due(&self, peer: String, rpc: &'static str, kind: &'static str) -> Option<u64> {
         let mut recorded = self.recorded.lock().unwrap_or_else(|p| p.into_inner());
-        if recorded.len() >= MAX_REMEMBERED {
-            recorded.clear();
+        let mut key = (peer, rpc, kind);
+        if recorded.len() >= MAX_REMEMBERED && !recorded.contains_key(&key) {
+            // A flood of peers: the ones not yet remembered fold together.
+            key.0 = "*".to_owned();
         }
-        let key = (caller.to_owned(), rpc.to_owned(), why.to_owned());
         let now = Instant::now();
         match recorded.get_mut(&key) {
             Some((last, folded)) if now.duration_since(*last) < RECORD_EVERY => {

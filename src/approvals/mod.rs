@@ -136,6 +136,8 @@ struct Entry {
     /// A verdict is being committed for it.
     claimed: bool,
     verdicts: watch::Sender<Option<Verdict>>,
+    /// What its request holds in memory (its arguments and context), as reserved.
+    bytes: usize,
 }
 
 /// The pending approvals of a server.
@@ -143,11 +145,84 @@ struct Entry {
 pub struct Approvals {
     config: ApprovalsConfig,
     pending: Mutex<HashMap<String, Entry>>,
+    /// Room held for approvals whose events are being committed: by actor, and their bytes.
+    reserved: Mutex<Reserved>,
+}
+
+#[derive(Debug, Default)]
+struct Reserved {
+    by_actor: HashMap<String, usize>,
+    count: usize,
+    bytes: usize,
+}
+
+/// Room for one more pending approval, held from the check until the approval opens; given
+/// back if it never does (the decision could not be recorded).
+#[derive(Debug)]
+pub struct Ticket<'a> {
+    approvals: &'a Approvals,
+    actor: String,
+    bytes: usize,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        let mut reserved = self.approvals.reserved();
+        if let Some(n) = reserved.by_actor.get_mut(&self.actor) {
+            *n -= 1;
+            if *n == 0 {
+                reserved.by_actor.remove(&self.actor);
+            }
+        }
+        reserved.count -= 1;
+        reserved.bytes -= self.bytes;
+    }
 }
 
 impl Approvals {
     pub fn new(config: ApprovalsConfig) -> Self {
-        Self { config, pending: Mutex::new(HashMap::new()) }
+        Self { config, pending: Mutex::new(HashMap::new()), reserved: Mutex::default() }
+    }
+
+    /// Room for one more approval of `actor`'s, whose request holds `bytes`; why not, when the
+    /// pending calls are at a bound (`[approvals] max_pending`, `max_pending_per_actor`,
+    /// `max_pending_bytes`): a flood of calls that require approval cannot grow memory, or
+    /// the list approvers read, without end.
+    pub fn reserve(&self, actor: &str, bytes: usize) -> Result<Ticket<'_>, String> {
+        let pending = self.lock();
+        let mut reserved = self.reserved();
+        let of_actor = pending.values().filter(|e| e.approval.request.actor.id == actor).count()
+            + reserved.by_actor.get(actor).copied().unwrap_or(0);
+        let held: usize = pending.values().map(|e| e.bytes).sum::<usize>() + reserved.bytes;
+        let count = pending.len() + reserved.count;
+        let config = &self.config;
+        if count >= config.max_pending {
+            return Err(format!(
+                "{count} calls are pending approval, the most [approvals] max_pending allows"
+            ));
+        }
+        if of_actor >= config.max_pending_per_actor {
+            return Err(format!(
+                "this actor has {of_actor} calls pending approval, the most \
+                 [approvals] max_pending_per_actor allows"
+            ));
+        }
+        if held + bytes > config.max_pending_bytes {
+            return Err("the calls pending approval hold [approvals] max_pending_bytes".to_owned());
+        }
+        *reserved.by_actor.entry(actor.to_owned()).or_default() += 1;
+        reserved.count += 1;
+        reserved.bytes += bytes;
+        Ok(Ticket { approvals: self, actor: actor.to_owned(), bytes })
+    }
+
+    /// The longest arguments shown to approvers.
+    pub fn max_shown_args_bytes(&self) -> usize {
+        self.config.max_shown_args_bytes
+    }
+
+    fn reserved(&self) -> MutexGuard<'_, Reserved> {
+        self.reserved.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How long an approval waits for a verdict.
@@ -160,9 +235,22 @@ impl Approvals {
         self.config.show_args
     }
 
-    /// Opens an approval (its `approval_requested` event is committed).
-    pub fn open(&self, approval: Approval) {
-        let entry = Entry { approval, claimed: false, verdicts: watch::Sender::new(None) };
+    /// Opens an approval (its `approval_requested` event is committed) in the room `ticket`
+    /// held for it.
+    pub fn open(&self, approval: Approval, ticket: Ticket<'_>) {
+        let verdicts = watch::Sender::new(None);
+        let entry = Entry { approval, claimed: false, verdicts, bytes: ticket.bytes };
+        let mut pending = self.lock();
+        pending.insert(entry.approval.decision_id.clone(), entry);
+        // The room is the approval's now: the ticket's is given back under the same lock.
+        drop(ticket);
+    }
+
+    /// Opens an approval rebuilt from the trail at start, whatever the bounds: it is pending
+    /// on the trail, so it is pending here (new calls wait for room until it is settled).
+    pub fn reopen(&self, approval: Approval) {
+        let verdicts = watch::Sender::new(None);
+        let entry = Entry { approval, claimed: false, verdicts, bytes: 0 };
         self.lock().insert(entry.approval.decision_id.clone(), entry);
     }
 

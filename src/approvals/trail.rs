@@ -46,7 +46,7 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
         let decision = reader.query(&filter, 0, 1).await?;
         match decision.first().and_then(|decision| approval(decision, requested)) {
             Some(approval) => {
-                approvals.open(approval);
+                approvals.reopen(approval);
                 opened += 1;
             }
             None => {

@@ -66,14 +66,19 @@ pub async fn approvals(args: ApprovalsArgs) -> anyhow::Result<Exit> {
     let mut client = ApprovalsClient::with_interceptor(channel, bearer);
     match args.command {
         ApprovalsCommand::List { session, actor, tool } => {
-            let request = ListPendingRequest { session_id: session, actor_id: actor, tool };
-            let pending = client.list_pending(request).await?.into_inner().approvals;
-            if pending.is_empty() {
+            let request =
+                ListPendingRequest { session_id: session, actor_id: actor, tool, limit: 0 };
+            let listed = client.list_pending(request).await?.into_inner();
+            if listed.approvals.is_empty() {
                 println!("no pending approvals");
             }
-            for approval in pending {
+            let shown = listed.approvals.len() as u64;
+            for approval in listed.approvals {
                 print(&approval);
                 println!();
+            }
+            if listed.total > shown {
+                println!("({} more pending: judge these to see the rest)", listed.total - shown);
             }
         }
         ApprovalsCommand::Approve(verdict) => {

@@ -293,11 +293,27 @@ pub struct ApprovalsConfig {
     /// Keep the arguments of a pending call in memory and show them to approvers. They are
     /// never written to the trail, so after a restart approvers see only their hash.
     pub show_args: bool,
+    /// The most calls pending at once; past it a call that requires approval is denied.
+    pub max_pending: usize,
+    /// The most calls of one actor pending at once; past it its next is denied.
+    pub max_pending_per_actor: usize,
+    /// The most bytes the pending calls' requests (arguments and context) may hold in memory.
+    pub max_pending_bytes: usize,
+    /// The longest arguments shown to approvers (`show_args`); longer ones by hash only.
+    pub max_shown_args_bytes: usize,
 }
 
 impl Default for ApprovalsConfig {
     fn default() -> Self {
-        Self { ttl_seconds: 15 * 60, on_timeout: TimeoutVerdict::Deny, show_args: false }
+        Self {
+            ttl_seconds: 15 * 60,
+            on_timeout: TimeoutVerdict::Deny,
+            show_args: false,
+            max_pending: 1_000,
+            max_pending_per_actor: 100,
+            max_pending_bytes: 64 * 1024 * 1024,
+            max_shown_args_bytes: 16 * 1024,
+        }
     }
 }
 

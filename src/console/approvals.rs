@@ -94,8 +94,11 @@ async fn listed(console: &Console, visitor: &Visitor, notice: Option<Markup>) ->
         return console.not_taken(Some(visitor), StatusCode::NOT_FOUND, NO_APPROVALS);
     };
     let ask = visitor.request(proto::ListPendingRequest::default());
-    let pending = match approvals.clone().list_pending(ask).await {
-        Ok(listed) => listed.into_inner().approvals,
+    let (pending, total) = match approvals.clone().list_pending(ask).await {
+        Ok(listed) => {
+            let listed = listed.into_inner();
+            (listed.approvals, listed.total)
+        }
         Err(status) => return console.refused(visitor, &status),
     };
     let body = html! {
@@ -105,6 +108,9 @@ async fn listed(console: &Console, visitor: &Visitor, notice: Option<Markup>) ->
             p.muted { "No call is waiting for a verdict." }
         }
         @for approval in &pending { (card(visitor, approval)) }
+        @if total > pending.len() as u64 {
+            p.muted { "The " (pending.len()) " oldest of " (total) " pending calls are shown: judge them to see the rest." }
+        }
     };
     console.live_page("Approvals", Nav::Approvals, visitor, REFRESH_SECONDS, body)
 }

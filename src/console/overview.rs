@@ -46,7 +46,10 @@ pub async fn page(
     {
         let listed = approvals.clone().list_pending(visitor.request(Default::default())).await;
         match listed {
-            Ok(listed) => cards.push(pending(&listed.into_inner().approvals)),
+            Ok(listed) => {
+                let listed = listed.into_inner();
+                cards.push(pending(&listed.approvals, listed.total));
+            }
             Err(status) => return console.refused(&visitor, &status),
         }
     }
@@ -180,11 +183,11 @@ fn troubles(summary: &Summary, since: &str, day: bool) -> Markup {
     }
 }
 
-fn pending(approvals: &[proto::Approval]) -> Markup {
+fn pending(approvals: &[proto::Approval], total: u64) -> Markup {
     html! {
         section.card {
             h2 { "Approvals waiting" }
-            div.figures { div { div.figure { a href="/ui/approvals" { (approvals.len()) } } div.label { "pending" } } }
+            div.figures { div { div.figure { a href="/ui/approvals" { (total) } } div.label { "pending" } } }
             @if !approvals.is_empty() {
                 table {
                     tr { th { "Tool" } th { "Actor" } th { "Since" } }

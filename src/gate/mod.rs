@@ -70,6 +70,21 @@ pub struct Execution {
     pub violation: Option<String>,
 }
 
+/// What a pending approval of `req` holds in memory: its arguments (as normalized and as sent)
+/// and its context, as JSON, and its names.
+fn pending_bytes(req: &ActionRequest) -> usize {
+    let json = |map: &serde_json::Map<String, serde_json::Value>| {
+        serde_json::to_vec(map).map_or(0, |bytes| bytes.len())
+    };
+    json(&req.args)
+        + req.raw_args.as_ref().map_or(0, json)
+        + json(&req.context)
+        + req.session_id.len()
+        + req.tool.len()
+        + req.resource.id.len()
+        + 1024
+}
+
 /// Why a reload did not put a new policy in force.
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadError {
@@ -270,6 +285,21 @@ impl Gate {
         let verdict = self.held_for_definition(&req, policy.evaluate(&req, &registry, &observed));
         let shadow =
             self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, &registry, &observed));
+        // A call that requires approval needs room among the pending ones; without it, it is
+        // denied, saying why (and no approval is requested).
+        let (verdict, ticket) = match verdict.outcome {
+            Outcome::RequireApproval => {
+                let bytes = pending_bytes(&req);
+                match self.approvals.reserve(&req.actor.id, bytes) {
+                    Ok(ticket) => (verdict, Some(ticket)),
+                    Err(why) => {
+                        let reason = format!("{}; not sent for approval: {why}", verdict.reason);
+                        (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
+                    }
+                }
+            }
+            _ => (verdict, None),
+        };
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.actor.id, &req.session_id);
         }
@@ -308,7 +338,8 @@ impl Gate {
             args_json: self
                 .approvals
                 .show_args()
-                .then(|| serde_json::Value::Object(req.args.clone()).to_string()),
+                .then(|| serde_json::Value::Object(req.args.clone()).to_string())
+                .filter(|args| args.len() <= self.approvals.max_shown_args_bytes()),
             request: req.clone(),
             reason: verdict.reason.clone(),
             policy_ids: verdict.policy_ids.clone(),
@@ -322,9 +353,10 @@ impl Gate {
             records.push(approval.requested_record(self.approvals.ttl()));
         }
         let events = self.writer.append(records).await?;
-        if let (Some(approval), Some(requested)) = (approval, events.get(1)) {
+        if let (Some(approval), Some(requested), Some(ticket)) = (approval, events.get(1), ticket) {
             // The approval's clock starts with its event, as a rebuild from the trail sees it.
-            self.approvals.open(approval.requested_at(&requested.ts, self.approvals.ttl()));
+            let approval = approval.requested_at(&requested.ts, self.approvals.ttl());
+            self.approvals.open(approval, ticket);
         }
         Ok(Decision {
             decision_id,

@@ -9,10 +9,14 @@ use crate::request::PeerRefusal;
 use crate::store::Writer;
 use crate::trail::{Kind, Record};
 
+/// The longest error a refused request records, in bytes: the message may echo what the
+/// caller sent.
+pub const MAX_ERROR_BYTES: usize = 1024;
+
 /// The event of a malformed request.
 fn invalid_request(rpc: Rpc, error: &FieldError) -> Record {
     Record {
-        error: Some(error.to_string()),
+        error: Some(crate::request::cut(error.to_string(), MAX_ERROR_BYTES)),
         request: Some(rpc_json(rpc)),
         ..Record::new(Kind::InvalidRequest)
     }

@@ -79,8 +79,13 @@ impl Approvals for ApprovalsService {
                 .iter()
                 .all(|(wanted, value)| wanted.is_empty() || wanted == value)
         };
-        let approvals = self.gate.pending_approvals(matches).iter().map(to_proto).collect();
-        Ok(Response::new(proto::ListPendingResponse { approvals }))
+        let pending = self.gate.pending_approvals(matches);
+        let limit = match filter.limit {
+            0 => DEFAULT_LIST,
+            n => (n as usize).min(MAX_LIST),
+        };
+        let approvals = pending.iter().take(limit).map(to_proto).collect();
+        Ok(Response::new(proto::ListPendingResponse { approvals, total: pending.len() as u64 }))
     }
 
     #[tracing::instrument(name = "Approve", skip_all)]
@@ -166,6 +171,10 @@ impl Approvals for ApprovalsService {
         }
     }
 }
+
+/// How many pending approvals ListPending answers with when not told, and at most.
+const DEFAULT_LIST: usize = 100;
+const MAX_LIST: usize = 1_000;
 
 /// The caller, when it sees only the calls of the actors it may act as: an agent's token. An
 /// approver or an auditor sees every call, as does anyone with auth off.

@@ -389,7 +389,10 @@ async fn the_command_line_lists_and_approves() {
     let withdrawn = String::from_utf8(withdrawn.stdout).unwrap();
     assert!(withdrawn.contains("WITHDRAWN"), "{withdrawn}");
     assert!(withdrawn.contains("by the agent at"), "{withdrawn}");
-    assert!(withdrawn.contains("gave up [2J  APPROVED by root"), "{withdrawn}");
+    assert!(
+        withdrawn.contains("gave up<U+001B>[2J<U+000D><U+000A>APPROVED by root"),
+        "{withdrawn}"
+    );
     assert!(!withdrawn.contains('\x1b'), "no escape reaches the terminal");
 }
 

@@ -83,6 +83,10 @@ export const descriptor = {
                 "tool": {
                   "type": "string",
                   "id": 3
+                },
+                "limit": {
+                  "type": "uint32",
+                  "id": 4
                 }
               }
             },
@@ -92,6 +96,10 @@ export const descriptor = {
                   "rule": "repeated",
                   "type": "Approval",
                   "id": 1
+                },
+                "total": {
+                  "type": "uint64",
+                  "id": 2
                 }
               }
             },

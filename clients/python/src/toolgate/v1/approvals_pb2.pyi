@@ -24,20 +24,24 @@ EXPIRED: ApprovalState
 WITHDRAWN: ApprovalState
 
 class ListPendingRequest(_message.Message):
-    __slots__ = ("session_id", "actor_id", "tool")
+    __slots__ = ("session_id", "actor_id", "tool", "limit")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     actor_id: str
     tool: str
-    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ...) -> None: ...
+    limit: int
+    def __init__(self, session_id: _Optional[str] = ..., actor_id: _Optional[str] = ..., tool: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ListPendingResponse(_message.Message):
-    __slots__ = ("approvals",)
+    __slots__ = ("approvals", "total")
     APPROVALS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
     approvals: _containers.RepeatedCompositeFieldContainer[Approval]
-    def __init__(self, approvals: _Optional[_Iterable[_Union[Approval, _Mapping]]] = ...) -> None: ...
+    total: int
+    def __init__(self, approvals: _Optional[_Iterable[_Union[Approval, _Mapping]]] = ..., total: _Optional[int] = ...) -> None: ...
 
 class VerdictRequest(_message.Message):
     __slots__ = ("decision_id", "approver", "comment")
