@@ -78,6 +78,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     };
     let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
     let mcp = config.mcp.clone();
+    let limits = config.limits.clone();
     let front = match (&args.listen, &args.upstream) {
         (Some(listen), Some(upstream)) => Some(front(&config, listen, upstream).await?),
         _ => None,
@@ -109,7 +110,8 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         match front {
             Some(front) => {
                 let proxy = Proxy::new(gate, front.upstream, front.auth, caller.session);
-                crate::mcp::serve(front.listener, proxy, crate::shutdown::signal()).await?;
+                crate::mcp::serve(front.listener, proxy, &limits, crate::shutdown::signal())
+                    .await?;
                 Ok(Ended::ClientLeft)
             }
             None => {

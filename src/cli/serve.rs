@@ -155,6 +155,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
             check_exposure("the console's side port", http, side, false)?;
         }
     }
+    let ports = 1 + usize::from(config.http_listen.is_some());
+    crate::listener::raise_open_files(config.limits.max_connections, ports);
     let listener = Listener::bind(&config.listen, config.unix_socket_mode)
         .await
         .with_context(|| format!("cannot listen on `{}`", config.listen))?;

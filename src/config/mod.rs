@@ -192,6 +192,17 @@ pub struct Limits {
     pub max_concurrent_streams: u32,
     /// The longest any call may take, in milliseconds (above `Await`'s 10 minutes).
     pub request_timeout_ms: u64,
+    /// Connections one port (gRPC, the side port, the MCP endpoint) holds at most, in all.
+    pub max_connections: usize,
+    /// Connections one port holds at most from one peer address.
+    pub max_connections_per_peer: usize,
+    /// How long a new connection has to start: its HTTP/2 preface (after TLS's own handshake
+    /// timeout), or an HTTP/1 request's head, in milliseconds.
+    pub handshake_timeout_ms: u64,
+    /// HTTP/2 keepalive on the gRPC port: a PING this often, in milliseconds, and the
+    /// connection closed when its answer does not come within `http2_keepalive_timeout_ms`.
+    pub http2_keepalive_interval_ms: u64,
+    pub http2_keepalive_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -204,6 +215,11 @@ impl Default for Limits {
             max_name_bytes: 1024,
             max_concurrent_streams: 256,
             request_timeout_ms: 15 * 60 * 1000,
+            max_connections: 4096,
+            max_connections_per_peer: 1024,
+            handshake_timeout_ms: 10_000,
+            http2_keepalive_interval_ms: 30_000,
+            http2_keepalive_timeout_ms: 10_000,
         }
     }
 }

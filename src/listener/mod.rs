@@ -4,8 +4,10 @@
 //! the socket's path as the authority, are served there too.
 
 mod authority;
+mod limit;
 
 pub use authority::LenientAuthority;
+pub use limit::{Admission, Limited, Permit, Preface, raise_open_files};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
-use tonic::transport::Server;
 
 use super::{ServerError, serving};
 use crate::audit::Trails;
@@ -78,7 +77,8 @@ pub async fn run_audit_only(
                 };
                 (parts, Trails::Fleet(fleet.clone()))
             });
-            Some(super::side::start(http, app, tls.clone(), console, config.auth.enabled())?)
+            let guard = (config.auth.enabled(), &config.limits);
+            Some(super::side::start(http, app, tls.clone(), console, guard)?)
         }
         None => None,
     };
@@ -90,13 +90,11 @@ pub async fn run_audit_only(
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<AuditServer<AuditService>>().await;
     };
-    let router = Server::builder()
-        .max_concurrent_streams(config.limits.max_concurrent_streams)
-        .timeout(std::time::Duration::from_millis(config.limits.request_timeout_ms))
+    let router = serving::builder(&config.limits)
         .add_service(health_service)
         .add_service(reflection)
         .add_service(audit_service);
-    let served = serving::serve(router, listener, tls, stopping);
+    let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
     // The side port answered through the drain (`/readyz` said 503); now it stops.

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
-use tonic::transport::Server;
 
 pub use audit_only::run_audit_only;
 
@@ -212,7 +211,8 @@ pub async fn run(
                 };
                 (parts, Trails::One(store.reader.clone()))
             });
-            Some(side::start(http, app, tls.clone(), console, config.auth.enabled())?)
+            let guard = (config.auth.enabled(), &config.limits);
+            Some(side::start(http, app, tls.clone(), console, guard)?)
         }
         None => None,
     };
@@ -229,16 +229,14 @@ pub async fn run(
         health.set_not_serving::<AuditServer<AuditService>>().await;
         health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
-    let router = Server::builder()
-        .max_concurrent_streams(config.limits.max_concurrent_streams)
-        .timeout(std::time::Duration::from_millis(config.limits.request_timeout_ms))
+    let router = serving::builder(&config.limits)
         .add_service(health_service)
         .add_service(reflection)
         .add_service(gate_service)
         .add_service(audit_service)
         .add_service(approvals_service)
         .add_service(admin_service);
-    let served = serving::serve(router, listener, tls, stopping);
+    let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
 

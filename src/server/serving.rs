@@ -13,7 +13,10 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tonic::transport::server::Router;
 
-use crate::listener::{LenientAuthority, Listener};
+use std::sync::Arc;
+
+use crate::config::Limits;
+use crate::listener::{Admission, LenientAuthority, Limited, Listener, Preface};
 use crate::store::WriterThread;
 use crate::tls::{Acceptor, Port};
 
@@ -21,45 +24,98 @@ use crate::tls::{Acceptor, Port};
 pub(super) type Served<'a> =
     Pin<Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send + 'a>>;
 
-/// The accepted connections, with Nagle's algorithm off: a small response must not wait for
-/// the peer's delayed ACK (40 ms on Linux).
+/// The accepted connections within the port's caps (`admission`: over them a connection is
+/// closed at once), with Nagle's algorithm off: a small response must not wait for the peer's
+/// delayed ACK (40 ms on Linux). A failed accept (out of descriptors, say) pauses the loop a
+/// moment rather than spinning on it.
 fn incoming(
     listener: TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    TcpListenerStream::new(listener).map(|stream| {
-        let stream = stream?;
-        stream.set_nodelay(true)?;
-        Ok(stream)
-    })
+    admission: Arc<Admission>,
+) -> impl tokio_stream::Stream<Item = std::io::Result<Limited<tokio::net::TcpStream>>> {
+    TcpListenerStream::new(listener)
+        .then(|accepted| async move {
+            if accepted.is_err() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            accepted
+        })
+        .filter_map(move |accepted| {
+            let stream = match accepted {
+                Ok(stream) => stream,
+                Err(e) => return Some(Err(e)),
+            };
+            let peer = stream.peer_addr().ok().map(|a| a.ip());
+            let permit = admission.admit(peer)?;
+            if let Err(e) = stream.set_nodelay(true) {
+                return Some(Err(e));
+            }
+            Some(Ok(Limited::new(stream, permit)))
+        })
 }
 
-/// Serves `router` on `listener` (through `tls` when given) until `stopping` resolves.
+/// The gRPC server as every port runs it: its streams and calls bounded, and HTTP/2 keepalive
+/// on, so that a peer that vanished without closing its connection lets it go.
+pub(super) fn builder(limits: &Limits) -> tonic::transport::Server {
+    let ms = Duration::from_millis;
+    tonic::transport::Server::builder()
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .timeout(ms(limits.request_timeout_ms))
+        .http2_keepalive_interval(Some(ms(limits.http2_keepalive_interval_ms)))
+        .http2_keepalive_timeout(Some(ms(limits.http2_keepalive_timeout_ms)))
+}
+
+/// Serves `router` on `listener` (through `tls` when given) until `stopping` resolves: at most
+/// `limits.max_connections` connections (of a TCP peer, `max_connections_per_peer`), each of
+/// which must send its HTTP/2 preface within `handshake_timeout_ms`.
 pub(super) fn serve<'a>(
     router: Router,
     listener: Listener,
-    tls: Option<std::sync::Arc<Acceptor>>,
+    tls: Option<Arc<Acceptor>>,
+    limits: &Limits,
     stopping: impl Future<Output = ()> + Send + 'a,
 ) -> Served<'a> {
+    let admission = Admission::new(limits.max_connections, limits.max_connections_per_peer);
+    let within = Duration::from_millis(limits.handshake_timeout_ms);
     match (listener, tls) {
         (Listener::Tcp(listener), None) => {
-            Box::pin(router.serve_with_incoming_shutdown(incoming(listener), stopping))
+            let incoming = incoming(listener, admission).map_ok(move |io| Preface::new(io, within));
+            Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
-        (Listener::Tcp(listener), Some(tls)) => Box::pin(router.serve_with_incoming_shutdown(
-            tls.handshakes(incoming(listener), Port::Grpc),
-            stopping,
-        )),
+        (Listener::Tcp(listener), Some(tls)) => {
+            let incoming = tls
+                .handshakes(incoming(listener, admission), Port::Grpc)
+                .map_ok(move |io| Preface::new(io, within));
+            Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
+        }
         // Unix connections only: their authorities are made ones h2 accepts (see
-        // `LenientAuthority`); TCP keeps h2's strict checks.
+        // `LenientAuthority`); TCP keeps h2's strict checks. Local peers share the cap in all.
         (Listener::Unix { listener, .. }, None) => {
-            let incoming = UnixListenerStream::new(listener).map_ok(LenientAuthority::new);
+            let incoming = local(UnixListenerStream::new(listener), admission)
+                .map_ok(move |io| Preface::new(LenientAuthority::new(io), within));
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
         (Listener::Unix { listener, .. }, Some(tls)) => {
-            let handshakes = tls.handshakes(UnixListenerStream::new(listener), Port::Grpc);
-            let incoming = handshakes.map_ok(LenientAuthority::new);
+            let accepted = local(UnixListenerStream::new(listener), admission);
+            let handshakes = tls.handshakes(accepted, Port::Grpc);
+            let incoming =
+                handshakes.map_ok(move |io| Preface::new(LenientAuthority::new(io), within));
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
     }
+}
+
+/// Local connections within the cap in all.
+fn local<S, IO>(
+    accepted: S,
+    admission: Arc<Admission>,
+) -> impl tokio_stream::Stream<Item = std::io::Result<Limited<IO>>>
+where
+    S: tokio_stream::Stream<Item = std::io::Result<IO>>,
+{
+    accepted.filter_map(move |accepted| match accepted {
+        Ok(io) => Some(Ok(Limited::new(io, admission.admit(None)?))),
+        Err(e) => Some(Err(e)),
+    })
 }
 
 /// Waits for the trail's writer to commit what it holds and stop, once the services holding

@@ -34,7 +34,7 @@ pub(super) fn start(
     mut app: Router,
     tls: Option<Arc<Acceptor>>,
     console: Option<(Parts, Trails)>,
-    auth: bool,
+    (auth, limits): (bool, &crate::config::Limits),
 ) -> Result<SidePort, ServerError> {
     let tls = tls.filter(|tls| tls.serves_side_port());
     let (following_sender, following) = watch::channel(false);
@@ -52,9 +52,14 @@ pub(super) fn start(
     let stopped = async {
         let _ = stopped.await;
     };
+    let http = crate::http::Capped::new(http, limits);
+    let header_timeout = Duration::from_millis(limits.handshake_timeout_ms);
     let task = match tls {
-        Some(tls) => tokio::spawn(crate::http::serve(tls.side_listener(http)?, app, stopped)),
-        None => tokio::spawn(crate::http::serve(http, app, stopped)),
+        Some(tls) => {
+            let listener = tls.side_listener(http)?;
+            tokio::spawn(crate::http::serve(listener, app, header_timeout, stopped))
+        }
+        None => tokio::spawn(crate::http::serve(http, app, header_timeout, stopped)),
     };
     Ok(SidePort { task, stop, _following: following_sender, followers })
 }

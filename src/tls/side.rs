@@ -5,14 +5,15 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_stream::{Stream, StreamExt};
 
 use super::{Acceptor, Port};
+use crate::http::Capped;
+use crate::listener::Limited;
 
-type Handshaken = Pin<Box<dyn Stream<Item = io::Result<TlsStream<TcpStream>>> + Send>>;
+type Handshaken = Pin<Box<dyn Stream<Item = io::Result<TlsStream<Limited<TcpStream>>>> + Send>>;
 
 /// The side port's connections, once their TLS handshakes are done.
 pub struct SideListener {
@@ -28,21 +29,25 @@ impl std::fmt::Debug for SideListener {
 
 impl Acceptor {
     /// `listener`, serving TLS with the side port's configuration.
-    pub fn side_listener(self: Arc<Self>, listener: TcpListener) -> io::Result<SideListener> {
-        let local = listener.local_addr()?;
-        let handshaken = Box::pin(self.handshakes(TcpListenerStream::new(listener), Port::Side));
+    pub fn side_listener(self: Arc<Self>, listener: Capped) -> io::Result<SideListener> {
+        let local = axum::serve::Listener::local_addr(&listener)?;
+        let accepted = futures_util::stream::unfold(listener, |mut listener| async move {
+            let (io, _) = listener.next().await;
+            Some((Ok(io), listener))
+        });
+        let handshaken = Box::pin(self.handshakes(accepted, Port::Side));
         Ok(SideListener { handshaken, local })
     }
 }
 
 impl axum::serve::Listener for SideListener {
-    type Io = TlsStream<TcpStream>;
+    type Io = TlsStream<Limited<TcpStream>>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         loop {
             match self.handshaken.next().await {
-                Some(Ok(stream)) => match stream.get_ref().0.peer_addr() {
+                Some(Ok(stream)) => match stream.get_ref().0.get_ref().peer_addr() {
                     Ok(peer) => return (stream, peer),
                     // The peer is already gone.
                     Err(_) => continue,

@@ -155,11 +155,13 @@ impl Proxy {
     }
 }
 
-/// Serves the MCP endpoint, `/mcp`, until `shutdown` resolves; then the calls and streams
-/// still open get a few seconds.
+/// Serves the MCP endpoint, `/mcp`, until `shutdown` resolves, within the connection caps and
+/// the header-read timeout of `limits`; then the calls and streams still open get a few
+/// seconds.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     proxy: Proxy,
+    limits: &crate::config::Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let proxy = Arc::new(proxy);
@@ -169,7 +171,9 @@ pub async fn serve(
         let mut stopping = stopping;
         let _ = stopping.wait_for(|stop| *stop).await;
     };
-    let served = axum::serve(listener, app).with_graceful_shutdown(graceful);
+    let listener = crate::http::Capped::new(listener, limits);
+    let header_timeout = Duration::from_millis(limits.handshake_timeout_ms);
+    let served = crate::http::serve(listener, app, header_timeout, graceful);
     tokio::select! {
         served = served => served?,
         () = async {

@@ -11,6 +11,7 @@
 
 mod crash;
 mod disk;
+mod flood;
 mod load;
 mod shutdown;
 mod slow;
