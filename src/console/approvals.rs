@@ -134,21 +134,24 @@ fn card(visitor: &Visitor, approval: &proto::Approval) -> Markup {
                 dt { "Expires" } dd { (time(&approval.expires_at)) }
                 dt { "Decision" } dd { a href=(story) { code { (Text(&approval.decision_id)) } } }
             }
-            form method="post" action="/ui/approvals" {
-                input type="hidden" name="csrf" value=(visitor.csrf);
-                input type="hidden" name="decision" value=(approval.decision_id);
-                label { "Comment (the agent is told it)"
-                    textarea name="comment" maxlength="1000" {}
-                }
-                div.actions {
-                    @match &visitor.approver_as {
-                        Some(me) => span.muted { "as " strong { (Text(me)) } },
-                        None => label { "Approver "
-                            input type="text" name="approver" required placeholder="your actor id";
-                        },
+            // An auditor sees what waits; only an approver judges it.
+            @if visitor.approver {
+                form method="post" action="/ui/approvals" {
+                    input type="hidden" name="csrf" value=(visitor.csrf);
+                    input type="hidden" name="decision" value=(approval.decision_id);
+                    label { "Comment (the agent is told it)"
+                        textarea name="comment" maxlength="1000" {}
                     }
-                    button type="submit" name="verdict" value="approve" { "Approve" }
-                    button.danger type="submit" name="verdict" value="reject" { "Reject" }
+                    div.actions {
+                        @match &visitor.approver_as {
+                            Some(me) => span.muted { "as " strong { (Text(me)) } },
+                            None => label { "Approver "
+                                input type="text" name="approver" required placeholder="your actor id";
+                            },
+                        }
+                        button type="submit" name="verdict" value="approve" { "Approve" }
+                        button.danger type="submit" name="verdict" value="reject" { "Reject" }
+                    }
                 }
             }
         }

@@ -17,14 +17,15 @@
 
 mod call;
 mod definition;
-mod frame;
+pub(crate) mod frame;
 mod http;
-mod ids;
-mod message;
+pub(crate) mod ids;
+pub(crate) mod message;
 mod refusals;
 mod result;
 mod stdio;
 
 pub use call::{Caller, Gate};
+pub(crate) use http::sse;
 pub use http::{Proxy, serve};
 pub use stdio::{Ended, relay};

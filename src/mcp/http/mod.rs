@@ -13,7 +13,7 @@
 
 mod call;
 mod inspect;
-mod sse;
+pub(crate) mod sse;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

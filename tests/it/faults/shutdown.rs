@@ -12,7 +12,7 @@ use crate::helpers::{request, verify};
 fn readyz(port: u16) -> Option<u16> {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-    stream.write_all(b"GET /readyz HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
+    stream.write_all(b"GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
     answer.split_whitespace().nth(1)?.parse().ok()
