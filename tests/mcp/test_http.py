@@ -276,3 +276,32 @@ def test_the_http_front_refuses_other_origins_media_types_methods_and_made_up_se
         httpx2.post(url, headers=made_up, json=note)
     [decision] = gateway.events("--kind", "decision")
     assert decision["session_id"] != "mcp-" + made_up["Mcp-Session-Id"], "only the server's sessions name one"
+
+
+OTHER_TOKEN = "a-test-token-for-mallory"
+
+
+def test_a_session_belongs_to_the_token_that_opened_it_and_refusals_are_recorded(gateway, everything_http):
+    tokens = []
+    for who, secret in (("alice", TOKEN), ("mallory", OTHER_TOKEN)):
+        digest = toolgate("hash-token", input=secret).stdout.strip()
+        tokens.append(f'[[auth.tokens]]\nid = "{who}-token"\nsha256 = "{digest}"\nroles = ["agent"]\nactors = ["{who}"]\n')
+    with http_gateway(gateway, "everything", everything_http, config="\n".join(tokens)) as url:
+        alice = {**ACCEPT, "Authorization": f"Bearer {TOKEN}"}
+        opened = httpx2.post(url, headers=alice, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        session = opened.headers["mcp-session-id"]
+        mallory = {**ACCEPT, "Authorization": f"Bearer {OTHER_TOKEN}", "Mcp-Session-Id": session,
+                   "MCP-Protocol-Version": "2025-11-25"}
+        taken = httpx2.post(url, headers=mallory, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        ended = httpx2.delete(url, headers=mallory)
+        own = httpx2.post(url, headers={**alice, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"},
+                          json={"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        anonymous = httpx2.post(url, headers=ACCEPT, json={"jsonrpc": "2.0", "id": 3, "method": "ping"})
+        time.sleep(0.5)
+    assert opened.status_code == 200
+    assert (taken.status_code, ended.status_code) == (404, 404), "another token may not use or end it"
+    assert own.status_code == 200
+    assert anonymous.status_code == 401
+    refused = [e for e in gateway.events("--kind", "peer_refused")]
+    assert any("refused for who made it" in e["reason"] for e in refused), refused
