@@ -106,6 +106,12 @@ impl Rate {
     /// Counts a call at `at_us`; the calls in the minute up to it.
     fn count(&mut self, at_us: i64) -> u64 {
         let second = at_us.div_euclid(1_000_000);
+        // A clock stepped back past the window starts it again, rather than piling calls into
+        // its oldest second until the clock catches up.
+        if second < self.second - 59 {
+            self.buckets = [0; 60];
+            self.second = second;
+        }
         if second > self.second {
             let gone = (second - self.second).min(60);
             for step in 1..=gone {
@@ -113,7 +119,7 @@ impl Rate {
             }
             self.second = second;
         }
-        // A call told late (a rebuild in order, a clock step back) counts in the newest second.
+        // A call told late, within the window, counts in its own second.
         let at = second.min(self.second).max(self.second - 59);
         let bucket = &mut self.buckets[at.rem_euclid(60) as usize];
         *bucket = bucket.saturating_add(1);

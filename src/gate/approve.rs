@@ -109,6 +109,19 @@ impl Gate {
             named && mine(a)
         });
         let Some(approval) = pending.into_iter().last() else { return };
+        // The harness's word accepts no changed tool definition (which would pin it for every
+        // tenant), and names no one whom policies know by roles.
+        if let Some(changed) = self.definition_not_in_force(&approval.request) {
+            tracing::warn!(changed, "a harness approval of a changed definition: not recorded");
+            return;
+        }
+        if self.roles.contains_key(approver) {
+            tracing::warn!(
+                approver,
+                "a harness approval in a configured actor's name: not recorded"
+            );
+            return;
+        }
         let Ok(approval) = self.claim(&approval.decision_id) else { return };
         let decision_id = approval.decision_id.clone();
         let comment = format!(
@@ -121,12 +134,12 @@ impl Gate {
             return;
         }
         let recorded = self
-            .record_verdict(
+            .record_verdict_pinning(
                 approval,
-                Kind::ApprovalApproved,
-                Some(approver),
+                (Kind::ApprovalApproved, Some(approver)),
                 comment,
                 Outcome::Allow,
+                false,
             )
             .await;
         if let Err(e) = recorded {
@@ -240,7 +253,8 @@ impl Gate {
         Ok(())
     }
 
-    /// Commits a verdict event, then publishes the verdict to whoever waits.
+    /// Commits a verdict event, then publishes the verdict to whoever waits. An approver's
+    /// approval pins the tool definition the call named.
     async fn record_verdict(
         &self,
         approval: Approval,
@@ -249,8 +263,20 @@ impl Gate {
         comment: String,
         outcome: Outcome,
     ) -> Result<Approval, Error> {
+        self.record_verdict_pinning(approval, (kind, approver), comment, outcome, true).await
+    }
+
+    /// The same, pinning the call's definition only when `pins` (never for a harness's word).
+    async fn record_verdict_pinning(
+        &self,
+        approval: Approval,
+        (kind, approver): (Kind, Option<&str>),
+        comment: String,
+        outcome: Outcome,
+        pins: bool,
+    ) -> Result<Approval, Error> {
         let mut records = vec![approval.verdict_record(kind, approver, &comment, outcome)];
-        if let (Kind::ApprovalApproved, Some(approver)) = (kind, approver) {
+        if let (Kind::ApprovalApproved, Some(approver), true) = (kind, approver, pins) {
             let decision_id = &approval.decision_id;
             records.extend(self.accepted_definition(&approval.request, approver, decision_id));
         }

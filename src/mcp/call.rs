@@ -458,6 +458,10 @@ impl Gate {
         let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
         for tool in tools {
             let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+            // A server that lists fresh names at every listing cannot grow this without end.
+            if listed.len() >= MAX_SHOWN && !listed.contains_key(name) {
+                continue;
+            }
             let schema = tool.get("inputSchema").and_then(|schema| {
                 InputSchema::compile(name, schema)
                     .inspect_err(

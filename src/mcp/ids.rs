@@ -133,6 +133,11 @@ impl<P> Ids<P> {
         Answered::Request(open.client_id, open.purpose)
     }
 
+    /// Whether `id` names a request the client stopped waiting for.
+    pub fn is_abandoned(&self, id: &Value) -> bool {
+        id.as_str().is_some_and(|ours| self.abandoned.iter().any(|a| a == ours))
+    }
+
     /// The gateway's id of the client's open request `client_key`.
     pub fn ours(&self, client_key: &str) -> Option<Value> {
         let ours = self.by_client.get(client_key)?;

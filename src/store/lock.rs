@@ -25,13 +25,18 @@ impl TrailLock {
     pub fn acquire(db: &Path) -> Result<Self, StoreError> {
         let path = lock_path(db);
         let locked = || -> std::io::Result<Result<File, String>> {
+            // Never through a symbolic link planted at the path: the file is truncated below.
             let mut file = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
                 .mode(0o600)
+                .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
                 .open(&path)?;
+            if !file.metadata()?.is_file() {
+                return Err(std::io::Error::other("not a regular file"));
+            }
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {

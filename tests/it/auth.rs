@@ -579,3 +579,36 @@ async fn pending_approvals_are_bounded_per_actor_and_the_list_stays_short() {
     let requested = rows(&app.db).into_iter().filter(|r| r.kind == "approval_requested").count();
     assert_eq!(requested, 8);
 }
+
+/// A token that may report harness approvals cannot use it to approve in the name of someone
+/// policies know (whose roles a policy may demand).
+#[tokio::test]
+async fn a_harness_approval_in_a_configured_approvers_name_is_not_recorded() {
+    let app = spawn_app_with(|c| {
+        auth(c);
+        c.actors = toml::from_str("[lead]\nroles = [\"lead\"]\n").unwrap();
+        let mut hook = token("hook", "hook-secret", r#"["agent"]"#, &["team-a/*"]);
+        hook.harness_approvals = true;
+        c.auth.tokens.push(hook);
+    })
+    .await;
+    let mut gate = GateClient::new(app.channel.clone());
+    let mut deploy = as_actor("team-a/bot", &[]);
+    deploy.tool = "deploy".into();
+    let held = gate.decide(with_token(deploy, Some("hook-secret"))).await.unwrap().into_inner();
+    let report = ExecuteRequest {
+        decision_id: held.decision_id.clone(),
+        args_json: r#"{"path":"src/main.rs"}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        approved_in_harness: "lead".into(),
+        ..Default::default()
+    };
+
+    let executed =
+        gate.execute(with_token(report, Some("hook-secret"))).await.unwrap().into_inner();
+
+    assert!(!executed.violation.is_empty(), "a run without an approval");
+    let kinds: Vec<_> =
+        rows(&app.db).into_iter().map(|r| r.kind).filter(|k| k != "policy_loaded").collect();
+    assert_eq!(kinds, ["decision", "approval_requested", "execution", "violation"]);
+}

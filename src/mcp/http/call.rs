@@ -54,7 +54,7 @@ pub(super) async fn call(
     let (sender, inbox) = mpsc::channel(4);
     let within_session = caller.session != proxy.session;
     if within_session {
-        proxy.open().insert(open_key.clone(), sender);
+        proxy.open().insert(open_key.clone(), sender.clone());
     }
     let closing_cancels = headers
         .get("mcp-protocol-version")
@@ -68,9 +68,12 @@ pub(super) async fn call(
         let held = proxy.tasks.clone();
         async move {
             run(&proxy, gate, call, ours, upstream_headers, closing_cancels, reply).await;
-            if within_session {
-                proxy.open().remove(&open_key);
+            // Only its own: a later call may have taken the id since this one timed out.
+            let mut open = proxy.open();
+            if open.get(&open_key).is_some_and(|s| s.same_channel(&sender)) {
+                open.remove(&open_key);
             }
+            drop(open);
             drop(held);
         }
     };
@@ -116,7 +119,7 @@ async fn run(
     let (events, body) = mpsc::channel(16);
     let mut reply = Some(reply);
     let request = relayed.request(&ours).to_string();
-    let expect = Expect { ours: ours.clone(), client: id.clone() };
+    let expect = Expect::new(ours.clone(), id.clone(), proxy.ids.clone());
     let exchange = tokio::select! {
         exchange = exchange(proxy, &caller.session, &headers, request, expect, &events, body, &mut reply) => exchange,
         () = tokio::time::sleep_until(deadline) => Exchange { upstream: Upstream::TimedOut, event: None },

@@ -3,7 +3,7 @@
 //! stream goes back under the client's id; every other response is dropped and recorded; the
 //! server's requests and notifications go through as the gateway read them.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::body::{Body, Bytes};
 use axum::http::StatusCode;
@@ -12,16 +12,31 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::{MAX_LINE_BYTES, Proxy, head, is_event_stream, jsonrpc, sse};
-use crate::mcp::ids::Answered;
+use crate::mcp::ids::{Answered, Ids};
 use crate::mcp::message::{self, Message};
 use crate::mcp::refusals::{Peer, Refused};
 
 /// The response a stream may carry: to the request the gateway sent as `ours`, which goes back
-/// to the client as `client`.
-#[derive(Debug, Clone)]
+/// to the client as `client`. Dropped before that response came (the client left, the server
+/// answered with an error or nothing), the request is abandoned: its id is freed for the client
+/// and a late answer is taken quietly, so that no path leaves an id held for ever.
+#[derive(Debug)]
 pub struct Expect {
     pub ours: Value,
     pub client: Value,
+    ids: Arc<Mutex<Ids<()>>>,
+}
+
+impl Expect {
+    pub fn new(ours: Value, client: Value, ids: Arc<Mutex<Ids<()>>>) -> Self {
+        Self { ours, client, ids }
+    }
+}
+
+impl Drop for Expect {
+    fn drop(&mut self) {
+        self.ids.lock().unwrap_or_else(PoisonError::into_inner).abandon(&self.ours);
+    }
 }
 
 /// What one message of the server's comes to.
@@ -39,6 +54,18 @@ pub enum Inspected {
 /// (taken once it came).
 pub fn event(proxy: &Proxy, session: &str, event: &[u8], expect: &mut Option<Expect>) -> Inspected {
     let Some(data) = sse::data(event) else {
+        if sse::has_data(event) {
+            // Data that is not UTF-8: a client's decoder would replace the bad bytes and read
+            // the rest, so it is dropped rather than relayed unread.
+            let refusals = proxy.gate.refusals();
+            refusals.refuse(
+                session,
+                Peer::Server,
+                Refused::Malformed,
+                "an event's data is not UTF-8",
+            );
+            return Inspected::Dropped;
+        }
         // No data: a comment, or an event that only sets the stream's id. Nothing is dispatched.
         return Inspected::Relay(event.to_vec());
     };
@@ -69,10 +96,19 @@ pub fn message(
     };
     let Message::Response { id } = parsed else { return Some(Err(value)) };
     let theirs = expect.as_ref().is_some_and(|expect| expect.ours == id);
-    let answered = if theirs { proxy.ids().answer(&id) } else { Answered::Nothing };
+    let answered = match theirs {
+        true => proxy.ids().answer(&id),
+        // A late answer to a request the client stopped waiting for is taken quietly; an answer
+        // to another stream's request is not taken from it.
+        false if proxy.ids().is_abandoned(&id) => {
+            proxy.ids().answer(&id);
+            return None;
+        }
+        false => Answered::Nothing,
+    };
     match (answered, expect.take()) {
-        (Answered::Request(..), Some(Expect { client, .. })) => {
-            value["id"] = client;
+        (Answered::Request(..), Some(expect)) => {
+            value["id"] = expect.client.clone();
             Some(Ok(value))
         }
         (_, taken) => {
@@ -93,6 +129,12 @@ pub fn relayed(
     expect: Option<Expect>,
 ) -> Response {
     let head = head(&response);
+    if !response.status().is_success() {
+        // An error's body is not relayed: a lenient client would read a message in it.
+        return head
+            .body(Body::empty())
+            .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response());
+    }
     if !is_event_stream(&response) {
         return json(proxy, session, response, expect, head);
     }
@@ -146,11 +188,9 @@ fn json(
     mut expect: Option<Expect>,
     head: axum::http::response::Builder,
 ) -> Response {
-    let status = response.status();
-    let client = expect.as_ref().map_or(Value::Null, |e| e.client.clone());
     let body = async move {
         let bytes = read_capped(response).await?;
-        if bytes.is_empty() || !status.is_success() {
+        if bytes.is_empty() {
             return Some(bytes);
         }
         let text = std::str::from_utf8(&bytes).ok()?;
@@ -162,9 +202,6 @@ fn json(
         Some(bytes) => Ok(bytes),
         None => Err(std::io::Error::other("the MCP server's answer was refused")),
     });
-    // A body is read before the head is sent only when it must be inspected whole: the
-    // client hears a refused answer as an error of its request.
-    let _ = client;
     head.body(Body::from_stream(stream)).unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }
 

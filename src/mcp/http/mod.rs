@@ -48,6 +48,8 @@ const GRACE: Duration = Duration::from_secs(5);
 
 /// The most sessions remembered as the server's own; the oldest are forgotten first.
 const MAX_SESSIONS: usize = 100_000;
+/// The most of them one caller may hold: one tenant cannot evict the others' sessions.
+const MAX_SESSIONS_PER_CALLER: usize = 1_000;
 
 /// The proxy's state.
 #[derive(Debug)]
@@ -64,18 +66,32 @@ pub struct Proxy {
     /// client cannot start its counts afresh by naming one, and only their opener may use them.
     sessions: Mutex<Sessions>,
     /// The clients' requests in flight, under the gateway's ids.
-    ids: Mutex<Ids<()>>,
+    ids: Arc<Mutex<Ids<()>>>,
     /// Open calls by (session, request id): where a client's cancellation goes.
     open: Mutex<HashMap<(String, String), mpsc::Sender<Upstream>>>,
     /// Held by each call's task, so that a stop waits for them.
     tasks: Arc<()>,
 }
 
-/// The server's sessions, by id: who opened each; oldest first.
+/// The server's sessions, by id: who opened each; oldest first; how many each caller holds.
 #[derive(Debug, Default)]
 struct Sessions {
     owners: HashMap<String, Option<String>>,
     order: VecDeque<String>,
+    held: HashMap<Option<String>, usize>,
+}
+
+impl Sessions {
+    fn forget(&mut self, id: &str) {
+        if let Some(owner) = self.owners.remove(id)
+            && let Some(n) = self.held.get_mut(&owner)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(&owner);
+            }
+        }
+    }
 }
 
 /// Who calls: the actor, the `authorization` header to call the sidecar with, and the
@@ -96,7 +112,7 @@ impl Proxy {
             auth,
             session,
             sessions: Mutex::default(),
-            ids: Mutex::default(),
+            ids: Arc::default(),
             open: Mutex::new(HashMap::new()),
             tasks: Arc::new(()),
         }
@@ -135,13 +151,22 @@ impl Proxy {
         if sessions.owners.contains_key(id) {
             return;
         }
-        if sessions.order.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions.order.pop_front()
-        {
-            sessions.owners.remove(&oldest);
+        // With auth off every caller is one: the cap per caller is the cap in all.
+        let limit = if client.id.is_some() { MAX_SESSIONS_PER_CALLER } else { MAX_SESSIONS };
+        if sessions.held.get(&client.id).is_some_and(|&n| n >= limit) {
+            tracing::warn!(
+                caller = client.id,
+                "a caller holds {limit} sessions: a new one is not remembered"
+            );
+            return;
+        }
+        while sessions.owners.len() >= MAX_SESSIONS {
+            let Some(oldest) = sessions.order.pop_front() else { break };
+            sessions.forget(&oldest);
         }
         sessions.owners.insert(id.to_owned(), client.id.clone());
         sessions.order.push_back(id.to_owned());
+        *sessions.held.entry(client.id.clone()).or_default() += 1;
     }
 
     /// The key of a client's request id within `session`: a request outside a session the
@@ -259,7 +284,7 @@ async fn endpoint(
                 }
             };
             value["id"] = ours.clone();
-            let expect = Expect { ours, client: id };
+            let expect = Expect::new(ours, id, proxy.ids.clone());
             let body = Bytes::from(value.to_string());
             match method.as_str() {
                 "tools/list" => list(&proxy, &client, session, &headers, expect, body).await,
@@ -401,10 +426,11 @@ async fn list(
         let (status, head) = (response.status(), head(&response));
         let mut expect = Some(expect);
         if !status.is_success() || !is_event_stream(&response) {
-            let bytes = inspect::read_capped(response).await?;
             if !status.is_success() {
-                return Some(head.body(Body::from(bytes)));
+                // An error's body is not relayed: a lenient client would read a message in it.
+                return Some(head.body(Body::empty()));
             }
+            let bytes = inspect::read_capped(response).await?;
             let text = std::str::from_utf8(&bytes).ok()?;
             let mut value = inspect::message(proxy, &session, text, &mut expect)?.ok()?;
             gate.listed(&session, &client.actor, &mut value).await;
@@ -478,7 +504,8 @@ async fn forward(
 fn forget_session(proxy: &Proxy, headers: &HeaderMap) {
     let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else { return };
     let mut sessions = proxy.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-    if sessions.owners.remove(id).is_some() {
+    if sessions.owners.contains_key(id) {
+        sessions.forget(id);
         sessions.order.retain(|s| s != id);
     }
 }

@@ -6,6 +6,9 @@
 #[derive(Debug, Default)]
 pub struct Events {
     buffer: Vec<u8>,
+    /// Whether the stream's start was looked at for a byte order mark (which a client's
+    /// decoder drops, so the gateway must too, or it would read the first line otherwise).
+    started: bool,
     /// Where the scan for the end of the first event goes on.
     scanned: usize,
     /// Where the line being scanned starts.
@@ -26,6 +29,17 @@ impl Events {
     /// The next whole event, with the blank line that ends it; `None` until one has arrived.
     /// Each byte is looked at once.
     pub fn next_event(&mut self) -> Option<Vec<u8>> {
+        if !self.started {
+            const BOM: &[u8] = b"\xef\xbb\xbf";
+            let seen = self.buffer.len().min(BOM.len());
+            if self.buffer[..seen] == BOM[..seen] && seen < BOM.len() {
+                return None;
+            }
+            if self.buffer.starts_with(BOM) {
+                self.buffer.drain(..BOM.len());
+            }
+            self.started = true;
+        }
         while self.scanned < self.buffer.len() {
             let at = self.scanned;
             let ending = match self.buffer[at] {
@@ -56,6 +70,12 @@ impl Events {
 /// An event's lines, without their endings.
 fn lines(event: &[u8]) -> impl Iterator<Item = &[u8]> {
     event.split(|&b| b == b'\n').flat_map(|l| l.split(|&b| b == b'\r')).filter(|l| !l.is_empty())
+}
+
+/// Whether an event has a `data` field (`data:` or a bare `data` line): a client dispatches it
+/// as a message, so the gateway may relay it only once it has read that message.
+pub fn has_data(event: &[u8]) -> bool {
+    lines(event).any(|line| line == b"data" || line.starts_with(b"data:"))
 }
 
 /// An event's data: its `data:` lines joined by LF, each without one leading space.
@@ -121,5 +141,15 @@ mod tests {
         assert_eq!(data(event).as_deref(), Some("{\"a\":\n1}"));
         assert_eq!(with_data(event, "{}"), b"id: 7\nevent: message\ndata: {}\n\n");
         assert_eq!(data(b": comment\n\n"), None);
+        assert!(has_data(b"data\n\n") && !has_data(b": data\n\n"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_stream_start_is_dropped_as_a_client_drops_it() {
+        let mut events = Events::default();
+        events.push(b"\xef\xbb");
+        assert_eq!(events.next_event(), None);
+        events.push(b"\xbfdata: 1\n\n");
+        assert_eq!(events.next_event().as_deref(), Some(&b"data: 1\n\n"[..]));
     }
 }
