@@ -229,7 +229,18 @@ impl Metrics {
                 Kind::InvalidRequest => {
                     self.invalid_requests.inc();
                 }
-                _ => {}
+                // Counted elsewhere (approvals, refusals by the guard) or not at all.
+                Kind::PolicyLoaded
+                | Kind::ApprovalRequested
+                | Kind::ApprovalApproved
+                | Kind::ApprovalRejected
+                | Kind::ApprovalExpired
+                | Kind::ApprovalWithdrawn
+                | Kind::AccessDenied
+                | Kind::Checkpoint
+                | Kind::Undelivered
+                | Kind::ToolDefined
+                | Kind::PeerRefused => {}
             }
         }
         self.batch_events.observe(f64::from(count));

@@ -86,8 +86,25 @@ impl Minute {
                 }
             }
             (Ok(Kind::Violation), _) => self.violations += tally.count,
-            (Ok(Kind::InvalidRequest | Kind::AccessDenied), _) => self.refusals += tally.count,
-            _ => {}
+            (Ok(Kind::InvalidRequest | Kind::AccessDenied | Kind::PeerRefused), _) => {
+                self.refusals += tally.count;
+            }
+            (Ok(Kind::Decision), None) | (Err(()), _) => {}
+            (
+                Ok(
+                    Kind::Execution
+                    | Kind::PolicyLoaded
+                    | Kind::ApprovalRequested
+                    | Kind::ApprovalApproved
+                    | Kind::ApprovalRejected
+                    | Kind::ApprovalExpired
+                    | Kind::ApprovalWithdrawn
+                    | Kind::Checkpoint
+                    | Kind::Undelivered
+                    | Kind::ToolDefined,
+                ),
+                _,
+            ) => {}
         }
     }
 }

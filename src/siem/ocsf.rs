@@ -151,8 +151,13 @@ fn status(event: &Event) -> (u64, &'static str) {
         },
         Kind::Execution => r.status.as_deref() != Some("ok"),
         Kind::Violation | Kind::InvalidRequest | Kind::AccessDenied | Kind::Undelivered => true,
+        Kind::PeerRefused => true,
         Kind::ApprovalRejected | Kind::ApprovalExpired | Kind::ApprovalWithdrawn => true,
-        _ => false,
+        Kind::PolicyLoaded
+        | Kind::ApprovalRequested
+        | Kind::ApprovalApproved
+        | Kind::Checkpoint
+        | Kind::ToolDefined => false,
     };
     if failed { (2, "Failure") } else { (1, "Success") }
 }
@@ -161,11 +166,20 @@ fn severity(event: &Event) -> (u64, &'static str) {
     let r = &event.record;
     match r.kind {
         Kind::Violation => (4, "High"),
-        Kind::AccessDenied | Kind::Undelivered => (3, "Medium"),
+        Kind::AccessDenied | Kind::Undelivered | Kind::PeerRefused => (3, "Medium"),
         Kind::ToolDefined if r.status.as_deref() == Some("changed") => (3, "Medium"),
         Kind::Decision if r.outcome == Some(Outcome::Deny) => (2, "Low"),
         Kind::InvalidRequest => (2, "Low"),
-        _ => (1, "Informational"),
+        Kind::Decision
+        | Kind::Execution
+        | Kind::ToolDefined
+        | Kind::PolicyLoaded
+        | Kind::ApprovalRequested
+        | Kind::ApprovalApproved
+        | Kind::ApprovalRejected
+        | Kind::ApprovalExpired
+        | Kind::ApprovalWithdrawn
+        | Kind::Checkpoint => (1, "Informational"),
     }
 }
 
@@ -182,6 +196,7 @@ fn verdict(event: &Event) -> Option<(u64, &'static str, u64, &'static str)> {
         (Kind::ApprovalRejected, _) => (2, "Denied", 25, "Rejected"),
         (Kind::AccessDenied, _) => (2, "Denied", 26, "Unauthorized"),
         (Kind::InvalidRequest, _) => (2, "Denied", 25, "Rejected"),
+        (Kind::PeerRefused, _) => (2, "Denied", 2, "Blocked"),
         _ => return None,
     })
 }

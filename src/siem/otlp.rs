@@ -98,13 +98,25 @@ fn record(event: &Event, observed: u64) -> LogRecord {
 /// How grave an event is, and its event name (`toolgate.<kind>`).
 fn severity(event: &Event) -> (SeverityNumber, String) {
     let r = &event.record;
+    // Every kind named: a new one must be placed here, not fall into Info unseen.
     let severity = match r.kind {
         Kind::Violation => SeverityNumber::Error,
-        Kind::AccessDenied | Kind::InvalidRequest | Kind::Undelivered => SeverityNumber::Warn,
+        Kind::AccessDenied | Kind::InvalidRequest | Kind::Undelivered | Kind::PeerRefused => {
+            SeverityNumber::Warn
+        }
         Kind::ToolDefined if r.status.as_deref() == Some("changed") => SeverityNumber::Warn,
         Kind::Decision if r.outcome == Some(Outcome::Deny) => SeverityNumber::Warn,
         Kind::Execution if r.status.as_deref() != Some("ok") => SeverityNumber::Warn,
-        _ => SeverityNumber::Info,
+        Kind::Decision
+        | Kind::Execution
+        | Kind::ToolDefined
+        | Kind::PolicyLoaded
+        | Kind::ApprovalRequested
+        | Kind::ApprovalApproved
+        | Kind::ApprovalRejected
+        | Kind::ApprovalExpired
+        | Kind::ApprovalWithdrawn
+        | Kind::Checkpoint => SeverityNumber::Info,
     };
     (severity, format!("toolgate.{}", r.kind))
 }
