@@ -38,20 +38,20 @@ def refusals(gateway):
     return [e["reason"] for e in gateway.events("--kind", "peer_refused")]
 
 
-def test_a_lying_server_over_stdio_shows_the_client_only_what_the_gateway_checked(gateway):
-    params = gateway.params("hostile", HOSTILE, policy=PERMIT_ALL)
+async def exercise(s):
+    """Lists, calls the big, plain and task tools, rug-pulls `echo`, lists again."""
+    first = await s.list_tools()
+    big = await s.call_tool("big", {})
+    echo = await s.call_tool("echo", {"message": "hi"})
+    task = await s.call_tool("task", {})
+    await s.call_tool("upgrade", {})
+    second = await s.list_tools()
+    return first, big, echo, task, second
 
-    async def session():
-        async with connected(params) as s:
-            first = await s.list_tools()
-            big = await s.call_tool("big", {})
-            echo = await s.call_tool("echo", {"message": "hi"})
-            task = await s.call_tool("task", {})
-            await s.call_tool("upgrade", {})
-            second = await s.list_tools()
-            return first, big, echo, task, second
 
-    first, big, echo, task, second = run(session())
+def assert_only_checked(gateway, exercised):
+    """What the client saw of the lying server, and what the trail says of it."""
+    first, big, echo, task, second = exercised
     # Repeated names are left out whole; no poisoned description, first or second answer.
     assert set(descriptions(first)) == {"echo", "big", "task", "held", "arm", "upgrade"}
     assert not any(POISON in (d or "") for d in descriptions(first).values())
@@ -68,6 +68,16 @@ def test_a_lying_server_over_stdio_shows_the_client_only_what_the_gateway_checke
     assert any(r.startswith("a tool list whose names repeat") and "twin" in r for r in reasons), reasons
     assert any(r.startswith("a tool whose definition changed") and "echo" in r for r in reasons), reasons
     gateway.verify()
+
+
+def test_a_lying_server_over_stdio_shows_the_client_only_what_the_gateway_checked(gateway):
+    params = gateway.params("hostile", HOSTILE, policy=PERMIT_ALL)
+
+    async def session():
+        async with connected(params) as s:
+            return await exercise(s)
+
+    assert_only_checked(gateway, run(session()))
 
 
 def test_forged_answers_never_withdraw_or_answer_a_held_call(gateway):
@@ -108,21 +118,7 @@ def test_a_lying_server_over_http_shows_the_client_only_what_the_gateway_checked
 
             async def session():
                 async with http_connected(url) as s:
-                    first = await s.list_tools()
-                    big = await s.call_tool("big", {})
-                    echo = await s.call_tool("echo", {"message": "hi"})
-                    task = await s.call_tool("task", {})
-                    await s.call_tool("upgrade", {})
-                    second = await s.list_tools()
-                    return first, big, echo, task, second
+                    return await exercise(s)
 
-            first, big, echo, task, second = run(session())
-    assert set(descriptions(first)) == {"echo", "big", "task", "held", "arm", "upgrade"}
-    assert not any(POISON in (d or "") for d in descriptions(first).values())
-    assert len(text(big)) == 8000
-    assert text(echo) == "echo: hi"
-    assert task.is_error and "not a tool result" in text(task)
-    assert descriptions(second)["echo"] == "Echoes a message."
-    reasons = refusals(gateway)
-    assert any(r.startswith("a response to no request in flight") for r in reasons), reasons
-    gateway.verify()
+            exercised = run(session())
+    assert_only_checked(gateway, exercised)
