@@ -190,7 +190,7 @@ impl ActionRequest {
             _ => None,
         };
         if !req.tool_definition.is_empty() {
-            super::define::hash("tool_definition", &req.tool_definition)?;
+            super::hash("tool_definition", &req.tool_definition)?;
         }
         let context = json_object("context_json", &req.context_json, limits.max_context_bytes)?;
         let options = req.options.unwrap_or_default();

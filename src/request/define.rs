@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::decide::{Actor, actor};
-use super::{FieldError, required, within};
+use super::{FieldError, hash, required, within};
 use crate::config::Limits;
 use crate::proto;
 
@@ -77,11 +77,6 @@ impl ToolDefinitions {
     }
 }
 
-/// Refuses what is not a lower-case hex SHA-256.
-pub(super) fn hash(field: &str, value: &str) -> Result<(), FieldError> {
-    let hex = value.len() == 64 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    if hex { Ok(()) } else { Err(FieldError::new(field, "must be a lower-case hex SHA-256")) }
-}
 
 #[cfg(test)]
 mod tests {

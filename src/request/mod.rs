@@ -35,6 +35,12 @@ fn within(field: &str, value: &str, limit: usize) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// Refuses what is not a lower-case hex SHA-256.
+fn hash(field: &str, value: &str) -> Result<(), FieldError> {
+    let hex = value.len() == 64 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if hex { Ok(()) } else { Err(FieldError::new(field, "must be a lower-case hex SHA-256")) }
+}
+
 /// Refuses an empty `value`, and one longer than `limit` bytes.
 fn required(field: &str, value: &str, limit: usize) -> Result<(), FieldError> {
     if value.is_empty() {
