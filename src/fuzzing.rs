@@ -74,7 +74,7 @@ pub fn jsonrpc_framing(data: &[u8]) {
 
 /// The SSE splitter on `data` (its first byte the chunk size): the events it yields are the
 /// input's bytes in order, each ending at a blank line, and what it holds is the rest; an
-/// event's data, written back with [`crate::mcp::sse::with_data`], reads back the same.
+/// event's data, written back with the splitter's `with_data`, reads back the same.
 #[allow(clippy::unwrap_used, clippy::expect_used)] // a fuzz check panics on what it finds
 pub fn sse_splitting(data: &[u8]) {
     use crate::mcp::sse::{Events, data as event_data, with_data};
