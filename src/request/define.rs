@@ -77,7 +77,6 @@ impl ToolDefinitions {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
