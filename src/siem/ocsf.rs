@@ -197,7 +197,20 @@ fn verdict(event: &Event) -> Option<(u64, &'static str, u64, &'static str)> {
         (Kind::AccessDenied, _) => (2, "Denied", 26, "Unauthorized"),
         (Kind::InvalidRequest, _) => (2, "Denied", 25, "Rejected"),
         (Kind::PeerRefused, _) => (2, "Denied", 2, "Blocked"),
-        _ => return None,
+        // No security control acted: the record carries no action or disposition.
+        (Kind::Decision, None)
+        | (
+            Kind::Execution
+            | Kind::Violation
+            | Kind::PolicyLoaded
+            | Kind::ApprovalRequested
+            | Kind::ApprovalExpired
+            | Kind::ApprovalWithdrawn
+            | Kind::Checkpoint
+            | Kind::Undelivered
+            | Kind::ToolDefined,
+            _,
+        ) => return None,
     })
 }
 
