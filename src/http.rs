@@ -285,12 +285,13 @@ async fn claude_hook(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use axum::http::HeaderValue;
 
     use super::*;
 
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+    /// A request's headers, for the checks on them here and in the console.
+    pub(crate) fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();
         for (name, value) in pairs {
             headers.insert(*name, HeaderValue::from_static(value));

@@ -334,14 +334,7 @@ fn same_origin(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        for (name, value) in pairs {
-            headers.insert(*name, HeaderValue::from_static(value));
-        }
-        headers
-    }
+    use crate::http::tests::headers;
 
     #[test]
     fn forms_from_another_site_are_refused() {

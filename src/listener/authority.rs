@@ -19,8 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use loona_hpack::Decoder;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tonic::transport::server::Connected;
+use tokio::io::{AsyncRead, ReadBuf};
 
 /// What a client sends first (RFC 9113, section 3.4).
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -280,31 +279,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for LenientAuthority<S> {
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for LenientAuthority<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-impl<S: Connected> Connected for LenientAuthority<S> {
-    type ConnectInfo = S::ConnectInfo;
-
-    fn connect_info(&self) -> Self::ConnectInfo {
-        self.inner.connect_info()
-    }
-}
+super::writes_through!(LenientAuthority);
 
 #[cfg(test)]
 mod tests {

@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tonic::transport::server::Connected;
+use tokio::io::{AsyncRead, ReadBuf};
 
 /// The bytes of HTTP/2's connection preface.
 const PREFACE_BYTES: usize = 24;
@@ -180,54 +179,8 @@ impl<S: AsyncRead + Unpin> AsyncRead for Preface<S> {
     }
 }
 
-/// Writes go to the wrapped connection as they are: the wrappers here only watch reads.
-macro_rules! writes_through {
-    ($wrapper:ident) => {
-        impl<S: AsyncWrite + Unpin> AsyncWrite for $wrapper<S> {
-            fn poll_write(
-                mut self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                buf: &[u8],
-            ) -> Poll<io::Result<usize>> {
-                Pin::new(&mut self.inner).poll_write(cx, buf)
-            }
-
-            fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Pin::new(&mut self.inner).poll_flush(cx)
-            }
-
-            fn poll_shutdown(
-                mut self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-            ) -> Poll<io::Result<()>> {
-                Pin::new(&mut self.inner).poll_shutdown(cx)
-            }
-
-            fn poll_write_vectored(
-                mut self: Pin<&mut Self>,
-                cx: &mut Context<'_>,
-                bufs: &[io::IoSlice<'_>],
-            ) -> Poll<io::Result<usize>> {
-                Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-            }
-
-            fn is_write_vectored(&self) -> bool {
-                self.inner.is_write_vectored()
-            }
-        }
-
-        impl<S: Connected> Connected for $wrapper<S> {
-            type ConnectInfo = S::ConnectInfo;
-
-            fn connect_info(&self) -> Self::ConnectInfo {
-                self.inner.connect_info()
-            }
-        }
-    };
-}
-
-writes_through!(Limited);
-writes_through!(Preface);
+super::writes_through!(Limited);
+super::writes_through!(Preface);
 
 #[cfg(test)]
 mod tests {

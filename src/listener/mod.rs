@@ -3,6 +3,59 @@
 //! Unix connections go through [`LenientAuthority`], so that stock gRPC clients, which name
 //! the socket's path as the authority, are served there too.
 
+/// Writes go to the wrapped connection as they are, and its connect info is the wrapped one's:
+/// the wrappers of this module change or watch only what is read.
+macro_rules! writes_through {
+    ($wrapper:ident) => {
+        impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for $wrapper<S> {
+            fn poll_write(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+            }
+
+            fn poll_flush(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+            }
+
+            fn poll_shutdown(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+            }
+
+            fn poll_write_vectored(
+                mut self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+            }
+
+            fn is_write_vectored(&self) -> bool {
+                self.inner.is_write_vectored()
+            }
+        }
+
+        impl<S: tonic::transport::server::Connected> tonic::transport::server::Connected
+            for $wrapper<S>
+        {
+            type ConnectInfo = S::ConnectInfo;
+
+            fn connect_info(&self) -> Self::ConnectInfo {
+                self.inner.connect_info()
+            }
+        }
+    };
+}
+use writes_through;
+
 mod authority;
 mod limit;
 
