@@ -98,8 +98,9 @@ pub struct Gate {
     server: Arc<str>,
     /// What the server's last listing said of each tool, by the server's name for it.
     listed: Arc<Mutex<HashMap<String, Listed>>>,
-    /// The definition last shown to the client as the one in force, by the server's name.
-    shown: Arc<Mutex<HashMap<String, Value>>>,
+    /// The definition last shown to the client as the one in force, with its hash, by the
+    /// server's name.
+    shown: Arc<Mutex<HashMap<String, (String, Value)>>>,
     refusals: Refusals,
 }
 
@@ -389,17 +390,16 @@ impl Gate {
         tools.retain_mut(|tool| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
             let Some(pinned) = changed.get(&self.tool(&name)) else {
-                if shown.len() < MAX_SHOWN || shown.contains_key(&name) {
-                    shown.insert(name, tool.clone());
+                if (shown.len() < MAX_SHOWN || shown.contains_key(&name))
+                    && let Some(hash) = definition_hash(tool)
+                {
+                    shown.insert(name, (hash, tool.clone()));
                 }
                 return true;
             };
             held.push(name.clone());
-            let before = shown.get(&name).filter(|before| {
-                definition(String::new(), before).is_some_and(|d| &d.hash == pinned)
-            });
-            match before {
-                Some(before) => {
+            match shown.get(&name).filter(|(hash, _)| hash == pinned) {
+                Some((_, before)) => {
                     *tool = before.clone();
                     true
                 }
@@ -417,8 +417,7 @@ impl Gate {
         let shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
         tools.retain(|tool| {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            let hash = |tool: &Value| definition(String::new(), tool).map(|d| d.hash);
-            shown.get(name).is_some_and(|before| hash(before) == hash(tool))
+            shown.get(name).is_some_and(|(hash, _)| Some(hash) == definition_hash(tool).as_ref())
         });
     }
 
@@ -469,7 +468,7 @@ impl Gate {
                     )
                     .ok()
             });
-            let definition = definition(String::new(), tool).map(|d| d.hash).unwrap_or_default();
+            let definition = definition_hash(tool).unwrap_or_default();
             listed.insert(name.to_owned(), Listed { schema, definition });
         }
     }
@@ -631,6 +630,11 @@ enum Held {
     Approved,
     Refused(String),
     Dropped,
+}
+
+/// The hash of a listed tool's definition (`definition`); `None` for an entry without a name.
+fn definition_hash(tool: &Value) -> Option<String> {
+    definition(String::new(), tool).map(|d| d.hash)
 }
 
 /// toolgate's facts about a decision, for a result's `_meta`.
