@@ -135,7 +135,7 @@ static CALL_NUMBER: AtomicU64 = AtomicU64::new(0);
 /// cap of 10,000 calls.
 const CALLS_PER_SESSION: u64 = 1000;
 
-fn decide_request(caller: usize, n: u64) -> DecideRequest {
+pub(super) fn decide_request(caller: usize, n: u64) -> DecideRequest {
     static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let run = RUN.get_or_init(|| uuid::Uuid::now_v7().simple().to_string());
     DecideRequest {

@@ -21,11 +21,13 @@ use super::{Call, ServerProcess, connect};
 use crate::config::Durability;
 use crate::proto::HeadRequest;
 use crate::proto::audit_client::AuditClient;
+use crate::proto::gate_client::GateClient;
 
-/// A collector that remembers the highest seq it took.
+/// A collector that remembers the highest seq it took, and tells each time it takes one.
 #[derive(Debug, Clone, Default)]
 struct Sink {
     highest: Arc<AtomicI64>,
+    took: Arc<tokio::sync::Notify>,
 }
 
 #[tonic::async_trait]
@@ -41,6 +43,7 @@ impl LogsService for Sink {
                 self.highest.fetch_max(seq, Ordering::Relaxed);
             }
         }
+        self.took.notify_waiters();
         Ok(tonic::Response::new(ExportLogsServiceResponse::default()))
     }
 }
@@ -60,7 +63,14 @@ pub struct Round {
     /// in microseconds: what the exporter adds shows here even where the two cores are shared
     /// with the load generator and the collector.
     pub cpu_us_per_event: f64,
+    /// With the exporter, once the load is over: how long after a lone Decide was answered
+    /// the collector had its event (sorted, one per probe).
+    pub after_commit: Vec<Duration>,
 }
+
+/// How many lone Decides a round probes the export's latency with, and the pause between.
+const PROBES: usize = 40;
+const PROBE_SPACING: Duration = Duration::from_millis(37);
 
 /// The trail's last seq.
 async fn head(audit: &mut AuditClient<Channel>) -> anyhow::Result<i64> {
@@ -141,6 +151,28 @@ async fn round(
         drained = stopped.elapsed();
     }
     lag.abort();
+    let mut after_commit = Vec::new();
+    if exporting {
+        let mut gate = GateClient::new(channels[0].clone());
+        for n in 0..PROBES {
+            tokio::time::sleep(PROBE_SPACING).await;
+            let took = sink.took.notified();
+            tokio::pin!(took);
+            took.as_mut().enable();
+            let answer = gate.decide(super::load::decide_request(0, n as u64)).await?;
+            let (seq, answered) = (answer.into_inner().seq, tokio::time::Instant::now());
+            let seq = i64::try_from(seq)?;
+            while sink.highest.load(Ordering::Relaxed) < seq {
+                if tokio::time::timeout(Duration::from_secs(5), took.as_mut()).await.is_err() {
+                    anyhow::bail!("the collector did not get seq {seq} within 5 s");
+                }
+                took.set(sink.took.notified());
+                took.as_mut().enable();
+            }
+            after_commit.push(answered.elapsed());
+        }
+        after_commit.sort();
+    }
     let max_lag = if exporting { max_lag.load(Ordering::Relaxed) } else { 0 };
     // The CPU of the Decide phase, and of the export it caused, caught up.
     let cpu = server.cpu_seconds().unwrap_or(0.0) - cpu_before;
@@ -153,5 +185,6 @@ async fn round(
         max_lag,
         drained,
         cpu_us_per_event: cpu * 1e6 / (head - head_before).max(1) as f64,
+        after_commit,
     })
 }

@@ -114,9 +114,15 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
         for round in &figures {
             let lag = match round.exporting {
                 true => format!(
-                    ", collector at most {} events behind, caught up {:.2} s after the load stopped",
+                    ", collector at most {} events behind, caught up {:.2} s after the load stopped; \
+                     a lone Decide's event at the collector after p50 {:.2} ms, max {:.2} ms",
                     round.max_lag,
-                    round.drained.as_secs_f64()
+                    round.drained.as_secs_f64(),
+                    round
+                        .after_commit
+                        .get(round.after_commit.len() / 2)
+                        .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                    round.after_commit.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
                 ),
                 false => String::new(),
             };
