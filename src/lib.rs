@@ -53,7 +53,6 @@
 mod approvals;
 mod audit;
 pub mod auth;
-mod backoff;
 mod bench;
 pub mod cli;
 pub mod config;
@@ -61,6 +60,7 @@ mod console;
 mod error;
 mod facts;
 mod fleet;
+mod follow;
 #[doc(hidden)]
 pub mod fuzzing;
 mod gate;

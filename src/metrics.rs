@@ -3,7 +3,8 @@
 //! commit took and how many events it held, the queue behind it, and the trail's length.
 //! `GET /metrics` on the HTTP side port serves them in the text format.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -30,21 +31,66 @@ struct ResultLabels {
     result: &'static str,
 }
 
-/// What became of a batch shipped to the fleet store.
+/// What became of a batch a follower handed to its sink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shipped {
-    /// Taken (its new events stored).
-    Stored,
-    /// Refused by the store's checks (recorded there as an alarm).
+pub enum Delivered {
+    /// Taken (with the events the sink counts).
+    Taken(u64),
+    /// Refused by the destination's checks.
     Refused,
-    /// Not delivered: the store could not be reached, or failed.
+    /// Not delivered: the destination could not be reached, or failed.
     Failed,
+}
+
+/// The names a follower's metrics are registered under, `toolgate_<prefix>_…`.
+#[derive(Debug, Clone, Copy)]
+pub struct SinkNames {
+    pub prefix: &'static str,
+    /// The counter of delivered events (`shipped_events`), and its help.
+    pub delivered: &'static str,
+    pub delivered_help: &'static str,
+    /// The `result` of a batch taken (`stored`, `acknowledged`).
+    pub taken: &'static str,
+    /// The destination, as the help texts name it (`the fleet store`).
+    pub destination: &'static str,
+}
+
+/// One follower's metrics: batches by result, events delivered, and how far behind it is.
+#[derive(Debug, Clone)]
+pub struct FollowerMetrics {
+    taken: &'static str,
+    delivered: Counter,
+    batches: Family<ResultLabels, Counter>,
+    lag_events: Gauge,
+    lag_seconds: Gauge<f64, AtomicU64>,
+}
+
+impl FollowerMetrics {
+    /// Counts a batch.
+    pub fn batch(&self, result: Delivered) {
+        let result = match result {
+            Delivered::Taken(events) => {
+                self.delivered.inc_by(events);
+                self.taken
+            }
+            Delivered::Refused => "refused",
+            Delivered::Failed => "failed",
+        };
+        self.batches.get_or_create(&ResultLabels { result }).inc();
+    }
+
+    /// How far the destination is behind the trail: events, and the oldest one's age.
+    pub fn lag(&self, events: u64, seconds: f64) {
+        self.lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
+        self.lag_seconds.set(seconds);
+    }
 }
 
 /// The metrics of one server.
 #[derive(Debug)]
 pub struct Metrics {
-    registry: Registry,
+    /// Behind a lock so that the followers register their own metrics as they start.
+    registry: Mutex<Registry>,
     decisions: Family<OutcomeLabels, Counter>,
     executions: Family<StatusLabels, Counter>,
     violations: Counter,
@@ -56,15 +102,6 @@ pub struct Metrics {
     trail_events: Gauge,
     tls_handshake_failures: Counter,
     tls_certificate_expiry: Gauge,
-    fleet_shipped: Counter,
-    fleet_cosignatures: Counter,
-    fleet_batches: Family<ResultLabels, Counter>,
-    fleet_lag_events: Gauge,
-    fleet_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
-    otlp_exported: Counter,
-    otlp_batches: Family<ResultLabels, Counter>,
-    otlp_lag_events: Gauge,
-    otlp_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
     /// The last commit failed: the trail takes nothing until one succeeds.
     failing: AtomicBool,
 }
@@ -121,71 +158,8 @@ impl Default for Metrics {
             "When the server certificate in force expires (Unix time)",
             tls_certificate_expiry.clone(),
         );
-        let fleet_shipped = Counter::default();
-        let fleet_cosignatures = Counter::default();
-        let fleet_batches = Family::<ResultLabels, Counter>::default();
-        let fleet_lag_events = Gauge::default();
-        let fleet_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
-        registry.register(
-            "fleet_shipped_events",
-            "Events stored in the fleet store by this node's shipper",
-            fleet_shipped.clone(),
-        );
-        registry.register(
-            "fleet_shipped_cosignatures",
-            "Witness cosignatures stored in the fleet store by this node's shipper",
-            fleet_cosignatures.clone(),
-        );
-        registry.register(
-            "fleet_batches",
-            "Batches shipped to the fleet store, by result (stored, refused, failed)",
-            fleet_batches.clone(),
-        );
-        registry.register(
-            "fleet_lag_events",
-            "Events on the trail that the fleet store does not hold yet",
-            fleet_lag_events.clone(),
-        );
-        registry.register(
-            "fleet_lag_seconds",
-            "Age of the oldest event the fleet store does not hold yet (0 when caught up)",
-            fleet_lag_seconds.clone(),
-        );
-        let otlp_exported = Counter::default();
-        let otlp_batches = Family::<ResultLabels, Counter>::default();
-        let otlp_lag_events = Gauge::default();
-        let otlp_lag_seconds = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
-        registry.register(
-            "otlp_exported_events",
-            "Events the OpenTelemetry collector acknowledged",
-            otlp_exported.clone(),
-        );
-        registry.register(
-            "otlp_batches",
-            "Batches of log records sent to the OpenTelemetry collector, by result (acknowledged, failed)",
-            otlp_batches.clone(),
-        );
-        registry.register(
-            "otlp_lag_events",
-            "Events on the trail the OpenTelemetry collector has not acknowledged yet",
-            otlp_lag_events.clone(),
-        );
-        registry.register(
-            "otlp_lag_seconds",
-            "Age of the oldest event the OpenTelemetry collector has not acknowledged (0 when caught up)",
-            otlp_lag_seconds.clone(),
-        );
         Self {
-            registry,
-            otlp_exported,
-            otlp_batches,
-            otlp_lag_events,
-            otlp_lag_seconds,
-            fleet_shipped,
-            fleet_cosignatures,
-            fleet_batches,
-            fleet_lag_events,
-            fleet_lag_seconds,
+            registry: Mutex::new(registry),
             decisions,
             executions,
             violations,
@@ -275,39 +249,43 @@ impl Metrics {
         self.tls_certificate_expiry.set(not_after);
     }
 
-    /// Counts a batch shipped to the fleet store, and the events it stored.
-    pub fn fleet_batch(&self, result: Shipped, stored: u64) {
-        let result = match result {
-            Shipped::Stored => "stored",
-            Shipped::Refused => "refused",
-            Shipped::Failed => "failed",
+    /// Registers a follower's metrics under `names`.
+    pub fn follower(&self, names: SinkNames) -> FollowerMetrics {
+        let metrics = FollowerMetrics {
+            taken: names.taken,
+            delivered: Counter::default(),
+            batches: Family::default(),
+            lag_events: Gauge::default(),
+            lag_seconds: Gauge::default(),
         };
-        self.fleet_batches.get_or_create(&ResultLabels { result }).inc();
-        self.fleet_shipped.inc_by(stored);
+        let to = names.destination;
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        let registry = registry.sub_registry_with_prefix(names.prefix);
+        registry.register(names.delivered, names.delivered_help, metrics.delivered.clone());
+        registry.register(
+            "batches",
+            format!("Batches sent to {to}, by result ({}, refused, failed)", names.taken),
+            metrics.batches.clone(),
+        );
+        registry.register(
+            "lag_events",
+            format!("Events on the trail that {to} does not hold yet"),
+            metrics.lag_events.clone(),
+        );
+        registry.register(
+            "lag_seconds",
+            format!("Age of the oldest event {to} does not hold yet (0 when caught up)"),
+            metrics.lag_seconds.clone(),
+        );
+        metrics
     }
 
-    /// Counts witness cosignatures the fleet store stored.
-    pub fn fleet_cosignatures(&self, stored: u64) {
-        self.fleet_cosignatures.inc_by(stored);
-    }
-
-    /// How far the fleet store is behind the trail: events, and the oldest one's age.
-    pub fn fleet_lag(&self, events: u64, seconds: f64) {
-        self.fleet_lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
-        self.fleet_lag_seconds.set(seconds);
-    }
-
-    /// Counts a batch sent to the OpenTelemetry collector: acknowledged with its events, or not.
-    pub fn otlp_batch(&self, acknowledged: Option<u64>) {
-        let result = if acknowledged.is_some() { "acknowledged" } else { "failed" };
-        self.otlp_batches.get_or_create(&ResultLabels { result }).inc();
-        self.otlp_exported.inc_by(acknowledged.unwrap_or(0));
-    }
-
-    /// How far the collector is behind the trail: events, and the oldest one's age.
-    pub fn otlp_lag(&self, events: u64, seconds: f64) {
-        self.otlp_lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
-        self.otlp_lag_seconds.set(seconds);
+    /// Registers a counter of a follower's own (`toolgate_<name>_total`).
+    pub fn counter(&self, name: &str, help: &str) -> Counter {
+        let counter = Counter::default();
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        registry.register(name, help, counter.clone());
+        counter
     }
 
     /// Whether the last commit failed (until the next one succeeds).
@@ -320,7 +298,8 @@ impl Metrics {
     pub fn encode(&self) -> String {
         let mut text = String::new();
         // INVARIANT: writing to a String cannot fail.
-        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+        let registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        prometheus_client::encoding::text::encode(&mut text, &registry)
             .expect("encoding to a string");
         text
     }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use crate::fleet::shipper::URL_ENV;
+use crate::fleet::URL_ENV;
 use crate::fleet::store::{FleetStore, NodeStatus};
 use crate::trust::note::NoteVerifier;
 

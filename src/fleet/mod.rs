@@ -9,12 +9,15 @@
 //!   owner, out of the shippers' reach.
 //! - `batch`: a batch of events in the binary form `fleet_ingest` takes.
 //! - [`store`]: the store through sqlx: registering nodes, ingesting batches, reading events.
-//! - [`shipper`]: the sidecar's task that ships its trail.
+//!
+//! The sidecar's side, which ships its trail, is a follower's sink: `follow::fleet`.
 
 mod batch;
 pub mod schema;
-pub mod shipper;
 pub mod store;
+
+/// The environment variable that may hold the store's URL (and its password).
+pub const URL_ENV: &str = "TOOLGATE_FLEET_POSTGRES_URL";
 
 /// What a node id is, as refusals say it.
 pub const NODE_ID: &str = "1 to 128 letters, digits, `.`, `_` or `-`";

@@ -5,13 +5,12 @@
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::convert::event_to_proto;
-use super::follow::{self, Follow};
 use crate::audit::{
     Anchors, Export, Origin, Report, SharedBuffer, Trails, verify_fleet, verify_trail,
 };
@@ -19,6 +18,7 @@ use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::{Error, FieldError};
 use crate::fleet::store::FleetError;
+use crate::follow::{Trail, subscribe};
 use crate::proto::{self, audit_server::Audit};
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
 use crate::store::{Filter, Head, Reader};
@@ -35,7 +35,7 @@ pub struct AuditService {
     hasher: ArgsHasher,
     limits: Arc<Limits>,
     /// What `Subscribe` waits on; a service without it (the fleet's) has no live stream.
-    follow: Option<Follow>,
+    follow: Option<(Trail, watch::Receiver<bool>)>,
 }
 
 impl AuditService {
@@ -62,7 +62,8 @@ impl AuditService {
     }
 
     /// The same service, its `Subscribe` woken by the writer's commits and ended by shutdown.
-    pub fn following(self, follow: Follow) -> Self {
+    pub fn following(self, trail: Trail, stopping: watch::Receiver<bool>) -> Self {
+        let follow = (trail, stopping);
         Self { follow: Some(follow), ..self }
     }
 
@@ -224,12 +225,12 @@ impl Audit for AuditService {
     ) -> Result<Response<Self::SubscribeStream>, Status> {
         self.guard.check(&request, Rpc::Subscribe).await?;
         let req = request.into_inner();
-        let (Trails::One(reader), Some(follow)) = (&self.trails, &self.follow) else {
+        let (Trails::One(_), Some(follow)) = (&self.trails, &self.follow) else {
             return Err(Status::failed_precondition(
                 "a live stream comes from a node's own trail: subscribe to the node's sidecar",
             ));
         };
-        let (reader, follow) = (reader.clone(), follow.clone());
+        let follow = follow.clone();
         let (filter, _) = self.filter(Rpc::Subscribe, req.filter).await?;
         let after = match i64::try_from(req.from_seq) {
             Ok(from) => from.saturating_sub(1),
@@ -239,7 +240,7 @@ impl Audit for AuditService {
             }
         };
         let (events, stream) = mpsc::channel(64);
-        tokio::spawn(follow::follow(reader, filter, after, follow, events));
+        tokio::spawn(subscribe::follow(follow, filter, after, event_to_proto, events));
         Ok(Response::new(ReceiverStream::new(stream)))
     }
 

@@ -6,7 +6,6 @@ mod admin;
 mod approvals;
 mod audit;
 mod convert;
-mod follow;
 mod gate;
 mod guard;
 
@@ -14,6 +13,5 @@ pub use admin::AdminService;
 pub use approvals::ApprovalsService;
 pub use audit::AuditService;
 pub use convert::event_from_proto;
-pub use follow::Follow;
 pub use gate::GateService;
 pub use guard::Guard;

@@ -6,6 +6,7 @@
 mod audit_only;
 mod serving;
 mod side;
+mod tasks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -15,14 +16,15 @@ use tokio::net::TcpListener;
 
 pub use audit_only::run_audit_only;
 
-use crate::approvals::{Approvals, rebuild};
+use crate::approvals::Approvals;
 use crate::audit::Trails;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::error::Error;
 use crate::facts::Facts;
+use crate::follow::Trail;
 use crate::gate::{Gate, State};
-use crate::grpc::{AdminService, ApprovalsService, AuditService, Follow, GateService, Guard};
+use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard};
 use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::pins::Pins;
@@ -36,6 +38,7 @@ use crate::request::ArgsHasher;
 use crate::sidecar::{Sidecar, conn};
 use crate::store::{Store, StoreError};
 use crate::tls::Acceptor;
+use tasks::{Stage, Tasks};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -63,11 +66,11 @@ pub enum ServerError {
     #[error(transparent)]
     Witnesses(#[from] crate::trust::witnesses::WitnessKeyError),
     #[error(transparent)]
-    Fleet(#[from] crate::fleet::shipper::FleetConfigError),
+    Fleet(#[from] crate::follow::fleet::FleetConfigError),
     #[error(transparent)]
     FleetStore(#[from] crate::fleet::store::FleetError),
     #[error(transparent)]
-    Otlp(#[from] crate::siem::OtlpConfigError),
+    Otlp(#[from] crate::follow::otlp::OtlpConfigError),
 }
 
 /// Serves until `shutdown` resolves.
@@ -86,20 +89,11 @@ pub async fn run(
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
     let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
-    let shipper = crate::fleet::shipper::shipper(&config.fleet)?;
-    let exporter = crate::siem::exporter(&config)?;
+    let shipping = crate::follow::fleet::follower(&config.fleet, &metrics)?;
+    let exporting = crate::follow::otlp::follower(&config, &metrics)?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
-    let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
-    let rebuilt = facts.rebuild(&store.reader).await?;
-    tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
-    let approvals = Arc::new(Approvals::new(config.approvals.clone()));
-    let pending = rebuild(&approvals, &store.reader).await?;
-    tracing::info!(pending, "pending approvals rebuilt from the trail");
-    let pins = Arc::new(Pins::default());
-    let pinned = pins.rebuild(&store.reader).await?;
-    tracing::info!(pinned, "tool definitions in force rebuilt from the trail");
-    let state = State { facts, approvals, pins };
+    let state = rebuild(&config, &store.reader).await?;
     let gate = Gate::new(&config, state, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
@@ -108,46 +102,34 @@ pub async fn run(
         "policy in force"
     );
 
+    // What follows the trail: the checkpoints, the witnesses, the followers' sinks.
+    let trail = Trail { reader: store.reader.clone(), commits: store.writer.committed() };
+    let mut tasks = Tasks::default();
     // What the console shows of the checkpoints: who signs them, who cosigns them.
     let log_key = signer.as_ref().map(|signer| signer.verifier());
     let witness_keys: Vec<_> = witnesses.iter().map(|w| w.key().clone()).collect();
-    let (stop_checkpoints, stopping_checkpoints) = tokio::sync::watch::channel(false);
-    let checkpoints = signer.map(|signer| {
-        tracing::info!(
-            key = %signer.verifier().encode(),
-            every_events = config.checkpoints.every_events,
-            every_ms = config.checkpoints.every_ms,
-            "signing checkpoints"
-        );
-        tokio::spawn(crate::trust::publisher::run(
-            store.writer.clone(),
-            store.reader.clone(),
-            signer,
-            config.checkpoints.clone(),
-            stopping_checkpoints,
-        ))
-    });
-    let (stop_exporting, stopping_exporting) = tokio::sync::watch::channel(false);
-    let exporting = exporter.map(|exporter| {
-        tracing::info!(endpoint = exporter.endpoint(), "exporting the trail as OTLP logs");
-        let (reader, metrics) = (store.reader.clone(), metrics.clone());
-        tokio::spawn(exporter.run(reader, metrics, stopping_exporting))
-    });
-    let (stop_shipping, stopping_shipping) = tokio::sync::watch::channel(false);
-    let shipping = shipper.map(|shipper| {
-        tracing::info!(node = shipper.node(), "shipping the trail to the fleet store");
-        tokio::spawn(shipper.run(store.reader.clone(), metrics.clone(), stopping_shipping))
-    });
-    let (stop_witnesses, stopping_witnesses) = tokio::sync::watch::channel(false);
-    let witnessing = (!witnesses.is_empty()).then(|| {
+    if let Some(signer) = signer {
+        let (writer, config) = (store.writer.clone(), config.checkpoints.clone());
+        let trail = trail.clone();
+        tasks.start(Stage::Checkpoints, "checkpoints", |stopping| {
+            crate::trust::publisher::run(writer, trail, signer, config, stopping)
+        });
+    }
+    if !witnesses.is_empty() {
         tracing::info!(witnesses = witnesses.len(), "submitting checkpoints to witnesses");
-        tokio::spawn(crate::trust::witnesses::run(
-            store.reader.clone(),
-            store.writer.clone(),
-            witnesses,
-            stopping_witnesses,
-        ))
-    });
+        let (reader, writer) = (store.reader.clone(), store.writer.clone());
+        tasks.start(Stage::Witnesses, "witnesses", |stopping| {
+            crate::trust::witnesses::run(reader, writer, witnesses, stopping)
+        });
+    }
+    if let Some(follower) = shipping {
+        let trail = trail.clone();
+        tasks.start(Stage::Followers, "fleet", |stopping| follower.run(trail, stopping));
+    }
+    if let Some(follower) = exporting {
+        let trail = trail.clone();
+        tasks.start(Stage::Followers, "otlp", |stopping| follower.run(trail, stopping));
+    }
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GateServer<GateService>>().await;
@@ -162,14 +144,14 @@ pub async fn run(
     // services and the side port, so that the writer can finish at shutdown.
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
-    let reloads = tokio::spawn(reload_on_sighup(gate.clone(), tls.clone(), hangups));
-    let watched = tls.clone();
-    let tls_reloads = tokio::spawn(async move {
-        if let Some(tls) = watched {
-            tls.watch().await;
-        }
-    });
-    let expiries = tokio::spawn(expire_approvals(gate.clone()));
+    let serving = Arc::new(AtomicBool::new(true));
+    tasks.alongside(reload_on_sighup(gate.clone(), tls.clone(), hangups));
+    if let Some(tls) = tls.clone() {
+        tasks.alongside(async move { tls.watch().await });
+    }
+    tasks.alongside(expire_approvals(gate.clone()));
+    tasks.alongside(watch_trail(health.clone(), metrics.clone(), serving.clone()));
+    // Ends the waits that last (approvals waited on, live streams) at shutdown.
     let (stop_waits, stopping_waits) = tokio::sync::watch::channel(false);
     let approvals_service = ApprovalsServer::new(ApprovalsService::new(
         gate.clone(),
@@ -188,10 +170,9 @@ pub async fn run(
             hasher,
             config.limits.clone(),
         )
-        .following(Follow { commits: store.writer.committed(), stopping: stopping_waits }),
+        .following(trail, stopping_waits),
     );
 
-    let serving = Arc::new(AtomicBool::new(true));
     let side = match http {
         Some(http) => {
             // In process: the hook's calls skip the network (and TLS), and carry the hook's
@@ -217,7 +198,6 @@ pub async fn run(
         None => None,
     };
 
-    let watcher = tokio::spawn(watch_trail(health.clone(), metrics.clone(), serving.clone()));
     let shutting_down = tokio::sync::Notify::new();
     let stopping = async {
         shutdown.await;
@@ -241,43 +221,36 @@ pub async fn run(
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
 
     // The services are gone with the server (and their clones in the side port once it has
-    // stopped, below), and the reload task with this abort; that drops the last writer handle,
-    // so the writer commits what it holds and stops.
-    for task in [reloads, tls_reloads, expiries, watcher] {
-        task.abort();
-        let _ = task.await;
-    }
+    // stopped, below), and the tasks alongside them now; that drops the last writer handle
+    // but the followers', so the writer commits what it holds and stops after them.
+    tasks.stop_alongside().await;
     // The side port answered through the drain (`/readyz` said 503); now it stops.
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
     let side_cut = match side {
         Some(side) => side.finish(grace).await,
         None => false,
     };
-    // Every call is answered: the last checkpoint covers all of them.
-    let _ = stop_checkpoints.send(true);
-    if let Some(checkpoints) = checkpoints {
-        let _ = checkpoints.await;
-    }
-    // Then the last checkpoint goes to the witnesses (a few seconds at most).
-    let _ = stop_witnesses.send(true);
-    if let Some(witnessing) = witnessing {
-        let _ = witnessing.await;
-    }
-    // Shipping stops where it stands; the store's cursor resumes it at the next start.
-    let _ = stop_shipping.send(true);
-    if let Some(shipping) = shipping {
-        let _ = shipping.await;
-    }
-    // So does exporting; its cursor file resumes it.
-    let _ = stop_exporting.send(true);
-    if let Some(exporting) = exporting {
-        let _ = exporting.await;
-    }
+    tasks.stop().await;
     store.reader.close().await;
     drop(store);
     serving::join_writer(writer_thread, cut || side_cut).await;
     tracing::info!("stopped");
     Ok(served?)
+}
+
+/// The state a gate keeps from the trail, rebuilt from it: session facts, pending approvals,
+/// the tool definitions in force.
+async fn rebuild(config: &Config, reader: &crate::store::Reader) -> Result<State, ServerError> {
+    let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
+    let rebuilt = facts.rebuild(reader).await?;
+    tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
+    let approvals = Arc::new(Approvals::new(config.approvals.clone()));
+    let pending = crate::approvals::rebuild(&approvals, reader).await?;
+    tracing::info!(pending, "pending approvals rebuilt from the trail");
+    let pins = Arc::new(Pins::default());
+    let pinned = pins.rebuild(reader).await?;
+    tracing::info!(pinned, "tool definitions in force rebuilt from the trail");
+    Ok(State { facts, approvals, pins })
 }
 
 /// Reports Gate and Approvals as not serving while the trail cannot commit, and as serving

@@ -1,9 +1,9 @@
 //! The trail where security teams already look (docs/siem.md): each committed event as an
-//! OpenTelemetry log record, shipped to a collector from a durable cursor (`otlp`,
-//! `exporter`), and as an OCSF event or a plain JSON line for `toolgate export` (`ocsf`).
+//! OpenTelemetry log record (`otlp`, shipped to a collector by the follower's OTLP sink,
+//! `follow::otlp`), and as an OCSF event or a plain JSON line for `toolgate export` (`ocsf`).
 
-mod exporter;
+mod host;
 pub mod ocsf;
-mod otlp;
+pub mod otlp;
 
-pub use exporter::{OtlpConfigError, exporter, host_name};
+pub use host::host_name;

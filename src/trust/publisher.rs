@@ -2,8 +2,9 @@
 //! `every_ms`, whichever comes first, and once more at shutdown, it appends a `checkpoint`
 //! event whose note is the signed checkpoint of the tree of every event before it. The tree
 //! head is read and signed inside the writer's transaction, so the checkpoint covers exactly
-//! the events before it. A checkpoint that cannot be committed now is tried at the next tick;
-//! it never delays a decision (it is one more append, queued like any other).
+//! the events before it. It wakes at each commit of the writer (to count the events) and when
+//! `every_ms` is up; a checkpoint that cannot be committed now is tried again a moment later.
+//! It never delays a decision (it is one more append, queued like any other).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,10 +14,12 @@ use tokio::sync::watch;
 use super::checkpoint::Checkpoint;
 use super::note::NoteSigner;
 use crate::config::CheckpointsConfig;
-use crate::store::{Reader, StoreError, Writer};
+use crate::follow::Trail;
+use crate::store::{StoreError, Writer};
 use crate::trail::{Kind, Record};
 
-/// How often the task looks at the trail.
+/// How long the task waits before it tries again after trouble, and how often it looks once
+/// the writer has stopped.
 const TICK: Duration = Duration::from_millis(100);
 
 /// Why checkpoints cannot be signed.
@@ -62,11 +65,18 @@ pub async fn append(writer: &Writer, signer: &Arc<NoteSigner>) -> Result<u64, St
 /// Signs checkpoints until `stopping` turns true, then signs a last one if events came since.
 pub async fn run(
     writer: Writer,
-    reader: Reader,
+    trail: Trail,
     signer: Arc<NoteSigner>,
     config: CheckpointsConfig,
     mut stopping: watch::Receiver<bool>,
 ) {
+    tracing::info!(
+        key = %signer.verifier().encode(),
+        every_events = config.every_events,
+        every_ms = config.every_ms,
+        "signing checkpoints"
+    );
+    let Trail { reader, mut commits } = trail;
     let every = Duration::from_millis(config.every_ms.max(1));
     let every_events = config.every_events.max(1);
     // What the last checkpoint on the trail covers (and itself): nothing before the first.
@@ -78,15 +88,40 @@ pub async fn run(
         }
     };
     let mut since = Instant::now();
+    // Whether events wait uncovered (then `every_ms` can make a checkpoint due), and the pause
+    // after trouble.
+    let (mut uncovered, mut pause) = (true, None);
     loop {
-        let stop = tokio::select! {
-            _ = stopping.wait_for(|stop| *stop) => true,
-            () = tokio::time::sleep(TICK) => false,
+        let wake = async {
+            match pause {
+                Some(pause) => tokio::time::sleep(pause).await,
+                None => {
+                    let due = async {
+                        match uncovered {
+                            true => tokio::time::sleep(every.saturating_sub(since.elapsed())).await,
+                            false => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        moved = commits.changed() => if moved.is_err() {
+                            tokio::time::sleep(TICK).await;
+                        },
+                        () = due => {}
+                    }
+                }
+            }
         };
+        let stop = tokio::select! {
+            biased;
+            _ = stopping.wait_for(|stop| *stop) => true,
+            () = wake => false,
+        };
+        pause = None;
         let size = match reader.tree_size().await {
             Ok(size) => size,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the tree's size; retrying");
+                pause = Some(TICK);
                 continue;
             }
         };
@@ -99,9 +134,13 @@ pub async fn run(
                     covered = size;
                     since = Instant::now();
                 }
-                Err(error) => tracing::warn!(%error, "checkpoint not recorded; retrying"),
+                Err(error) => {
+                    tracing::warn!(%error, "checkpoint not recorded; retrying");
+                    pause = Some(TICK);
+                }
             }
         }
+        uncovered = size > covered;
         if stop {
             return;
         }

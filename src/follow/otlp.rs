@@ -1,28 +1,36 @@
-//! The OTLP exporter: the trail's committed events go to an OpenTelemetry collector as log
-//! records, in `seq` order, in batches, from a durable cursor (the last seq the collector
-//! acknowledged, kept in a file beside the trail and written only after the acknowledgement):
-//! delivery at least once, across restarts of either side. It reads through the read-only
-//! connections and never touches the writer, so a collector that is down, refusing or slow
-//! delays no decision and loses no event (the trail is the buffer); the lag is on `/metrics`.
+//! The OTLP sink: the trail's committed events go to an OpenTelemetry collector as log
+//! records (`siem::otlp`), in `seq` order, in batches, from a durable cursor (the last seq the
+//! collector acknowledged, kept in a file beside the trail and written only after the
+//! acknowledgement): delivery at least once, across restarts of either side. The lag is on
+//! `/metrics` (`toolgate_otlp_lag_events`).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::logs::v1::logs_service_client::LogsServiceClient;
 use prost::Message;
-use tokio::sync::watch;
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
-use super::otlp::{Origin, request};
-use crate::backoff::Backoff;
+use super::{Follower, Sink, Taken, Trouble};
 use crate::config::{Config, OtlpProtocol};
-use crate::metrics::Metrics;
-use crate::store::{Filter, Reader};
+use crate::metrics::{Metrics, SinkNames};
+use crate::siem::host_name;
+use crate::siem::otlp::{Origin, request};
+use crate::store::Reader;
+use crate::trail::Event;
 
 /// The largest request sent: under the 4 MiB a gRPC server takes by default.
 const MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024;
+
+/// Its metrics: `toolgate_otlp_exported_events_total`, `toolgate_otlp_lag_events`, ….
+const NAMES: SinkNames = SinkNames {
+    prefix: "otlp",
+    delivered: "exported_events",
+    delivered_help: "Events the OpenTelemetry collector acknowledged",
+    taken: "acknowledged",
+    destination: "the OpenTelemetry collector",
+};
 
 /// Why `[export.otlp]` is refused at start.
 #[derive(Debug, thiserror::Error)]
@@ -38,20 +46,21 @@ enum Transport {
     Http { client: reqwest::Client, url: String },
 }
 
-/// A configured exporter, ready to run.
+/// The sink of a configured exporter.
 #[derive(Debug)]
-pub struct Exporter {
+pub struct Otlp {
     transport: Transport,
     endpoint: String,
-    batch: u32,
-    every: Duration,
     timeout: Duration,
     cursor: PathBuf,
     origin: Origin,
 }
 
 /// The exporter `[export.otlp]` asks for, if it asks for one.
-pub fn exporter(config: &Config) -> Result<Option<Exporter>, OtlpConfigError> {
+pub fn follower(
+    config: &Config,
+    metrics: &Metrics,
+) -> Result<Option<Follower<Otlp>>, OtlpConfigError> {
     let Some(otlp) = &config.export.otlp else { return Ok(None) };
     let endpoint = otlp.endpoint.trim_end_matches('/').to_owned();
     let web = endpoint.starts_with("http://") || endpoint.starts_with("https://");
@@ -86,157 +95,83 @@ pub fn exporter(config: &Config) -> Result<Option<Exporter>, OtlpConfigError> {
     });
     let node = config.fleet.node_id.clone();
     let instance = otlp.instance_id.clone().or_else(|| node.clone()).unwrap_or_else(host_name);
-    Ok(Some(Exporter {
-        transport,
-        endpoint,
-        batch: otlp.batch_events.clamp(1, 10_000),
-        every: Duration::from_millis(otlp.every_ms.max(1)),
-        timeout,
-        cursor,
-        origin: Origin { instance, node },
-    }))
+    tracing::info!(%endpoint, "exporting the trail as OTLP logs");
+    let sink = Otlp { transport, endpoint, timeout, cursor, origin: Origin { instance, node } };
+    let (batch, every) = (otlp.batch_events.clamp(1, 10_000), otlp.every_ms.max(1));
+    let follower = Follower::new(sink, batch, Duration::from_millis(every));
+    Ok(Some(follower.measured(metrics.follower(NAMES))))
 }
 
-/// Why a round of exporting stopped short.
-#[derive(Debug, thiserror::Error)]
-enum Trouble {
-    #[error("the collector at {0} did not take the batch: {1}")]
-    Collector(String, String),
-    #[error("the collector at {0} found the batch too large: {1}")]
-    TooLarge(String, String),
-    #[error("cannot read the trail: {0}")]
-    Trail(#[from] crate::store::StoreError),
-    #[error("cannot keep the cursor in {0}: {1}")]
-    Cursor(PathBuf, std::io::Error),
-}
+impl Sink for Otlp {
+    const NAME: &'static str = "otlp";
+    const DOING: &'static str = "OTLP export";
 
-impl Exporter {
-    /// The collector's address, for the log.
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    /// Exports until `stopping` turns true.
-    pub async fn run(
-        self,
-        reader: Reader,
-        metrics: Arc<Metrics>,
-        mut stopping: watch::Receiver<bool>,
-    ) {
-        let mut cursor = self.resume(&reader).await;
-        let mut batch = self.batch;
-        let mut pause = Duration::ZERO;
-        let mut backoff = Backoff::new(self.every);
-        loop {
-            let stop = tokio::select! {
-                _ = stopping.wait_for(|stop| *stop) => true,
-                () = tokio::time::sleep(pause) => false,
-            };
-            if stop {
-                return;
-            }
-            match self.round(&reader, &metrics, &mut cursor, batch).await {
-                Ok(more) => {
-                    batch = (batch * 2).min(self.batch);
-                    let recovered;
-                    (pause, recovered) = backoff.succeeded(more);
-                    if recovered {
-                        tracing::info!(endpoint = %self.endpoint, "exporting to the collector again");
-                    }
-                }
-                Err(why) => {
-                    // A batch the collector finds too large is sent again in halves, down to
-                    // one event; anything else is tried again later, as it is.
-                    if matches!(why, Trouble::TooLarge(..)) {
-                        batch = (batch / 2).max(1);
-                    }
-                    let message = why.to_string();
-                    let new;
-                    (pause, new) = backoff.failed(message.clone());
-                    if new {
-                        tracing::warn!(seq = cursor, "OTLP export is behind: {message}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// Where the cursor file says to go on from: after the seq it names, if the trail's event
-    /// there is the one it names; from the start otherwise (a trail replaced, restored from a
-    /// backup, or a cursor that does not read), since sending twice is safe and skipping is not.
-    async fn resume(&self, reader: &Reader) -> i64 {
+    /// After the seq the cursor file names, if the trail's event there is the one it names;
+    /// from the start otherwise (a trail replaced, restored from a backup, or a cursor that
+    /// does not read), since sending twice is safe and skipping is not.
+    async fn resume(&mut self, reader: &Reader) -> Result<i64, Trouble> {
         let file = self.cursor.display();
         let (seq, hash) = match read_cursor(&self.cursor) {
             Ok(cursor) => cursor,
             Err(e) => {
                 tracing::error!(%file, error = %e, "the OTLP cursor does not read: exporting from the start");
-                return 0;
+                return Ok(0);
             }
         };
         if seq == 0 {
-            return 0;
+            return Ok(0);
         }
         match reader.event(seq).await {
-            Ok(Some(event)) if hash.as_deref().is_none_or(|h| h == event.hash) => seq,
+            Ok(Some(event)) if hash.as_deref().is_none_or(|h| h == event.hash) => Ok(seq),
             Ok(_) => {
                 tracing::error!(%file, seq, "the OTLP cursor names an event this trail does not hold: exporting from the start");
-                0
+                Ok(0)
             }
             Err(e) => {
                 tracing::error!(%file, error = %e, "cannot check the OTLP cursor: exporting from the start");
-                0
+                Ok(0)
             }
         }
     }
 
-    /// Exports one batch of at most `batch` events after `cursor`; whether more are waiting.
-    async fn round(
-        &self,
-        reader: &Reader,
-        metrics: &Metrics,
-        cursor: &mut i64,
-        batch: u32,
-    ) -> Result<bool, Trouble> {
-        let mut events = reader.query(&Filter::default(), *cursor, batch).await?;
-        if events.is_empty() {
-            metrics.otlp_lag(0, 0.0);
-            return Ok(false);
-        }
+    /// Sends the events as one request (a prefix of them, if all would be too large), then
+    /// keeps the cursor.
+    async fn take(&mut self, mut events: Vec<Event>) -> Result<Taken, Trouble> {
         let mut request = request(&events, &self.origin);
         while request.encoded_len() > MAX_REQUEST_BYTES && events.len() > 1 {
             events.truncate(events.len() / 2);
-            request = super::otlp::request(&events, &self.origin);
+            request = crate::siem::otlp::request(&events, &self.origin);
         }
-        // INVARIANT: `events` is not empty (checked above, and halving keeps one).
-        let last = events[events.len() - 1].clone();
+        let (seq, hash) = match events.last() {
+            Some(last) => (last.seq, last.hash.clone()),
+            None => return Err(Trouble::Failed("nothing to send".into())),
+        };
         if let Err((too_large, why)) = self.send(request).await {
-            metrics.otlp_batch(None);
-            let behind = reader.head().await?.map_or(0, |h| h.seq) - *cursor;
-            metrics.otlp_lag(behind.unsigned_abs(), events[0].age_seconds());
-            let endpoint = self.endpoint.clone();
+            let endpoint = &self.endpoint;
             return Err(if too_large {
-                Trouble::TooLarge(endpoint, why)
+                Trouble::TooLarge(format!(
+                    "the collector at {endpoint} found the batch too large: {why}"
+                ))
             } else {
-                Trouble::Collector(endpoint, why)
+                Trouble::Failed(format!(
+                    "the collector at {endpoint} did not take the batch: {why}"
+                ))
             });
         }
-        let (path, seq, hash) = (self.cursor.clone(), last.seq, last.hash.clone());
+        let path = self.cursor.clone();
         tokio::task::spawn_blocking(move || write_cursor(&path, seq, &hash))
             .await
             .map_err(|e| std::io::Error::other(e.to_string()))
             .and_then(|written| written)
-            .map_err(|e| Trouble::Cursor(self.cursor.clone(), e))?;
-        *cursor = last.seq;
-        metrics.otlp_batch(Some(events.len() as u64));
-        let behind = (reader.head().await?.map_or(0, |h| h.seq) - last.seq).max(0).unsigned_abs();
-        let age = match behind {
-            0 => 0.0,
-            _ => reader.event(last.seq + 1).await?.map_or(0.0, |e| e.age_seconds()),
-        };
-        metrics.otlp_lag(behind, age);
-        Ok(behind > 0)
+            .map_err(|e| {
+                let file = self.cursor.display();
+                Trouble::Failed(format!("cannot keep the cursor in {file}: {e}"))
+            })?;
+        Ok(Taken { through: seq, counted: events.len() as u64 })
     }
+}
 
+impl Otlp {
     /// Sends one request; whether it was too large, and why, when it was not acknowledged.
     /// A partial success is an acknowledgement: the collector took what it could and will not
     /// take the rest again.
@@ -318,15 +253,6 @@ fn write_cursor(path: &Path, seq: i64, hash: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// This machine's name, for `service.instance.id` and OCSF's `src_endpoint.name`.
-pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .ok()
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "toolgate".to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,9 +276,10 @@ mod tests {
             endpoint: "collector:4317".into(),
             ..Default::default()
         });
-        assert!(exporter(&config).is_err());
+        let metrics = Metrics::default();
+        assert!(follower(&config, &metrics).is_err());
         config.export.otlp.as_mut().unwrap().endpoint = "http://collector:4317".into();
-        let exporter = exporter(&config).unwrap().unwrap();
-        assert_eq!(exporter.cursor, PathBuf::from("toolgate.db.otlp-cursor"));
+        let follower = follower(&config, &metrics).unwrap().unwrap();
+        assert_eq!(follower.sink.cursor, PathBuf::from("toolgate.db.otlp-cursor"));
     }
 }

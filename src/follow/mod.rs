@@ -1,0 +1,338 @@
+//! The followers: everything that follows the trail after the commit path has written it. One
+//! loop ([`Follower`]) reads committed events from where a [`Sink`] stands and hands them to
+//! it: it wakes on the writer's commit signal (not on a timer), owns the batch size (halved
+//! when a sink finds a batch too large, grown back after), the pauses after trouble, the
+//! once-per-trouble log, the lag and delivery metrics named by sink, and an orderly stop. It
+//! reads through the read-only connections and never touches the writer, so a destination
+//! that is down, refusing or slow delays no decision and loses no event: the trail is the
+//! buffer.
+//!
+//! The sinks, one file each: [`otlp`] (log records to an OpenTelemetry collector),
+//! [`fleet`] (batches to the fleet's PostgreSQL store), [`subscribe`] (`Audit/Subscribe`'s
+//! live streams). A new sink implements [`Sink`] and is started with one line in
+//! `server::tasks`.
+
+mod backoff;
+pub mod fleet;
+pub mod otlp;
+mod sink;
+pub mod subscribe;
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+pub use backoff::Backoff;
+pub use sink::{Sink, Taken, Trouble};
+
+use crate::metrics::{Delivered, FollowerMetrics};
+use crate::store::{Filter, Reader};
+
+/// How often a follower looks when no commit can wake it: once the writer has stopped.
+const LOOK_AGAIN: Duration = Duration::from_secs(1);
+
+/// What a follower reads: the trail, and the writer's signal of each commit (the last seq).
+#[derive(Debug, Clone)]
+pub struct Trail {
+    pub reader: Reader,
+    pub commits: watch::Receiver<i64>,
+}
+
+/// A sink with what its loop needs: which events, how many at a time, the pauses, the
+/// metrics.
+#[derive(Debug)]
+pub struct Follower<S> {
+    sink: S,
+    filter: Filter,
+    batch: u32,
+    every: Duration,
+    look: Option<Duration>,
+    metrics: Option<FollowerMetrics>,
+}
+
+impl<S: Sink> Follower<S> {
+    /// Follows every event into `sink`, `batch` at a time; after trouble it pauses `every`,
+    /// doubled per failure up to 30 s.
+    pub fn new(sink: S, batch: u32, every: Duration) -> Self {
+        let batch = batch.max(1);
+        Self { sink, filter: Filter::default(), batch, every, look: None, metrics: None }
+    }
+
+    /// Only the events `filter` selects.
+    pub fn filtered(self, filter: Filter) -> Self {
+        Self { filter, ..self }
+    }
+
+    /// Also looks every `look` while no commit comes, for a sink whose [`Sink::caught_up`]
+    /// work does not come with a commit (the witnesses' cosignatures).
+    pub fn looking_every(self, look: Duration) -> Self {
+        Self { look: Some(look), ..self }
+    }
+
+    /// Counts its batches and lag in `metrics`.
+    pub fn measured(self, metrics: FollowerMetrics) -> Self {
+        Self { metrics: Some(metrics), ..self }
+    }
+
+    /// Follows until `stopping` turns true or the sink's receiver is gone. A round in flight
+    /// finishes first, so that what the destination took is what the sink's cursor says.
+    pub async fn run(mut self, trail: Trail, mut stopping: watch::Receiver<bool>) {
+        let Trail { reader, mut commits } = trail;
+        let mut cursor: Option<i64> = None;
+        let mut batch = self.batch;
+        let mut backoff = Backoff::new(self.every);
+        // A pause after trouble, or none: then it waits for the next commit.
+        let mut pause = Some(Duration::ZERO);
+        loop {
+            let wake = async {
+                match pause {
+                    Some(pause) => tokio::time::sleep(pause).await,
+                    None => committed(&mut commits, self.look).await,
+                }
+            };
+            tokio::select! {
+                biased;
+                () = stopped(&mut stopping) => break,
+                () = self.sink.gone() => break,
+                () = wake => {}
+            }
+            // Every commit up to here is seen by the read below: a later one wakes the next wait.
+            commits.borrow_and_update();
+            match self.round(&reader, &commits, &mut cursor, batch).await {
+                Ok(more) => {
+                    batch = batch.saturating_mul(2).min(self.batch);
+                    let recovered;
+                    (_, recovered) = backoff.succeeded(more);
+                    pause = more.then_some(Duration::ZERO);
+                    if recovered {
+                        tracing::info!(sink = S::NAME, "{} caught up again", S::DOING);
+                    }
+                }
+                Err(Trouble::Gone) => break,
+                Err(trouble) => {
+                    // A batch found too large goes again in halves, down to one event;
+                    // anything else goes again later, from where the destination stands.
+                    if matches!(trouble, Trouble::TooLarge(_)) {
+                        batch = (batch / 2).max(1);
+                    }
+                    cursor = None;
+                    let message = trouble.to_string();
+                    let (after, new) = backoff.failed(message.clone());
+                    pause = Some(after);
+                    if new {
+                        match trouble {
+                            Trouble::Refused(_) => tracing::error!(sink = S::NAME, "{message}"),
+                            _ => {
+                                tracing::warn!(sink = S::NAME, "{} is behind: {message}", S::DOING)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.sink.close().await;
+    }
+}
+
+impl<S: Sink> Follower<S> {
+    /// Hands the sink one batch after `cursor` (asked of the sink when there is none);
+    /// whether more are waiting.
+    async fn round(
+        &mut self,
+        reader: &Reader,
+        commits: &watch::Receiver<i64>,
+        cursor: &mut Option<i64>,
+        batch: u32,
+    ) -> Result<bool, Trouble> {
+        let from = match *cursor {
+            Some(from) => from,
+            None => {
+                self.sink.resume(reader).await.inspect_err(|_| self.count(Delivered::Failed))?
+            }
+        };
+        *cursor = Some(from);
+        let events = match reader.query(&self.filter, from, batch).await {
+            Ok(events) => events,
+            Err(error) => {
+                let message = format!("cannot read the trail: {error}");
+                return match self.sink.unreadable(error).await {
+                    true => Err(Trouble::Failed(message)),
+                    false => Err(Trouble::Gone),
+                };
+            }
+        };
+        let Some(last) = events.last().map(|e| e.seq) else {
+            self.lag(reader, from, commits).await;
+            self.sink.caught_up(reader, from).await.inspect_err(|t| self.count(t.into()))?;
+            return Ok(false);
+        };
+        let full = events.len() == batch as usize;
+        let taken = match self.sink.take(events).await {
+            Ok(taken) => taken,
+            Err(trouble) => {
+                self.count((&trouble).into());
+                self.lag(reader, from, commits).await;
+                return Err(trouble);
+            }
+        };
+        self.count(Delivered::Taken(taken.counted));
+        *cursor = Some(taken.through);
+        self.lag(reader, taken.through, commits).await;
+        let more = full || taken.through < last;
+        if !more {
+            self.sink
+                .caught_up(reader, taken.through)
+                .await
+                .inspect_err(|t| self.count(t.into()))?;
+        }
+        Ok(more)
+    }
+
+    fn count(&self, delivered: Delivered) {
+        if let Some(metrics) = &self.metrics {
+            metrics.batch(delivered);
+        }
+    }
+
+    /// Sets the lag metrics: the events after `through` up to the last commit, and the first
+    /// one's age.
+    async fn lag(&self, reader: &Reader, through: i64, commits: &watch::Receiver<i64>) {
+        let Some(metrics) = &self.metrics else { return };
+        let head = *commits.borrow();
+        let behind = (head - through).max(0).unsigned_abs();
+        let age = match behind {
+            0 => 0.0,
+            _ => reader.event(through + 1).await.ok().flatten().map_or(0.0, |e| e.age_seconds()),
+        };
+        metrics.lag(behind, age);
+    }
+}
+
+impl From<&Trouble> for Delivered {
+    fn from(trouble: &Trouble) -> Self {
+        match trouble {
+            Trouble::Refused(_) => Delivered::Refused,
+            Trouble::TooLarge(_) | Trouble::Failed(_) | Trouble::Gone => Delivered::Failed,
+        }
+    }
+}
+
+/// Resolves at the next commit after the last one seen; from the moment the writer stops,
+/// every [`LOOK_AGAIN`]. With `look`, also after that long without one.
+async fn committed(commits: &mut watch::Receiver<i64>, look: Option<Duration>) {
+    let timer = async {
+        match look {
+            Some(look) => tokio::time::sleep(look).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        moved = commits.changed() => {
+            if moved.is_err() {
+                tokio::time::sleep(LOOK_AGAIN).await;
+            }
+        }
+        () = timer => {}
+    }
+}
+
+/// Resolves once `stopping` turns true; never, if no one is left to turn it.
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    if stopping.wait_for(|stop| *stop).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::config::{Durability, WriterConfig};
+    use crate::metrics::Metrics;
+    use crate::store::Store;
+    use crate::trail::{Event, Kind, Record};
+
+    /// A destination that refuses batches over `most` as too large and keeps what it took.
+    #[derive(Debug, Clone)]
+    struct Kept {
+        most: usize,
+        took: Arc<Mutex<Vec<(usize, i64)>>>,
+        moved: Arc<tokio::sync::Notify>,
+    }
+
+    impl Sink for Kept {
+        const NAME: &'static str = "kept";
+        const DOING: &'static str = "keeping";
+
+        async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
+            Ok(self.took.lock().unwrap().last().map_or(0, |(_, seq)| *seq))
+        }
+
+        async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+            if events.len() > self.most {
+                return Err(Trouble::TooLarge(format!("{} events", events.len())));
+            }
+            let mut took = self.took.lock().unwrap();
+            took.extend(events.iter().map(|e| (events.len(), e.seq)));
+            self.moved.notify_one();
+            Ok(Taken { through: events[events.len() - 1].seq, counted: events.len() as u64 })
+        }
+    }
+
+    #[tokio::test]
+    async fn every_event_reaches_the_sink_once_in_order_batches_halved_and_woken_by_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Arc::new(Metrics::default());
+        let config = WriterConfig::default();
+        let path = dir.path().join("trail.db");
+        let (store, thread) =
+            Store::open(&path, Durability::Normal, &config, metrics.clone()).await.unwrap();
+        let records = (0..20).map(|_| Record::new(Kind::PolicyLoaded)).collect();
+        store.writer.append(records).await.unwrap();
+
+        let kept = Kept { most: 5, took: Arc::default(), moved: Arc::default() };
+        let trail = Trail { reader: store.reader.clone(), commits: store.writer.committed() };
+        let (stop, stopping) = watch::channel(false);
+        let names = crate::metrics::SinkNames {
+            prefix: "kept",
+            delivered: "kept_events",
+            delivered_help: "kept",
+            taken: "kept",
+            destination: "the test",
+        };
+        let follower = Follower::new(kept.clone(), 16, Duration::from_millis(1))
+            .measured(metrics.follower(names));
+        let following = tokio::spawn(follower.run(trail, stopping));
+        let seen = |n: usize| {
+            let kept = kept.clone();
+            async move {
+                while kept.took.lock().unwrap().len() < n {
+                    let moved = kept.moved.notified();
+                    if kept.took.lock().unwrap().len() >= n {
+                        break;
+                    }
+                    tokio::time::timeout(Duration::from_secs(10), moved).await.unwrap();
+                }
+            }
+        };
+        seen(20).await;
+        // No timer runs once caught up: the next event comes with its commit.
+        store.writer.append(vec![Record::new(Kind::PolicyLoaded)]).await.unwrap();
+        seen(21).await;
+        let _ = stop.send(true);
+        following.await.unwrap();
+
+        let took = kept.took.lock().unwrap().clone();
+        let seqs: Vec<i64> = took.iter().map(|(_, seq)| *seq).collect();
+        assert_eq!(seqs, (1..=21).collect::<Vec<_>>(), "each event once, in order");
+        assert!(took.iter().all(|(batch, _)| *batch <= 5), "16 halved to 8, then 4: {took:?}");
+        let text = metrics.encode();
+        assert!(text.contains("toolgate_kept_batches_total{result=\"failed\"}"), "{text}");
+        assert!(text.contains("toolgate_kept_kept_events_total 21"), "{text}");
+        assert!(text.contains("toolgate_kept_lag_events 0"), "{text}");
+        store.reader.close().await;
+        drop(store);
+        thread.join().await;
+    }
+}

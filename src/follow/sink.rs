@@ -1,0 +1,78 @@
+//! What a follower hands events to: a [`Sink`], and what it answers.
+
+use std::future::Future;
+
+use crate::store::{Reader, StoreError};
+use crate::trail::Event;
+
+/// What a sink took of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken {
+    /// The seq of the last event it took: the batch, or a prefix of it (the rest comes again).
+    pub through: i64,
+    /// How many events it counts as delivered (for its metrics).
+    pub counted: u64,
+}
+
+/// Why a sink did not take a batch.
+#[derive(Debug, thiserror::Error)]
+pub enum Trouble {
+    /// The batch is too large for the destination: the follower tries again with half.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The destination could not be reached, or failed: tried again after a pause.
+    #[error("{0}")]
+    Failed(String),
+    /// The destination's own checks refused the batch (an alarm there): tried again after a
+    /// pause, and logged as an error.
+    #[error("{0}")]
+    Refused(String),
+    /// Whoever the sink delivered to is gone: the follower stops.
+    #[error("the receiver is gone")]
+    Gone,
+}
+
+/// A destination of the trail's committed events, in `seq` order. The follower
+/// ([`super::Follower`]) owns reading, batching, pauses, logging, metrics and stopping; a
+/// sink only says where it stands and delivers.
+pub trait Sink: Send + 'static {
+    /// The sink's name in the log and in its metrics' names (`toolgate_<name>_lag_events`).
+    const NAME: &'static str;
+    /// What it does, as the log says it: "shipping" is behind.
+    const DOING: &'static str;
+
+    /// The last seq the destination holds (0 for none): asked at start and after any trouble,
+    /// so that a restart of either side resumes where the destination stands.
+    fn resume(&mut self, reader: &Reader) -> impl Future<Output = Result<i64, Trouble>> + Send;
+
+    /// Delivers `events` (at least one, in order, each after the last it took).
+    fn take(&mut self, events: Vec<Event>) -> impl Future<Output = Result<Taken, Trouble>> + Send;
+
+    /// Once it holds everything up to `through`: any work that follows the events.
+    fn caught_up(
+        &mut self,
+        _reader: &Reader,
+        _through: i64,
+    ) -> impl Future<Output = Result<(), Trouble>> + Send {
+        async { Ok(()) }
+    }
+
+    /// The trail could not be read: whether to keep following (after a pause). By default it
+    /// does; a sink that cannot wait says why to its receiver and stops.
+    fn unreadable(&mut self, _error: StoreError) -> impl Future<Output = bool> + Send {
+        async { true }
+    }
+
+    /// Resolves when whoever the sink delivers to is gone (never, by default).
+    fn gone(&self) -> impl Future<Output = ()> + Send {
+        std::future::pending()
+    }
+
+    /// Called once, when the follower stops.
+    fn close(self) -> impl Future<Output = ()> + Send
+    where
+        Self: Sized,
+    {
+        async {}
+    }
+}
