@@ -43,6 +43,10 @@ pub enum Error {
     /// still be committed (followed by an `undelivered` event), but the call was not answered.
     #[error("the trail did not confirm the record in time")]
     Unconfirmed,
+    /// The fleet store failed a read. The cause is for the operator's log, never for the
+    /// client.
+    #[error("the fleet store is unavailable: {0}")]
+    FleetUnavailable(String),
     /// What the request names does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -79,6 +83,10 @@ impl From<Error> for Status {
                 // not recorded, and so must not proceed.
                 tracing::error!(error = %cause, "call refused: the trail could not record it");
                 Status::unavailable("audit trail unavailable: the call was not recorded")
+            }
+            Error::FleetUnavailable(cause) => {
+                tracing::error!(error = %cause, "the fleet store failed");
+                Status::unavailable("the fleet store is unavailable")
             }
             Error::NotFound(message) => Status::not_found(message),
             Error::FailedPrecondition(message) => Status::failed_precondition(message),

@@ -1,12 +1,9 @@
 //! The parsers of outside input, as the fuzz targets (`fuzz/`, docs/reliability.md) drive
-//! them: requests, trails and their exports, policies, configuration, signed notes. Not an API:
-//! hidden from the docs, and kept to what the targets call.
+//! them: requests, exports, policies, configuration, the MCP gateway's framing. Not an API:
+//! hidden from the docs, and kept to what the targets call. (The trail's own parsers are
+//! fuzzed against the trail crate alone, in `fuzz/trail/`.)
 
 pub use crate::audit::{Anchors, CsvChecks, Manifest, Report, verify_csv};
-pub use crate::trust::add_checkpoint::AddCheckpoint;
-pub use crate::trust::checkpoint::Checkpoint;
-pub use crate::trust::cosignature::CosignatureVerifier;
-pub use crate::trust::note::{Note, NoteVerifier};
 
 /// Loads a policy set from `text` as `--policy` would (Cedar with toolgate's annotations).
 pub fn load_policy(text: &str) -> Result<(), String> {

@@ -10,47 +10,47 @@
 //! Modules in layers: each imports only modules of the layers below it (no module imports one
 //! that imports it back), and `docs/architecture.md` follows a Decide through them.
 //!
-//! - The domain, pure and imported by everyone: [`trail`] (the events and the one table of
-//!   their columns, the canonical encoding, the chain step `Chain`, the RFC 6962 tree and its
-//!   proofs, CSV, verification),
+//! - The domain, imported by everyone: [`trail`] (the crate `toolgate-trail`: the events and
+//!   the one table of their columns, the canonical encoding, the chain step, the RFC 6962 tree
+//!   and its proofs, CSV, verification, signed notes, checkpoints, cosignatures), [`proto`]
+//!   (the crate `toolgate-proto`: the code generated from `proto/toolgate/v1/*.proto`),
 //!   `error` (the service error and the one place that decides its gRPC status), [`config`]
 //!   (plain data: the file and its defaults), [`registry`] (each tool's safety level and
-//!   action), [`proto`] (the code generated from `proto/toolgate/v1/*.proto`), `metrics`.
-//! - Storage: `store`: the SQLite file through rusqlite (migrations, the single
-//!   group-committing writer, WAL checkpoints, read-only reads, the auditor's `Filter`); rows
-//!   are derived from the trail's column table, and the chain step is the trail's. `fleet`:
-//!   the fleet's PostgreSQL store through sqlx (its schema, whose `fleet_ingest` checks every
-//!   batch on arrival; reads for the auditors) and the sidecar's shipper. `backoff`: the pauses
-//!   and once-per-trouble logging that the shipper and the OTLP exporter share.
-//! - Requests and decisions: [`request`] (wire requests validated and normalized; every
-//!   rejection names its field), `facts` (per-session counts for loops, caps and rates),
-//!   `policy` (Cedar evaluation into an outcome and a reason), `approvals` (calls waiting for a
-//!   verdict), `pins` (the tool definitions in force, against definitions changed behind the
-//!   user's back), [`auth`] (tokens, certificates, roles, and `Rpc`: every RPC's path and roles),
-//!   [`tls`] (TLS and mutual TLS, reloaded without a restart).
-//! - The logic: `gate` (Decide, Execute, approvals and reloads, and the one place refusals
-//!   become events), `audit` (export with a manifest, verification of the trail and of
-//!   exports, against checkpoints too), `trust` (signed notes, checkpoints of the trail's
-//!   Merkle tree, cosignatures, and the tasks that sign checkpoints as the trail grows and
-//!   submit them to witnesses), `siem` (the trail as OTLP log records shipped to a collector
-//!   from a durable cursor, and as OCSF events), `witness` (an independent witness of other logs: C2SP
-//!   tlog-witness over HTTP, its own SQLite state). `audit` also keeps, for the console, the
-//!   trail's activity by minute over the last day and its chain verified as it grows.
-//! - The faces: `grpc` (the tonic services over `gate` and `audit`, the shared
-//!   authorize-and-record prologue, health and reflection), `sidecar` (those services as the
-//!   adapters call them), `hook` (Claude Code's hooks), `http` (the side port: metrics,
-//!   probes, the hook endpoint), `console` (the auditors' and approvers' web pages under `/ui`
-//!   on the side port, over the gRPC services in process), `mcp` (the MCP gateway: a JSON-RPC relay whose
-//!   `tools/call` go through Decide and Execute), [`listener`], [`server`] (binds everything
-//!   and serves until shut down), `shutdown`, [`telemetry`], `text` (strings from the trail
-//!   as a terminal or a page shows them: nothing hidden or reordered).
+//!   action), `query` (an auditor's filter and the counts that come back, whichever store
+//!   holds the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
+//!   them: nothing hidden or reordered).
+//! - Storage, I/O only: `store` (the SQLite file through rusqlite: migrations, the single
+//!   group-committing writer, WAL checkpoints, read-only reads) and `fleet` (the fleet's
+//!   PostgreSQL store through sqlx: its schema, whose `fleet_ingest` checks every batch on
+//!   arrival, and its reads).
+//! - Requests and state: [`request`] (wire requests validated and normalized; every rejection
+//!   names its field), `state` (what is rebuilt from the trail at start: session facts,
+//!   pending approvals, the tool definitions in force), `policy` (Cedar evaluation into an
+//!   outcome and a reason), [`auth`] (tokens, certificates, roles, and `Rpc`: every RPC's path
+//!   and roles), [`tls`] (TLS and mutual TLS, reloaded without a restart), [`listener`]
+//!   (connections within their caps; HTTP/1 serving).
+//! - The logic: `gate` (the `Gatekeeper`: Decide, Execute, approvals and reloads, and the one
+//!   place refusals become events), `audit` (`Trails`, the one read interface over both
+//!   stores; export with a manifest, verification of the trail and of exports; for the
+//!   console, the activity by minute and the chain verified as it grows), `siem` (the trail as
+//!   OTLP log records and OCSF events).
+//! - What follows the trail: `follow` (one loop from a durable cursor, woken by the writer's
+//!   commits, into a sink: the OTLP exporter, the fleet shipper, `Audit/Subscribe`), `trust`
+//!   (the tasks that sign checkpoints and submit them to witnesses), `witness` (an independent
+//!   witness of other logs: C2SP tlog-witness over HTTP, its own SQLite state).
+//! - The faces and adapters: `grpc` (the tonic services over `gate` and `audit`, the shared
+//!   authorize-and-record prologue), `sidecar` (those services as the adapters call them),
+//!   `side` (the HTTP side port: metrics, probes, the hook endpoint, the console), `hook`
+//!   (Claude Code's hooks), `console` (the auditors' and approvers' web pages under `/ui`, over
+//!   the gRPC services in process), `mcp` (the MCP gateway: a JSON-RPC relay whose
+//!   `tools/call` go through Decide and Execute), [`server`] (what a process runs, its tasks
+//!   started and stopped in order), `shutdown`, [`telemetry`].
 //! - The command line: [`cli`] (one file per subcommand) and `bench` (the load generator and
 //!   the audit and policy measurements behind `toolgate bench`).
 //!
 //! Public are the modules the binary and the integration tests use; the rest is private, so
 //! the compiler reports what nothing uses.
 
-mod approvals;
 mod audit;
 pub mod auth;
 mod bench;
@@ -58,7 +58,6 @@ pub mod cli;
 pub mod config;
 mod console;
 mod error;
-mod facts;
 mod fleet;
 mod follow;
 #[doc(hidden)]
@@ -66,23 +65,24 @@ pub mod fuzzing;
 mod gate;
 mod grpc;
 mod hook;
-mod http;
 pub mod listener;
 mod mcp;
 mod metrics;
-mod pins;
 mod policy;
-pub mod proto;
+pub use toolgate_proto as proto;
+mod query;
 pub mod registry;
 pub mod request;
 pub mod server;
 mod shutdown;
+mod side;
 mod sidecar;
 mod siem;
+mod state;
 mod store;
 pub mod telemetry;
 mod text;
 pub mod tls;
-pub mod trail;
+pub use toolgate_trail as trail;
 mod trust;
 mod witness;

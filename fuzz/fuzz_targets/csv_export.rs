@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use toolgate::fuzzing::{Anchors, CsvChecks, Manifest, Report, verify_csv};
 use toolgate::trail::Event;
 use toolgate::trail::csv::check_header;
-use toolgate_fuzz::{export, trail};
+use toolgate_trail_fuzz::{export, trail};
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();

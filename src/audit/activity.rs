@@ -1,7 +1,7 @@
 //! The trail's activity over the last day, minute by minute, kept in memory: decisions by
 //! outcome, denials by tool and by actor, violations and refusals. A task follows the trail
 //! (a sidecar's own, or each node's in the fleet store) from a cursor per trail, counting each
-//! event once with one aggregate read per step ([`crate::store::Tally`]), so that the console's
+//! event once with one aggregate read per step ([`crate::query::Tally`]), so that the console's
 //! overview shows a day of a busy trail without reading the day again.
 
 use std::collections::{BTreeMap, HashMap};
@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::Trails;
 use crate::follow::Backoff;
-use crate::store::Tally;
+use crate::query::Tally;
 use crate::trail::{Kind, Outcome};
 
 /// Minutes kept: a day, and the minute under way.
@@ -199,10 +199,14 @@ impl Activity {
 
 /// Counts `trails` into `activity` until `stopping` turns true: a day back at first, then each
 /// event as it lands.
-pub async fn follow(activity: Activity, trails: Trails, mut stopping: watch::Receiver<bool>) {
+pub async fn follow(
+    activity: Activity,
+    trails: Arc<dyn Trails>,
+    mut stopping: watch::Receiver<bool>,
+) {
     let mut backoff = Backoff::new(EVERY);
     loop {
-        let pause = match step(&activity, &trails).await {
+        let pause = match step(&activity, &*trails).await {
             Ok(()) => {
                 activity.write().caught_up = true;
                 let (pause, recovered) = backoff.succeeded(false);
@@ -227,41 +231,25 @@ pub async fn follow(activity: Activity, trails: Trails, mut stopping: watch::Rec
 }
 
 /// Counts every trail up to its head as it is now.
-async fn step(activity: &Activity, trails: &Trails) -> Result<(), String> {
+async fn step(activity: &Activity, trails: &dyn Trails) -> Result<(), String> {
     let now = Utc::now();
     activity.prune(minute(now));
     let since = now - chrono::Duration::minutes(KEPT_MINUTES);
     let since = since.to_rfc3339_opts(SecondsFormat::Micros, true);
-    match trails {
-        Trails::One(reader) => {
-            let head = reader.head().await.map_err(|e| e.to_string())?.map_or(0, |h| h.seq);
-            let start = async {
-                let first = reader.first_seq_since(since.clone()).await;
-                Ok(first.map_err(|e| e.to_string())?.map_or(head, |seq| seq - 1))
-            };
-            catch_up(activity, "", head, start, |after, through| {
-                let (reader, since) = (reader.clone(), since.clone());
-                async move { reader.tally(after, through, since).await.map_err(|e| e.to_string()) }
-            })
-            .await
-        }
-        Trails::Fleet(store) => {
-            for (node, head) in store.heads().await.map_err(|e| e.to_string())? {
-                let start = async {
-                    let first = store.first_seq_since(&node, &since).await;
-                    Ok(first.map_err(|e| e.to_string())?.map_or(head, |seq| seq - 1))
-                };
-                catch_up(activity, &node, head, start, |after, through| {
-                    let (store, node, since) = (store.clone(), node.clone(), since.clone());
-                    async move {
-                        store.tally(&node, after, through, &since).await.map_err(|e| e.to_string())
-                    }
-                })
-                .await?;
+    for (node, head) in trails.heads().await.map_err(|e| e.to_string())? {
+        let start = async {
+            let first = trails.first_seq_since(&node, &since).await;
+            Ok(first.map_err(|e| e.to_string())?.map_or(head, |seq| seq - 1))
+        };
+        catch_up(activity, &node, head, start, |after, through| {
+            let (node, since) = (node.clone(), since.clone());
+            async move {
+                trails.tally(&node, after, through, &since).await.map_err(|e| e.to_string())
             }
-            Ok(())
-        }
+        })
+        .await?;
     }
+    Ok(())
 }
 
 /// Counts `trail` from its cursor (or from `start`, the seq before the day, the first time) up

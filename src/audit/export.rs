@@ -8,43 +8,31 @@ use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
 use super::ProofsWriter;
-use crate::fleet::store::{FleetError, FleetStore};
-use crate::store::Filter;
+use super::trails::{At, Trails};
+use crate::query::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
 use crate::trail::csv::{CsvError, CsvWriter};
 
-/// The trails an auditor reads: a sidecar's own, or every node's in the fleet store.
+/// Where an export reads its events: one trail of `trails` (on a sidecar, its own: node `""`).
 #[derive(Debug, Clone)]
-pub enum Trails {
-    /// The sidecar's own trail.
-    One(Reader),
-    /// Every node's trail in the fleet store.
-    Fleet(FleetStore),
-}
-
-/// Where an export reads its events: a trail, or one node of the fleet store.
-#[derive(Debug, Clone)]
-pub enum Origin {
-    Trail(Reader),
-    Fleet { store: FleetStore, node: String },
+pub struct Origin {
+    pub trails: Arc<dyn Trails>,
+    pub node: String,
 }
 
 impl From<&Reader> for Origin {
     fn from(reader: &Reader) -> Self {
-        Self::Trail(reader.clone())
+        Self { trails: Arc::new(reader.clone()), node: String::new() }
     }
 }
 
 impl Origin {
     async fn page(self, filter: Filter, after: i64) -> Result<Vec<Event>, ExportError> {
-        match self {
-            Self::Trail(reader) => Ok(reader.query(&filter, after, PAGE).await?),
-            Self::Fleet { store, node } => {
-                let page = store.query(Some(&node), &filter, (&node, after), PAGE).await?;
-                Ok(page.into_iter().map(|(_, event)| event).collect())
-            }
-        }
+        let node = self.trails.is_fleet().then_some(self.node.as_str());
+        let at = At { node: &self.node, seq: after };
+        let page = self.trails.query(node, &filter, at, PAGE, false).await?;
+        Ok(page.into_iter().map(|(_, event)| event).collect())
     }
 }
 
@@ -58,9 +46,7 @@ pub enum ExportError {
     #[error("cannot write the proofs: {0}")]
     Proofs(#[from] io::Error),
     #[error(transparent)]
-    Fleet(#[from] FleetError),
-    #[error("proofs come from a trail's own tree, not from the fleet store")]
-    NoTree,
+    Read(#[from] crate::error::Error),
 }
 
 /// An export under way.
@@ -125,8 +111,7 @@ impl<W: Write> Export<W> {
         if let Some((proofs, size)) = &mut self.proofs {
             let seqs: Vec<u64> =
                 events.iter().map(|e| e.seq.unsigned_abs()).filter(|&seq| seq <= *size).collect();
-            let Origin::Trail(reader) = &origin else { return Err(ExportError::NoTree) };
-            let found = reader.inclusion_proofs(seqs.clone(), *size).await?;
+            let found = origin.trails.tree()?.inclusion_proofs(seqs.clone(), *size).await?;
             for (seq, proof) in seqs.iter().zip(found) {
                 proofs.write(seq.cast_signed(), &proof)?;
             }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::Filter;
+use crate::query::Filter;
 use crate::trust::note::{Note, NoteError, NoteSigner, NoteVerifier};
 
 /// The manifest, serialized as JSON.

@@ -1,7 +1,8 @@
 //! What auditors do with the trail, whatever they use to ask: export it to CSV with a manifest
 //! (signed, and with each row's inclusion proof, on request), and verify the trail or an export
 //! of it. The gRPC `Audit` service and the `query`, `export`, `verify` and `stats` commands are
-//! thin layers over this and [`crate::store::Reader`]. For the console, two followers of the
+//! thin layers over this and over [`Trails`], the one way to read a trail, whichever store
+//! holds it (`trails/`). For the console, two followers of the
 //! trail: its activity by minute over the last day (`activity`) and its chain checked as it
 //! grows (`health`).
 
@@ -10,11 +11,12 @@ mod export;
 mod fleet;
 pub mod health;
 mod manifest;
-mod proofs;
+mod trails;
 mod verify;
 
-pub use export::{Export, ExportError, Origin, SharedBuffer, Trails};
+pub use crate::trail::proofs::{ProofsReader, ProofsWriter};
+pub use export::{Export, ExportError, Origin, SharedBuffer};
 pub use fleet::{Witnesses, verify_fleet};
 pub use manifest::{MANIFEST_FORMAT, Manifest};
-pub use proofs::{ProofsReader, ProofsWriter};
+pub use trails::{At, Trails};
 pub use verify::{Anchors, CsvChecks, Report, verify_csv, verify_trail};

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::audit::{Anchors, Export, ExportError, verify_trail};
-use crate::store::Filter;
+use crate::query::Filter;
 use crate::store::Reader;
 
 /// The figures.

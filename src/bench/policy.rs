@@ -8,11 +8,11 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 
 use crate::config::Limits;
-use crate::facts::{Call, Facts};
 use crate::policy::{PolicyEngine, PolicyError};
 use crate::proto;
 use crate::registry::{InputSchema, Normalization, Safety, ToolRegistry, ToolSpec};
 use crate::request::ActionRequest;
+use crate::state::facts::{Call, Facts};
 
 /// Median and 99th percentile of one evaluation, in nanoseconds.
 #[derive(Debug, Clone, Copy)]

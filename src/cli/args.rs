@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::remote::{Authorized, TOKEN_ENV, connect};
+use crate::audit::{At, Trails};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
-use crate::store::Filter;
+use crate::query::Filter;
 use crate::store::Reader;
 use crate::trail::Event;
 
@@ -53,7 +54,11 @@ impl Source {
         limit: u32,
     ) -> anyhow::Result<Vec<Event>> {
         match self {
-            Self::Db(reader) => Ok(reader.query(filter, after, limit).await?),
+            Self::Db(reader) => {
+                let at = At { node: "", seq: after };
+                let page = Trails::query(reader, None, filter, at, limit, false).await?;
+                Ok(page.into_iter().map(|(_, event)| event).collect())
+            }
             Self::Server(client) => {
                 let request = proto::QueryRequest {
                     filter: Some(filter.to_proto()),

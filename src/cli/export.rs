@@ -119,7 +119,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         let store = FleetStore::connect(url).await?;
         let (seq, hash) = store.head(node).await?;
         let head = hash.map(|hash| (seq, hash));
-        let origin = Origin::Fleet { store, node: node.clone() };
+        let origin = Origin { trails: std::sync::Arc::new(store), node: node.clone() };
         let mut export = Export::new(out, filter.clone(), args.bom)?;
         while export.next_page(origin.clone()).await? {}
         let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
@@ -192,7 +192,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
 /// Writes the matching events one per line, as JSON lines or OCSF events.
 async fn lines(
     args: ExportArgs,
-    filter: crate::store::Filter,
+    filter: crate::query::Filter,
     mut out: Box<dyn Write + Send>,
 ) -> anyhow::Result<Exit> {
     let instance = args.instance.clone().unwrap_or_else(crate::siem::host_name);

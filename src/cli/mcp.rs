@@ -13,7 +13,7 @@ use super::serve::check_exposure;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::listener::Listener;
-use crate::mcp::{Caller, Ended, Gate, Proxy};
+use crate::mcp::{Caller, Ended, Proxy, UpstreamGate};
 use crate::sidecar::{Sidecar, conn};
 
 /// Arguments of `toolgate mcp`.
@@ -105,7 +105,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         Some(token) => sidecar.clone().authorized(&format!("Bearer {token}"))?,
         None => sidecar.clone(),
     };
-    let gate = Gate::new(sidecar, own, mcp, &args.name);
+    let gate = UpstreamGate::new(sidecar, own, mcp, &args.name);
     let relay = async {
         match front {
             Some(front) => {

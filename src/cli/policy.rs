@@ -10,11 +10,11 @@ use serde::Deserialize;
 
 use super::Exit;
 use crate::config::Config;
-use crate::facts::{Call, Facts, Observed};
 use crate::policy::{Outcome, PolicyEngine, entities};
 use crate::proto;
+use crate::query::Filter;
 use crate::request::ActionRequest;
-use crate::store::Filter;
+use crate::state::facts::{Call, Facts, Observed};
 use crate::store::{PAGE, Reader};
 use crate::trail::Kind;
 

@@ -67,7 +67,7 @@ pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
 async fn fleet(
     url: &str,
     node: Option<&str>,
-    filter: &crate::store::Filter,
+    filter: &crate::query::Filter,
     json: bool,
     limit: u64,
 ) -> anyhow::Result<Exit> {

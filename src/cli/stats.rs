@@ -4,10 +4,11 @@ use clap::Args;
 
 use super::Exit;
 use super::args::{Source, SourceArgs};
+use crate::audit::Trails;
 use crate::fleet::store::FleetStore;
 use crate::proto;
-use crate::store::Filter;
-use crate::store::Stats;
+use crate::query::Filter;
+use crate::query::Stats;
 
 /// Arguments of `toolgate stats`.
 #[derive(Debug, Args)]
@@ -45,10 +46,11 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
         super::fleet::check_node(node)?;
     }
     let stats = if let Some(url) = &args.postgres {
-        FleetStore::connect(url).await?.stats(args.node.as_deref(), &range).await?
+        let store = FleetStore::connect(url).await?;
+        Trails::stats(&store, args.node.as_deref(), &range).await?
     } else {
         match args.source.open().await? {
-            Source::Db(reader) => reader.stats(&range).await?,
+            Source::Db(reader) => Trails::stats(&reader, None, &range).await?,
             Source::Server(mut client) => {
                 let request = proto::StatsRequest {
                     since: text(&since),

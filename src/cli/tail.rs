@@ -10,6 +10,7 @@ use tokio_stream::StreamExt;
 use super::Exit;
 use super::args::{FilterArgs, Source, SourceArgs};
 use super::query::row;
+use crate::audit::Trails;
 use crate::grpc::event_from_proto;
 use crate::proto;
 use crate::store::PAGE;
@@ -94,7 +95,7 @@ pub async fn tail(args: TailArgs) -> anyhow::Result<Exit> {
 /// The seq of the trail's last event (0 when empty).
 async fn head(source: &mut Source) -> anyhow::Result<u64> {
     Ok(match source {
-        Source::Db(reader) => reader.head().await?.map_or(0, |head| head.seq.unsigned_abs()),
+        Source::Db(reader) => Trails::head(reader, "").await?.map_or(0, |h| h.seq.unsigned_abs()),
         Source::Server(client) => {
             client.head(proto::HeadRequest::default()).await?.into_inner().seq
         }

@@ -21,7 +21,7 @@ use super::trail::Filters;
 use super::{Console, Visitor};
 use crate::audit::{MANIFEST_FORMAT, Manifest};
 use crate::proto;
-use crate::store::Filter;
+use crate::query::Filter;
 
 #[derive(Debug, Deserialize)]
 pub struct Download {

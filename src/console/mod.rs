@@ -97,7 +97,7 @@ pub struct Parts {
 /// `stopping` turns true.
 pub fn start(
     parts: Parts,
-    trails: Trails,
+    trails: Arc<dyn Trails>,
     tls: bool,
     stopping: watch::Receiver<bool>,
 ) -> (Router, Vec<JoinHandle<()>>) {
@@ -254,7 +254,7 @@ async fn around(State(console): State<Arc<Console>>, mut request: Request, next:
 /// started), or answers it here.
 fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box<Response>> {
     let headers = request.headers();
-    if !console.auth && !crate::http::loopback_host(headers) {
+    if !console.auth && !crate::side::loopback_host(headers) {
         let why = "without auth this console answers only to a loopback name (localhost, \
                    127.0.0.1, [::1])";
         return Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)));
@@ -334,7 +334,7 @@ fn same_origin(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::tests::headers;
+    use crate::side::routes::tests::headers;
 
     #[test]
     fn forms_from_another_site_are_refused() {

@@ -8,7 +8,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
 use super::batch::BatchRow;
-use crate::store::{Cosignature, Filter, Stats, Tally, tally_sql};
+use crate::query::{Cosignature, Filter, Stats, Tally, tally_sql};
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
 
 /// What can go wrong with the store. Messages never carry the URL (nor its password).

@@ -1,7 +1,7 @@
-//! The rhythm of a background task that ships the trail somewhere (the fleet store, an OTLP
-//! collector): straight on while there is more, a pause once caught up, and after trouble a
-//! pause that doubles per failure up to 30 s; each kind of trouble told to the log once, not
-//! once per try.
+//! The rhythm of a task that follows the trail (the follower, the console's activity): after
+//! trouble a pause that doubles per failure up to 30 s, each kind of trouble told to the log
+//! once, not once per try; and for a task that polls, straight on while there is more, a pause
+//! once caught up.
 
 use std::time::Duration;
 

@@ -75,7 +75,8 @@ pub fn follower(
     );
     let sink = Fleet { store, node: node.clone(), batch, cosigned: None, cosignatures };
     let every = Duration::from_millis(config.every_ms.max(1));
-    let follower = Follower::new(sink, batch, every).looking_every(every);
+    let follower =
+        Follower::new(sink, batch, every).looking_every(every).coalescing(super::COALESCE);
     Ok(Some(follower.measured(metrics.follower(NAMES))))
 }
 
@@ -91,6 +92,11 @@ fn has_password(url: &str) -> bool {
 impl Sink for Fleet {
     const NAME: &'static str = "fleet";
     const DOING: &'static str = "shipping";
+    const AGAIN: &'static str = "shipping to the fleet store again";
+
+    fn destination(&self) -> &str {
+        &self.node
+    }
 
     /// The last seq the store holds for the node; its cosignatures are asked again too.
     async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {

@@ -26,10 +26,17 @@ pub use backoff::Backoff;
 pub use sink::{Sink, Taken, Trouble};
 
 use crate::metrics::{Delivered, FollowerMetrics};
-use crate::store::{Filter, Reader};
+use crate::query::Filter;
+use crate::store::Reader;
 
 /// How often a follower looks when no commit can wake it: once the writer has stopped.
 const LOOK_AGAIN: Duration = Duration::from_secs(1);
+
+/// The least time between two rounds of a sink that ships (fleet, OTLP), so that under load a
+/// batch carries the commits of this long rather than one (each round costs the destination a
+/// request, and the OTLP cursor a synced write), while a commit after a pause this long still
+/// goes at once.
+pub const COALESCE: Duration = Duration::from_millis(20);
 
 /// What a follower reads: the trail, and the writer's signal of each commit (the last seq).
 #[derive(Debug, Clone)]
@@ -47,6 +54,7 @@ pub struct Follower<S> {
     batch: u32,
     every: Duration,
     look: Option<Duration>,
+    gap: Duration,
     metrics: Option<FollowerMetrics>,
 }
 
@@ -55,7 +63,8 @@ impl<S: Sink> Follower<S> {
     /// doubled per failure up to 30 s.
     pub fn new(sink: S, batch: u32, every: Duration) -> Self {
         let batch = batch.max(1);
-        Self { sink, filter: Filter::default(), batch, every, look: None, metrics: None }
+        let (filter, gap) = (Filter::default(), Duration::ZERO);
+        Self { sink, filter, batch, every, look: None, gap, metrics: None }
     }
 
     /// Only the events `filter` selects.
@@ -69,6 +78,13 @@ impl<S: Sink> Follower<S> {
         Self { look: Some(look), ..self }
     }
 
+    /// Starts a round woken by a commit no sooner than `gap` after the last one began, so that
+    /// under load one round takes the commits of `gap` together (a lone commit after a quiet
+    /// spell is still taken at once).
+    pub fn coalescing(self, gap: Duration) -> Self {
+        Self { gap, ..self }
+    }
+
     /// Counts its batches and lag in `metrics`.
     pub fn measured(self, metrics: FollowerMetrics) -> Self {
         Self { metrics: Some(metrics), ..self }
@@ -79,15 +95,21 @@ impl<S: Sink> Follower<S> {
     pub async fn run(mut self, trail: Trail, mut stopping: watch::Receiver<bool>) {
         let Trail { reader, mut commits } = trail;
         let mut cursor: Option<i64> = None;
+        // Where the destination stood before trouble, for the log.
+        let mut stood = 0;
         let mut batch = self.batch;
         let mut backoff = Backoff::new(self.every);
         // A pause after trouble, or none: then it waits for the next commit.
         let mut pause = Some(Duration::ZERO);
+        let mut began = tokio::time::Instant::now();
         loop {
             let wake = async {
                 match pause {
                     Some(pause) => tokio::time::sleep(pause).await,
-                    None => committed(&mut commits, self.look).await,
+                    None => {
+                        committed(&mut commits, self.look).await;
+                        tokio::time::sleep_until(began + self.gap).await;
+                    }
                 }
             };
             tokio::select! {
@@ -98,6 +120,7 @@ impl<S: Sink> Follower<S> {
             }
             // Every commit up to here is seen by the read below: a later one wakes the next wait.
             commits.borrow_and_update();
+            began = tokio::time::Instant::now();
             match self.round(&reader, &commits, &mut cursor, batch).await {
                 Ok(more) => {
                     batch = batch.saturating_mul(2).min(self.batch);
@@ -105,7 +128,12 @@ impl<S: Sink> Follower<S> {
                     (_, recovered) = backoff.succeeded(more);
                     pause = more.then_some(Duration::ZERO);
                     if recovered {
-                        tracing::info!(sink = S::NAME, "{} caught up again", S::DOING);
+                        tracing::info!(
+                            sink = S::NAME,
+                            to = self.sink.destination(),
+                            "{}",
+                            S::AGAIN
+                        );
                     }
                 }
                 Err(Trouble::Gone) => break,
@@ -115,15 +143,22 @@ impl<S: Sink> Follower<S> {
                     if matches!(trouble, Trouble::TooLarge(_)) {
                         batch = (batch / 2).max(1);
                     }
-                    cursor = None;
+                    stood = cursor.take().unwrap_or(stood);
                     let message = trouble.to_string();
                     let (after, new) = backoff.failed(message.clone());
                     pause = Some(after);
                     if new {
+                        let (sink, to) = (S::NAME, self.sink.destination());
                         match trouble {
-                            Trouble::Refused(_) => tracing::error!(sink = S::NAME, "{message}"),
-                            _ => {
-                                tracing::warn!(sink = S::NAME, "{} is behind: {message}", S::DOING)
+                            Trouble::Refused(_) => tracing::error!(sink, to, "{message}"),
+                            Trouble::TooLarge(_) | Trouble::Failed(_) | Trouble::Gone => {
+                                let doing = S::DOING;
+                                tracing::warn!(
+                                    sink,
+                                    to,
+                                    seq = stood,
+                                    "{doing} is behind: {message}"
+                                )
                             }
                         }
                     }
@@ -236,11 +271,9 @@ async fn committed(commits: &mut watch::Receiver<i64>, look: Option<Duration>) {
     }
 }
 
-/// Resolves once `stopping` turns true; never, if no one is left to turn it.
+/// Resolves once `stopping` turns true, or no one is left to turn it.
 async fn stopped(stopping: &mut watch::Receiver<bool>) {
-    if stopping.wait_for(|stop| *stop).await.is_err() {
-        std::future::pending::<()>().await;
-    }
+    let _ = stopping.wait_for(|stop| *stop).await;
 }
 
 #[cfg(test)]
@@ -264,6 +297,7 @@ mod tests {
     impl Sink for Kept {
         const NAME: &'static str = "kept";
         const DOING: &'static str = "keeping";
+        const AGAIN: &'static str = "keeping again";
 
         async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
             Ok(self.took.lock().unwrap().last().map_or(0, |(_, seq)| *seq))

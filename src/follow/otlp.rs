@@ -16,7 +16,7 @@ use super::{Follower, Sink, Taken, Trouble};
 use crate::config::{Config, OtlpProtocol};
 use crate::metrics::{Metrics, SinkNames};
 use crate::siem::host_name;
-use crate::siem::otlp::{Origin, request};
+use crate::siem::otlp::{Origin, request as request_of};
 use crate::store::Reader;
 use crate::trail::Event;
 
@@ -53,6 +53,9 @@ pub struct Otlp {
     endpoint: String,
     timeout: Duration,
     cursor: PathBuf,
+    /// The last seq the collector acknowledged, once known: the cursor file is read at start
+    /// only, so that trouble later never sends the trail again from the top.
+    acknowledged: Option<i64>,
     origin: Origin,
 }
 
@@ -96,51 +99,40 @@ pub fn follower(
     let node = config.fleet.node_id.clone();
     let instance = otlp.instance_id.clone().or_else(|| node.clone()).unwrap_or_else(host_name);
     tracing::info!(%endpoint, "exporting the trail as OTLP logs");
-    let sink = Otlp { transport, endpoint, timeout, cursor, origin: Origin { instance, node } };
-    let (batch, every) = (otlp.batch_events.clamp(1, 10_000), otlp.every_ms.max(1));
-    let follower = Follower::new(sink, batch, Duration::from_millis(every));
+    let origin = Origin { instance, node };
+    let sink = Otlp { transport, endpoint, timeout, cursor, acknowledged: None, origin };
+    let batch = otlp.batch_events.clamp(1, 10_000);
+    let every = Duration::from_millis(otlp.every_ms.max(1));
+    let follower = Follower::new(sink, batch, every).coalescing(super::COALESCE);
     Ok(Some(follower.measured(metrics.follower(NAMES))))
 }
 
 impl Sink for Otlp {
     const NAME: &'static str = "otlp";
     const DOING: &'static str = "OTLP export";
+    const AGAIN: &'static str = "exporting to the collector again";
 
-    /// After the seq the cursor file names, if the trail's event there is the one it names;
-    /// from the start otherwise (a trail replaced, restored from a backup, or a cursor that
-    /// does not read), since sending twice is safe and skipping is not.
+    fn destination(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The last seq acknowledged; at start, the one the cursor file names.
     async fn resume(&mut self, reader: &Reader) -> Result<i64, Trouble> {
-        let file = self.cursor.display();
-        let (seq, hash) = match read_cursor(&self.cursor) {
-            Ok(cursor) => cursor,
-            Err(e) => {
-                tracing::error!(%file, error = %e, "the OTLP cursor does not read: exporting from the start");
-                return Ok(0);
-            }
-        };
-        if seq == 0 {
-            return Ok(0);
+        if let Some(acknowledged) = self.acknowledged {
+            return Ok(acknowledged);
         }
-        match reader.event(seq).await {
-            Ok(Some(event)) if hash.as_deref().is_none_or(|h| h == event.hash) => Ok(seq),
-            Ok(_) => {
-                tracing::error!(%file, seq, "the OTLP cursor names an event this trail does not hold: exporting from the start");
-                Ok(0)
-            }
-            Err(e) => {
-                tracing::error!(%file, error = %e, "cannot check the OTLP cursor: exporting from the start");
-                Ok(0)
-            }
-        }
+        let start = self.start(reader).await;
+        self.acknowledged = Some(start);
+        Ok(start)
     }
 
     /// Sends the events as one request (a prefix of them, if all would be too large), then
     /// keeps the cursor.
     async fn take(&mut self, mut events: Vec<Event>) -> Result<Taken, Trouble> {
-        let mut request = request(&events, &self.origin);
+        let mut request = request_of(&events, &self.origin);
         while request.encoded_len() > MAX_REQUEST_BYTES && events.len() > 1 {
             events.truncate(events.len() / 2);
-            request = crate::siem::otlp::request(&events, &self.origin);
+            request = request_of(&events, &self.origin);
         }
         let (seq, hash) = match events.last() {
             Some(last) => (last.seq, last.hash.clone()),
@@ -167,11 +159,40 @@ impl Sink for Otlp {
                 let file = self.cursor.display();
                 Trouble::Failed(format!("cannot keep the cursor in {file}: {e}"))
             })?;
+        self.acknowledged = Some(seq);
         Ok(Taken { through: seq, counted: events.len() as u64 })
     }
 }
 
 impl Otlp {
+    /// Where the cursor file says to go on from: after the seq it names, if the trail's event
+    /// there is the one it names; from the start otherwise (a trail replaced, restored from a
+    /// backup, or a cursor that does not read), since sending twice is safe and skipping is not.
+    async fn start(&self, reader: &Reader) -> i64 {
+        let file = self.cursor.display();
+        let (seq, hash) = match read_cursor(&self.cursor) {
+            Ok(cursor) => cursor,
+            Err(e) => {
+                tracing::error!(%file, error = %e, "the OTLP cursor does not read: exporting from the start");
+                return 0;
+            }
+        };
+        if seq == 0 {
+            return 0;
+        }
+        match reader.event(seq).await {
+            Ok(Some(event)) if hash.as_deref().is_none_or(|h| h == event.hash) => seq,
+            Ok(_) => {
+                tracing::error!(%file, seq, "the OTLP cursor names an event this trail does not hold: exporting from the start");
+                0
+            }
+            Err(e) => {
+                tracing::error!(%file, error = %e, "cannot check the OTLP cursor: exporting from the start");
+                0
+            }
+        }
+    }
+
     /// Sends one request; whether it was too large, and why, when it was not acknowledged.
     /// A partial success is an acknowledgement: the collector took what it could and will not
     /// take the rest again.

@@ -40,6 +40,13 @@ pub trait Sink: Send + 'static {
     const NAME: &'static str;
     /// What it does, as the log says it: "shipping" is behind.
     const DOING: &'static str;
+    /// What the log says once trouble is over: "shipping to the fleet store again".
+    const AGAIN: &'static str;
+
+    /// Where it delivers, for the log: the fleet node, the collector's endpoint.
+    fn destination(&self) -> &str {
+        ""
+    }
 
     /// The last seq the destination holds (0 for none): asked at start and after any trouble,
     /// so that a restart of either side resumes where the destination stands.

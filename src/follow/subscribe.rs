@@ -8,7 +8,8 @@ use tonic::Status;
 
 use super::{Follower, Sink, Taken, Trail, Trouble};
 use crate::proto;
-use crate::store::{Filter, PAGE, Reader, StoreError};
+use crate::query::Filter;
+use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
 
 /// One caller's stream.
@@ -22,6 +23,7 @@ pub struct Subscriber {
 impl Sink for Subscriber {
     const NAME: &'static str = "subscribe";
     const DOING: &'static str = "a subscription";
+    const AGAIN: &'static str = "streaming again";
 
     async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
         Ok(self.after)
@@ -61,8 +63,14 @@ pub async fn follow(
     let subscriber = Subscriber { after, wire, events };
     let follower = Follower::new(subscriber, PAGE, super::LOOK_AGAIN);
     let mut stop = stopping.clone();
+    let stopped = async move {
+        // A shutdown that no one can signal never comes: the grace period ends the stream.
+        if stop.wait_for(|stop| *stop).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
     tokio::select! {
         () = follower.filtered(filter).run(trail, stopping) => {}
-        () = super::stopped(&mut stop) => {}
+        () = stopped => {}
     }
 }

@@ -5,16 +5,16 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use super::Gate;
-use crate::approvals::{Approval, ClaimError, State, Verdict};
+use super::Gatekeeper;
 use crate::auth::{Caller, Rpc};
 use crate::error::Error;
 use crate::policy::{Grant, Outcome};
 use crate::proto;
 use crate::request::{VerdictRequest, WithdrawRequest};
+use crate::state::approvals::{Approval, ClaimError, Verdict, verdict_state};
 use crate::trail::Kind;
 
-impl Gate {
+impl Gatekeeper {
     /// The pending approvals that `matches` selects, oldest first.
     pub fn pending_approvals(&self, matches: impl Fn(&Approval) -> bool) -> Vec<Approval> {
         self.approvals.list(matches)
@@ -275,6 +275,9 @@ impl Gate {
         outcome: Outcome,
         pins: bool,
     ) -> Result<Approval, Error> {
+        let Some(state) = verdict_state(kind) else {
+            return Err(Error::Unavailable(format!("{kind} is not a verdict")));
+        };
         let mut records = vec![approval.verdict_record(kind, approver, &comment, outcome)];
         if let (Kind::ApprovalApproved, Some(approver), true) = (kind, approver, pins) {
             let decision_id = &approval.decision_id;
@@ -284,12 +287,6 @@ impl Gate {
         for pinned in &events[1..] {
             self.pins.committed(pinned);
         }
-        let state = match kind {
-            Kind::ApprovalApproved => State::Approved,
-            Kind::ApprovalRejected => State::Rejected,
-            Kind::ApprovalWithdrawn => State::Withdrawn,
-            _ => State::Expired,
-        };
         let verdict = Verdict {
             state,
             approver: approver.map(str::to_owned),

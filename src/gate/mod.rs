@@ -20,30 +20,23 @@ use std::sync::Arc;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
 
-use crate::approvals::{Approval, Approvals};
 use crate::auth::{Caller, Rpc};
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, FieldError};
-use crate::facts::{Call, Facts};
+use crate::state::approvals::{Approval, Approvals};
+use crate::state::facts::{Call, Facts};
 use cedar_policy::Entities;
 
-use crate::pins::Pins;
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::{ToolRegistry, ToolSpec};
 use crate::request::{
     ActionRequest, ArgsError, ArgsHasher, CanonicalArgs, ExecutionReport, NeverAllowed, PeerRefusal,
 };
+use crate::state::State;
+use crate::state::pins::Pins;
 use crate::store::Writer;
 use crate::trail::{Event, Kind, Record};
-
-/// What the gate keeps in memory, rebuilt from the trail at start.
-#[derive(Debug)]
-pub struct State {
-    pub facts: Arc<Facts>,
-    pub approvals: Arc<Approvals>,
-    pub pins: Arc<Pins>,
-}
 
 /// The answer to a Decide call.
 #[derive(Debug, Clone)]
@@ -98,7 +91,7 @@ pub enum ReloadError {
 
 /// The decision point: cheap to clone, shared by every request.
 #[derive(Debug, Clone)]
-pub struct Gate {
+pub struct Gatekeeper {
     writer: Writer,
     facts: Arc<Facts>,
     /// The policy in force; swapped whole by a reload, so a decision sees one version.
@@ -127,7 +120,7 @@ pub struct Gate {
     keep_raw: bool,
 }
 
-impl Gate {
+impl Gatekeeper {
     /// A gate for `config`: it decides with the configured policy (and shadow policy), counts
     /// with `facts`, keeps calls that require approval in `approvals`, holds calls to tools
     /// whose definition is not the one in `pins`, and records through `writer`.

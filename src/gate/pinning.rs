@@ -2,13 +2,13 @@
 //! a Decide that names one not in force requires approval, and an approval of such a call
 //! pins the definition it named, in the same commit as the approval.
 
-use super::{Gate, refusal};
+use super::{Gatekeeper, refusal};
 use crate::auth::Rpc;
 use crate::error::Error;
-use crate::pins::Listed;
 use crate::policy::{Outcome, Verdict};
 use crate::proto;
 use crate::request::{ActionRequest, ToolDefinitions};
+use crate::state::pins::Listed;
 use crate::trail::Record;
 
 /// A listed tool whose definition is not the one in force.
@@ -21,7 +21,7 @@ pub struct Changed {
     pub pinned: String,
 }
 
-impl Gate {
+impl Gatekeeper {
     /// Records the definitions of a `DefineTools` request that are new; the tools whose
     /// definition is not the one in force, each with the parts that differ and the hash of the
     /// one in force, in its order.

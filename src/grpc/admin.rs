@@ -4,19 +4,19 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use crate::auth::Rpc;
-use crate::gate::{Gate, ReloadError};
+use crate::gate::{Gatekeeper, ReloadError};
 use crate::proto::{self, admin_server::Admin};
 
 /// The tonic service.
 #[derive(Debug, Clone)]
 pub struct AdminService {
-    gate: Gate,
+    gate: Gatekeeper,
     guard: Guard,
 }
 
 impl AdminService {
     /// Operates `gate`, for admins.
-    pub fn new(gate: Gate, guard: Guard) -> Self {
+    pub fn new(gate: Gatekeeper, guard: Guard) -> Self {
         Self { gate, guard }
     }
 }

@@ -8,12 +8,12 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::gate::outcome;
-use crate::approvals::{Approval, Settled, State, settled};
 use crate::auth::{Caller, Role, Rpc};
 use crate::error::Error;
-use crate::gate::Gate;
+use crate::gate::Gatekeeper;
 use crate::proto::{self, approvals_server::Approvals};
 use crate::request::awaited_decision;
+use crate::state::approvals::{Approval, Settled, State, settled};
 use crate::store::Reader;
 use crate::trail::Outcome;
 
@@ -23,7 +23,7 @@ const MAX_WAIT: Duration = Duration::from_secs(600);
 /// The tonic service.
 #[derive(Debug, Clone)]
 pub struct ApprovalsService {
-    gate: Gate,
+    gate: Gatekeeper,
     reader: Reader,
     /// Becomes true when the server starts shutting down: waits end then.
     stopping: watch::Receiver<bool>,
@@ -32,7 +32,12 @@ pub struct ApprovalsService {
 
 impl ApprovalsService {
     /// Serves the approvals of `gate`, reading settled ones from the trail.
-    pub fn new(gate: Gate, reader: Reader, stopping: watch::Receiver<bool>, guard: Guard) -> Self {
+    pub fn new(
+        gate: Gatekeeper,
+        reader: Reader,
+        stopping: watch::Receiver<bool>,
+        guard: Guard,
+    ) -> Self {
         Self { gate, reader, stopping, guard }
     }
 

@@ -1,5 +1,5 @@
-//! `toolgate.v1.Audit`: read, export and verify the trail, over [`crate::store::Reader`] and
-//! [`crate::audit`]; or, on a fleet server (`serve --audit-only`), every node's trail in the
+//! `toolgate.v1.Audit`: read, export and verify the trail, over [`crate::audit::Trails`] (the
+//! one read interface) and [`crate::audit`]; or, on a fleet server (`serve --audit-only`), every node's trail in the
 //! fleet store, a node at a time where a chain is concerned. Malformed requests are refused by
 //! field and recorded like the Gate's.
 
@@ -11,18 +11,15 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::convert::event_to_proto;
-use crate::audit::{
-    Anchors, Export, Origin, Report, SharedBuffer, Trails, verify_fleet, verify_trail,
-};
+use crate::audit::{At, Export, Origin, Report, SharedBuffer, Trails};
 use crate::auth::Rpc;
 use crate::config::Limits;
-use crate::error::{Error, FieldError};
-use crate::fleet::store::FleetError;
+use crate::error::FieldError;
 use crate::follow::{Trail, subscribe};
 use crate::proto::{self, audit_server::Audit};
+use crate::query::Filter;
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
-use crate::store::{Filter, Head, Reader};
-use crate::trail::{Event, Kind};
+use crate::trail::Kind;
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
@@ -30,25 +27,12 @@ const MAX_PROBLEMS: usize = 1000;
 /// The tonic service.
 #[derive(Debug, Clone)]
 pub struct AuditService {
-    trails: Trails,
+    trails: Arc<dyn Trails>,
     guard: Guard,
     hasher: ArgsHasher,
     limits: Arc<Limits>,
     /// What `Subscribe` waits on; a service without it (the fleet's) has no live stream.
     follow: Option<(Trail, watch::Receiver<bool>)>,
-}
-
-impl AuditService {
-    /// The trail whose tree proofs come from: a fleet store keeps only each node's right edge.
-    fn tree(&self) -> Result<&Reader, Status> {
-        match &self.trails {
-            Trails::One(reader) => Ok(reader),
-            Trails::Fleet(_) => Err(Status::failed_precondition(
-                "proofs come from a node's own trail (its tree): the fleet store keeps only the \
-                 right edge of each node's tree; ask the node's sidecar",
-            )),
-        }
-    }
 }
 
 /// What a sidecar says of a node id.
@@ -57,7 +41,7 @@ const NOT_A_FLEET: &str =
 
 impl AuditService {
     /// Serves `trails` to auditors; HashArgs hashes as Decide does, within the same limits.
-    pub fn new(trails: Trails, guard: Guard, hasher: ArgsHasher, limits: Limits) -> Self {
+    pub fn new(trails: Arc<dyn Trails>, guard: Guard, hasher: ArgsHasher, limits: Limits) -> Self {
         Self { trails, guard, hasher, limits: Arc::new(limits), follow: None }
     }
 
@@ -85,41 +69,28 @@ impl AuditService {
     /// A request's node id (`field`), if it names one: refused by a sidecar, and on a fleet
     /// server unless it is a node id.
     async fn node(&self, rpc: Rpc, field: &str, node: String) -> Result<Option<String>, Status> {
-        let problem = match &self.trails {
+        let problem = match self.trails.is_fleet() {
             _ if node.is_empty() => return Ok(None),
-            Trails::One(_) => NOT_A_FLEET,
-            Trails::Fleet(_) if crate::fleet::valid_node(&node) => return Ok(Some(node)),
-            Trails::Fleet(_) => crate::fleet::NODE_ID,
+            false => NOT_A_FLEET,
+            true if crate::fleet::valid_node(&node) => return Ok(Some(node)),
+            true => crate::fleet::NODE_ID,
         };
         Err(self.guard.invalid(rpc, FieldError::new(field, problem)).await)
     }
 
-    /// The one trail a request is about: the sidecar's own, or on a fleet server that of the
-    /// node it names (`field`), which it must.
+    /// The one trail a request is about: the sidecar's own (node `""`), or on a fleet server
+    /// that of the node it names (`field`), which it must.
     async fn origin(&self, rpc: Rpc, field: &str, node: String) -> Result<Origin, Status> {
-        match (&self.trails, self.node(rpc, field, node).await?) {
-            (Trails::One(reader), _) => Ok(Origin::Trail(reader.clone())),
-            (Trails::Fleet(store), Some(node)) => Ok(Origin::Fleet { store: store.clone(), node }),
-            (Trails::Fleet(_), None) => {
+        let trails = self.trails.clone();
+        match (self.trails.is_fleet(), self.node(rpc, field, node).await?) {
+            (false, _) => Ok(Origin { trails, node: String::new() }),
+            (true, Some(node)) => Ok(Origin { trails, node }),
+            (true, None) => {
                 let e = FieldError::new(field, "required on a fleet server");
                 Err(self.guard.invalid(rpc, e).await)
             }
         }
     }
-}
-
-fn unavailable(error: crate::store::StoreError) -> Status {
-    Error::from(error).into()
-}
-
-fn fleet_unavailable(error: FleetError) -> Status {
-    // The details are for the operator.
-    tracing::error!(error = %error, "the fleet store failed");
-    Status::unavailable("the fleet store is unavailable")
-}
-
-fn no_node(node: &str) -> Status {
-    Status::not_found(format!("the fleet store has no node {node:?}"))
 }
 
 /// A Verify report on the wire.
@@ -172,33 +143,14 @@ impl Audit for AuditService {
         self.guard.check(&request, Rpc::Query).await?;
         let req = request.into_inner();
         let (filter, node) = self.filter(Rpc::Query, req.filter).await?;
-        let fleet = matches!(self.trails, Trails::Fleet(_));
+        let fleet = self.trails.is_fleet();
         let page = match Page::from_proto(req.page_size, &req.page_token, fleet) {
             Ok(page) => page,
             Err(e) => return Err(self.guard.invalid(Rpc::Query, e).await),
         };
-        let events: Vec<(Option<String>, Event)> = match (&self.trails, req.newest_first) {
-            (Trails::One(reader), false) => {
-                let events = reader.query(&filter, page.after, page.size).await;
-                events.map_err(unavailable)?.into_iter().map(|e| (None, e)).collect()
-            }
-            (Trails::One(reader), true) => {
-                let events = reader.query_newest(&filter, page.after, page.size).await;
-                events.map_err(unavailable)?.into_iter().map(|e| (None, e)).collect()
-            }
-            (Trails::Fleet(store), newest_first) => {
-                let node = node.as_deref();
-                let at = (page.after_node.as_str(), page.after);
-                let events = match newest_first {
-                    false => store.query(node, &filter, at, page.size).await,
-                    true => {
-                        let before = (!page.after_node.is_empty()).then_some(at);
-                        store.query_newest(node, &filter, before, page.size).await
-                    }
-                };
-                events.map_err(fleet_unavailable)?.into_iter().map(|(n, e)| (Some(n), e)).collect()
-            }
-        };
+        let at = At { node: &page.after_node, seq: page.after };
+        let events = self.trails.query(node.as_deref(), &filter, at, page.size, req.newest_first);
+        let events = events.await.map_err(Status::from)?;
         let next_page_token = match events.last() {
             Some((node, last)) if events.len() == page.size as usize => {
                 Page::token(node.as_deref(), last.seq)
@@ -225,7 +177,7 @@ impl Audit for AuditService {
     ) -> Result<Response<Self::SubscribeStream>, Status> {
         self.guard.check(&request, Rpc::Subscribe).await?;
         let req = request.into_inner();
-        let (Trails::One(_), Some(follow)) = (&self.trails, &self.follow) else {
+        let (false, Some(follow)) = (self.trails.is_fleet(), &self.follow) else {
             return Err(Status::failed_precondition(
                 "a live stream comes from a node's own trail: subscribe to the node's sidecar",
             ));
@@ -281,20 +233,13 @@ impl Audit for AuditService {
             Err(e) => return Err(self.guard.invalid(Rpc::Verify, e).await),
         };
         let to = (to > 0).then_some(to);
-        let report = match self.origin(Rpc::Verify, "node_id", req.node_id).await? {
-            Origin::Trail(reader) => verify_trail(&reader, from, to, &Anchors::default(), |_| {})
-                .await
-                .map_err(unavailable)?,
-            Origin::Fleet { store, node } => {
-                if from > 1 || to.is_some() {
-                    let e = FieldError::new("from_seq", "a fleet server verifies a node whole");
-                    return Err(self.guard.invalid(Rpc::Verify, e).await);
-                }
-                let reports = verify_fleet(&store, Some(&node), &Default::default()).await;
-                let reports = reports.map_err(fleet_unavailable)?;
-                reports.into_iter().next().ok_or_else(|| no_node(&node))?.1
-            }
-        };
+        let origin = self.origin(Rpc::Verify, "node_id", req.node_id).await?;
+        if origin.trails.is_fleet() && (from > 1 || to.is_some()) {
+            let e = FieldError::new("from_seq", "a fleet server verifies a node whole");
+            return Err(self.guard.invalid(Rpc::Verify, e).await);
+        }
+        let report = origin.trails.verify(&origin.node, from, to).await;
+        let report = report.map_err(Status::from)?;
         Ok(Response::new(verify_response(&report)))
     }
 
@@ -305,14 +250,8 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::HeadResponse>, Status> {
         self.guard.check(&request, Rpc::Head).await?;
         let node = request.into_inner().node_id;
-        let head = match self.origin(Rpc::Head, "node_id", node).await? {
-            Origin::Trail(reader) => reader.head().await.map_err(unavailable)?,
-            Origin::Fleet { store, node } => {
-                let (seq, _) = store.head(&node).await.map_err(fleet_unavailable)?;
-                let event = store.event(&node, seq).await.map_err(fleet_unavailable)?;
-                event.map(|e| Head { seq: e.seq, hash: e.hash, ts: e.ts })
-            }
-        };
+        let Origin { trails, node } = self.origin(Rpc::Head, "node_id", node).await?;
+        let head = trails.head(&node).await.map_err(Status::from)?;
         Ok(Response::new(head.map_or_else(proto::HeadResponse::default, |h| proto::HeadResponse {
             seq: h.seq.unsigned_abs(),
             hash: h.hash,
@@ -328,32 +267,17 @@ impl Audit for AuditService {
         self.guard.check(&request, Rpc::Checkpoint).await?;
         let req = request.into_inner();
         let size = req.size;
-        let origin = self.origin(Rpc::Checkpoint, "node_id", req.node_id).await?;
+        let Origin { trails, node } = self.origin(Rpc::Checkpoint, "node_id", req.node_id).await?;
         let seq = i64::try_from(size + 1).ok();
-        let found = match (&origin, size, seq) {
-            (Origin::Trail(reader), 0, _) => reader.last_checkpoint().await.map_err(unavailable),
-            (Origin::Trail(reader), _, Some(seq)) => reader.event(seq).await.map_err(unavailable),
-            (Origin::Fleet { store, node }, 0, _) => {
-                store.last_checkpoint(node).await.map_err(fleet_unavailable)
-            }
-            (Origin::Fleet { store, node }, _, Some(seq)) => {
-                store.event(node, seq).await.map_err(fleet_unavailable)
-            }
-            (_, _, None) => Ok(None),
-        }?;
-        match found.filter(|e| e.record.kind == Kind::Checkpoint) {
+        let found = match (size, seq) {
+            (0, _) => trails.last_checkpoint(&node).await,
+            (_, Some(seq)) => trails.event(&node, seq).await,
+            (_, None) => Ok(None),
+        };
+        match found.map_err(Status::from)?.filter(|e| e.record.kind == Kind::Checkpoint) {
             Some(event) => {
-                let cosigned = match &origin {
-                    Origin::Trail(reader) => {
-                        reader.cosigned_note(&event).await.map_err(unavailable)?
-                    }
-                    Origin::Fleet { store, node } => {
-                        let lines = store.cosignature_lines(node, event.seq).await;
-                        let lines = lines.map_err(fleet_unavailable)?;
-                        let note = event.record.note.clone().unwrap_or_default();
-                        lines.into_iter().fold(note, |note, line| note + &line)
-                    }
-                };
+                let cosigned = trails.cosigned_note(&node, &event).await;
+                let cosigned = cosigned.map_err(Status::from)?;
                 Ok(Response::new(proto::CheckpointResponse {
                     size: event.seq.unsigned_abs() - 1,
                     seq: event.seq.unsigned_abs(),
@@ -375,15 +299,15 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::InclusionProofResponse>, Status> {
         self.guard.check(&request, Rpc::InclusionProof).await?;
         let req = request.into_inner();
-        let reader = self.tree()?;
-        let current = reader.tree_size().await.map_err(unavailable)?;
+        let tree = self.trails.tree().map_err(Status::from)?;
+        let current = tree.size().await.map_err(Status::from)?;
         let (seq, size) = match proof::inclusion(req.seq, req.tree_size, current) {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::InclusionProof, e).await),
         };
-        let leaf_hash = reader.leaf(seq).await.map_err(unavailable)?;
-        let proof = reader.inclusion_proof(seq, size).await.map_err(unavailable)?;
-        let root = reader.root(size).await.map_err(unavailable)?;
+        let leaf_hash = tree.leaf(seq).await.map_err(Status::from)?;
+        let proof = tree.inclusion_proof(seq, size).await.map_err(Status::from)?;
+        let root = tree.root(size).await.map_err(Status::from)?;
         Ok(Response::new(proto::InclusionProofResponse {
             tree_size: size,
             leaf_index: seq - 1,
@@ -400,19 +324,19 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::ConsistencyProofResponse>, Status> {
         self.guard.check(&request, Rpc::ConsistencyProof).await?;
         let req = request.into_inner();
-        let reader = self.tree()?;
-        let current = reader.tree_size().await.map_err(unavailable)?;
+        let tree = self.trails.tree().map_err(Status::from)?;
+        let current = tree.size().await.map_err(Status::from)?;
         let (old, new) = match proof::consistency(req.old_size, req.new_size, current) {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::ConsistencyProof, e).await),
         };
-        let proof = reader.consistency_proof(old, new).await.map_err(unavailable)?;
+        let proof = tree.consistency_proof(old, new).await.map_err(Status::from)?;
         Ok(Response::new(proto::ConsistencyProofResponse {
             old_size: old,
             new_size: new,
             hashes: proof.iter().map(|h| h.to_vec()).collect(),
-            old_root: reader.root(old).await.map_err(unavailable)?.to_vec(),
-            new_root: reader.root(new).await.map_err(unavailable)?.to_vec(),
+            old_root: tree.root(old).await.map_err(Status::from)?.to_vec(),
+            new_root: tree.root(new).await.map_err(Status::from)?.to_vec(),
         }))
     }
 
@@ -428,12 +352,8 @@ impl Audit for AuditService {
             Err(e) => return Err(self.guard.invalid(Rpc::Stats, e).await),
         };
         let node = self.node(Rpc::Stats, "node_id", req.node_id).await?;
-        let stats = match &self.trails {
-            Trails::One(reader) => reader.stats(&range).await.map_err(unavailable)?,
-            Trails::Fleet(store) => {
-                store.stats(node.as_deref(), &range).await.map_err(fleet_unavailable)?
-            }
-        };
+        let stats = self.trails.stats(node.as_deref(), &range).await;
+        let stats = stats.map_err(Status::from)?;
         let counts = |list: Vec<(String, u64)>| {
             list.into_iter().map(|(key, count)| proto::Count { key, count }).collect()
         };

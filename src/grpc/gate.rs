@@ -4,7 +4,7 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use crate::auth::{Caller, Rpc};
-use crate::gate::Gate;
+use crate::gate::Gatekeeper;
 use crate::policy::Outcome;
 use crate::proto::{
     self, DecideRequest, DecideResponse, DefineToolsRequest, DefineToolsResponse, ExecuteRequest,
@@ -15,13 +15,13 @@ use crate::proto::{
 /// The tonic service.
 #[derive(Debug, Clone)]
 pub struct GateService {
-    gate: Gate,
+    gate: Gatekeeper,
     guard: Guard,
 }
 
 impl GateService {
     /// Serves `gate` to agents.
-    pub fn new(gate: Gate, guard: Guard) -> Self {
+    pub fn new(gate: Gatekeeper, guard: Guard) -> Self {
         Self { gate, guard }
     }
 

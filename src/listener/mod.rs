@@ -57,9 +57,11 @@ macro_rules! writes_through {
 use writes_through;
 
 mod authority;
+mod http;
 mod limit;
 
 pub use authority::LenientAuthority;
+pub use http::{Capped, serve};
 pub use limit::{Admission, Limited, Permit, Preface, raise_open_files};
 
 use std::os::unix::fs::PermissionsExt;

@@ -88,7 +88,7 @@ pub enum Admission {
 
 /// The gate, for one upstream server.
 #[derive(Debug, Clone)]
-pub struct Gate {
+pub struct UpstreamGate {
     /// The sidecar as the callers reach it (with a client's own token over HTTP).
     sidecar: Sidecar,
     /// The sidecar as the gateway reaches it, in its own name (the `gateway` role): for what
@@ -113,7 +113,7 @@ struct Listed {
     definition: String,
 }
 
-impl Gate {
+impl UpstreamGate {
     /// The gate for `server`: calls are decided through `sidecar`, the gateway's own records
     /// made through `own`.
     pub fn new(sidecar: Sidecar, own: Sidecar, config: McpConfig, server: &str) -> Self {

@@ -25,7 +25,7 @@ mod refusals;
 mod result;
 mod stdio;
 
-pub use call::{Caller, Gate};
+pub use call::{Caller, UpstreamGate};
 pub(crate) use http::sse;
 pub use http::{Proxy, serve};
 pub use stdio::{Ended, relay};

@@ -18,7 +18,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::call::{Admission, Call, Caller, Gate, Upstream};
+use super::call::{Admission, Call, Caller, Upstream, UpstreamGate};
 use super::frame::{Line, MAX_LINE_BYTES, next_line};
 use super::ids::{Answered, Ids, MAX_IN_FLIGHT};
 use super::message::{self, Message, key};
@@ -29,7 +29,7 @@ use super::refusals::{Peer, Refused};
 enum Purpose {
     /// A `tools/call`: its task waits for the answer.
     Call(mpsc::Sender<Upstream>),
-    /// A `tools/list`: its answer goes through the gate (`Gate::listed`).
+    /// A `tools/list`: its answer goes through the gate (`UpstreamGate::listed`).
     List,
     /// Anything else: its answer goes back under the client's id.
     Other,
@@ -67,7 +67,7 @@ pub enum Ended {
 /// side ends, or `stopping` resolves (a signal: as if the client left). `grace` is how long
 /// the server gets at each step of its stop.
 pub async fn relay(
-    gate: Gate,
+    gate: UpstreamGate,
     caller: Caller,
     command: &[String],
     grace: Duration,
@@ -145,7 +145,7 @@ pub async fn relay(
 /// (`ids`); each `tools/call` is handed to a task of its own.
 async fn from_client(
     input: &mut (impl tokio::io::AsyncBufRead + Unpin),
-    gate: &Gate,
+    gate: &UpstreamGate,
     caller: &Caller,
     pipes: &Pipes,
     tasks: &mut JoinSet<()>,
@@ -259,7 +259,7 @@ async fn from_client(
 }
 
 /// One `tools/call`, from its decision to its answer; upstream it is request `ours`.
-async fn one_call(gate: Gate, mut call: Call, ours: Value, pipes: Pipes) {
+async fn one_call(gate: UpstreamGate, mut call: Call, ours: Value, pipes: Pipes) {
     let Pipes { calls, to_client, to_server } = pipes;
     let relayed = gate.admit(&mut call).await;
     let Call { id, mut inbox, .. } = call;
@@ -305,7 +305,7 @@ async fn from_server(
     mut output: impl tokio::io::AsyncBufRead + Unpin,
     calls: Shared,
     to_client: mpsc::UnboundedSender<String>,
-    (gate, caller): (Gate, Caller),
+    (gate, caller): (UpstreamGate, Caller),
 ) {
     let refuse = |refused, detail: &str| {
         gate.refusals().refuse(&caller.session, Peer::Server, refused, detail);

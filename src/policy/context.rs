@@ -23,9 +23,9 @@ use serde_json::Value;
 
 use super::Grant;
 use super::shape::{CONTEXT, Used};
-use crate::facts::Observed;
 use crate::registry::Safety;
 use crate::request::{ActionRequest, Actor, RunOptions};
+use crate::state::facts::Observed;
 
 /// Builds the records of the context of a request that the policy set reads (see [`Used`]).
 pub fn build(

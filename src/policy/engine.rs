@@ -11,12 +11,13 @@ use cedar_policy::{
 };
 use sha2::{Digest, Sha256};
 
+use super::annotations::{outcome_annotations, render};
 use super::shape::Used;
 use super::slice::Slices;
 use super::{Grant, Outcome, context};
-use crate::facts::Observed;
-use crate::registry::{Safety, ToolRegistry};
+use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, Actor, RunOptions};
+use crate::state::facts::Observed;
 
 /// The embedded default policy.
 const DEFAULT_POLICY: &str = include_str!("default.cedar");
@@ -415,42 +416,6 @@ fn softened(forbids: &[&Meta]) -> (Outcome, Vec<serde_json::Value>) {
     }
 }
 
-/// Reads and checks a policy's `@outcome` and `@rewrite` annotations.
-fn outcome_annotations(
-    policy: &cedar_policy::Policy,
-) -> Result<(Option<Outcome>, Option<serde_json::Value>), String> {
-    let outcome = match policy.annotation("outcome") {
-        None => None,
-        Some(_) if policy.effect() == cedar_policy::Effect::Permit => {
-            return Err("`@outcome` applies to forbid policies only".to_owned());
-        }
-        Some("require_approval") => Some(Outcome::RequireApproval),
-        Some("dry_run") => Some(Outcome::DryRun),
-        Some("rewrite") => Some(Outcome::Rewrite),
-        Some(other) => {
-            return Err(format!(
-                "`@outcome` must be `require_approval`, `dry_run` or `rewrite`, not `{other}`"
-            ));
-        }
-    };
-    let patch = match (policy.annotation("rewrite"), outcome) {
-        (None, Some(Outcome::Rewrite)) => {
-            return Err("`@outcome(\"rewrite\")` needs a `@rewrite` merge patch".to_owned());
-        }
-        (None, _) => None,
-        (Some(_), outcome) if outcome != Some(Outcome::Rewrite) => {
-            return Err("`@rewrite` needs `@outcome(\"rewrite\")`".to_owned());
-        }
-        (Some(text), _) => match serde_json::from_str(text) {
-            Ok(patch @ serde_json::Value::Object(_)) => Some(patch),
-            _ => {
-                return Err("`@rewrite` must be a JSON object (an RFC 7386 merge patch)".to_owned());
-            }
-        },
-    };
-    Ok((outcome, patch))
-}
-
 fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
     Verdict {
         outcome: Outcome::Deny,
@@ -464,26 +429,12 @@ fn joined(reasons: Vec<String>, fallback: impl FnOnce() -> String) -> String {
     if reasons.is_empty() { fallback() } else { reasons.join("; ") }
 }
 
-/// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}`, `{resource}` and
-/// `{task_type}` stand for the request's values.
-fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
-    if !template.contains('{') {
-        return template.to_owned();
-    }
-    template
-        .replace("{tool}", &req.tool)
-        .replace("{action}", &req.action)
-        .replace("{actor}", &req.actor.id)
-        .replace("{safety}", safety.as_str())
-        .replace("{resource}", &req.resource.id)
-        .replace("{task_type}", &req.task_type)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Limits;
     use crate::proto;
+    use crate::registry::Safety;
 
     fn request(tool: &str, allow_write: bool) -> ActionRequest {
         let req = proto::DecideRequest {

@@ -3,6 +3,7 @@
 //! reason a model and an auditor can read, from the policies' own `@id` and `@reason`
 //! annotations.
 
+mod annotations;
 mod context;
 mod directory;
 mod engine;

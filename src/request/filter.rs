@@ -6,7 +6,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::FieldError;
 use crate::proto;
-use crate::store::Filter;
+use crate::query::Filter;
 use crate::trail::{Kind, Outcome};
 
 /// Largest page a Query may ask for.

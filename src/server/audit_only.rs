@@ -55,7 +55,7 @@ pub async fn run_audit_only(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let audit_service = AuditServer::new(AuditService::new(
-        Trails::Fleet(fleet.clone()),
+        Arc::new(fleet.clone()),
         guard,
         hasher,
         config.limits.clone(),
@@ -64,7 +64,7 @@ pub async fn run_audit_only(
     let serving = Arc::new(AtomicBool::new(true));
     let side = match http {
         Some(http) => {
-            let app = crate::http::probes(metrics.clone(), serving.clone());
+            let app = crate::side::probes(metrics.clone(), serving.clone());
             let console = console_guard.map(|guard| {
                 let parts = crate::console::Parts {
                     audit: conn(audit_service.clone()),
@@ -75,10 +75,10 @@ pub async fn run_audit_only(
                     log_key: None,
                     witnesses: Vec::new(),
                 };
-                (parts, Trails::Fleet(fleet.clone()))
+                (parts, Arc::new(fleet.clone()) as Arc<dyn Trails>)
             });
             let guard = (config.auth.enabled(), &config.limits);
-            Some(super::side::start(http, app, tls.clone(), console, guard)?)
+            Some(crate::side::start(http, app, tls.clone(), console, guard)?)
         }
         None => None,
     };

@@ -5,7 +5,6 @@
 
 mod audit_only;
 mod serving;
-mod side;
 mod tasks;
 
 use std::future::Future;
@@ -16,18 +15,15 @@ use tokio::net::TcpListener;
 
 pub use audit_only::run_audit_only;
 
-use crate::approvals::Approvals;
 use crate::audit::Trails;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::error::Error;
-use crate::facts::Facts;
 use crate::follow::Trail;
-use crate::gate::{Gate, State};
+use crate::gate::Gatekeeper;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard};
 use crate::listener::Listener;
 use crate::metrics::Metrics;
-use crate::pins::Pins;
 use crate::policy::PolicyError;
 use crate::proto;
 use crate::proto::admin_server::AdminServer;
@@ -36,6 +32,7 @@ use crate::proto::audit_server::AuditServer;
 use crate::proto::gate_server::GateServer;
 use crate::request::ArgsHasher;
 use crate::sidecar::{Sidecar, conn};
+use crate::state::State;
 use crate::store::{Store, StoreError};
 use crate::tls::Acceptor;
 use tasks::{Stage, Tasks};
@@ -64,7 +61,7 @@ pub enum ServerError {
     #[error(transparent)]
     Checkpoints(#[from] crate::trust::publisher::KeyError),
     #[error(transparent)]
-    Witnesses(#[from] crate::trust::witnesses::WitnessKeyError),
+    Witnesses(#[from] crate::trust::submitter::WitnessKeyError),
     #[error(transparent)]
     Fleet(#[from] crate::follow::fleet::FleetConfigError),
     #[error(transparent)]
@@ -88,13 +85,13 @@ pub async fn run(
     let auth = Arc::new(Auth::new(&config.auth)?);
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
-    let witnesses = crate::trust::witnesses::targets(&config.checkpoints.witnesses)?;
+    let witnesses = crate::trust::submitter::targets(&config.checkpoints.witnesses)?;
     let shipping = crate::follow::fleet::follower(&config.fleet, &metrics)?;
     let exporting = crate::follow::otlp::follower(&config, &metrics)?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
-    let state = rebuild(&config, &store.reader).await?;
-    let gate = Gate::new(&config, state, store.writer.clone(), hasher.clone())?;
+    let state = State::rebuild(&config, &store.reader).await?;
+    let gate = Gatekeeper::new(&config, state, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
     tracing::info!(
         policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),
@@ -119,7 +116,7 @@ pub async fn run(
         tracing::info!(witnesses = witnesses.len(), "submitting checkpoints to witnesses");
         let (reader, writer) = (store.reader.clone(), store.writer.clone());
         tasks.start(Stage::Witnesses, "witnesses", |stopping| {
-            crate::trust::witnesses::run(reader, writer, witnesses, stopping)
+            crate::trust::submitter::run(reader, writer, witnesses, stopping)
         });
     }
     if let Some(follower) = shipping {
@@ -163,7 +160,7 @@ pub async fn run(
         .max_decoding_message_size(config.limits.max_message_bytes());
     let audit_service = AuditServer::new(
         AuditService::new(
-            Trails::One(store.reader.clone()),
+            Arc::new(store.reader.clone()),
             // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
             // to finish at shutdown.
             guard,
@@ -178,8 +175,8 @@ pub async fn run(
             // In process: the hook's calls skip the network (and TLS), and carry the hook's
             // own `Authorization` header.
             let sidecar = Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone()));
-            let app = crate::http::probes(metrics.clone(), serving.clone())
-                .merge(crate::http::hooks(sidecar, config.hooks.claude.clone()));
+            let app = crate::side::probes(metrics.clone(), serving.clone())
+                .merge(crate::side::hooks(sidecar, config.hooks.claude.clone()));
             let console = console_guard.map(|guard| {
                 let parts = crate::console::Parts {
                     audit: conn(audit_service.clone()),
@@ -190,10 +187,10 @@ pub async fn run(
                     log_key,
                     witnesses: witness_keys,
                 };
-                (parts, Trails::One(store.reader.clone()))
+                (parts, Arc::new(store.reader.clone()) as Arc<dyn Trails>)
             });
             let guard = (config.auth.enabled(), &config.limits);
-            Some(side::start(http, app, tls.clone(), console, guard)?)
+            Some(crate::side::start(http, app, tls.clone(), console, guard)?)
         }
         None => None,
     };
@@ -221,8 +218,8 @@ pub async fn run(
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
 
     // The services are gone with the server (and their clones in the side port once it has
-    // stopped, below), and the tasks alongside them now; that drops the last writer handle
-    // but the followers', so the writer commits what it holds and stops after them.
+    // stopped, below), and the tasks alongside them now; the publisher and the submitter keep
+    // the last writer handles, so the writer commits what it holds and stops after them.
     tasks.stop_alongside().await;
     // The side port answered through the drain (`/readyz` said 503); now it stops.
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
@@ -236,21 +233,6 @@ pub async fn run(
     serving::join_writer(writer_thread, cut || side_cut).await;
     tracing::info!("stopped");
     Ok(served?)
-}
-
-/// The state a gate keeps from the trail, rebuilt from it: session facts, pending approvals,
-/// the tool definitions in force.
-async fn rebuild(config: &Config, reader: &crate::store::Reader) -> Result<State, ServerError> {
-    let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
-    let rebuilt = facts.rebuild(reader).await?;
-    tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
-    let approvals = Arc::new(Approvals::new(config.approvals.clone()));
-    let pending = crate::approvals::rebuild(&approvals, reader).await?;
-    tracing::info!(pending, "pending approvals rebuilt from the trail");
-    let pins = Arc::new(Pins::default());
-    let pinned = pins.rebuild(reader).await?;
-    tracing::info!(pinned, "tool definitions in force rebuilt from the trail");
-    Ok(State { facts, approvals, pins })
 }
 
 /// Reports Gate and Approvals as not serving while the trail cannot commit, and as serving
@@ -282,7 +264,7 @@ async fn watch_trail(
 }
 
 /// Expires the approvals past their time, checking every second.
-async fn expire_approvals(gate: Gate) {
+async fn expire_approvals(gate: Gatekeeper) {
     let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -308,7 +290,7 @@ fn hangups() -> Option<tokio::signal::unix::Signal> {
 
 #[cfg(unix)]
 async fn reload_on_sighup(
-    gate: Gate,
+    gate: Gatekeeper,
     tls: Option<Arc<Acceptor>>,
     hangups: Option<tokio::signal::unix::Signal>,
 ) {
@@ -330,4 +312,4 @@ fn hangups() -> Option<()> {
 }
 
 #[cfg(not(unix))]
-async fn reload_on_sighup(_gate: Gate, _tls: Option<Arc<Acceptor>>, _hangups: Option<()>) {}
+async fn reload_on_sighup(_gate: Gatekeeper, _tls: Option<Arc<Acceptor>>, _hangups: Option<()>) {}

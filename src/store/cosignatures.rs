@@ -3,20 +3,7 @@
 
 use rusqlite::{Connection, params};
 
-/// A cosignature as it is kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cosignature {
-    /// The checkpoint event's `seq`.
-    pub seq: i64,
-    /// The witness's verifier key.
-    pub witness: String,
-    /// The checkpoint's tree size.
-    pub size: u64,
-    /// The witness's timestamp (Unix seconds).
-    pub time: u64,
-    /// The signature line, newline included.
-    pub line: String,
-}
+use crate::query::Cosignature;
 
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)

@@ -3,13 +3,11 @@
 //! (`writer.rs`); everything else reads through idle read-only connections (`reader.rs`), so
 //! queries and verification never block writes; a third connection checkpoints the WAL in the
 //! background (`wal.rs`). Witnesses' cosignatures of checkpoints sit beside the events
-//! (`cosignatures.rs`). Rows are derived from the trail's column table (`row.rs`), and the
-//! auditor's [`Filter`] is rendered as SQL here (`filter.rs`), as is the tally of activity by minute
-//! (`tally.rs`). This module does I/O only: the
-//! chain step and the hashes are `trail`'s.
+//! (`cosignatures.rs`). Rows are derived from the trail's column table (`row.rs`); the
+//! auditor's filter and the tally of activity by minute are `query`'s values, run here as SQL
+//! (`tally.rs`). This module does I/O only: the chain step and the hashes are `trail`'s.
 
 mod cosignatures;
-mod filter;
 mod lock;
 mod migrate;
 mod reader;
@@ -23,10 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use cosignatures::Cosignature;
-pub use filter::Filter;
-pub use reader::{Head, PAGE, Reader, Stats};
-pub use tally::{Tally, tally_sql};
+pub use reader::{PAGE, Reader};
 pub use writer::{PairedDecision, Writer, WriterThread};
 
 /// How long a connection waits for a lock another one holds before it reports the file busy.

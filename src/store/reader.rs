@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_from_iter};
 
-use super::Filter;
 use super::StoreError;
 use super::row::{self, SELECT};
+use crate::query::{Filter, Head, Stats};
 use crate::trail::{
     Event, Frontier, Hash, Link, Node, Subtrees, decode_hex, hash_cells, leaf_hash, position,
 };
@@ -32,24 +32,6 @@ pub struct Reader {
 struct Connections {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
-}
-
-/// Counts over a time range, each list largest first.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Stats {
-    pub total: u64,
-    pub by_outcome: Vec<(String, u64)>,
-    pub by_tool: Vec<(String, u64)>,
-    pub by_actor: Vec<(String, u64)>,
-    pub by_kind: Vec<(String, u64)>,
-}
-
-/// The last event of the trail.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Head {
-    pub seq: i64,
-    pub hash: String,
-    pub ts: String,
 }
 
 impl Connections {
@@ -141,7 +123,7 @@ impl Reader {
         order: &'static str,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
-        let (conditions, mut values) = filter.conditions();
+        let (conditions, mut values) = conditions(filter);
         values.insert(0, Value::Integer(seq));
         values.push(Value::Integer(i64::from(limit)));
         let sql = format!("{} WHERE {place}{conditions} ORDER BY {order} LIMIT ?", *SELECT);
@@ -192,7 +174,7 @@ impl Reader {
 
     /// How many events match `filter`.
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
-        let (conditions, values) = filter.conditions();
+        let (conditions, values) = conditions(filter);
         let sql = format!("SELECT count(*) FROM events WHERE 1{conditions}");
         let count: i64 = self
             .with(move |conn| conn.query_row(&sql, params_from_iter(values), |row| row.get(0)))
@@ -239,7 +221,7 @@ impl Reader {
     /// outcome, tool, actor and kind.
     pub async fn stats(&self, range: &Filter) -> Result<Stats, StoreError> {
         let total = self.count(range).await?;
-        let (conditions, values) = range.conditions();
+        let (conditions, values) = conditions(range);
         self.with(move |conn| {
             let mut stats = Stats { total, ..Stats::default() };
             for (column, counts) in [
@@ -314,7 +296,10 @@ impl Reader {
     }
 
     /// The witnesses' cosignatures of the checkpoint event at `seq`.
-    pub async fn cosignatures(&self, seq: i64) -> Result<Vec<super::Cosignature>, StoreError> {
+    pub async fn cosignatures(
+        &self,
+        seq: i64,
+    ) -> Result<Vec<crate::query::Cosignature>, StoreError> {
         self.with(move |conn| super::cosignatures::of(conn, seq)).await
     }
 
@@ -325,7 +310,7 @@ impl Reader {
         seq: i64,
         through: i64,
         limit: u32,
-    ) -> Result<Vec<super::Cosignature>, StoreError> {
+    ) -> Result<Vec<crate::query::Cosignature>, StoreError> {
         self.with(move |conn| super::cosignatures::after(conn, seq, through, limit)).await
     }
 
@@ -364,4 +349,10 @@ fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
     // Hashed here, on the reading thread, so that the walk only adds it to the tree.
     let leaf = leaf_hash(&hash.unwrap_or_default());
     Ok(Link { seq: row.get("seq")?, prev_hash, hash, content_matches, leaf })
+}
+
+/// `filter` as ` AND …` conditions with `?` placeholders, and their values in order.
+fn conditions(filter: &Filter) -> (String, Vec<Value>) {
+    let (sql, values) = filter.sql();
+    (sql, values.into_iter().map(Value::Text).collect())
 }

@@ -3,38 +3,7 @@
 //! event once and a follower's step reads only the events since its last.
 
 use super::{Reader, StoreError};
-
-/// The events a tally counts: decisions by outcome, and the violations and refusals beside them.
-const COUNTED: &str = "('decision', 'violation', 'invalid_request', 'access_denied')";
-
-/// The events of one minute, kind and outcome (and, for a denied decision, tool and actor).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tally {
-    /// `YYYY-MM-DDTHH:MM`, UTC: the first 16 characters of the events' `ts`.
-    pub minute: String,
-    pub kind: String,
-    pub outcome: Option<String>,
-    /// Of a denied decision only.
-    pub tool: Option<String>,
-    pub actor_id: Option<String>,
-    pub count: u64,
-}
-
-/// The tally of a `seq` range as standard SQL with `?` placeholders: (`node_id = ?` first when
-/// `node`), then the range's bounds (after, through) and the earliest `ts` counted. Any SQL store
-/// of the trail runs it; its columns are [`Tally`]'s, in order.
-pub fn tally_sql(table: &str, node: bool) -> String {
-    let node = if node { "node_id = ? AND " } else { "" };
-    format!(
-        "SELECT substr(ts, 1, 16), kind, outcome,
-                CASE WHEN kind = 'decision' AND outcome = 'deny' THEN tool END,
-                CASE WHEN kind = 'decision' AND outcome = 'deny' THEN actor_id END,
-                count(*)
-         FROM {table}
-         WHERE {node}seq > ? AND seq <= ? AND ts >= ? AND kind IN {COUNTED}
-         GROUP BY 1, 2, 3, 4, 5"
-    )
-}
+use crate::query::{Tally, tally_sql};
 
 impl Reader {
     /// The tally of the events after `after` up to `through` whose `ts` is `since` or later.

@@ -173,7 +173,10 @@ impl Lookup<'_> {
     }
 
     /// Keeps a witness's cosignature of a checkpoint, in this transaction (it adds no event).
-    pub fn keep_cosignature(&self, cosignature: &super::Cosignature) -> Result<(), StoreError> {
+    pub fn keep_cosignature(
+        &self,
+        cosignature: &crate::query::Cosignature,
+    ) -> Result<(), StoreError> {
         Ok(super::cosignatures::insert(self.tx, cosignature)?)
     }
 

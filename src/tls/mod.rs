@@ -15,7 +15,6 @@
 
 mod acceptor;
 mod names;
-mod side;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,7 +32,6 @@ use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 
 pub use acceptor::{Acceptor, Port};
 pub use names::peer_names;
-pub use side::SideListener;
 
 /// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
 /// must chain to. Off while `cert_file` is unset.

@@ -119,6 +119,10 @@ pub async fn run(
         pause = None;
         let size = match reader.tree_size().await {
             Ok(size) => size,
+            Err(error) if stop => {
+                tracing::error!(%error, "cannot read the tree's size: no last checkpoint");
+                return;
+            }
             Err(error) => {
                 tracing::warn!(%error, "cannot read the tree's size; retrying");
                 pause = Some(TICK);

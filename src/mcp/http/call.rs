@@ -18,7 +18,7 @@ use super::{
     Client, GRACE, MAX_LINE_BYTES, Proxy, head, is_event_stream, jsonrpc, relayed_headers, sse,
     without_url,
 };
-use crate::mcp::call::{Admission, Call, Caller, Gate, Upstream};
+use crate::mcp::call::{Admission, Call, Caller, Upstream, UpstreamGate};
 use crate::mcp::message::{self, key};
 
 /// The first protocol revision in which closing a response cancels its request.
@@ -91,7 +91,7 @@ struct Exchange {
 /// The call's task; upstream the call is request `ours`.
 async fn run(
     proxy: &Proxy,
-    gate: Gate,
+    gate: UpstreamGate,
     mut call: Call,
     ours: Value,
     headers: HeaderMap,

@@ -4,7 +4,7 @@
 //! every message that comes back, in a JSON body or an SSE event, is inspected as what it is
 //! (`inspect`): the one response to the request goes back under the client's id, any other is
 //! dropped and recorded. A `tools/call` goes through the gate (`call`), a `tools/list`'s answer
-//! through `Gate::listed`. With auth on, a session the server gave belongs to the token that
+//! through `UpstreamGate::listed`. With auth on, a session the server gave belongs to the token that
 //! opened it.
 //!
 //! - `call`: one `tools/call`, in a task of its own.
@@ -28,7 +28,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::call::{Gate, Upstream};
+use super::call::{Upstream, UpstreamGate};
 use super::frame::MAX_LINE_BYTES;
 use super::ids::Ids;
 use super::message::{self, BadMessage, Message, key};
@@ -54,7 +54,7 @@ const MAX_SESSIONS_PER_CALLER: usize = 1_000;
 /// The proxy's state.
 #[derive(Debug)]
 pub struct Proxy {
-    gate: Gate,
+    gate: UpstreamGate,
     upstream: reqwest::Url,
     client: reqwest::Client,
     /// The bearer tokens clients must present, when auth is on.
@@ -104,7 +104,12 @@ pub(super) struct Client {
 }
 
 impl Proxy {
-    pub fn new(gate: Gate, upstream: reqwest::Url, auth: Option<Auth>, session: String) -> Self {
+    pub fn new(
+        gate: UpstreamGate,
+        upstream: reqwest::Url,
+        auth: Option<Auth>,
+        session: String,
+    ) -> Self {
         Self {
             gate,
             upstream,
@@ -196,9 +201,9 @@ pub async fn serve(
         let mut stopping = stopping;
         let _ = stopping.wait_for(|stop| *stop).await;
     };
-    let listener = crate::http::Capped::new(listener, limits);
+    let listener = crate::listener::Capped::new(listener, limits);
     let header_timeout = Duration::from_millis(limits.handshake_timeout_ms);
-    let served = crate::http::serve(listener, app, header_timeout, graceful);
+    let served = crate::listener::serve(listener, app, header_timeout, graceful);
     tokio::select! {
         served = served => served?,
         () = async {
@@ -399,7 +404,7 @@ fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Response> 
 }
 
 /// A `tools/list`: the server's answer, read up to the response (a JSON body, or the SSE events
-/// up to the one that carries it, each inspected), through the gate (`Gate::listed`).
+/// up to the one that carries it, each inspected), through the gate (`UpstreamGate::listed`).
 async fn list(
     proxy: &Arc<Proxy>,
     client: &Client,

@@ -1,0 +1,57 @@
+//! toolgate's annotations on Cedar policies: `@outcome` and `@rewrite` on a forbid (what a
+//! denial becomes), and `@reason` templates filled with the request's values.
+
+use super::Outcome;
+use crate::registry::Safety;
+use crate::request::ActionRequest;
+
+/// Reads and checks a policy's `@outcome` and `@rewrite` annotations.
+pub fn outcome_annotations(
+    policy: &cedar_policy::Policy,
+) -> Result<(Option<Outcome>, Option<serde_json::Value>), String> {
+    let outcome = match policy.annotation("outcome") {
+        None => None,
+        Some(_) if policy.effect() == cedar_policy::Effect::Permit => {
+            return Err("`@outcome` applies to forbid policies only".to_owned());
+        }
+        Some("require_approval") => Some(Outcome::RequireApproval),
+        Some("dry_run") => Some(Outcome::DryRun),
+        Some("rewrite") => Some(Outcome::Rewrite),
+        Some(other) => {
+            return Err(format!(
+                "`@outcome` must be `require_approval`, `dry_run` or `rewrite`, not `{other}`"
+            ));
+        }
+    };
+    let patch = match (policy.annotation("rewrite"), outcome) {
+        (None, Some(Outcome::Rewrite)) => {
+            return Err("`@outcome(\"rewrite\")` needs a `@rewrite` merge patch".to_owned());
+        }
+        (None, _) => None,
+        (Some(_), outcome) if outcome != Some(Outcome::Rewrite) => {
+            return Err("`@rewrite` needs `@outcome(\"rewrite\")`".to_owned());
+        }
+        (Some(text), _) => match serde_json::from_str(text) {
+            Ok(patch @ serde_json::Value::Object(_)) => Some(patch),
+            _ => {
+                return Err("`@rewrite` must be a JSON object (an RFC 7386 merge patch)".to_owned());
+            }
+        },
+    };
+    Ok((outcome, patch))
+}
+
+/// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}`, `{resource}` and
+/// `{task_type}` stand for the request's values.
+pub fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
+    if !template.contains('{') {
+        return template.to_owned();
+    }
+    template
+        .replace("{tool}", &req.tool)
+        .replace("{action}", &req.action)
+        .replace("{actor}", &req.actor.id)
+        .replace("{safety}", safety.as_str())
+        .replace("{resource}", &req.resource.id)
+        .replace("{task_type}", &req.task_type)
+}

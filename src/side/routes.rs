@@ -1,0 +1,224 @@
+//! The HTTP side port (`--http-listen`, off unless set): Prometheus metrics, Kubernetes probes,
+//! and Claude Code's http hooks.
+//!
+//! - `GET /metrics`: the [`Metrics`] in the OpenMetrics text format.
+//! - `GET /healthz`: 200 while the process serves.
+//! - `GET /readyz`: 200 when calls can be answered; 503 while shutting down or while the trail
+//!   cannot commit (the last commit failed), so a load balancer stops sending calls that would
+//!   only get UNAVAILABLE.
+//! - `POST /hooks/claude`: a Claude Code hook's JSON in, its answer out (see [`crate::hook`]).
+//!   The calls go to this server's Gate and Approvals services in process, through the same
+//!   auth, policy and trail as any client's.
+//! - `/ui`: the console, when enabled (see `crate::console`).
+//!
+//! Every route is behind [`guarded`]: without auth, only a loopback name or an IP address as
+//! the `Host` (DNS rebinding), and never a request from a page of another origin.
+//!
+//! A server picks the routes it has ([`probes`], [`hooks`], the console's) and the side port
+//! serves them together (`side::start`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::config::ClaudeHookConfig;
+use crate::hook::claude::{self, Payload};
+use crate::metrics::Metrics;
+use crate::sidecar::Sidecar;
+
+/// What the probes and metrics read.
+#[derive(Debug, Clone)]
+struct Probes {
+    metrics: Arc<Metrics>,
+    /// Cleared when the server starts shutting down.
+    serving: Arc<AtomicBool>,
+}
+
+/// What the hook endpoint calls.
+#[derive(Debug, Clone)]
+struct Hooks {
+    sidecar: Sidecar,
+    claude: ClaudeHookConfig,
+}
+
+/// `/metrics`, `/healthz` and `/readyz`.
+pub fn probes(metrics: Arc<Metrics>, serving: Arc<AtomicBool>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics_text))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(ready))
+        .with_state(Probes { metrics, serving })
+}
+
+/// `/hooks/claude`, calling `sidecar`.
+pub fn hooks(sidecar: Sidecar, claude: ClaudeHookConfig) -> Router {
+    Router::new().route("/hooks/claude", post(claude_hook)).with_state(Hooks { sidecar, claude })
+}
+
+/// `app` behind the guard against DNS rebinding and other sites' pages: without auth, a
+/// request must name this host by a loopback name or an IP address (a rebinding attack names
+/// the attacker's domain, which resolves to this host); with or without auth, a request a
+/// browser made from a page of another origin is refused (the hook's callers are not browsers,
+/// and the console's pages are its own origin).
+pub fn guarded(app: Router, auth: bool) -> Router {
+    app.layer(axum::middleware::from_fn(move |request: Request, next: Next| async move {
+        let headers = request.headers();
+        if !auth && !literal_or_loopback_host(headers) {
+            let why =
+                "without auth the side port answers only to a loopback name or an IP address\n";
+            return (StatusCode::FORBIDDEN, why).into_response();
+        }
+        if foreign_origin(headers) {
+            return (
+                StatusCode::FORBIDDEN,
+                "a page of another origin may not call the side port\n",
+            )
+                .into_response();
+        }
+        next.run(request).await
+    }))
+}
+
+/// The `Host` header's name, without its port.
+fn host_name(headers: &HeaderMap) -> Option<String> {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok())?;
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    Some(name.trim_end_matches('.').to_ascii_lowercase())
+}
+
+/// Whether the request names a loopback host (any port): `localhost`, `127.0.0.1` or `[::1]`.
+pub fn loopback_host(headers: &HeaderMap) -> bool {
+    host_name(headers).is_some_and(|name| {
+        name == "localhost"
+            || name == "[::1]"
+            || name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+    })
+}
+
+/// Whether the request names a loopback host or any IP address.
+fn literal_or_loopback_host(headers: &HeaderMap) -> bool {
+    let literal = host_name(headers).is_some_and(|name| {
+        name.parse::<std::net::IpAddr>().is_ok()
+            || name
+                .strip_prefix('[')
+                .and_then(|n| n.strip_suffix(']'))
+                .is_some_and(|n| n.parse::<std::net::Ipv6Addr>().is_ok())
+    });
+    literal || loopback_host(headers)
+}
+
+/// Whether a browser says the request comes from a page of another origin: `Origin` names
+/// another host than the request's (`null`, which a `no-referrer` page sends with its own
+/// forms, tells nothing and is left to the console's CSRF check), or `Sec-Fetch-Site` says
+/// `cross-site`.
+fn foreign_origin(headers: &HeaderMap) -> bool {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if text("sec-fetch-site") == Some("cross-site") && text("sec-fetch-mode") != Some("navigate") {
+        return true;
+    }
+    match (text("origin"), text("host")) {
+        (None | Some("null"), _) => false,
+        (Some(origin), Some(host)) => origin
+            .split_once("://")
+            .is_none_or(|(_, authority)| !authority.eq_ignore_ascii_case(host)),
+        (Some(_), None) => true,
+    }
+}
+
+async fn metrics_text(State(probes): State<Probes>) -> impl IntoResponse {
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(header::CONTENT_TYPE, content_type)], probes.metrics.encode())
+}
+
+async fn ready(State(probes): State<Probes>) -> (StatusCode, &'static str) {
+    if !probes.serving.load(Ordering::Relaxed) {
+        (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
+    } else if probes.metrics.trail_failing() {
+        (StatusCode::SERVICE_UNAVAILABLE, "the trail cannot commit\n")
+    } else {
+        (StatusCode::OK, "ready\n")
+    }
+}
+
+/// A failure to reach the decision blocks the call: a PreToolUse is denied, a PostToolUse
+/// tells the model its report was not recorded.
+async fn claude_hook(
+    State(hooks): State<Hooks>,
+    headers: HeaderMap,
+    Json(payload): Json<Payload>,
+) -> Json<Value> {
+    // With auth on, the hook's own `Authorization` header is passed on to the gRPC call.
+    let sidecar = match headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        Some(value) => hooks.sidecar.clone().authorized(value),
+        None => Ok(hooks.sidecar.clone()),
+    };
+    let answer = match sidecar {
+        Ok(mut sidecar) => claude::handle(&payload, &hooks.claude, &mut sidecar).await,
+        Err(status) => Err(status),
+    };
+    match answer {
+        Ok(answer) => Json(answer),
+        Err(status) => {
+            let reason = format!("toolgate: {}", status.message());
+            Json(match payload.hook_event_name.as_str() {
+                "PreToolUse" => json!({ "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": reason,
+                }}),
+                _ => json!({ "decision": "block", "reason": reason }),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    /// A request's headers, for the checks on them here and in the console.
+    pub(crate) fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    #[test]
+    fn only_loopback_names_are_answered_without_auth() {
+        for host in ["localhost:9090", "127.0.0.1:1", "127.9.9.9", "[::1]:9090", "LOCALHOST."] {
+            assert!(loopback_host(&headers(&[("host", host)])), "{host}");
+        }
+        for host in ["evil.example:9090", "localhost.evil.example", "10.0.0.1", "[::2]:1"] {
+            assert!(!loopback_host(&headers(&[("host", host)])), "{host}");
+        }
+        assert!(!loopback_host(&HeaderMap::new()));
+        for host in ["10.0.0.1:9464", "[fd00::1]:9464"] {
+            assert!(literal_or_loopback_host(&headers(&[("host", host)])), "{host}");
+        }
+        assert!(!literal_or_loopback_host(&headers(&[("host", "rebound.example")])));
+    }
+
+    #[test]
+    fn a_page_of_another_origin_is_foreign_and_this_host_or_none_is_not() {
+        let host = ("host", "127.0.0.1:9464");
+        assert!(foreign_origin(&headers(&[host, ("origin", "https://evil.example")])));
+        assert!(foreign_origin(&headers(&[host, ("sec-fetch-site", "cross-site")])));
+        assert!(!foreign_origin(&headers(&[host, ("origin", "http://127.0.0.1:9464")])));
+        assert!(!foreign_origin(&headers(&[host, ("origin", "null")])));
+        assert!(!foreign_origin(&headers(&[host])));
+    }
+}

@@ -1,0 +1,398 @@
+//! Stateful facts: what toolgate has seen in a session and from an actor, computed for every
+//! decision and handed to the policy in `context.facts`, so that limits and loop detection stay
+//! declarative. They live in memory, are rebuilt from the trail at start, and are updated under
+//! one lock so that two concurrent calls cannot both be "the fifth".
+//!
+//! A session's counts are its actor's: they are kept by (actor, session), so that another
+//! agent naming the same session id can neither raise nor reset them. Memory is bounded in
+//! bytes, not only in entries: sessions, tools and actors are kept by 64-bit keyed digests of
+//! their names (keys random per process, so that no caller can make two names collide), every
+//! entry has a fixed size, and each map has a cap.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Mutex, PoisonError};
+
+use chrono::{DateTime, Utc};
+
+use crate::query::Filter;
+use crate::request::ActionRequest;
+use crate::store::{Reader, StoreError};
+use crate::trail::{Kind, Outcome};
+
+/// The window of the per-actor rate, in microseconds: one minute.
+const RATE_WINDOW_US: i64 = 60_000_000;
+/// Sessions idle this long are forgotten (in microseconds): one day.
+const SESSION_IDLE_US: i64 = 24 * 3600 * 1_000_000;
+/// Forgetting idle sessions is checked every this many calls.
+const PRUNE_EVERY: u64 = 10_000;
+/// Most distinct calls remembered across sessions (about 60 bytes each, the maps' overhead
+/// counted); past it the least recently active sessions are forgotten, down to three quarters
+/// of it.
+const MAX_TRACKED_CALLS: usize = 500_000;
+/// Most actors whose rate is kept (about 300 bytes each); past it those seen least recently
+/// are forgotten, down to three quarters of it.
+const MAX_ACTORS: usize = 100_000;
+
+/// The facts of one call, this call included in every count. `policy test` cases may set them
+/// (a `facts` table); unset ones are those of a first call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Observed {
+    /// Calls in this session.
+    pub session_calls: u64,
+    /// Calls of this tool in this session.
+    pub session_tool_calls: u64,
+    /// Calls in this session with this tool and these arguments (by hash).
+    pub identical_calls: u64,
+    /// How many calls in a row, ending with this one, were this same call.
+    pub consecutive_identical: u64,
+    /// Denials in this session before this call.
+    pub session_denials: u64,
+    /// Calls by this actor in the last minute.
+    pub actor_calls_last_minute: u64,
+    /// The configured cap on calls for this session's task type.
+    pub session_cap: u64,
+    /// When the call was made, in microseconds since the Unix epoch (`context.time`).
+    #[serde(skip)]
+    pub at_us: i64,
+}
+
+impl Default for Observed {
+    /// The facts of the first call of a session, with no cap.
+    fn default() -> Self {
+        Self {
+            session_calls: 1,
+            session_tool_calls: 1,
+            identical_calls: 1,
+            consecutive_identical: 1,
+            session_denials: 0,
+            actor_calls_last_minute: 1,
+            session_cap: u64::MAX,
+            at_us: chrono::Utc::now().timestamp_micros(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Session {
+    calls: u64,
+    denials: u64,
+    /// Calls by tool, by the tool's keyed digest.
+    per_tool: HashMap<u64, u64>,
+    /// Identical calls by a 64-bit digest of (tool, argument hash): 16 bytes an entry rather
+    /// than two strings, since a long session makes many distinct calls.
+    per_call: HashMap<u64, u64>,
+    last: Option<u64>,
+    consecutive: u64,
+    last_seen_us: i64,
+}
+
+/// An actor's calls in the last minute, by second: a fixed size however fast it calls.
+#[derive(Debug)]
+struct Rate {
+    buckets: [u32; 60],
+    /// The second (since the epoch) the newest bucket counts.
+    second: i64,
+}
+
+impl Default for Rate {
+    fn default() -> Self {
+        Self { buckets: [0; 60], second: i64::MIN / 2 }
+    }
+}
+
+impl Rate {
+    /// Counts a call at `at_us`; the calls in the minute up to it.
+    fn count(&mut self, at_us: i64) -> u64 {
+        let second = at_us.div_euclid(1_000_000);
+        // A clock stepped back past the window starts it again, rather than piling calls into
+        // its oldest second until the clock catches up.
+        if second < self.second - 59 {
+            self.buckets = [0; 60];
+            self.second = second;
+        }
+        if second > self.second {
+            let gone = (second - self.second).min(60);
+            for step in 1..=gone {
+                self.buckets[(self.second + step).rem_euclid(60) as usize] = 0;
+            }
+            self.second = second;
+        }
+        // A call told late, within the window, counts in its own second.
+        let at = second.min(self.second).max(self.second - 59);
+        let bucket = &mut self.buckets[at.rem_euclid(60) as usize];
+        *bucket = bucket.saturating_add(1);
+        self.buckets.iter().map(|&n| u64::from(n)).sum()
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// By the keyed digest of (actor, session).
+    sessions: HashMap<u64, Session>,
+    /// By the keyed digest of the actor.
+    actors: HashMap<u64, Rate>,
+    observed: u64,
+}
+
+impl State {
+    /// Forgets idle sessions and actors, and the least recently active sessions while more
+    /// than [`MAX_TRACKED_CALLS`] distinct calls are remembered: memory stays bounded however
+    /// many sessions come and go (a forgotten session's counts start again).
+    fn prune(&mut self, now_us: i64) {
+        self.sessions.retain(|_, s| now_us - s.last_seen_us < SESSION_IDLE_US);
+        let now = now_us.div_euclid(1_000_000);
+        self.actors.retain(|_, rate| now - rate.second < RATE_WINDOW_US / 1_000_000);
+        if self.actors.len() > MAX_ACTORS {
+            let mut by_age: Vec<(i64, u64)> =
+                self.actors.iter().map(|(id, rate)| (rate.second, *id)).collect();
+            by_age.sort_unstable();
+            for (_, id) in by_age.into_iter().take(self.actors.len() - MAX_ACTORS / 4 * 3) {
+                self.actors.remove(&id);
+            }
+        }
+        let mut tracked: usize = self.sessions.values().map(|s| s.per_call.len()).sum();
+        if tracked <= MAX_TRACKED_CALLS {
+            return;
+        }
+        let mut by_age: Vec<(i64, u64)> =
+            self.sessions.iter().map(|(id, s)| (s.last_seen_us, *id)).collect();
+        by_age.sort_unstable();
+        for (_, id) in by_age {
+            if tracked <= MAX_TRACKED_CALLS / 4 * 3 {
+                break;
+            }
+            if let Some(session) = self.sessions.remove(&id) {
+                tracked -= session.per_call.len();
+            }
+        }
+    }
+}
+
+/// The facts of every live session and actor.
+#[derive(Debug)]
+pub struct Facts {
+    state: Mutex<State>,
+    caps: HashMap<String, u64>,
+    /// The keys of the names' digests, random per process.
+    keys: RandomState,
+}
+
+/// One call, as the facts count it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    pub session: &'a str,
+    pub task_type: &'a str,
+    pub actor: &'a str,
+    pub tool: &'a str,
+    pub args_hash: &'a str,
+    /// When it was made, in microseconds since the Unix epoch.
+    pub at_us: i64,
+}
+
+impl<'a> Call<'a> {
+    /// The call a normalized request makes at `at_us`.
+    pub fn of(req: &'a ActionRequest, at_us: i64) -> Self {
+        Self {
+            session: &req.session_id,
+            task_type: &req.task_type,
+            actor: &req.actor.id,
+            tool: &req.tool,
+            args_hash: &req.args_hash,
+            at_us,
+        }
+    }
+}
+
+impl Facts {
+    /// Empty facts; `caps` maps task types to session caps (`default` for the others).
+    pub fn new(caps: HashMap<String, u64>) -> Self {
+        Self { state: Mutex::new(State::default()), caps, keys: RandomState::new() }
+    }
+
+    /// The keyed digest of an actor's session.
+    fn session_key(&self, actor: &str, session: &str) -> u64 {
+        self.keys.hash_one((actor, session))
+    }
+
+    fn cap(&self, task_type: &str) -> u64 {
+        self.caps.get(task_type).or_else(|| self.caps.get("default")).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Counts a call and returns its facts.
+    pub fn observe(&self, call: Call<'_>) -> Observed {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.observed += 1;
+        if state.observed.is_multiple_of(PRUNE_EVERY)
+            || state.actors.len() > MAX_ACTORS + PRUNE_EVERY as usize
+        {
+            state.prune(call.at_us);
+        }
+        let actor_calls_last_minute =
+            state.actors.entry(self.keys.hash_one(call.actor)).or_default().count(call.at_us);
+
+        let key = self.session_key(call.actor, call.session);
+        let session = state.sessions.entry(key).or_default();
+        session.calls += 1;
+        session.last_seen_us = call.at_us;
+        let tool_calls = session.per_tool.entry(self.keys.hash_one(call.tool)).or_default();
+        *tool_calls += 1;
+        let session_tool_calls = *tool_calls;
+        let key = digest(call.tool, call.args_hash);
+        let identical = session.per_call.entry(key).or_default();
+        *identical += 1;
+        let identical_calls = *identical;
+        session.consecutive =
+            if session.last.as_ref() == Some(&key) { session.consecutive + 1 } else { 1 };
+        session.last = Some(key);
+        Observed {
+            session_calls: session.calls,
+            session_tool_calls,
+            identical_calls,
+            consecutive_identical: session.consecutive,
+            session_denials: session.denials,
+            actor_calls_last_minute,
+            session_cap: self.cap(call.task_type),
+            at_us: call.at_us,
+        }
+    }
+
+    /// Counts a denial in an actor's session (after the policy answered).
+    pub fn denied(&self, actor: &str, session: &str) {
+        let key = self.session_key(actor, session);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = state.sessions.get_mut(&key) {
+            session.denials += 1;
+        }
+    }
+
+    /// Rebuilds the facts from the decisions on the trail.
+    pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
+        let decisions = Filter::of_kind(Kind::Decision);
+        reader
+            .scan(&decisions, |event| {
+                let r = &event.record;
+                let text = |v: &Option<String>| v.clone().unwrap_or_default();
+                let at_us = DateTime::parse_from_rfc3339(&event.ts)
+                    .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
+                let (session, task_type, actor, tool, args_hash) = (
+                    text(&r.session_id),
+                    text(&r.task_type),
+                    text(&r.actor_id),
+                    text(&r.tool),
+                    text(&r.args_hash),
+                );
+                self.observe(Call {
+                    session: &session,
+                    task_type: &task_type,
+                    actor: &actor,
+                    tool: &tool,
+                    args_hash: &args_hash,
+                    at_us,
+                });
+                if r.outcome == Some(Outcome::Deny) {
+                    self.denied(&actor, &session);
+                }
+            })
+            .await
+    }
+}
+
+/// A 64-bit digest of a call's tool and argument hash (SipHash with fixed keys: the same in
+/// every process, so a rebuild counts as the server did).
+fn digest(tool: &str, args_hash: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (tool, args_hash).hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call<'a>(session: &'a str, tool: &'a str, args_hash: &'a str, at_us: i64) -> Call<'a> {
+        Call { session, task_type: "default", actor: "a", tool, args_hash, at_us }
+    }
+
+    #[test]
+    fn identical_calls_count_per_session_tool_and_arguments() {
+        let facts = Facts::new(HashMap::from([("default".to_owned(), 100)]));
+        for i in 0..5 {
+            assert_eq!(facts.observe(call("s", "read", "h", i)).identical_calls, i as u64 + 1);
+        }
+        let other = facts.observe(call("s", "read", "other", 5));
+        let elsewhere = facts.observe(call("t", "read", "h", 6));
+        let back = facts.observe(call("s", "read", "h", 7));
+        assert_eq!((other.identical_calls, other.consecutive_identical), (1, 1));
+        assert_eq!(elsewhere.identical_calls, 1);
+        assert_eq!((back.identical_calls, back.consecutive_identical), (6, 1));
+        assert_eq!((back.session_calls, back.session_tool_calls, back.session_cap), (7, 7, 100));
+    }
+
+    #[test]
+    fn the_actor_rate_counts_only_the_last_minute() {
+        let facts = Facts::new(HashMap::new());
+        facts.observe(call("s", "read", "1", 0));
+        facts.observe(call("s", "read", "2", 30_000_000));
+        let later = facts.observe(call("s", "read", "3", 61_000_000));
+        assert_eq!(later.actor_calls_last_minute, 2);
+        assert_eq!(later.session_cap, u64::MAX);
+    }
+
+    #[test]
+    fn denials_are_counted_for_the_calls_after_them() {
+        let facts = Facts::new(HashMap::new());
+        facts.observe(call("s", "bash", "1", 0));
+        facts.denied("a", "s");
+        assert_eq!(facts.observe(call("s", "bash", "2", 1)).session_denials, 1);
+    }
+
+    #[test]
+    fn memory_is_bounded_by_forgetting_the_least_recently_active_sessions() {
+        let facts = Facts::new(HashMap::new());
+        let calls = MAX_TRACKED_CALLS as i64 + 2 * PRUNE_EVERY as i64;
+        for n in 0..calls {
+            let (session, hash) = (format!("s{}", n / 1000), n.to_string());
+            facts.observe(call(&session, "read", &hash, n));
+        }
+        let state = facts.state.lock().unwrap();
+        let tracked: usize = state.sessions.values().map(|s| s.per_call.len()).sum();
+        assert!(tracked <= MAX_TRACKED_CALLS, "{tracked}");
+        assert!(
+            !state.sessions.contains_key(&facts.session_key("a", "s0")),
+            "the oldest is forgotten"
+        );
+        let newest = format!("s{}", (calls - 1) / 1000);
+        assert!(state.sessions.contains_key(&facts.session_key("a", &newest)));
+    }
+
+    #[test]
+    fn another_actor_in_the_same_session_neither_raises_nor_resets_the_counts() {
+        let facts = Facts::new(HashMap::new());
+        for i in 0..3 {
+            facts.observe(call("s", "read", "h", i));
+        }
+        let intruder = Call { actor: "intruder", ..call("s", "read", "h", 3) };
+        assert_eq!(facts.observe(intruder).identical_calls, 1);
+        facts.denied("intruder", "s");
+        let own = facts.observe(call("s", "read", "h", 4));
+        assert_eq!(
+            (own.identical_calls, own.consecutive_identical, own.session_denials),
+            (4, 4, 0)
+        );
+    }
+
+    #[test]
+    fn long_names_and_many_actors_take_fixed_room() {
+        let facts = Facts::new(HashMap::new());
+        let long = "x".repeat(1024);
+        for n in 0..(MAX_ACTORS + 2 * PRUNE_EVERY as usize) as i64 {
+            let actor = format!("{long}{n}");
+            facts.observe(Call { actor: &actor, ..call(&long, &long, "h", n) });
+        }
+        let state = facts.state.lock().unwrap();
+        assert!(state.actors.len() <= MAX_ACTORS + PRUNE_EVERY as usize, "{}", state.actors.len());
+    }
+}
