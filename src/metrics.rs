@@ -42,10 +42,10 @@ pub enum Delivered {
     Failed,
 }
 
-/// The names a follower's metrics are registered under, `toolgate_<prefix>_…`.
+/// The names a follower's metrics are registered under, `toolgate_<sink>_…` (the sink's name
+/// is the prefix).
 #[derive(Debug, Clone, Copy)]
 pub struct SinkNames {
-    pub prefix: &'static str,
     /// The counter of delivered events (`shipped_events`), and its help.
     pub delivered: &'static str,
     pub delivered_help: &'static str,
@@ -249,8 +249,8 @@ impl Metrics {
         self.tls_certificate_expiry.set(not_after);
     }
 
-    /// Registers a follower's metrics under `names`.
-    pub fn follower(&self, names: SinkNames) -> FollowerMetrics {
+    /// Registers the metrics of the follower of sink `prefix` under `names`.
+    pub fn follower(&self, prefix: &str, names: SinkNames) -> FollowerMetrics {
         let metrics = FollowerMetrics {
             taken: names.taken,
             delivered: Counter::default(),
@@ -260,7 +260,7 @@ impl Metrics {
         };
         let to = names.destination;
         let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
-        let registry = registry.sub_registry_with_prefix(names.prefix);
+        let registry = registry.sub_registry_with_prefix(prefix);
         registry.register(names.delivered, names.delivered_help, metrics.delivered.clone());
         registry.register(
             "batches",

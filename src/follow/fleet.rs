@@ -18,7 +18,6 @@ use crate::trail::Event;
 
 /// Its metrics: `toolgate_fleet_shipped_events_total`, `toolgate_fleet_lag_events`, ….
 const NAMES: SinkNames = SinkNames {
-    prefix: "fleet",
     delivered: "shipped_events",
     delivered_help: "Events stored in the fleet store by this node's shipper",
     taken: "stored",
@@ -77,7 +76,7 @@ pub fn follower(
     let every = Duration::from_millis(config.every_ms.max(1));
     let follower =
         Follower::new(sink, batch, every).looking_every(every).coalescing(super::COALESCE);
-    Ok(Some(follower.measured(metrics.follower(NAMES))))
+    Ok(Some(follower.measured(metrics, NAMES)))
 }
 
 /// Whether a PostgreSQL URL carries a password: `user:password@` or `?password=`.

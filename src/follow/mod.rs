@@ -25,7 +25,7 @@ use tokio::sync::watch;
 pub use backoff::Backoff;
 pub use sink::{Sink, Taken, Trouble};
 
-use crate::metrics::{Delivered, FollowerMetrics};
+use crate::metrics::{Delivered, FollowerMetrics, Metrics, SinkNames};
 use crate::query::Filter;
 use crate::store::Reader;
 
@@ -85,9 +85,9 @@ impl<S: Sink> Follower<S> {
         Self { gap, ..self }
     }
 
-    /// Counts its batches and lag in `metrics`.
-    pub fn measured(self, metrics: FollowerMetrics) -> Self {
-        Self { metrics: Some(metrics), ..self }
+    /// Counts its batches and lag in `metrics`, under the sink's name and `names`.
+    pub fn measured(self, metrics: &Metrics, names: SinkNames) -> Self {
+        Self { metrics: Some(metrics.follower(S::NAME, names)), ..self }
     }
 
     /// Follows until `stopping` turns true or the sink's receiver is gone. A round in flight
@@ -282,7 +282,6 @@ mod tests {
 
     use super::*;
     use crate::config::{Durability, WriterConfig};
-    use crate::metrics::Metrics;
     use crate::store::Store;
     use crate::trail::{Event, Kind, Record};
 
@@ -329,14 +328,13 @@ mod tests {
         let trail = Trail { reader: store.reader.clone(), commits: store.writer.committed() };
         let (stop, stopping) = watch::channel(false);
         let names = crate::metrics::SinkNames {
-            prefix: "kept",
             delivered: "kept_events",
             delivered_help: "kept",
             taken: "kept",
             destination: "the test",
         };
-        let follower = Follower::new(kept.clone(), 16, Duration::from_millis(1))
-            .measured(metrics.follower(names));
+        let follower =
+            Follower::new(kept.clone(), 16, Duration::from_millis(1)).measured(&metrics, names);
         let following = tokio::spawn(follower.run(trail, stopping));
         let seen = |n: usize| {
             let kept = kept.clone();

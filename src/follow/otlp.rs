@@ -25,7 +25,6 @@ const MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024;
 
 /// Its metrics: `toolgate_otlp_exported_events_total`, `toolgate_otlp_lag_events`, ….
 const NAMES: SinkNames = SinkNames {
-    prefix: "otlp",
     delivered: "exported_events",
     delivered_help: "Events the OpenTelemetry collector acknowledged",
     taken: "acknowledged",
@@ -104,7 +103,7 @@ pub fn follower(
     let batch = otlp.batch_events.clamp(1, 10_000);
     let every = Duration::from_millis(otlp.every_ms.max(1));
     let follower = Follower::new(sink, batch, every).coalescing(super::COALESCE);
-    Ok(Some(follower.measured(metrics.follower(NAMES))))
+    Ok(Some(follower.measured(metrics, NAMES)))
 }
 
 impl Sink for Otlp {
