@@ -1,9 +1,8 @@
 //! The parsers of outside input, as the fuzz targets (`fuzz/`, docs/reliability.md) drive
-//! them: requests, exports, policies, configuration, the MCP gateway's framing. Not an API:
-//! hidden from the docs, and kept to what the targets call. (The trail's own parsers are
-//! fuzzed against the trail crate alone, in `fuzz/trail/`.)
-
-pub use crate::audit::{Anchors, CsvChecks, Manifest, Report, verify_csv};
+//! them: requests, policies, configuration, the MCP gateway's framing. Not an API:
+//! hidden from the docs, and kept to what the targets call. (The trail's own parsers,
+//! its exports' verifier among them, are fuzzed against the trail crate alone, in
+//! `fuzz/trail/`.)
 
 /// Loads a policy set from `text` as `--policy` would (Cedar with toolgate's annotations).
 pub fn load_policy(text: &str) -> Result<(), String> {

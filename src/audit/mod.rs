@@ -10,13 +10,13 @@ pub mod activity;
 mod export;
 mod fleet;
 pub mod health;
-mod manifest;
 mod trails;
 mod verify;
 
+pub use crate::trail::export::CsvChecks;
 pub use crate::trail::proofs::{ProofsReader, ProofsWriter};
+pub use crate::trail::{Anchors, MANIFEST_FORMAT, Manifest, Report};
 pub use export::{Export, ExportError, Origin, SharedBuffer};
 pub use fleet::{Witnesses, verify_fleet};
-pub use manifest::{MANIFEST_FORMAT, Manifest};
 pub use trails::{At, Trails};
-pub use verify::{Anchors, CsvChecks, Report, verify_csv, verify_trail};
+pub use verify::{verify_csv, verify_trail};

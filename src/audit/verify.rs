@@ -1,59 +1,16 @@
 //! Verification of the trail (a `seq` range of it) and of a CSV export, reporting every broken
 //! place rather than the first.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::Read;
 
-use sha2::{Digest, Sha256};
-
-use super::{Manifest, ProofsReader};
-use crate::store::{PAGE, Reader, StoreError};
-use crate::trail::csv::{self, CsvError};
 use futures_util::StreamExt;
 
-use crate::trail::{Event, Frontier, Problem, Verifier, decode, verify_inclusion};
+use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::csv::CsvError;
+use crate::trail::export::{CsvChecks, ExportCheck};
+use crate::trail::{Anchors, Frontier, Problem, Report, Verifier, decode};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::note::{Note, NoteVerifier};
-
-/// What a verification found.
-#[derive(Debug, Default)]
-pub struct Report {
-    /// Events (or rows) checked.
-    pub checked: u64,
-    pub problems: Vec<Problem>,
-    /// The last event checked: its `seq` and `hash`.
-    pub last: Option<(i64, String)>,
-    /// The checkpoints on the trail whose root was checked against the tree.
-    pub checkpoints: u64,
-    /// Whether their signatures were checked (a verifier key was given).
-    pub signatures_checked: bool,
-    /// The events after the last checkpoint on the trail: what a lone file can still hide a
-    /// rewrite of. For an export with proofs: the rows after the checkpoint's tree.
-    pub uncovered: u64,
-    /// An export's rows proven in the checkpoint's tree by their inclusion proofs.
-    pub proven: u64,
-    /// Whether an export's manifest signature was checked (and verified, or a problem says not).
-    pub manifest_signed: bool,
-}
-
-/// What a trail's verification checks beyond its chain.
-#[derive(Debug, Clone, Default)]
-pub struct Anchors {
-    /// A checkpoint kept elsewhere, its signature already checked: the trail must extend it.
-    pub checkpoint: Option<Checkpoint>,
-    /// The log's verifier keys, the current one and those it replaced: every checkpoint on
-    /// the trail must be signed by one of them. Empty: signatures are not checked.
-    pub keys: Vec<NoteVerifier>,
-    /// The witnesses whose cosignature of `checkpoint` verified, and how many are required.
-    pub cosigned: usize,
-    pub cosignatures_required: usize,
-}
-
-impl Report {
-    /// Whether nothing is wrong.
-    pub fn intact(&self) -> bool {
-        self.problems.is_empty()
-    }
-}
 
 /// Why a verification could not be carried out (as opposed to finding problems).
 #[derive(Debug, thiserror::Error)]
@@ -142,12 +99,7 @@ pub async fn verify_trail(
         }
         progress(report.checked);
     }
-    if anchors.cosigned < anchors.cosignatures_required {
-        report.problems.push(Problem::TooFewCosignatures {
-            required: anchors.cosignatures_required,
-            valid: anchors.cosigned,
-        });
-    }
+    report.problems.extend(anchors.too_few_cosignatures());
     if let Some(given) = &anchors.checkpoint {
         let events = head.unsigned_abs();
         if given.size > events {
@@ -207,213 +159,29 @@ pub(super) fn read_checkpoint(
     }
 }
 
-fn check(verifier: &mut Verifier, report: &mut Report, event: Event) {
-    report.problems.extend(verifier.check(&event));
-    report.checked += 1;
-    report.last = Some((event.seq, event.hash));
-}
-
-/// What a CSV export is checked against, beyond its own rows.
-#[derive(Default)]
-pub struct CsvChecks<'a> {
-    /// The export was filtered: gaps are expected.
-    pub filtered: bool,
-    /// Every row must stand unchanged in this trail.
-    pub trail: Option<&'a Reader>,
-    /// The file must match this manifest (and its signature one of `anchors.keys`).
-    pub manifest: Option<&'a Manifest>,
-    /// Every row the checkpoint covers must be proven in its tree by `proofs`.
-    pub anchors: Anchors,
-    pub proofs: Option<ProofsReader<Box<dyn BufRead + Send>>>,
-}
-
-/// Verifies a CSV export read from `input`.
-///
-/// A whole-trail export verifies as a chain: gaps are missing rows. With `filtered` (or a
-/// manifest whose filter is not empty) gaps are expected, and each row's own hash, the links
-/// between rows whose `seq` follow each other, and the order are checked. With `trail`, every
-/// row must also stand unchanged in that trail; with `manifest`, the file must match it; with
-/// a checkpoint, every row it covers must be proven in its tree.
+/// Verifies a CSV export read from `input` (the trail crate's [`ExportCheck`]) and, with
+/// `trail`, that every row stands unchanged in that trail.
 pub async fn verify_csv(
     input: impl Read,
     checks: CsvChecks<'_>,
+    trail: Option<&Reader>,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, VerifyError> {
-    let CsvChecks { filtered, trail, manifest, anchors, mut proofs } = checks;
-    let signed = !anchors.keys.is_empty();
-    let filtered = filtered || manifest.is_some_and(|m| !m.filter.is_empty());
-    let mut verifier = if filtered { Verifier::filtered() } else { Verifier::default() };
-    let mut report = Report::default();
-    let mut input = BufReader::new(HashingReader { inner: input, hasher: Sha256::new() });
-    let bom =
-        input.fill_buf().map_err(::csv::Error::from).map_err(CsvError::from)?.starts_with(csv::BOM);
-    if bom {
-        input.consume(csv::BOM.len());
-    }
-    // The csv reader records a row's line before it consumes the `\n` of the CR LF that ended
-    // the row before, so in a CR LF file (as toolgate writes them) it counts every row after
-    // the header one line short. Errors name the physical line.
-    let crlf = {
-        let start = input.fill_buf().map_err(::csv::Error::from).map_err(CsvError::from)?;
-        start.iter().position(|&b| b == b'\n').is_some_and(|at| at > 0 && start[at - 1] == b'\r')
-    };
-    let mut rows = ::csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(input)
-        .into_records();
-    let header = match rows.next() {
-        Some(header) => csv::check_header(&header.map_err(CsvError::from)?)?,
-        None => return Err(CsvError::Header.into()),
-    };
-    let mut first_seq = None;
-    // A proof read ahead of its row (its row is missing from the file).
-    let mut pending = None;
-    for row in rows.by_ref() {
-        let event = match row.map_err(CsvError::from).and_then(|row| header.parse(&row)) {
-            Ok(event) => event,
-            Err(CsvError::Row { line, message }) => {
-                let line = line + u64::from(crlf);
-                report.problems.push(Problem::Unreadable { line, message });
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        first_seq.get_or_insert(event.seq);
-        if let Some(checkpoint) = &anchors.checkpoint {
-            prove(&event, checkpoint, proofs.as_mut(), &mut pending, &mut report);
-        }
+    let mut export = ExportCheck::new(input, checks)?;
+    while let Some(event) = export.next_row()? {
         if let Some(trail) = trail {
             match trail.event(event.seq).await? {
-                None => report.problems.push(Problem::NotInTrail { seq: event.seq }),
+                None => export.found(Problem::NotInTrail { seq: event.seq }),
                 Some(stored) if stored != event => {
-                    report.problems.push(Problem::DiffersFromTrail { seq: event.seq });
+                    export.found(Problem::DiffersFromTrail { seq: event.seq });
                 }
                 Some(_) => {}
             }
         }
-        check(&mut verifier, &mut report, event);
-        if report.checked % u64::from(PAGE) == 0 {
-            progress(report.checked);
+        if export.checked() % u64::from(PAGE) == 0 {
+            progress(export.checked());
         }
     }
-    progress(report.checked);
-    report.signatures_checked = signed;
-    let last_seq = report.last.as_ref().map(|(seq, _)| *seq);
-    if let Some(checkpoint) = &anchors.checkpoint {
-        let rows_end = last_seq.unwrap_or(0).unsigned_abs();
-        if !filtered && rows_end < checkpoint.size {
-            report
-                .problems
-                .push(Problem::ShorterThanCheckpoint { size: checkpoint.size, events: rows_end });
-        }
-    }
-    if anchors.cosigned < anchors.cosignatures_required {
-        report.problems.push(Problem::TooFewCosignatures {
-            required: anchors.cosignatures_required,
-            valid: anchors.cosigned,
-        });
-    }
-    if let Some(manifest) = manifest {
-        let mut claims = Vec::new();
-        if let (Some(expected), Some(proofs)) = (&manifest.proofs_sha256, proofs.as_mut()) {
-            // Read to the end, so that the hash covers the whole proofs file.
-            while let Ok(Some(_)) = proofs.next_proof() {}
-            claims.push(("proofs_sha256", *expected != proofs.sha256()));
-        }
-        if !anchors.keys.is_empty() {
-            report.manifest_signed = true;
-            if !manifest.signed_by(&anchors.keys) {
-                report.problems.push(Problem::ManifestMismatch {
-                    what:
-                        "its signature is missing, not by a --key, or no longer matches its fields"
-                            .into(),
-                });
-            }
-        }
-        if !filtered
-            && let (Some(head), Some(last)) = (manifest.head_seq, last_seq)
-            && last < head
-        {
-            report.problems.push(Problem::ManifestMismatch {
-                what: format!(
-                    "the export ends at seq {last}, before the head it claims (seq {head}): rows were cut off"
-                ),
-            });
-        }
-        // The whole file was read: the hash covers every byte of it.
-        let sha256 = hex::encode(rows.into_reader().into_inner().into_inner().hasher.finalize());
-        let mismatches = [
-            ("csv_sha256", manifest.csv_sha256 != sha256),
-            ("rows", manifest.rows != report.checked),
-            ("first_seq", manifest.first_seq != first_seq),
-            ("last_seq", manifest.last_seq != last_seq),
-            ("bom", manifest.bom != bom),
-        ]
-        .into_iter()
-        .chain(claims);
-        for (what, differs) in mismatches {
-            if differs {
-                report.problems.push(Problem::ManifestMismatch {
-                    what: format!("{what} differs from the file"),
-                });
-            }
-        }
-    }
-    Ok(report)
-}
-
-/// Checks the row `event` against `checkpoint`: proven by its proof when the checkpoint's tree
-/// covers it, counted as uncovered otherwise.
-fn prove(
-    event: &Event,
-    checkpoint: &Checkpoint,
-    proofs: Option<&mut ProofsReader<Box<dyn BufRead + Send>>>,
-    pending: &mut Option<(i64, Vec<crate::trail::Hash>)>,
-    report: &mut Report,
-) {
-    let seq = event.seq;
-    if seq < 1 || seq.unsigned_abs() > checkpoint.size {
-        report.uncovered += 1;
-        return;
-    }
-    // The proofs are in the rows' order: skip those of rows missing from the file.
-    let mut proof = None;
-    if let Some(proofs) = proofs {
-        while pending.as_ref().is_none_or(|(at, _)| *at < seq) {
-            match proofs.next_proof() {
-                Ok(Some(next)) => *pending = Some(next),
-                Ok(None) => break,
-                Err(message) => {
-                    report.problems.push(Problem::Unreadable { line: 0, message });
-                    break;
-                }
-            }
-        }
-        if pending.as_ref().is_some_and(|(at, _)| *at == seq) {
-            proof = pending.take().map(|(_, proof)| proof);
-        }
-    }
-    let proven = proof.zip(decode(&event.hash)).is_some_and(|(proof, hash)| {
-        let leaf = crate::trail::leaf_hash(&hash);
-        verify_inclusion(&leaf, seq.unsigned_abs() - 1, checkpoint.size, &proof, &checkpoint.root)
-    });
-    if proven {
-        report.proven += 1;
-    } else {
-        report.problems.push(Problem::NotProven { seq });
-    }
-}
-
-struct HashingReader<R> {
-    inner: R,
-    hasher: Sha256,
-}
-
-impl<R: Read> Read for HashingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
+    progress(export.checked());
+    Ok(export.finish())
 }

@@ -9,6 +9,7 @@ use crate::audit::{At, Trails};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::query::Filter;
+use crate::request::WireFilter;
 use crate::store::Reader;
 use crate::trail::Event;
 

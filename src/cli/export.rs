@@ -17,6 +17,7 @@ use super::args::{FilterArgs, Source, SourceArgs};
 use crate::audit::{Export, MANIFEST_FORMAT, Manifest, Origin};
 use crate::fleet::store::FleetStore;
 use crate::proto;
+use crate::request::WireFilter;
 use crate::store::{PAGE, Reader};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::note::NoteSigner;

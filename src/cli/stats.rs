@@ -9,6 +9,7 @@ use crate::fleet::store::FleetStore;
 use crate::proto;
 use crate::query::Filter;
 use crate::query::Stats;
+use crate::request::WireFilter;
 
 /// Arguments of `toolgate stats`.
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ use super::query::row;
 use crate::audit::Trails;
 use crate::grpc::event_from_proto;
 use crate::proto;
+use crate::request::WireFilter;
 use crate::store::PAGE;
 use crate::trail::Event;
 

@@ -136,14 +136,9 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
             }
             None => None,
         };
-        let checks = CsvChecks {
-            filtered: args.filtered,
-            trail: trail.as_ref(),
-            manifest: manifest.as_ref(),
-            anchors,
-            proofs,
-        };
-        verify_csv(file, checks, on_page).await?.into()
+        let checks =
+            CsvChecks { filtered: args.filtered, manifest: manifest.as_ref(), anchors, proofs };
+        verify_csv(file, checks, trail.as_ref(), on_page).await?.into()
     } else if let Some(db) = &args.db {
         let anchors = anchors(&args, None)?;
         let reader = Reader::open(db).await?;

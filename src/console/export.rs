@@ -22,6 +22,7 @@ use super::{Console, Visitor};
 use crate::audit::{MANIFEST_FORMAT, Manifest};
 use crate::proto;
 use crate::query::Filter;
+use crate::request::WireFilter;
 
 #[derive(Debug, Deserialize)]
 pub struct Download {

@@ -411,7 +411,7 @@ impl FleetStore {
 /// from `$(bound + 1)` (after the `bound` ones the statement binds first), and their values in
 /// order.
 fn conditions(node: Option<&str>, filter: &Filter, bound: usize) -> (String, Vec<String>) {
-    let (filtered, filter_values) = filter.sql();
+    let (filtered, filter_values) = crate::query::filter_sql(filter);
     let mut sql = String::new();
     let mut values = Vec::new();
     if let Some(node) = node {

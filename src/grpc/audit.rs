@@ -18,6 +18,7 @@ use crate::error::FieldError;
 use crate::follow::{Trail, subscribe};
 use crate::proto::{self, audit_server::Audit};
 use crate::query::Filter;
+use crate::request::WireFilter;
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
 use crate::trail::Kind;
 

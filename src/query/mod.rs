@@ -1,12 +1,13 @@
 //! What an auditor asks of a trail and what comes back, whichever store holds it: the
-//! [`Filter`] of a question (and its SQL, which both SQL stores render), the counts of
-//! [`Stats`] and [`Tally`], a trail's [`Head`], a witness's [`Cosignature`] as it is kept.
+//! [`Filter`] of a question (the trail crate's) and its SQL, which both SQL stores render, the
+//! counts of [`Stats`] and [`Tally`], a trail's [`Head`], a witness's [`Cosignature`] as it is kept.
 //! Plain values: the SQLite trail (`store`) and the fleet's PostgreSQL store (`fleet`) both
 //! import them, and neither imports the other.
 
 mod filter;
 
-pub use filter::Filter;
+pub use crate::trail::Filter;
+pub use filter::filter_sql;
 
 /// Counts over a time range, each list largest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

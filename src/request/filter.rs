@@ -59,9 +59,21 @@ impl Page {
     }
 }
 
-impl Filter {
+/// A [`Filter`] to and from its wire form.
+pub trait WireFilter: Sized {
     /// Validates a wire filter; field names in errors are prefixed with `prefix` (`filter.`).
-    pub fn from_proto(filter: proto::Filter, prefix: &str) -> Result<Self, FieldError> {
+    fn from_proto(filter: proto::Filter, prefix: &str) -> Result<Self, FieldError>;
+
+    /// A filter on time alone (the compliance summary's range), validated like any other:
+    /// field names in errors are prefixed with `prefix`.
+    fn time_range(since: &str, until: &str, prefix: &str) -> Result<Self, FieldError>;
+
+    /// The filter in wire form (times already normalized).
+    fn to_proto(&self) -> proto::Filter;
+}
+
+impl WireFilter for Filter {
+    fn from_proto(filter: proto::Filter, prefix: &str) -> Result<Self, FieldError> {
         let now = Utc::now();
         let text = |v: String| (!v.is_empty()).then_some(v);
         let field = |name: &str| format!("{prefix}{name}");
@@ -90,9 +102,7 @@ impl Filter {
         })
     }
 
-    /// A filter on time alone (the compliance summary's range), validated like any other:
-    /// field names in errors are prefixed with `prefix`.
-    pub fn time_range(since: &str, until: &str, prefix: &str) -> Result<Self, FieldError> {
+    fn time_range(since: &str, until: &str, prefix: &str) -> Result<Self, FieldError> {
         let wire = proto::Filter {
             since: since.to_owned(),
             until: until.to_owned(),
@@ -101,8 +111,7 @@ impl Filter {
         Self::from_proto(wire, prefix)
     }
 
-    /// The filter in wire form (times already normalized).
-    pub fn to_proto(&self) -> proto::Filter {
+    fn to_proto(&self) -> proto::Filter {
         let text = |v: &Option<String>| v.clone().unwrap_or_default();
         proto::Filter {
             since: text(&self.since),

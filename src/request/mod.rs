@@ -17,7 +17,7 @@ pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, MAX_EXACT_INTEGER, can
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use define::{Definition, ToolDefinitions};
 pub use execute::{ExecutionReport, ExecutionStatus};
-pub use filter::Page;
+pub use filter::{Page, WireFilter};
 pub use never::NeverAllowed;
 pub use refused::{PeerRefusal, cut};
 pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};

@@ -353,6 +353,6 @@ fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
 
 /// `filter` as ` AND …` conditions with `?` placeholders, and their values in order.
 fn conditions(filter: &Filter) -> (String, Vec<Value>) {
-    let (sql, values) = filter.sql();
+    let (sql, values) = crate::query::filter_sql(filter);
     (sql, values.into_iter().map(Value::Text).collect())
 }

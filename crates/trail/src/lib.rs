@@ -3,7 +3,8 @@
 //! the RFC 6962 tree and its proofs, the verification of a chain, and the trust around it:
 //! signed notes (C2SP `signed-note`), checkpoints (C2SP `tlog-checkpoint`), witnesses'
 //! cosignatures (C2SP `tlog-cosignature`), the `add-checkpoint` wire format (C2SP
-//! `tlog-witness`) and the proofs file of an export.
+//! `tlog-witness`), and an export's manifest and proofs file with the verification of an
+//! export against them.
 //!
 //! All of it is pure: no runtime, no database driver, no network. It is what a third party
 //! needs to check a trail without trusting the sidecar that wrote it, and
@@ -17,8 +18,12 @@ pub mod cosignature;
 pub mod csv;
 mod encoding;
 mod event;
+pub mod export;
+mod filter;
+mod manifest;
 pub mod note;
 pub mod proofs;
+mod report;
 mod tree;
 mod verify;
 
@@ -28,6 +33,9 @@ pub use columns::{
 };
 pub use encoding::{GENESIS_HASH, encode, event_hash, hash_cells, hashed_columns};
 pub use event::{Event, Kind, Outcome};
+pub use filter::Filter;
+pub use manifest::{MANIFEST_FORMAT, Manifest};
+pub use report::{Anchors, Report};
 pub use tree::{
     Frontier, Hash, Node, Subtrees, empty_root, leaf_hash, verify_consistency, verify_inclusion,
 };

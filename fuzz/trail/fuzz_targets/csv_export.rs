@@ -5,29 +5,16 @@
 //! never (its hash covers every byte).
 #![no_main]
 
-use std::sync::OnceLock;
-
 use libfuzzer_sys::fuzz_target;
 use sha2::{Digest, Sha256};
-use toolgate::fuzzing::{Anchors, CsvChecks, Manifest, Report, verify_csv};
-use toolgate::trail::Event;
-use toolgate::trail::csv::check_header;
+use toolgate_trail::csv::check_header;
+use toolgate_trail::export::{CsvChecks, verify_csv};
+use toolgate_trail::{Event, Manifest, Report};
 use toolgate_trail_fuzz::{export, trail};
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| tokio::runtime::Builder::new_current_thread().build().unwrap())
-}
-
 fn verify(csv: &[u8], manifest: Option<&Manifest>) -> Option<Report> {
-    let checks = CsvChecks {
-        filtered: false,
-        trail: None,
-        manifest,
-        anchors: Anchors::default(),
-        proofs: None,
-    };
-    runtime().block_on(verify_csv(csv, checks, |_| {})).ok()
+    let checks = CsvChecks { manifest, ..CsvChecks::default() };
+    verify_csv(csv, checks, |_| {}).ok()
 }
 
 /// The events a CSV's rows say, if every row reads.

@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::query::Filter;
-use crate::trust::note::{Note, NoteError, NoteSigner, NoteVerifier};
+use crate::Filter;
+use crate::note::{Note, NoteError, NoteSigner, NoteVerifier};
 
 /// The manifest, serialized as JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
