@@ -53,6 +53,8 @@ pub struct SinkNames {
     pub taken: &'static str,
     /// The destination, as the help texts name it (`the fleet store`).
     pub destination: &'static str,
+    /// The gauge of the last seq the destination holds (`shipped_seq`, `watermark`).
+    pub position: &'static str,
 }
 
 /// One follower's metrics: batches by result, events delivered, and how far behind it is.
@@ -63,6 +65,7 @@ pub struct FollowerMetrics {
     batches: Family<ResultLabels, Counter>,
     lag_events: Gauge,
     lag_seconds: Gauge<f64, AtomicU64>,
+    position: Gauge,
 }
 
 impl FollowerMetrics {
@@ -79,8 +82,10 @@ impl FollowerMetrics {
         self.batches.get_or_create(&ResultLabels { result }).inc();
     }
 
-    /// How far the destination is behind the trail: events, and the oldest one's age.
-    pub fn lag(&self, events: u64, seconds: f64) {
+    /// How far the destination is behind the trail: the last seq it holds, the events after
+    /// it, and the oldest one's age.
+    pub fn lag(&self, through: i64, events: u64, seconds: f64) {
+        self.position.set(through);
         self.lag_events.set(i64::try_from(events).unwrap_or(i64::MAX));
         self.lag_seconds.set(seconds);
     }
@@ -257,6 +262,7 @@ impl Metrics {
             batches: Family::default(),
             lag_events: Gauge::default(),
             lag_seconds: Gauge::default(),
+            position: Gauge::default(),
         };
         let to = names.destination;
         let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
@@ -276,6 +282,11 @@ impl Metrics {
             "lag_seconds",
             format!("Age of the oldest event {to} does not hold yet (0 when caught up)"),
             metrics.lag_seconds.clone(),
+        );
+        registry.register(
+            names.position,
+            format!("The last seq of the trail that {to} holds"),
+            metrics.position.clone(),
         );
         metrics
     }

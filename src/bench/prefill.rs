@@ -32,6 +32,10 @@ pub async fn prefill_with(
         store.writer.append(records).await?;
         written += chunk;
     }
+    // No server followed the fill: its index is built now, as a server's follower would.
+    crate::follow::index::catch_up(path, &store.reader)
+        .await
+        .map_err(|e| StoreError::Index(e.to_string()))?;
     store.reader.close().await;
     drop(store);
     thread.join().await;

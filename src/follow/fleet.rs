@@ -22,6 +22,7 @@ const NAMES: SinkNames = SinkNames {
     delivered_help: "Events stored in the fleet store by this node's shipper",
     taken: "stored",
     destination: "the fleet store",
+    position: "shipped_seq",
 };
 
 /// Why `[fleet]` is refused at start.

@@ -7,13 +7,14 @@
 //! that is down, refusing or slow delays no decision and loses no event: the trail is the
 //! buffer.
 //!
-//! The sinks, one file each: [`otlp`] (log records to an OpenTelemetry collector),
-//! [`fleet`] (batches to the fleet's PostgreSQL store), [`subscribe`] (`Audit/Subscribe`'s
-//! live streams). A new sink implements [`Sink`] and is started with one line in
+//! The sinks, one file each: [`index`] (the auditors' index beside the trail), [`otlp`] (log
+//! records to an OpenTelemetry collector), [`fleet`] (batches to the fleet's PostgreSQL
+//! store), [`subscribe`] (`Audit/Subscribe`'s live streams). A new sink implements [`Sink`] and is started with one line in
 //! `server::tasks`.
 
 mod backoff;
 pub mod fleet;
+pub mod index;
 pub mod otlp;
 mod sink;
 pub mod subscribe;
@@ -239,7 +240,7 @@ impl<S: Sink> Follower<S> {
             0 => 0.0,
             _ => reader.event(through + 1).await.ok().flatten().map_or(0.0, |e| e.age_seconds()),
         };
-        metrics.lag(behind, age);
+        metrics.lag(through, behind, age);
     }
 }
 
@@ -332,6 +333,7 @@ mod tests {
             delivered_help: "kept",
             taken: "kept",
             destination: "the test",
+            position: "kept_seq",
         };
         let follower =
             Follower::new(kept.clone(), 16, Duration::from_millis(1)).measured(&metrics, names);

@@ -29,6 +29,7 @@ const NAMES: SinkNames = SinkNames {
     delivered_help: "Events the OpenTelemetry collector acknowledged",
     taken: "acknowledged",
     destination: "the OpenTelemetry collector",
+    position: "exported_seq",
 };
 
 /// Why `[export.otlp]` is refused at start.

@@ -102,6 +102,9 @@ pub async fn run(
     // What follows the trail: the checkpoints, the witnesses, the followers' sinks.
     let trail = Trail { reader: store.reader.clone(), commits: store.writer.committed() };
     let mut tasks = Tasks::default();
+    let indexing = crate::follow::index::follower(&config.db, &metrics)?;
+    let following = trail.clone();
+    tasks.start(Stage::Followers, "index", |stopping| indexing.run(following, stopping));
     // What the console shows of the checkpoints: who signs them, who cosigns them.
     let log_key = signer.as_ref().map(|signer| signer.verifier());
     let witness_keys: Vec<_> = witnesses.iter().map(|w| w.key().clone()).collect();

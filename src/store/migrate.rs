@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use super::StoreError;
 
 /// Every migration, by its number, in order (`migrations/NNNN_*.sql`).
-pub(super) const MIGRATIONS: [(i64, &str); 7] = [
+pub(super) const MIGRATIONS: [(i64, &str); 8] = [
     (1, include_str!("../../migrations/0001_create_events.sql")),
     (2, include_str!("../../migrations/0002_index_idempotency_keys.sql")),
     (3, include_str!("../../migrations/0003_create_tree_nodes.sql")),
@@ -18,6 +18,7 @@ pub(super) const MIGRATIONS: [(i64, &str); 7] = [
     (5, include_str!("../../migrations/0005_index_checkpoints.sql")),
     (6, include_str!("../../migrations/0006_create_cosignatures.sql")),
     (7, include_str!("../../migrations/0007_key_tree_nodes_by_leaf.sql")),
+    (8, include_str!("../../migrations/0008_index_off_the_commit_path.sql")),
 ];
 
 /// Creates the file when missing and applies the migrations it lacks, in one transaction.

@@ -3,14 +3,18 @@
 //! (`writer.rs`); everything else reads through idle read-only connections (`reader.rs`), so
 //! queries and verification never block writes; a third connection checkpoints the WAL in the
 //! background (`wal.rs`). Witnesses' cosignatures of checkpoints sit beside the events
-//! (`cosignatures.rs`). Rows are derived from the trail's column table (`row.rs`); the
+//! (`cosignatures.rs`). The auditors' index of sessions, actors, tools, decisions and times is
+//! a file of its own beside the trail, filled after the commits by a follower (`index/`).
+//! Rows are derived from the trail's column table (`row.rs`); the
 //! auditor's filter and the tally of activity by minute are `query`'s values, run here as SQL
 //! (`tally.rs`). This module does I/O only: the chain step and the hashes are `trail`'s.
 
 mod cosignatures;
+pub mod index;
 mod lock;
 mod migrate;
 mod reader;
+mod recent;
 mod row;
 mod tally;
 mod tree;
@@ -61,6 +65,8 @@ pub enum StoreError {
     Held { trail: String, holder: String },
     #[error("cannot lock the trail: {0}")]
     Lock(String),
+    #[error("the trail's index: {0}")]
+    Index(String),
 }
 
 impl From<StoreError> for crate::error::Error {
@@ -96,9 +102,12 @@ impl Store {
     ) -> Result<(Self, WriterThread), StoreError> {
         let lock = lock::TrailLock::acquire(path)?;
         let owned = path.to_owned();
-        tokio::task::spawn_blocking(move || migrate::migrate(&owned))
-            .await
-            .map_err(|e| StoreError::Thread(e.to_string()))??;
+        tokio::task::spawn_blocking(move || {
+            migrate::migrate(&owned)?;
+            index::create(&owned).map_err(StoreError::from)
+        })
+        .await
+        .map_err(|e| StoreError::Thread(e.to_string()))??;
         let (writer, thread) = Writer::start(path, durability, config, metrics, lock)?;
         let reader = Reader::open(path).await?;
         Ok((Self { writer, reader }, thread))

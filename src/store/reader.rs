@@ -12,6 +12,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_from_iter};
 
 use super::StoreError;
+use super::index::{self, Plan};
 use super::row::{self, SELECT};
 use crate::query::{Filter, Head, Stats};
 use crate::trail::{
@@ -39,6 +40,8 @@ impl Connections {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags)?;
         conn.busy_timeout(super::BUSY_TIMEOUT)?;
+        // Read-only too: an attached file takes the connection's flags.
+        super::index::attach(&conn, &self.path);
         Ok(conn)
     }
 
@@ -98,7 +101,7 @@ impl Reader {
         after: i64,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
-        self.page(filter, "seq > ?", after, "seq", limit).await
+        self.page(filter, after, true, limit).await
     }
 
     /// At most `limit` events matching `filter` with `seq` below `before` (any, when 0), newest
@@ -110,27 +113,54 @@ impl Reader {
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
         let before = if before > 0 { before } else { i64::MAX };
-        self.page(filter, "seq < ?", before, "seq DESC", limit).await
+        self.page(filter, before, false, limit).await
     }
 
-    /// A page: `place` (a condition on `seq` with one placeholder, for `seq`), `filter`, in
-    /// `order`; both are literals of this file, never input.
+    /// A page of the events matching `filter` after `seq` (`ascending`) or before it, newest
+    /// first: through the index up to its watermark and by a scan of the tail after it, in one
+    /// read transaction (`index/plan.rs`). A filter on no indexed column scans the events.
     async fn page(
         &self,
         filter: &Filter,
-        place: &'static str,
         seq: i64,
-        order: &'static str,
+        ascending: bool,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
-        let (conditions, mut values) = conditions(filter);
-        values.insert(0, Value::Integer(seq));
-        values.push(Value::Integer(i64::from(limit)));
-        let sql = format!("{} WHERE {place}{conditions} ORDER BY {order} LIMIT ?", *SELECT);
+        let (conditions, values) = conditions(filter);
+        let plan = Plan::of(filter);
         self.with(move |conn| {
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let events = stmt.query_map(params_from_iter(values), row::event)?;
-            events.collect()
+            let tx = conn.unchecked_transaction()?;
+            let (order, place) = if ascending { ("", ">") } else { (" DESC", "<") };
+            let mut events = Vec::new();
+            let Some(plan) = plan else {
+                let sql = format!(
+                    "{} WHERE seq {place} ?{conditions} ORDER BY seq{order} LIMIT ?",
+                    *SELECT
+                );
+                read_into(&tx, &sql, vec![Value::Integer(seq)], &values, limit, &mut events)?;
+                return Ok::<_, rusqlite::Error>(events);
+            };
+            let watermark = index::watermark(&tx)?;
+            // The indexed events (up to the watermark) and the tail (after it), in the order
+            // asked: the tail comes first, newest first.
+            let (select, mut indexed) = plan.events();
+            indexed.extend([Value::Integer(seq), Value::Integer(watermark)]);
+            let indexed_sql = format!(
+                "{select} AND at {place} ? AND at <= ?{conditions} ORDER BY at{order} LIMIT ?"
+            );
+            let tail = vec![Value::Integer(seq), Value::Integer(watermark)];
+            let tail_sql = format!(
+                "{} WHERE seq {place} ? AND seq > ?{conditions} ORDER BY seq{order} LIMIT ?",
+                *SELECT
+            );
+            let mut parts = [(indexed_sql, indexed), (tail_sql, tail)];
+            if !ascending {
+                parts.reverse();
+            }
+            for (sql, bound) in parts {
+                read_into(&tx, &sql, bound, &values, limit, &mut events)?;
+            }
+            Ok(events)
         })
         .await
     }
@@ -175,9 +205,14 @@ impl Reader {
     /// How many events match `filter`.
     pub async fn count(&self, filter: &Filter) -> Result<u64, StoreError> {
         let (conditions, values) = conditions(filter);
-        let sql = format!("SELECT count(*) FROM events WHERE 1{conditions}");
+        let plan = Plan::of(filter);
         let count: i64 = self
-            .with(move |conn| conn.query_row(&sql, params_from_iter(values), |row| row.get(0)))
+            .with(move |conn| {
+                let tx = conn.unchecked_transaction()?;
+                let (source, bound) = matching(&tx, plan.as_ref(), "1", &conditions, &values)?;
+                let sql = format!("SELECT count(*) FROM ({source})");
+                tx.query_row(&sql, params_from_iter(bound), |row| row.get(0))
+            })
             .await?;
         Ok(count.unsigned_abs())
     }
@@ -220,10 +255,18 @@ impl Reader {
     /// Counts of the events a filter selects (a time range, for the compliance summary), by
     /// outcome, tool, actor and kind.
     pub async fn stats(&self, range: &Filter) -> Result<Stats, StoreError> {
-        let total = self.count(range).await?;
         let (conditions, values) = conditions(range);
+        let plan = Plan::of(range);
         self.with(move |conn| {
-            let mut stats = Stats { total, ..Stats::default() };
+            let tx = conn.unchecked_transaction()?;
+            let mut stats = Stats::default();
+            let (source, bound) = matching(&tx, plan.as_ref(), "1", &conditions, &values)?;
+            let total: i64 = tx.query_row(
+                &format!("SELECT count(*) FROM ({source})"),
+                params_from_iter(bound),
+                |row| row.get(0),
+            )?;
+            stats.total = total.unsigned_abs();
             for (column, counts) in [
                 ("outcome", &mut stats.by_outcome),
                 ("tool", &mut stats.by_tool),
@@ -231,12 +274,13 @@ impl Reader {
                 ("kind", &mut stats.by_kind),
             ] {
                 // `column` is one of the literals above, never input.
+                let (source, bound) = matching(&tx, plan.as_ref(), column, &conditions, &values)?;
                 let sql = format!(
-                    "SELECT {column}, count(*) FROM events WHERE {column} IS NOT NULL{conditions}
-                     GROUP BY {column} ORDER BY count(*) DESC, {column}"
+                    "SELECT c, count(*) FROM ({source}) WHERE c IS NOT NULL
+                     GROUP BY c ORDER BY count(*) DESC, c"
                 );
-                let mut stmt = conn.prepare(&sql)?;
-                let rows = stmt.query_map(params_from_iter(values.iter()), |row| {
+                let mut stmt = tx.prepare(&sql)?;
+                let rows = stmt.query_map(params_from_iter(bound), |row| {
                     Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?.unsigned_abs()))
                 })?;
                 *counts = rows.collect::<rusqlite::Result<_>>()?;
@@ -349,6 +393,58 @@ fn link(row: &Row<'_>) -> rusqlite::Result<Link> {
     // Hashed here, on the reading thread, so that the walk only adds it to the tree.
     let leaf = leaf_hash(&hash.unwrap_or_default());
     Ok(Link { seq: row.get("seq")?, prev_hash, hash, content_matches, leaf })
+}
+
+/// Runs `sql` with `bound`, then `values` (the filter's), then the number of events `events`
+/// still lacks of `limit`, and appends what it reads.
+fn read_into(
+    tx: &Connection,
+    sql: &str,
+    mut bound: Vec<Value>,
+    values: &[Value],
+    limit: u32,
+    events: &mut Vec<Event>,
+) -> rusqlite::Result<()> {
+    let left = usize::try_from(limit).unwrap_or(usize::MAX).saturating_sub(events.len());
+    if left == 0 {
+        return Ok(());
+    }
+    bound.extend(values.iter().cloned());
+    bound.push(Value::Integer(i64::try_from(left).unwrap_or(i64::MAX)));
+    let mut stmt = tx.prepare_cached(sql)?;
+    for event in stmt.query_map(params_from_iter(bound), row::event)? {
+        events.push(event?);
+    }
+    Ok(())
+}
+
+/// A `SELECT` of `column` (as `c`) from every event matching the filter (`conditions` with
+/// their `values`): through the index up to its watermark and the tail after it when `plan`
+/// leads, the events alone otherwise; with its parameters. Run inside the caller's
+/// transaction, which it reads the watermark in.
+fn matching(
+    tx: &Connection,
+    plan: Option<&Plan>,
+    column: &str,
+    conditions: &str,
+    values: &[Value],
+) -> rusqlite::Result<(String, Vec<Value>)> {
+    let Some(plan) = plan else {
+        let sql = format!("SELECT {column} AS c FROM events WHERE 1{conditions}");
+        return Ok((sql, values.to_vec()));
+    };
+    let watermark = Value::Integer(index::watermark(tx)?);
+    let sql = format!(
+        "SELECT {column} AS c {} AND at <= ?{conditions}
+         UNION ALL SELECT {column} FROM events WHERE seq > ?{conditions}",
+        plan.from()
+    );
+    let mut bound = plan.values().to_vec();
+    bound.push(watermark.clone());
+    bound.extend(values.iter().cloned());
+    bound.push(watermark);
+    bound.extend(values.iter().cloned());
+    Ok((sql, bound))
 }
 
 /// `filter` as ` AND …` conditions with `?` placeholders, and their values in order.

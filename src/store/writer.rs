@@ -11,10 +11,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params, params_from_iter};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::StoreError;
+use super::index::Table;
+use super::recent::Recent;
 use super::row::{self, INSERT, SELECT};
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
@@ -93,10 +95,12 @@ impl Writer {
         let delay = commit_delay();
         let (moved, committed) = watch::channel(head.chain.seq);
         let batching = Batching { max_batch, delay, emptier, moved };
+        let recent = Recent::new(head.chain.seq, super::recent::BOUND);
+        let lookups = Lookups { recent, index: super::index::reading(path) };
         let writer = std::thread::Builder::new()
             .name("trail-writer".into())
             .spawn(move || {
-                run(conn, jobs, head, batching, &metrics);
+                run(conn, jobs, head, batching, lookups, &metrics);
                 drop(stop_checkpoints);
                 drop(lock);
             })
@@ -142,10 +146,14 @@ impl Writer {
     }
 }
 
-/// Read access to the trail from inside the writer's transaction.
+/// Read access to the trail from inside the writer's transaction: what the writer remembers
+/// of the recent events, the index file (read on a connection of its own, never attached to
+/// the writer's, which would lock it for every commit) and the events themselves.
 pub struct Lookup<'a> {
     tx: &'a rusqlite::Transaction<'a>,
     tree: &'a Frontier,
+    recent: &'a Recent,
+    index: Option<&'a Connection>,
 }
 
 /// Where the trail ends: the chain's head and the tree's frontier, which move together.
@@ -187,53 +195,161 @@ impl Lookup<'_> {
         key: &str,
         mine: impl Fn(&str) -> bool,
     ) -> Result<Option<String>, StoreError> {
-        // The expression and the conditions are those of the `events_idempotency_key` index.
-        let mut stmt = self.tx.prepare_cached(
-            "SELECT decision_id, actor_id FROM events
-             WHERE json_extract(request, '$.plan.idempotency_key') = ?1 AND kind = 'decision'
-               AND json_extract(request, '$.plan.idempotency_key') != ''
-             ORDER BY seq DESC",
-        )?;
-        let mut rows = stmt.query([key])?;
-        while let Some(row) = rows.next()? {
-            let actor: Option<String> = row.get(1)?;
-            if mine(actor.as_deref().unwrap_or_default()) {
-                return Ok(Some(row.get(0)?));
+        let remembered = self.recent.of_key(key).iter().rev().copied();
+        for seq in remembered {
+            if let Some(found) = self.keyed(seq, key, &mine)? {
+                return Ok(Some(found));
+            }
+        }
+        let floor = self.recent.floor();
+        let watermark = self.watermark()?;
+        // The tail the index does not hold yet, then the index, newest first.
+        let mut older: Vec<i64> = self
+            .tx
+            .prepare_cached(
+                "SELECT seq FROM events WHERE seq > ?1 AND seq <= ?2 AND kind = 'decision'
+                   AND json_extract(request, '$.plan.idempotency_key') = ?3 ORDER BY seq DESC",
+            )?
+            .query_map(params![watermark, floor, key], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        older.extend(self.indexed(Table::Key, key, watermark.min(floor))?);
+        for seq in older {
+            if let Some(found) = self.keyed(seq, key, &mine)? {
+                return Ok(Some(found));
             }
         }
         Ok(None)
     }
 
+    /// The decision id of the event at `seq`, if it is a decision given `key` whose actor
+    /// `mine` accepts.
+    fn keyed(
+        &self,
+        seq: i64,
+        key: &str,
+        mine: impl Fn(&str) -> bool,
+    ) -> Result<Option<String>, StoreError> {
+        let Some(event) = self.event(seq)? else { return Ok(None) };
+        let r = &event.record;
+        let given = super::index::idempotency_key(r.request.as_deref());
+        let fits = r.kind == Kind::Decision
+            && given.as_deref() == Some(key)
+            && mine(r.actor_id.as_deref().unwrap_or_default());
+        Ok(fits.then(|| r.decision_id.clone()).flatten())
+    }
+
     /// The decision event with this id, if there is one.
     pub fn decision(&self, decision_id: &str) -> Result<Option<PairedDecision>, StoreError> {
-        let sql = format!("{} WHERE decision_id = ?1 AND kind = 'decision'", *SELECT);
-        let mut stmt = self.tx.prepare_cached(&sql)?;
-        let record = stmt.query_row([decision_id], row::event).optional()?.map(|e| e.record);
-        let Some(record) = record else {
-            return Ok(None);
+        let mut events: Vec<(i64, Kind)> = self.recent.of_decision(decision_id).to_vec();
+        if !events.iter().any(|(_, kind)| *kind == Kind::Decision) {
+            // The decision is older than what the writer remembers: the events of this id at
+            // or below the floor come first.
+            let mut older = self.older_of_decision(decision_id)?;
+            older.append(&mut events);
+            events = older;
+        }
+        let first =
+            |pick: &dyn Fn(Kind) -> bool| events.iter().find(|(_, k)| pick(*k)).map(|e| e.0);
+        let Some(decision) = first(&|kind| kind == Kind::Decision) else { return Ok(None) };
+        let Some(record) = self.event(decision)?.map(|e| e.record) else { return Ok(None) };
+        let execution = match first(&|kind| kind == Kind::Execution) {
+            Some(seq) => self.event(seq)?,
+            None => None,
         };
-        let sql = format!(
-            "{} WHERE decision_id = ?1 AND kind = 'execution' ORDER BY seq LIMIT 1",
-            *SELECT
-        );
-        let mut stmt = self.tx.prepare_cached(&sql)?;
-        let execution = stmt.query_row([decision_id], row::event).optional()?;
-        let mut stmt = self.tx.prepare_cached(
-            "SELECT kind, outcome FROM events WHERE decision_id = ?1
-             AND kind IN ('approval_approved', 'approval_rejected', 'approval_expired',
-                          'approval_withdrawn')",
-        )?;
-        let approval = stmt
-            .query_row([decision_id], |row| {
-                let (kind, outcome): (String, Option<String>) = (row.get(0)?, row.get(1)?);
-                Ok((kind, outcome))
-            })
-            .optional()?
-            .and_then(|(kind, outcome)| {
-                Some((kind.parse().ok()?, outcome.and_then(|o| o.parse().ok())))
-            });
+        let verdict = first(&|kind| VERDICTS.contains(&kind));
+        let approval = match verdict {
+            Some(seq) => self.event(seq)?.map(|e| (e.record.kind, e.record.outcome)),
+            None => None,
+        };
         Ok(Some(PairedDecision { record, execution, approval }))
     }
+
+    /// The events of a decision id at or below the floor: from the index up to its watermark,
+    /// and from a scan of the events between the watermark and the floor; in seq order.
+    fn older_of_decision(&self, decision_id: &str) -> Result<Vec<(i64, Kind)>, StoreError> {
+        let floor = self.recent.floor();
+        let watermark = self.watermark()?;
+        let mut found = Vec::new();
+        for seq in self.indexed(Table::Decision, decision_id, watermark.min(floor))? {
+            let kind = self.kind_of(seq, decision_id)?;
+            found.extend(kind.map(|kind| (seq, kind)));
+        }
+        found.sort_unstable_by_key(|(seq, _)| *seq);
+        let mut stmt = self.tx.prepare_cached(
+            "SELECT seq, kind FROM events WHERE seq > ?1 AND seq <= ?2 AND decision_id = ?3
+             ORDER BY seq",
+        )?;
+        let tail = stmt.query_map(params![watermark, floor, decision_id], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })?;
+        for row in tail {
+            let (seq, kind) = row?;
+            found.extend(kind.parse().ok().map(|kind| (seq, kind)));
+        }
+        Ok(found)
+    }
+
+    /// The kind of the event at `seq`, if its decision id is `decision_id` (an index key is a
+    /// digest, which another id may share).
+    fn kind_of(&self, seq: i64, decision_id: &str) -> Result<Option<Kind>, StoreError> {
+        let row: Option<(Option<String>, String)> = self
+            .tx
+            .prepare_cached("SELECT decision_id, kind FROM events WHERE seq = ?1")?
+            .query_row([seq], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        Ok(row
+            .filter(|(id, _)| id.as_deref() == Some(decision_id))
+            .and_then(|(_, k)| k.parse().ok()))
+    }
+
+    /// The event at `seq`, as this transaction sees the trail.
+    fn event(&self, seq: i64) -> Result<Option<Event>, StoreError> {
+        let sql = format!("{} WHERE seq = ?1", *SELECT);
+        Ok(self.tx.prepare_cached(&sql)?.query_row([seq], row::event).optional()?)
+    }
+
+    /// The index's watermark, if it is this trail's (0 without an index).
+    fn watermark(&self) -> Result<i64, StoreError> {
+        let Some(index) = self.index else { return Ok(0) };
+        let stood: Option<(i64, String)> = index
+            .prepare_cached("SELECT seq, hash FROM watermark")?
+            .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .optional()?;
+        let Some((seq, hash)) = stood.filter(|(seq, _)| *seq > 0) else { return Ok(0) };
+        let trail: Option<String> = self
+            .tx
+            .prepare_cached("SELECT hash FROM events WHERE seq = ?1")?
+            .query_row([seq], |row| row.get(0))
+            .optional()?;
+        Ok(if trail.as_deref() == Some(hash.as_str()) { seq } else { 0 })
+    }
+
+    /// The seqs `table` holds for `value` up to `through`, newest first.
+    fn indexed(&self, table: Table, value: &str, through: i64) -> Result<Vec<i64>, StoreError> {
+        let Some(index) = self.index.filter(|_| through > 0) else { return Ok(Vec::new()) };
+        let sql =
+            format!("SELECT at FROM {} WHERE k = ?1 AND at <= ?2 ORDER BY at DESC", table.name());
+        let seqs = index
+            .prepare_cached(&sql)?
+            .query_map(params![super::index::digest(value), through], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(seqs)
+    }
+}
+
+/// The kinds of the events that end an approval.
+const VERDICTS: [Kind; 4] = [
+    Kind::ApprovalApproved,
+    Kind::ApprovalRejected,
+    Kind::ApprovalExpired,
+    Kind::ApprovalWithdrawn,
+];
+
+/// What the lookups inside a commit read besides the transaction: the recent events the writer
+/// remembers, and the index file.
+struct Lookups {
+    recent: Recent,
+    index: Option<Connection>,
 }
 
 /// The head of the chain as the file holds it.
@@ -279,6 +395,7 @@ fn run(
     mut jobs: mpsc::Receiver<Job>,
     mut head: Tip,
     Batching { max_batch, delay, mut emptier, moved }: Batching,
+    mut lookups: Lookups,
     metrics: &Metrics,
 ) {
     let mut batch = Vec::with_capacity(max_batch);
@@ -296,15 +413,15 @@ fn run(
             }
         }
         metrics.queue_depth(jobs.len());
-        commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
+        commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, metrics);
         if !unanswered.is_empty() && jobs.is_empty() {
-            commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
+            commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, metrics);
         }
         moved.send_if_modified(|seq| std::mem::replace(seq, head.chain.seq) != head.chain.seq);
         emptier.empty_if_full(&conn);
     }
     if !unanswered.is_empty() {
-        commit(&mut conn, &mut head, &mut batch, &mut unanswered, metrics);
+        commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, metrics);
         moved.send_replace(head.chain.seq);
     }
     tracing::debug!(seq = head.chain.seq, "trail writer stopped");
@@ -341,6 +458,7 @@ fn undelivered(events: &[Event]) -> Option<Record> {
 fn commit(
     conn: &mut Connection,
     head: &mut Tip,
+    lookups: &mut Lookups,
     batch: &mut Vec<Job>,
     unanswered: &mut Vec<Record>,
     metrics: &Metrics,
@@ -358,7 +476,7 @@ fn commit(
         builds.push(Box::new(move |_| Ok(records)));
     }
     let started = std::time::Instant::now();
-    match write_group(conn, head, builds) {
+    match write_group(conn, head, lookups, builds) {
         Ok(groups) => {
             unanswered.clear();
             metrics.committed(groups.iter().flatten(), started.elapsed());
@@ -377,6 +495,7 @@ fn commit(
             }
         }
         Err(error) => {
+            lookups.recent.forget_after(before.chain.seq);
             *head = before;
             metrics.commit_failed();
             tracing::error!(%error, "trail commit failed; answering the group with an error");
@@ -390,12 +509,19 @@ fn commit(
 fn write_group(
     conn: &mut Connection,
     head: &mut Tip,
+    lookups: &mut Lookups,
     builds: Vec<Build>,
 ) -> Result<Vec<Vec<Event>>, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut groups = Vec::with_capacity(builds.len());
     for build in builds {
-        let records = build(&Lookup { tx: &tx, tree: &head.tree })?;
+        let lookup = Lookup {
+            tx: &tx,
+            tree: &head.tree,
+            recent: &lookups.recent,
+            index: lookups.index.as_ref(),
+        };
+        let records = build(&lookup)?;
         let mut events = Vec::with_capacity(records.len());
         for record in records {
             // INVARIANT: the head only moves forward inside a transaction; `commit` puts it
@@ -405,6 +531,11 @@ fn write_group(
             let (event, next) = head.chain.link(record, uuid::Uuid::now_v7().to_string(), ts);
             tx.prepare_cached(&INSERT)?.execute(params_from_iter(row::params(&event)))?;
             super::tree::insert(&tx, &head.tree.push(&next.hash))?;
+            let key = match event.record.kind {
+                Kind::Decision => super::index::idempotency_key(event.record.request.as_deref()),
+                _ => None,
+            };
+            lookups.recent.remember(&event, key);
             head.chain = next;
             events.push(event);
         }

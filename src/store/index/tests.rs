@@ -1,0 +1,170 @@
+//! The index changes how a read finds its events, never which: the same answers with no index,
+//! a part of one, all of it, or another trail's; and the commit's own lookups find a decision
+//! the writer no longer remembers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::IndexWriter;
+use crate::config::{Durability, WriterConfig};
+use crate::metrics::Metrics;
+use crate::query::{Filter, Stats};
+use crate::store::{Reader, Store, StoreError};
+use crate::trail::{Event, Kind, Outcome, Record};
+
+async fn open(path: &Path) -> (Store, crate::store::WriterThread) {
+    let metrics = Arc::new(Metrics::default());
+    Store::open(path, Durability::Normal, &WriterConfig::default(), metrics).await.unwrap()
+}
+
+async fn close(store: Store, thread: crate::store::WriterThread) {
+    store.reader.close().await;
+    drop(store);
+    thread.join().await;
+}
+
+/// The `n`th record: 7 sessions, 3 actors, 5 tools; decisions, executions and violations.
+fn record(n: usize) -> Record {
+    let kind = [Kind::Decision, Kind::Execution, Kind::Violation][n % 3];
+    let mut record = Record::new(kind);
+    record.session_id = Some(format!("s-{}", n % 7));
+    record.actor_id = Some(format!("a-{}", n % 7 % 3));
+    record.tool = Some(format!("tool-{}", n % 5));
+    record.decision_id = Some(format!("d-{}", n / 3));
+    record.outcome = (kind == Kind::Decision).then_some(Outcome::Allow);
+    record.request = (kind == Kind::Decision)
+        .then(|| format!(r#"{{"plan":{{"idempotency_key":"key-{}"}}}}"#, n / 3 % 40));
+    record
+}
+
+fn filters(events: &[Event]) -> Vec<Filter> {
+    let (first, last) = (&events[10].ts, &events[200].ts);
+    vec![
+        Filter::default(),
+        Filter { session_id: Some("s-3".into()), ..Filter::default() },
+        Filter { actor_id: Some("a-1".into()), kind: Some(Kind::Decision), ..Filter::default() },
+        Filter { tool: Some("tool-4".into()), session_id: Some("s-2".into()), ..Filter::default() },
+        Filter { decision_id: Some("d-17".into()), ..Filter::default() },
+        Filter { since: Some(first.clone()), until: Some(last.clone()), ..Filter::default() },
+        Filter { until: Some(first.clone()), ..Filter::default() },
+        Filter { session_id: Some("nobody".into()), ..Filter::default() },
+    ]
+}
+
+/// Every answer the reader gives for `filter`: pages of 7 in both orders, the count, the stats.
+async fn answers(reader: &Reader, filter: &Filter) -> (Vec<i64>, Vec<i64>, u64, Stats) {
+    let (mut up, mut after) = (Vec::new(), 0);
+    loop {
+        let page = reader.query(filter, after, 7).await.unwrap();
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        up.extend(page.iter().map(|e| e.seq));
+    }
+    let (mut down, mut before) = (Vec::new(), 0);
+    loop {
+        let page = reader.query_newest(filter, before, 7).await.unwrap();
+        let Some(last) = page.last() else { break };
+        before = last.seq;
+        down.extend(page.iter().map(|e| e.seq));
+    }
+    (up, down, reader.count(filter).await.unwrap(), reader.stats(filter).await.unwrap())
+}
+
+#[tokio::test]
+async fn a_read_answers_the_same_with_none_part_or_all_of_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let (store, thread) = open(&path).await;
+    let events = store.writer.append((0..400).map(record).collect()).await.unwrap();
+    close(store, thread).await;
+    let index = IndexWriter::open(&path).unwrap();
+
+    // No index yet: every event is in the tail. What a filter selects, said by hand.
+    let reader = Reader::open(&path).await.unwrap();
+    let mut expected = Vec::new();
+    for filter in filters(&events) {
+        let answer = answers(&reader, &filter).await;
+        let r = |e: &Event| e.record.clone();
+        let chosen: Vec<i64> = events
+            .iter()
+            .filter(|e| {
+                filter.session_id.as_ref().is_none_or(|s| r(e).session_id.as_ref() == Some(s))
+            })
+            .filter(|e| filter.actor_id.as_ref().is_none_or(|a| r(e).actor_id.as_ref() == Some(a)))
+            .filter(|e| filter.tool.as_ref().is_none_or(|t| r(e).tool.as_ref() == Some(t)))
+            .filter(|e| {
+                filter.decision_id.as_ref().is_none_or(|d| r(e).decision_id.as_ref() == Some(d))
+            })
+            .filter(|e| filter.kind.is_none_or(|k| e.record.kind == k))
+            .filter(|e| filter.since.as_ref().is_none_or(|s| &e.ts >= s))
+            .filter(|e| filter.until.as_ref().is_none_or(|u| &e.ts < u))
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(answer.0, chosen, "{filter:?}");
+        assert_eq!(answer.1, chosen.iter().rev().copied().collect::<Vec<_>>(), "{filter:?}");
+        assert_eq!(answer.2, chosen.len() as u64, "{filter:?}");
+        assert_eq!(answer.3.total, chosen.len() as u64, "{filter:?}");
+        expected.push(answer);
+    }
+    reader.close().await;
+
+    // A part of the index, then all of it; then an index whose watermark is another trail's.
+    for indexed in [150, 400, 0] {
+        match indexed {
+            0 => corrupt_watermark(&path),
+            n => index.add(events[..n].to_vec()).await.unwrap(),
+        }
+        let reader = Reader::open(&path).await.unwrap();
+        for (filter, expected) in filters(&events).iter().zip(&expected) {
+            assert_eq!(&answers(&reader, filter).await, expected, "{indexed}: {filter:?}");
+        }
+        reader.close().await;
+    }
+}
+
+/// Points the watermark at seq 400 with a hash that is not the trail's.
+fn corrupt_watermark(path: &Path) {
+    let conn = rusqlite::Connection::open(super::path_of(path)).unwrap();
+    conn.execute("UPDATE watermark SET hash = ?1", [&"00".repeat(32)]).unwrap();
+}
+
+#[tokio::test]
+async fn a_commit_finds_a_decision_the_writer_no_longer_remembers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let (store, thread) = open(&path).await;
+    store.writer.append((0..300).map(record).collect()).await.unwrap();
+    close(store, thread).await;
+    // After a restart the writer remembers nothing older: first from the tail (no index),
+    // then from the index.
+    for indexed in [false, true] {
+        if indexed {
+            let (store, thread) = open(&path).await;
+            crate::follow::index::catch_up(&path, &store.reader).await.unwrap();
+            close(store, thread).await;
+        }
+        let (store, thread) = open(&path).await;
+        let found = store
+            .writer
+            .append_with(|lookup| {
+                let paired = lookup.decision("d-17")?.ok_or(StoreError::Closed)?;
+                assert_eq!(paired.record.kind, Kind::Decision);
+                assert_eq!(
+                    paired.execution.map(|e| e.record.decision_id),
+                    Some(Some("d-17".into()))
+                );
+                assert!(lookup.decision("d-nobody")?.is_none());
+                // key-17 was given to d-17 (actor a-2), d-57 (a-0) and d-97 (a-1): the latest
+                // counts, of those whose actor the caller may act as.
+                let latest = lookup.decision_by_key("key-17", |_| true)?;
+                assert_eq!(latest.as_deref(), Some("d-97"));
+                let theirs = lookup.decision_by_key("key-17", |actor| actor != "a-1")?;
+                assert_eq!(theirs.as_deref(), Some("d-57"));
+                assert!(lookup.decision_by_key("key-none", |_| true)?.is_none());
+                Ok(vec![Record::new(Kind::PolicyLoaded)])
+            })
+            .await;
+        assert!(found.is_ok(), "indexed {indexed}: {found:?}");
+        close(store, thread).await;
+    }
+}
