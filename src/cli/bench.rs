@@ -216,10 +216,12 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
                 peak / 1024
             );
         }
-        if let Some((events, bytes)) = trail_size(&db)? {
+        if let Some((events, bytes, index)) = trail_size(&db)? {
             println!(
-                "trail: {events} events, {bytes} bytes on disk, {} bytes per event",
-                bytes / events.max(1)
+                "trail: {events} events, {bytes} bytes on disk, {} bytes per event; its index \
+                 {index} bytes, {} per event",
+                bytes / events.max(1),
+                index / events.max(1)
             );
         }
     }
@@ -323,15 +325,16 @@ fn print_figures(figures: &[Figure]) {
     }
 }
 
-/// Events on the trail and bytes of its files (database and WAL).
-fn trail_size(db: &Path) -> anyhow::Result<Option<(u64, u64)>> {
+/// Events on the trail, bytes of its files (database and WAL) and of its index's.
+fn trail_size(db: &Path) -> anyhow::Result<Option<(u64, u64, u64)>> {
     let conn = rusqlite::Connection::open(db)?;
     let events: i64 = conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))?;
     drop(conn);
     let size = |suffix: &str| {
         std::fs::metadata(format!("{}{suffix}", db.display())).map_or(0, |m| m.len())
     };
-    Ok(Some((events.unsigned_abs(), size("") + size("-wal"))))
+    let (trail, index) = (size("") + size("-wal"), size("-index") + size("-index-wal"));
+    Ok(Some((events.unsigned_abs(), trail, index)))
 }
 
 fn durability_name(durability: Durability) -> &'static str {

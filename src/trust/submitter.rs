@@ -18,7 +18,8 @@ use crate::query::Cosignature;
 use crate::store::{Reader, StoreError, Writer};
 use crate::trail::Event;
 
-/// How often the task looks for a new checkpoint.
+/// How often the task looks without a commit to wake it: for a witness whose pause after a
+/// failure is over.
 const TICK: Duration = Duration::from_millis(250);
 /// The longest wait before a failing witness is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
@@ -90,11 +91,21 @@ pub async fn run(
             Err(error) => tracing::warn!(%error, "cannot read the cosignatures kept"),
         }
     }
+    // A checkpoint is a commit: the writer's signal wakes the task, at most every
+    // `follow::COALESCE` under load.
+    let mut commits = writer.committed();
+    let mut began = tokio::time::Instant::now();
     loop {
+        let woken = async {
+            let _ = tokio::time::timeout(TICK, commits.changed()).await;
+            tokio::time::sleep_until(began + crate::follow::COALESCE).await;
+        };
         let stop = tokio::select! {
             _ = stopping.wait_for(|stop| *stop) => true,
-            () = tokio::time::sleep(TICK) => false,
+            () = woken => false,
         };
+        commits.borrow_and_update();
+        began = tokio::time::Instant::now();
         let pass = pass(&client, &reader, &writer, &mut targets, stop);
         if stop {
             let _ = tokio::time::timeout(LAST_PASS, pass).await;
