@@ -331,7 +331,7 @@ impl Lookup<'_> {
             format!("SELECT at FROM {} WHERE k = ?1 AND at <= ?2 ORDER BY at DESC", table.name());
         let seqs = index
             .prepare_cached(&sql)?
-            .query_map(params![super::index::digest(value), through], |row| row.get(0))?
+            .query_map(params![table.key(value), through], |row| row.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(seqs)
     }
@@ -531,10 +531,9 @@ fn write_group(
             let (event, next) = head.chain.link(record, uuid::Uuid::now_v7().to_string(), ts);
             tx.prepare_cached(&INSERT)?.execute(params_from_iter(row::params(&event)))?;
             super::tree::insert(&tx, &head.tree.push(&next.hash))?;
-            let key = match event.record.kind {
-                Kind::Decision => super::index::idempotency_key(event.record.request.as_deref()),
-                _ => None,
-            };
+            let key = (event.record.kind == Kind::Decision)
+                .then(|| super::index::idempotency_key(event.record.request.as_deref()))
+                .flatten();
             lookups.recent.remember(&event, key);
             head.chain = next;
             events.push(event);

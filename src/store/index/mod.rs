@@ -7,8 +7,8 @@
 //! A query reads the index up to the watermark and scans the events after it (the unindexed
 //! tail, usually a few hundred events), and re-checks every condition on the events
 //! themselves, so its answer is exactly what it would be without the index (`plan.rs`). Keys
-//! are 64-bit digests of the values, so an entry is a few bytes; a digest that two values
-//! share only costs the re-check.
+//! are 64-bit digests of the values (a decision id's own time-ordered first 8 bytes), so an
+//! entry is a few bytes; a key that two values share only costs the re-check.
 //!
 //! The index is derived data: written with `synchronous = NORMAL` (a crash may lose its last
 //! batches, which the follower writes again from the watermark), built again from the trail
@@ -85,8 +85,25 @@ pub fn path_of(trail: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+impl Table {
+    /// The key of a text value in this table: for a decision id that is a UUID v7 (as every
+    /// decision id toolgate gives is), its first 8 bytes, which begin with its time, so that
+    /// a batch's new decisions land at the end of the table rather than on a page each; for
+    /// anything else, a digest.
+    pub(super) fn key(self, value: &str) -> i64 {
+        let time_ordered = match self {
+            Self::Decision => uuid::Uuid::parse_str(value)
+                .ok()
+                .filter(|id| id.get_version_num() == 7)
+                .map(|id| i64::from_be_bytes(id.as_bytes()[..8].try_into().unwrap_or_default())),
+            Self::Session | Self::Actor | Self::Tool | Self::Key | Self::Time => None,
+        };
+        time_ordered.unwrap_or_else(|| digest(value))
+    }
+}
+
 /// The key of a text value: the first 8 bytes of its SHA-256.
-pub(super) fn digest(value: &str) -> i64 {
+fn digest(value: &str) -> i64 {
     let hash = Sha256::digest(value.as_bytes());
     let mut first = [0u8; 8];
     first.copy_from_slice(&hash[..8]);

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use rusqlite::types::Value;
 
-use super::{Table, digest, micros};
+use super::{Table, micros};
 use crate::query::Filter;
 
 /// `SELECT <every column>`, for the reads that join the index.
@@ -27,7 +27,7 @@ impl Plan {
     /// The plan for `filter`, if one of its conditions is indexed.
     pub(in crate::store) fn of(filter: &Filter) -> Option<Self> {
         let equal = |table, value: &Option<String>| {
-            let value = Value::Integer(digest(value.as_deref()?));
+            let value = Value::Integer(Table::key(table, value.as_deref()?));
             Some(Self { table, condition: "k = ?", values: vec![value] })
         };
         equal(Table::Decision, &filter.decision_id)

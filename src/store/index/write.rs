@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Table, digest, micros};
+use super::{Table, micros};
 use crate::store::StoreError;
 use crate::trail::{Event, Kind};
 
@@ -96,11 +96,12 @@ impl IndexWriter {
 /// The index entries of one event: (table, key, seq).
 pub(in crate::store) fn entries_of(event: &Event) -> impl Iterator<Item = (Table, i64, i64)> {
     let r = &event.record;
-    let text = |table, value: &Option<String>| value.as_deref().map(|v| (table, digest(v)));
-    let key = match r.kind {
-        Kind::Decision => idempotency_key(r.request.as_deref()).map(|k| (Table::Key, digest(&k))),
-        _ => None,
-    };
+    let text =
+        |table: Table, value: &Option<String>| value.as_deref().map(|v| (table, table.key(v)));
+    let key = (r.kind == Kind::Decision)
+        .then(|| idempotency_key(r.request.as_deref()))
+        .flatten()
+        .map(|k| (Table::Key, Table::Key.key(&k)));
     [
         text(Table::Session, &r.session_id),
         text(Table::Actor, &r.actor_id),
