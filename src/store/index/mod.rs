@@ -30,7 +30,7 @@ pub use write::IndexWriter;
 pub(super) use write::idempotency_key;
 
 /// The index's layout version (SQLite's `user_version` of the index file).
-const LAYOUT: i64 = 1;
+const LAYOUT: i64 = 2;
 
 /// The index file's schema.
 const SCHEMA: &str = "
