@@ -289,7 +289,7 @@ audit: a trail of {} events ({})",
     );
     for (name, median, slowest) in &figures.first_page {
         println!(
-            "first page (100 events) of a query by {name:<8} median {:>7.2} ms, slowest of 21 {:>7.2} ms",
+            "first page (100 events) of a query by {name:<21} median {:>7.2} ms, slowest of 21 {:>7.2} ms",
             median.as_secs_f64() * 1e3,
             slowest.as_secs_f64() * 1e3
         );

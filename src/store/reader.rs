@@ -148,9 +148,14 @@ impl Reader {
             let indexed_sql = format!(
                 "{select} AND at {place} ? AND at <= ?{conditions} ORDER BY at{order} LIMIT ?"
             );
-            let tail = vec![Value::Integer(seq), Value::Integer(watermark)];
+            // One range on seq, so that the scan starts where the tail does.
+            let (low, high) = match ascending {
+                true => (seq.max(watermark), i64::MAX),
+                false => (watermark, seq),
+            };
+            let tail = vec![Value::Integer(low), Value::Integer(high)];
             let tail_sql = format!(
-                "{} WHERE seq {place} ? AND seq > ?{conditions} ORDER BY seq{order} LIMIT ?",
+                "{} WHERE seq > ? AND seq < ?{conditions} ORDER BY seq{order} LIMIT ?",
                 *SELECT
             );
             let mut parts = [(indexed_sql, indexed), (tail_sql, tail)];
