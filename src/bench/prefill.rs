@@ -33,9 +33,7 @@ pub async fn prefill_with(
         written += chunk;
     }
     // No server followed the fill: its index is built now, as a server's follower would.
-    crate::follow::index::catch_up(path, &store.reader)
-        .await
-        .map_err(|e| StoreError::Index(e.to_string()))?;
+    crate::store::index::IndexWriter::open(path)?.catch_up(&store.reader).await?;
     store.reader.close().await;
     drop(store);
     thread.join().await;

@@ -53,17 +53,7 @@ impl Sink for Index {
     /// The watermark, if it is an event of this trail; otherwise the index is emptied and
     /// built again from the first event.
     async fn resume(&mut self, reader: &Reader) -> Result<i64, Trouble> {
-        let (seq, hash) = self.index.watermark().await.map_err(failed)?;
-        if seq == 0 {
-            return Ok(0);
-        }
-        let stands = reader.event(seq).await.map_err(|e| Trouble::Failed(e.to_string()))?;
-        if stands.is_some_and(|event| event.hash == hash) {
-            return Ok(seq);
-        }
-        tracing::warn!(seq, "the index is not this trail's: building it again");
-        self.index.clear().await.map_err(failed)?;
-        Ok(0)
+        self.index.resume(reader).await.map_err(failed)
     }
 
     async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
@@ -71,22 +61,5 @@ impl Sink for Index {
         let counted = events.len() as u64;
         self.index.add(events).await.map_err(failed)?;
         Ok(Taken { through, counted })
-    }
-}
-
-/// Brings the index of the trail at `path` up to the trail's head at once, without a
-/// follower: after a bulk fill that no server followed (the benchmarks' prefill).
-pub async fn catch_up(path: &std::path::Path, reader: &Reader) -> Result<(), Trouble> {
-    let mut sink = Index { index: IndexWriter::open(path).map_err(failed)? };
-    let mut from = sink.resume(reader).await?;
-    loop {
-        let events = reader
-            .query(&crate::query::Filter::default(), from, BATCH)
-            .await
-            .map_err(|e| Trouble::Failed(e.to_string()))?;
-        if events.is_empty() {
-            return Ok(());
-        }
-        from = sink.take(events).await?.through;
     }
 }

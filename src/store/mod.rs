@@ -65,8 +65,6 @@ pub enum StoreError {
     Held { trail: String, holder: String },
     #[error("cannot lock the trail: {0}")]
     Lock(String),
-    #[error("the trail's index: {0}")]
-    Index(String),
 }
 
 impl From<StoreError> for crate::error::Error {
@@ -108,8 +106,11 @@ impl Store {
         })
         .await
         .map_err(|e| StoreError::Thread(e.to_string()))??;
-        let (writer, thread) = Writer::start(path, durability, config, metrics, lock)?;
+        // The index holds every event before the writer starts, so that the lookups a commit
+        // makes below what the writer remembers read the index, not a scan of the trail.
         let reader = Reader::open(path).await?;
+        index::IndexWriter::open(path)?.catch_up(&reader).await?;
+        let (writer, thread) = Writer::start(path, durability, config, metrics, lock)?;
         Ok((Self { writer, reader }, thread))
     }
 }

@@ -127,12 +127,16 @@ impl Reader {
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
         let (conditions, values) = conditions(filter);
-        let plan = Plan::of(filter);
+        let plan = Plan::ordered(filter);
         self.with(move |conn| {
             let tx = conn.unchecked_transaction()?;
             let (order, place) = if ascending { ("", ">") } else { (" DESC", "<") };
             let mut events = Vec::new();
-            let Some(plan) = plan else {
+            let watermark = match plan {
+                Some(_) => index::watermark(&tx)?,
+                None => None,
+            };
+            let (Some(plan), Some(watermark)) = (plan, watermark) else {
                 let sql = format!(
                     "{} WHERE seq {place} ?{conditions} ORDER BY seq{order} LIMIT ?",
                     *SELECT
@@ -140,7 +144,6 @@ impl Reader {
                 read_into(&tx, &sql, vec![Value::Integer(seq)], &values, limit, &mut events)?;
                 return Ok::<_, rusqlite::Error>(events);
             };
-            let watermark = index::watermark(&tx)?;
             // The indexed events (up to the watermark) and the tail (after it), in the order
             // asked: the tail comes first, newest first.
             let (select, mut indexed) = plan.events();
@@ -434,11 +437,15 @@ fn matching(
     conditions: &str,
     values: &[Value],
 ) -> rusqlite::Result<(String, Vec<Value>)> {
-    let Some(plan) = plan else {
+    let watermark = match plan {
+        Some(_) => index::watermark(tx)?,
+        None => None,
+    };
+    let (Some(plan), Some(watermark)) = (plan, watermark) else {
         let sql = format!("SELECT {column} AS c FROM events WHERE 1{conditions}");
         return Ok((sql, values.to_vec()));
     };
-    let watermark = Value::Integer(index::watermark(tx)?);
+    let watermark = Value::Integer(watermark);
     let sql = format!(
         "SELECT {column} AS c {} AND at <= ?{conditions}
          UNION ALL SELECT {column} FROM events WHERE seq > ?{conditions}",

@@ -116,8 +116,21 @@ pub(super) fn micros(ts: &str) -> Option<i64> {
 }
 
 /// Creates the index file beside the trail when missing, or lays it out again when it is of
-/// another layout: it is then built again from the trail.
+/// another layout, or, when it does not open as an index at all (damaged), removes it and
+/// creates it again: it is then built again from the trail.
 pub(super) fn create(trail: &Path) -> rusqlite::Result<()> {
+    lay_out(trail).or_else(|error| {
+        tracing::warn!(%error, "the trail's index does not open: building it again");
+        for suffix in ["", "-wal", "-shm"] {
+            let mut name = path_of(trail).into_os_string();
+            name.push(suffix);
+            let _ = std::fs::remove_file(name);
+        }
+        lay_out(trail)
+    })
+}
+
+fn lay_out(trail: &Path) -> rusqlite::Result<()> {
     let mut conn = Connection::open(path_of(trail))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -154,20 +167,21 @@ pub(super) fn attach(conn: &Connection, trail: &Path) -> bool {
 
 /// The watermark of the index attached to `conn` as `ix`: the last `seq` it holds, if it is
 /// this trail's index (its hash there is the trail's); 0 otherwise, and then every event is
-/// in the tail. Read inside the caller's transaction, before the events.
-pub(super) fn watermark(conn: &Connection) -> rusqlite::Result<i64> {
+/// in the tail. `None` when no index is attached (a trail copied without it, one no server of
+/// this version has opened): the caller reads the events alone. Read inside the caller's
+/// transaction, before the events.
+pub(super) fn watermark(conn: &Connection) -> rusqlite::Result<Option<i64>> {
     let stood: Option<(i64, String)> =
         match conn.prepare_cached("SELECT seq, hash FROM ix.watermark") {
             Ok(mut stmt) => stmt.query_row([], |row| Ok((row.get(0)?, row.get(1)?))).optional()?,
-            // Not attached: no index.
-            Err(_) => return Ok(0),
+            Err(_) => return Ok(None),
         };
-    let Some((seq, hash)) = stood.filter(|(seq, _)| *seq > 0) else { return Ok(0) };
+    let Some((seq, hash)) = stood.filter(|(seq, _)| *seq > 0) else { return Ok(Some(0)) };
     let trail: Option<String> = conn
         .prepare_cached("SELECT hash FROM main.events WHERE seq = ?1")?
         .query_row([seq], |row| row.get(0))
         .optional()?;
-    Ok(if trail.as_deref() == Some(hash.as_str()) { seq } else { 0 })
+    Ok(Some(if trail.as_deref() == Some(hash.as_str()) { seq } else { 0 }))
 }
 
 /// A read-only connection to the index of the trail at `trail`, if it has one: the writer's,

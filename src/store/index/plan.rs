@@ -24,7 +24,16 @@ pub(in crate::store) struct Plan {
 }
 
 impl Plan {
-    /// The plan for `filter`, if one of its conditions is indexed.
+    /// The plan for a page of `filter`'s events in `seq` order, if one of its conditions is
+    /// indexed and can lead. A time range cannot: its entries are in time order, and a page
+    /// would sort the whole range to find its first events by `seq`; the events are scanned
+    /// in `seq` order instead.
+    pub(in crate::store) fn ordered(filter: &Filter) -> Option<Self> {
+        Self::of(filter).filter(|plan| plan.table != Table::Time)
+    }
+
+    /// The plan for `filter` when the order does not matter (counts), if one of its conditions
+    /// is indexed.
     pub(in crate::store) fn of(filter: &Filter) -> Option<Self> {
         let equal = |table, value: &Option<String>| {
             let value = Value::Integer(Table::key(table, value.as_deref()?));
@@ -91,6 +100,7 @@ mod tests {
         assert_eq!(Plan::of(&filter).unwrap().table, Table::Decision);
         let time =
             Filter { until: Some("2026-12-02T00:00:00.000000Z".into()), ..Filter::default() };
+        assert!(Plan::ordered(&time).is_none(), "a page by time alone scans in seq order");
         let plan = Plan::of(&time).unwrap();
         assert_eq!(plan.table, Table::Time);
         assert_eq!(plan.values[0], Value::Integer(i64::MIN));

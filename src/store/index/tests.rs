@@ -122,7 +122,7 @@ async fn a_read_answers_the_same_with_none_part_or_all_of_the_index() {
     }
 }
 
-/// Points the watermark at seq 400 with a hash that is not the trail's.
+/// Gives the watermark a hash that is not the trail's.
 fn corrupt_watermark(path: &Path) {
     let conn = rusqlite::Connection::open(super::path_of(path)).unwrap();
     conn.execute("UPDATE watermark SET hash = ?1", [&"00".repeat(32)]).unwrap();
@@ -135,15 +135,14 @@ async fn a_commit_finds_a_decision_the_writer_no_longer_remembers() {
     let (store, thread) = open(&path).await;
     store.writer.append((0..300).map(record).collect()).await.unwrap();
     close(store, thread).await;
-    // After a restart the writer remembers nothing older: first from the tail (no index),
-    // then from the index.
+    // After a restart the writer remembers nothing older; the store caught its index up at
+    // open. First with the index's watermark not this trail's (so from a scan of the trail),
+    // then from the index (the next open builds it again).
     for indexed in [false, true] {
-        if indexed {
-            let (store, thread) = open(&path).await;
-            crate::follow::index::catch_up(&path, &store.reader).await.unwrap();
-            close(store, thread).await;
-        }
         let (store, thread) = open(&path).await;
+        if !indexed {
+            corrupt_watermark(&path);
+        }
         let found = store
             .writer
             .append_with(|lookup| {
@@ -167,4 +166,41 @@ async fn a_commit_finds_a_decision_the_writer_no_longer_remembers() {
         assert!(found.is_ok(), "indexed {indexed}: {found:?}");
         close(store, thread).await;
     }
+}
+
+#[tokio::test]
+async fn a_trail_without_its_index_is_read_by_scanning_and_a_damaged_one_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.db");
+    let (store, thread) = open(&path).await;
+    let events = store.writer.append((0..300).map(record).collect()).await.unwrap();
+    close(store, thread).await;
+    let filters = filters(&events);
+    let reader = Reader::open(&path).await.unwrap();
+    let mut indexed = Vec::new();
+    for filter in &filters {
+        indexed.push(answers(&reader, filter).await);
+    }
+    reader.close().await;
+
+    // A copy of the trail without its index (a backup, say) reads the same.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", super::path_of(&path).display()));
+    }
+    let reader = Reader::open(&path).await.unwrap();
+    for (filter, expected) in filters.iter().zip(&indexed) {
+        assert_eq!(&answers(&reader, filter).await, expected, "no index: {filter:?}");
+    }
+    reader.close().await;
+
+    // A damaged index file does not stop the store: it is built again, from the first event.
+    std::fs::write(super::path_of(&path), b"not a database, but long enough to be read as one")
+        .unwrap();
+    let (store, thread) = open(&path).await;
+    let index = IndexWriter::open(&path).unwrap();
+    assert_eq!(index.resume(&store.reader).await.unwrap(), 300, "caught up at open");
+    for (filter, expected) in filters.iter().zip(&indexed) {
+        assert_eq!(&answers(&store.reader, filter).await, expected, "rebuilt: {filter:?}");
+    }
+    close(store, thread).await;
 }

@@ -7,8 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Table, micros};
-use crate::store::StoreError;
+use crate::query::Filter;
+use crate::store::{Reader, StoreError};
 use crate::trail::{Event, Kind};
+
+/// Events per transaction when the index catches up at once.
+const CATCH_UP: u32 = 5000;
 
 /// The index's writing side: a cheaply cloneable handle on its connection.
 #[derive(Debug, Clone)]
@@ -27,8 +31,31 @@ impl IndexWriter {
         Ok(Self { conn: Arc::new(Mutex::new(conn)) })
     }
 
+    /// Where the index stands on the trail `reader` reads: its watermark, if that is an event
+    /// of this trail; otherwise the index is emptied, to be built again from the first event.
+    pub async fn resume(&self, reader: &Reader) -> Result<i64, StoreError> {
+        let (seq, hash) = self.watermark().await?;
+        if seq == 0 || reader.event(seq).await?.is_some_and(|event| event.hash == hash) {
+            return Ok(seq);
+        }
+        tracing::warn!(seq, "the index is not this trail's: building it again");
+        self.clear().await?;
+        Ok(0)
+    }
+
+    /// Brings the index up to the trail's head now, a batch at a time.
+    pub async fn catch_up(&self, reader: &Reader) -> Result<(), StoreError> {
+        let mut from = self.resume(reader).await?;
+        loop {
+            let events = reader.query(&Filter::default(), from, CATCH_UP).await?;
+            let Some(last) = events.last().map(|e| e.seq) else { return Ok(()) };
+            self.add(events).await?;
+            from = last;
+        }
+    }
+
     /// The watermark: the last seq indexed and its hash (0 and empty for none).
-    pub async fn watermark(&self) -> Result<(i64, String), StoreError> {
+    async fn watermark(&self) -> Result<(i64, String), StoreError> {
         self.with(|conn| {
             let stood = conn
                 .query_row("SELECT seq, hash FROM watermark", [], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -39,7 +66,7 @@ impl IndexWriter {
     }
 
     /// Empties the index, to build it again from the first event.
-    pub async fn clear(&self) -> Result<(), StoreError> {
+    async fn clear(&self) -> Result<(), StoreError> {
         self.with(|conn| {
             let tx = conn.unchecked_transaction()?;
             for table in Table::ALL {
