@@ -311,17 +311,7 @@ impl Lookup<'_> {
     /// The index's watermark, if it is this trail's (0 without an index).
     fn watermark(&self) -> Result<i64, StoreError> {
         let Some(index) = self.index else { return Ok(0) };
-        let stood: Option<(i64, String)> = index
-            .prepare_cached("SELECT seq, hash FROM watermark")?
-            .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()?;
-        let Some((seq, hash)) = stood.filter(|(seq, _)| *seq > 0) else { return Ok(0) };
-        let trail: Option<String> = self
-            .tx
-            .prepare_cached("SELECT hash FROM events WHERE seq = ?1")?
-            .query_row([seq], |row| row.get(0))
-            .optional()?;
-        Ok(if trail.as_deref() == Some(hash.as_str()) { seq } else { 0 })
+        Ok(super::index::checked_watermark(index, "watermark", self.tx)?.unwrap_or(0))
     }
 
     /// The seqs `table` holds for `value` up to `through`, newest first.

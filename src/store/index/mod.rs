@@ -171,17 +171,28 @@ pub(super) fn attach(conn: &Connection, trail: &Path) -> bool {
 /// this version has opened): the caller reads the events alone. Read inside the caller's
 /// transaction, before the events.
 pub(super) fn watermark(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    checked_watermark(conn, "ix.watermark", conn)
+}
+
+/// The watermark table `table` of the index `index` holds, checked against the trail `trail`
+/// reads (0 when it is not this trail's); `None` when there is no such table. The reads'
+/// index is attached to their connection, the writer's is a connection of its own.
+pub(super) fn checked_watermark(
+    index: &Connection,
+    table: &str,
+    trail: &Connection,
+) -> rusqlite::Result<Option<i64>> {
     let stood: Option<(i64, String)> =
-        match conn.prepare_cached("SELECT seq, hash FROM ix.watermark") {
+        match index.prepare_cached(&format!("SELECT seq, hash FROM {table}")) {
             Ok(mut stmt) => stmt.query_row([], |row| Ok((row.get(0)?, row.get(1)?))).optional()?,
             Err(_) => return Ok(None),
         };
     let Some((seq, hash)) = stood.filter(|(seq, _)| *seq > 0) else { return Ok(Some(0)) };
-    let trail: Option<String> = conn
+    let stored: Option<String> = trail
         .prepare_cached("SELECT hash FROM main.events WHERE seq = ?1")?
         .query_row([seq], |row| row.get(0))
         .optional()?;
-    Ok(Some(if trail.as_deref() == Some(hash.as_str()) { seq } else { 0 }))
+    Ok(Some(if stored.as_deref() == Some(hash.as_str()) { seq } else { 0 }))
 }
 
 /// A read-only connection to the index of the trail at `trail`, if it has one: the writer's,

@@ -122,10 +122,14 @@ async fn a_read_answers_the_same_with_none_part_or_all_of_the_index() {
     }
 }
 
-/// Gives the watermark a hash that is not the trail's.
+/// Makes the index another trail's: a watermark whose hash is not this trail's, over entries
+/// that are not this trail's either (none at all), so that trusting it would lose events.
 fn corrupt_watermark(path: &Path) {
     let conn = rusqlite::Connection::open(super::path_of(path)).unwrap();
     conn.execute("UPDATE watermark SET hash = ?1", [&"00".repeat(32)]).unwrap();
+    for table in super::Table::ALL {
+        conn.execute(&format!("DELETE FROM {}", table.name()), []).unwrap();
+    }
 }
 
 #[tokio::test]
