@@ -47,7 +47,11 @@ async fn checkpoints_and_cosignatures_arrive_checked_and_verify_demands_them() {
     cosigned_checkpoint(&app.db, 2, 12).await;
     caught_up(&fleet, "a", &app.db).await;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while count(&fleet, "SELECT count(*) FROM fleet_cosignatures").await == 0 {
+    // The cosignature of the last checkpoint the store holds, which `verify` demands: an
+    // earlier checkpoint's arriving first is not enough.
+    let last_cosigned = "SELECT count(*) FROM fleet_cosignatures WHERE node_id = 'a' AND seq =
+        (SELECT max(seq) FROM fleet_events WHERE node_id = 'a' AND kind = 'checkpoint')";
+    while count(&fleet, last_cosigned).await == 0 {
         assert!(Instant::now() < deadline, "no cosignature reached the store");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
