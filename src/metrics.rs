@@ -299,6 +299,22 @@ impl Metrics {
         counter
     }
 
+    /// Registers a gauge (`toolgate_<name>`).
+    pub fn gauge(&self, name: &str, help: &str) -> Gauge {
+        let gauge = Gauge::default();
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        registry.register(name, help, gauge.clone());
+        gauge
+    }
+
+    /// Registers a gauge of fractions (`toolgate_<name>`).
+    pub fn gauge_f64(&self, name: &str, help: &str) -> Gauge<f64, AtomicU64> {
+        let gauge = Gauge::default();
+        let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        registry.register(name, help, gauge.clone());
+        gauge
+    }
+
     /// Whether the last commit failed (until the next one succeeds).
     pub fn trail_failing(&self) -> bool {
         self.failing.load(Ordering::Relaxed)

@@ -101,6 +101,8 @@ pub struct Config {
     pub export: ExportConfig,
     /// The web console on the HTTP side port; off unless enabled.
     pub console: ConsoleConfig,
+    /// When the trail's disk is warned about.
+    pub disk: DiskConfig,
 }
 
 impl Default for Config {
@@ -131,6 +133,7 @@ impl Default for Config {
             fleet: FleetConfig::default(),
             export: ExportConfig::default(),
             console: ConsoleConfig::default(),
+            disk: DiskConfig::default(),
         }
     }
 }
@@ -418,6 +421,29 @@ impl Default for CheckpointsConfig {
             every_ms: 10_000,
             witnesses: Vec::new(),
         }
+    }
+}
+
+/// `[disk]`: the trail's files and the space left on their filesystem are measured every
+/// `check_every_ms`; a warning (in the log, on `/readyz`, on the console's overview, and
+/// `toolgate_disk_warning` on `/metrics`) is raised while less than `warn_free_percent` of the
+/// filesystem is free, or while, at the last day's growth, it is full within
+/// `warn_full_within_hours`. A full disk stops every decision (fail closed), so the defaults
+/// warn a week ahead.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiskConfig {
+    /// How often the disk is measured.
+    pub check_every_ms: u64,
+    /// Warn while less than this share of the filesystem is free (percent).
+    pub warn_free_percent: f64,
+    /// Warn while the filesystem is full within this many hours at the last day's growth.
+    pub warn_full_within_hours: u64,
+}
+
+impl Default for DiskConfig {
+    fn default() -> Self {
+        Self { check_every_ms: 10_000, warn_free_percent: 10.0, warn_full_within_hours: 7 * 24 }
     }
 }
 

@@ -49,6 +49,7 @@ use crate::grpc::Guard;
 use crate::proto::approvals_client::ApprovalsClient;
 use crate::proto::audit_client::AuditClient;
 use crate::sidecar::Conn;
+use crate::store::disk::Disk;
 use crate::trust::cosignature::CosignatureVerifier;
 use crate::trust::note::NoteVerifier;
 
@@ -78,6 +79,8 @@ pub struct Console {
     /// The key this sidecar signs its checkpoints with, and the witnesses it submits them to.
     log_key: Option<NoteVerifier>,
     witnesses: Vec<CosignatureVerifier>,
+    /// The watch over the trail's disk, on a sidecar.
+    disk: Option<Disk>,
 }
 
 /// What a server hands the console.
@@ -90,6 +93,7 @@ pub struct Parts {
     pub session_minutes: u64,
     pub log_key: Option<NoteVerifier>,
     pub witnesses: Vec<CosignatureVerifier>,
+    pub disk: Option<Disk>,
 }
 
 /// The console's routes over `parts` (served over TLS when `tls`: its cookie is then `Secure`),
@@ -121,6 +125,7 @@ pub fn start(
         health,
         log_key: parts.log_key,
         witnesses: parts.witnesses,
+        disk: parts.disk,
     };
     (routes(Arc::new(console)), tasks)
 }

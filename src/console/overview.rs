@@ -1,6 +1,7 @@
 //! The overview: decisions by outcome over the last hour or day (a chart), the most denied
 //! tools and actors, violations and refusals, the approvals waiting, and the chain's health
-//! (verified up to which event and when, the last signed checkpoint and its witnesses).
+//! (verified up to which event and when, the last signed checkpoint and its witnesses), and on
+//! a sidecar its trail's disk (the trail's size, the space left, when it is full).
 //! Activity and health come from the server's followers of the trail, so the page reads no
 //! day of events; the page itself is reached through `Audit/Query` with the visitor's token
 //! (its latest event), so that only an auditor sees it.
@@ -20,6 +21,7 @@ use super::{Console, Visitor, chart, checkpoint};
 use crate::audit::activity::{self, OTHERS, Summary};
 use crate::audit::health::Check;
 use crate::proto;
+use crate::store::disk::{self, Reading};
 use crate::trail::Outcome;
 
 /// Names in each list of the most denied.
@@ -75,6 +77,9 @@ pub async fn page(
         cards.push(denied(&summary, since));
         cards.push(troubles(&summary, since, day));
         cards.push(health(&console, latest.as_ref(), signed.as_ref()));
+        if let Some(disk) = &console.disk {
+            cards.push(disk_card(disk.latest().as_ref()));
+        }
     }
     let body = html! {
         h1 { "Overview" }
@@ -253,6 +258,36 @@ fn health(
                 @match signed {
                     Some(signed) => (checkpoint::render(signed)),
                     None => p.muted { "None: this sidecar signs no checkpoints ([checkpoints] key_file is not set)." },
+                }
+            }
+        }
+    }
+}
+
+/// The trail's disk: its size, the space left, the growth, when it is full; the warning first.
+fn disk_card(reading: Option<&Reading>) -> Markup {
+    html! {
+        section.card {
+            h2 { "Disk" }
+            @match reading {
+                None => p.muted { "Not measured yet." },
+                Some(reading) => {
+                    @if let Some(warning) = &reading.warning {
+                        (page::notice("error", &format!("The trail's disk: {warning}. A full disk stops every decision.")))
+                    }
+                    div.figures {
+                        div { div.figure { (disk::size(reading.trail_bytes)) } div.label { "the trail" } }
+                        div { div.figure { (disk::size(reading.free_bytes)) } div.label { "free of " (disk::size(reading.size_bytes)) } }
+                    }
+                    p.muted {
+                        @match (reading.bytes_per_day, reading.full_in) {
+                            (None, _) => "The growth is known after a minute.",
+                            (Some(per_day), Some(full_in)) => {
+                                "Growing " (disk::size(per_day as u64)) " a day: full in about " (disk::days(full_in)) "."
+                            }
+                            (Some(_), None) => "Not growing.",
+                        }
+                    }
                 }
             }
         }

@@ -64,7 +64,7 @@ pub async fn run_audit_only(
     let serving = Arc::new(AtomicBool::new(true));
     let side = match http {
         Some(http) => {
-            let app = crate::side::probes(metrics.clone(), serving.clone());
+            let app = crate::side::probes(metrics.clone(), serving.clone(), None);
             let console = console_guard.map(|guard| {
                 let parts = crate::console::Parts {
                     audit: conn(audit_service.clone()),
@@ -74,6 +74,7 @@ pub async fn run_audit_only(
                     session_minutes: config.console.session_minutes,
                     log_key: None,
                     witnesses: Vec::new(),
+                    disk: None,
                 };
                 (parts, Arc::new(fleet.clone()) as Arc<dyn Trails>)
             });

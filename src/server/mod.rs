@@ -33,6 +33,7 @@ use crate::proto::gate_server::GateServer;
 use crate::request::ArgsHasher;
 use crate::sidecar::{Sidecar, conn};
 use crate::state::State;
+use crate::store::disk::Disk;
 use crate::store::{Store, StoreError};
 use crate::tls::Acceptor;
 use tasks::{Stage, Tasks};
@@ -151,6 +152,8 @@ pub async fn run(
     }
     tasks.alongside(expire_approvals(gate.clone()));
     tasks.alongside(watch_trail(health.clone(), metrics.clone(), serving.clone()));
+    let disk = Disk::new(&config.db, &config.disk, &metrics);
+    tasks.alongside(disk.clone().run());
     // Ends the waits that last (approvals waited on, live streams) at shutdown.
     let (stop_waits, stopping_waits) = tokio::sync::watch::channel(false);
     let approvals_service = ApprovalsServer::new(ApprovalsService::new(
@@ -178,7 +181,7 @@ pub async fn run(
             // In process: the hook's calls skip the network (and TLS), and carry the hook's
             // own `Authorization` header.
             let sidecar = Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone()));
-            let app = crate::side::probes(metrics.clone(), serving.clone())
+            let app = crate::side::probes(metrics.clone(), serving.clone(), Some(disk.clone()))
                 .merge(crate::side::hooks(sidecar, config.hooks.claude.clone()));
             let console = console_guard.map(|guard| {
                 let parts = crate::console::Parts {
@@ -189,6 +192,7 @@ pub async fn run(
                     session_minutes: config.console.session_minutes,
                     log_key,
                     witnesses: witness_keys,
+                    disk: Some(disk),
                 };
                 (parts, Arc::new(store.reader.clone()) as Arc<dyn Trails>)
             });

@@ -5,7 +5,8 @@
 //! - `GET /healthz`: 200 while the process serves.
 //! - `GET /readyz`: 200 when calls can be answered; 503 while shutting down or while the trail
 //!   cannot commit (the last commit failed), so a load balancer stops sending calls that would
-//!   only get UNAVAILABLE.
+//!   only get UNAVAILABLE. While the trail's disk needs attention (`store::disk`) it is still
+//!   200, with a `warning:` line: a warning, not an outage.
 //! - `POST /hooks/claude`: a Claude Code hook's JSON in, its answer out (see [`crate::hook`]).
 //!   The calls go to this server's Gate and Approvals services in process, through the same
 //!   auth, policy and trail as any client's.
@@ -32,6 +33,7 @@ use crate::config::ClaudeHookConfig;
 use crate::hook::claude::{self, Payload};
 use crate::metrics::Metrics;
 use crate::sidecar::Sidecar;
+use crate::store::disk::Disk;
 
 /// What the probes and metrics read.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ struct Probes {
     metrics: Arc<Metrics>,
     /// Cleared when the server starts shutting down.
     serving: Arc<AtomicBool>,
+    /// The watch over the trail's disk, on a server with a trail of its own.
+    disk: Option<Disk>,
 }
 
 /// What the hook endpoint calls.
@@ -49,12 +53,12 @@ struct Hooks {
 }
 
 /// `/metrics`, `/healthz` and `/readyz`.
-pub fn probes(metrics: Arc<Metrics>, serving: Arc<AtomicBool>) -> Router {
+pub fn probes(metrics: Arc<Metrics>, serving: Arc<AtomicBool>, disk: Option<Disk>) -> Router {
     Router::new()
         .route("/metrics", get(metrics_text))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
-        .with_state(Probes { metrics, serving })
+        .with_state(Probes { metrics, serving, disk })
 }
 
 /// `/hooks/claude`, calling `sidecar`.
@@ -140,13 +144,19 @@ async fn metrics_text(State(probes): State<Probes>) -> impl IntoResponse {
     ([(header::CONTENT_TYPE, content_type)], probes.metrics.encode())
 }
 
-async fn ready(State(probes): State<Probes>) -> (StatusCode, &'static str) {
+async fn ready(State(probes): State<Probes>) -> (StatusCode, String) {
     if !probes.serving.load(Ordering::Relaxed) {
-        (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
+        (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n".to_owned())
     } else if probes.metrics.trail_failing() {
-        (StatusCode::SERVICE_UNAVAILABLE, "the trail cannot commit\n")
+        (StatusCode::SERVICE_UNAVAILABLE, "the trail cannot commit\n".to_owned())
     } else {
-        (StatusCode::OK, "ready\n")
+        let warning = probes.disk.as_ref().and_then(|disk| disk.latest()?.warning);
+        match warning {
+            Some(warning) => {
+                (StatusCode::OK, format!("ready\nwarning: the trail's disk: {warning}\n"))
+            }
+            None => (StatusCode::OK, "ready\n".to_owned()),
+        }
     }
 }
 

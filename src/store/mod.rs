@@ -10,6 +10,7 @@
 //! (`tally.rs`). This module does I/O only: the chain step and the hashes are `trail`'s.
 
 mod cosignatures;
+pub mod disk;
 pub mod index;
 mod lock;
 mod migrate;

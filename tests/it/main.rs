@@ -11,6 +11,7 @@ mod bench;
 mod checkpoints;
 mod console;
 mod decide;
+mod disk;
 mod execute;
 mod export_proofs;
 mod facts;

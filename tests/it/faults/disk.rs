@@ -1,6 +1,7 @@
 //! A full disk, I/O errors and a read-only trail: calls are refused with UNAVAILABLE (never
 //! allowed), the server stays up and reports not serving, resumes by itself once the disk takes
-//! writes again, and nothing stored before is damaged.
+//! writes again, and nothing stored before is damaged. A disk filling up is warned about first
+//! (`toolgate_disk_warning`, the log) and the warning ends when space returns.
 //!
 //! The disk is a small tmpfs mounted by the test, and unwritable files are made with
 //! `chattr +i` (which also stops root): both need root. Without it the tests say so and pass
@@ -46,6 +47,28 @@ fn chattr(flag: &str, files: &[PathBuf]) -> bool {
     Command::new("chattr").arg(flag).args(files).output().is_ok_and(|o| o.status.success())
 }
 
+/// `toolgate_disk_warning` on the side port at `side`, once the disk has been measured (within
+/// 10 s).
+async fn disk_warning(side: &str) -> u8 {
+    let started = Instant::now();
+    loop {
+        let text = match reqwest::get(format!("{side}/metrics")).await {
+            Ok(answer) => answer.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        let measured = text
+            .lines()
+            .any(|l| l.starts_with("toolgate_trail_bytes ") && l != "toolgate_trail_bytes 0");
+        if measured
+            && let Some(value) = text.lines().find_map(|l| l.strip_prefix("toolgate_disk_warning "))
+        {
+            return value.trim().parse().unwrap();
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the disk is not measured:\n{text}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Runs load while `break_it` has broken the disk; checks what the issue asks; `mend` repairs.
 async fn refused_while_broken(proc: &Proc, scenario: &str, mend: impl FnOnce()) {
     let started = Instant::now();
@@ -84,7 +107,11 @@ async fn a_full_disk_refuses_calls_and_resumes_when_space_returns() {
         return;
     };
     let db = disk.path.join("trail.db");
-    let proc = Proc::start_with_files(&db, dir.path(), "").await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let side = format!("http://127.0.0.1:{port}");
+    let toml = format!("http_listen = \"127.0.0.1:{port}\"\n[disk]\ncheck_every_ms = 100\n");
+    let proc = Proc::start_with_files(&db, dir.path(), &toml).await;
+    assert_eq!(disk_warning(&side).await, 0, "24 MiB of tmpfs, most of it free");
     let warmup = Load::start(&proc, 2).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = warmup.stop().await;
@@ -96,8 +123,17 @@ async fn a_full_disk_refuses_calls_and_resumes_when_space_returns() {
         while file.write_all(&vec![0; chunk]).is_ok() {}
     }
     drop(file);
+    // Under 10% free: the disk is warned about, on /metrics and in the log.
+    while disk_warning(&side).await != 1 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     refused_while_broken(&proc, "disk full", || std::fs::remove_file(&ballast).unwrap()).await;
+    while disk_warning(&side).await != 0 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    assert!(log.contains("the trail's disk: "), "{log}");
     let (on_trail, _) = decisions_on_trail(&db);
     assert!(before.acked.iter().all(|a| on_trail.contains(a)), "nothing stored before is lost");
     drop(proc);
