@@ -20,7 +20,8 @@
 //!   holds the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
 //!   them: nothing hidden or reordered).
 //! - Storage, I/O only: `store` (the SQLite file through rusqlite: migrations, the single
-//!   group-committing writer, WAL checkpoints, read-only reads) and `fleet` (the fleet's
+//!   group-committing writer, WAL checkpoints, read-only reads, the disk's space), `archive`
+//!   (the trail as C2SP tlog-tiles in an object store, and its verification) and `fleet` (the fleet's
 //!   PostgreSQL store through sqlx: its schema, whose `fleet_ingest` checks every batch on
 //!   arrival, and its reads).
 //! - Requests and state: [`request`] (wire requests validated and normalized; every rejection
@@ -35,7 +36,8 @@
 //!   console, the activity by minute and the chain verified as it grows), `siem` (the trail as
 //!   OTLP log records and OCSF events).
 //! - What follows the trail: `follow` (one loop from a durable cursor, woken by the writer's
-//!   commits, into a sink: the OTLP exporter, the fleet shipper, `Audit/Subscribe`), `trust`
+//!   commits, into a sink: the auditors' index, the archive, the OTLP exporter, the fleet
+//!   shipper, `Audit/Subscribe`), `trust`
 //!   (the tasks that sign checkpoints and submit them to witnesses), `witness` (an independent
 //!   witness of other logs: C2SP tlog-witness over HTTP, its own SQLite state).
 //! - The faces and adapters: `grpc` (the tonic services over `gate` and `audit`, the shared
@@ -51,6 +53,7 @@
 //! Public are the modules the binary and the integration tests use; the rest is private, so
 //! the compiler reports what nothing uses.
 
+mod archive;
 mod audit;
 pub mod auth;
 mod bench;

@@ -3,6 +3,7 @@
 //! is broken (or a hook blocks the call).
 
 mod approvals;
+mod archive;
 mod args;
 mod bench;
 mod checkpoint;
@@ -27,6 +28,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use approvals::{ApprovalsArgs, approvals};
+pub use archive::{ArchiveArgs, archive};
 pub use bench::{BenchArgs, bench};
 pub use checkpoint::{CheckpointArgs, checkpoint};
 pub use decide::{DecideArgs, decide};
@@ -94,6 +96,8 @@ pub enum Command {
     Fleet(FleetArgs),
     /// Run an independent witness that cosigns other logs' checkpoints (C2SP tlog-witness).
     Witness(WitnessArgs),
+    /// The trail's archive (C2SP tlog-tiles in an object store): list it, verify it.
+    Archive(ArchiveArgs),
 }
 
 /// How a command ended.
@@ -166,6 +170,7 @@ pub fn main() -> ExitCode {
             Command::Checkpoint(args) => checkpoint(args).await,
             Command::Witness(args) => witness(args).await,
             Command::Fleet(args) => fleet(args).await,
+            Command::Archive(args) => archive(args).await,
             Command::HashToken => {
                 let mut token = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;

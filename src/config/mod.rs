@@ -103,6 +103,8 @@ pub struct Config {
     pub console: ConsoleConfig,
     /// When the trail's disk is warned about.
     pub disk: DiskConfig,
+    /// The archive the trail is published to as tlog-tiles; off unless a URL is given.
+    pub archive: ArchiveConfig,
 }
 
 impl Default for Config {
@@ -134,6 +136,7 @@ impl Default for Config {
             export: ExportConfig::default(),
             console: ConsoleConfig::default(),
             disk: DiskConfig::default(),
+            archive: ArchiveConfig::default(),
         }
     }
 }
@@ -445,6 +448,19 @@ impl Default for DiskConfig {
     fn default() -> Self {
         Self { check_every_ms: 10_000, warn_free_percent: 10.0, warn_full_within_hours: 7 * 24 }
     }
+}
+
+/// `[archive]`: the trail published as C2SP tlog-tiles (hash tiles, entry bundles, the events
+/// beside them, the signed checkpoint at the root) to an object store, in the background
+/// (docs/operations.md). Needs `[checkpoints]`: an archive is as far as a signed checkpoint.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ArchiveConfig {
+    /// Where: `file:///var/lib/toolgate/archive`, `s3://bucket/prefix`.
+    pub url: Option<String>,
+    /// The store's options, as the `object_store` crate names them (`aws_endpoint`,
+    /// `aws_region`, …); no secrets here.
+    pub options: BTreeMap<String, String>,
 }
 
 /// `[[checkpoints.witnesses]]`: a witness that cosigns the trail's checkpoints.

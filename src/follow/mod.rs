@@ -12,6 +12,7 @@
 //! store), [`subscribe`] (`Audit/Subscribe`'s live streams). A new sink implements [`Sink`] and is started with one line in
 //! `server::tasks`.
 
+pub mod archive;
 mod backoff;
 pub mod fleet;
 pub mod index;

@@ -69,6 +69,10 @@ pub enum ServerError {
     FleetStore(#[from] crate::fleet::store::FleetError),
     #[error(transparent)]
     Otlp(#[from] crate::follow::otlp::OtlpConfigError),
+    #[error(transparent)]
+    Archive(#[from] crate::archive::ArchiveError),
+    #[error("[archive] needs [checkpoints]: an archive reaches as far as a signed checkpoint")]
+    ArchiveUnsigned,
 }
 
 /// Serves until `shutdown` resolves.
@@ -89,6 +93,10 @@ pub async fn run(
     let witnesses = crate::trust::submitter::targets(&config.checkpoints.witnesses)?;
     let shipping = crate::follow::fleet::follower(&config.fleet, &metrics)?;
     let exporting = crate::follow::otlp::follower(&config, &metrics)?;
+    let archiving = crate::follow::archive::follower(&config.archive, &metrics)?;
+    if archiving.is_some() && signer.is_none() {
+        return Err(ServerError::ArchiveUnsigned);
+    }
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let state = State::rebuild(&config, &store.reader).await?;
@@ -126,6 +134,10 @@ pub async fn run(
     if let Some(follower) = shipping {
         let trail = trail.clone();
         tasks.start(Stage::Followers, "fleet", |stopping| follower.run(trail, stopping));
+    }
+    if let Some(follower) = archiving {
+        let trail = trail.clone();
+        tasks.start(Stage::Followers, "archive", |stopping| follower.run(trail, stopping));
     }
     if let Some(follower) = exporting {
         let trail = trail.clone();

@@ -314,6 +314,16 @@ impl Reader {
         self.with(move |conn| super::tree::node(conn, leaf)).await
     }
 
+    /// The hashes of the `count` perfect nodes at `level` from `first` on (a hash tile's).
+    pub async fn nodes(&self, level: u32, first: u64, count: u64) -> Result<Vec<Hash>, StoreError> {
+        self.with(move |conn| {
+            (first..first + count)
+                .map(|index| super::tree::node(conn, Node { level, index }))
+                .collect()
+        })
+        .await
+    }
+
     /// The root of the tree of the first `size` events.
     pub async fn root(&self, size: u64) -> Result<Hash, StoreError> {
         self.with(move |conn| Subtrees::new(|n| super::tree::node(conn, n)).root(size)).await

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod approvals;
+mod archive;
 mod audit;
 mod auth;
 mod bench;

@@ -1,0 +1,108 @@
+//! The archive: the trail as a transparency log publishes itself, in an object store (a local
+//! directory, S3 and S3-compatible stores, through the `object_store` crate).
+//!
+//! The layout is C2SP `tlog-tiles` (`tiles.rs`): hash tiles and entry bundles, so that a
+//! standard tlog-tiles client proves any leaf against the archive's `checkpoint` (the trail's
+//! signed checkpoint with its witnesses' cosignatures); the events go beside the bundles as CSV
+//! exports, each row re-hashing to its leaf. Every object but `checkpoint` is written once and
+//! read back after it is written; `checkpoint` is written last, so an archive never names a
+//! tree it does not hold. `follow/archive.rs` fills it as the trail grows; `check.rs` verifies
+//! one without the trail.
+
+pub mod check;
+pub mod tiles;
+
+use std::sync::Arc;
+
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+/// Why the archive could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("the archive's location `{0}` is not a URL toolgate can write to: {1}")]
+    Location(String, String),
+    #[error("the archive: {0}")]
+    Store(#[from] object_store::Error),
+    #[error("the archive already holds a different {0}: it is not this trail's")]
+    Different(String),
+    #[error("the archive's {0} reads back other than it was written")]
+    ReadBack(String),
+}
+
+/// An archive in an object store.
+#[derive(Debug, Clone)]
+pub struct Archive {
+    store: Arc<dyn ObjectStore>,
+    prefix: Path,
+    location: String,
+}
+
+impl Archive {
+    /// The archive at `url` (`file:///var/lib/toolgate/archive`, `s3://bucket/prefix`), with the
+    /// store's `options` (for S3: `aws_endpoint`, `aws_region`, … as `object_store` names
+    /// them). A local directory is created.
+    pub fn open<'a>(
+        url: &str,
+        options: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) -> Result<Self, ArchiveError> {
+        let wrong =
+            |e: &dyn std::fmt::Display| ArchiveError::Location(url.to_owned(), e.to_string());
+        let parsed = url::Url::parse(url).map_err(|e| wrong(&e))?;
+        if parsed.scheme() == "file" {
+            let dir = parsed.to_file_path().map_err(|()| wrong(&"not a local path"))?;
+            std::fs::create_dir_all(&dir).map_err(|e| wrong(&e))?;
+        }
+        let options = options.into_iter().map(|(k, v)| (k.clone(), v.clone()));
+        let (store, prefix) =
+            object_store::parse_url_opts(&parsed, options).map_err(|e| wrong(&e))?;
+        Ok(Self { store: Arc::from(store), prefix, location: url.to_owned() })
+    }
+
+    /// Where it is, for the log.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn path(&self, name: &str) -> Path {
+        Path::from_iter(self.prefix.parts().chain(Path::from(name).parts()))
+    }
+
+    /// The object `name`, or `None` when the archive has none.
+    pub async fn get(&self, name: &str) -> Result<Option<Vec<u8>>, ArchiveError> {
+        match self.store.get(&self.path(name)).await {
+            Ok(object) => Ok(Some(object.bytes().await?.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Writes the object `name`, which never changes: when the archive holds it already, it
+    /// must hold these bytes (a resumed upload writes again what it wrote before a crash).
+    /// Read back after it is written.
+    pub async fn put_once(&self, name: &str, bytes: Vec<u8>) -> Result<(), ArchiveError> {
+        let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
+        let payload = PutPayload::from(bytes.clone());
+        match self.store.put_opts(&self.path(name), payload, options).await {
+            Ok(_) => self.read_back(name, &bytes).await,
+            Err(object_store::Error::AlreadyExists { .. }) => match self.get(name).await? {
+                Some(held) if held == bytes => Ok(()),
+                _ => Err(ArchiveError::Different(name.to_owned())),
+            },
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Replaces the object `name` (the checkpoint), and reads it back.
+    pub async fn put(&self, name: &str, bytes: Vec<u8>) -> Result<(), ArchiveError> {
+        self.store.put(&self.path(name), PutPayload::from(bytes.clone())).await?;
+        self.read_back(name, &bytes).await
+    }
+
+    async fn read_back(&self, name: &str, bytes: &[u8]) -> Result<(), ArchiveError> {
+        match self.get(name).await? {
+            Some(held) if held == bytes => Ok(()),
+            _ => Err(ArchiveError::ReadBack(name.to_owned())),
+        }
+    }
+}

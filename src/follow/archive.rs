@@ -1,0 +1,295 @@
+//! The archive sink: the trail's committed events go to the archive (`crate::archive`) as
+//! C2SP tlog-tiles. Each full tile of 256 leaves is written once its last event is committed
+//! (its entry bundle, its events, its hash tile, and the tiles above it it completes); the
+//! partial tiles and the `checkpoint` follow each new signed checkpoint once the follower has
+//! caught up. Where it stands is what the archive's `checkpoint` says, so a restart resumes
+//! from the archive itself: at least once, each object compared with what it holds.
+
+use std::time::Duration;
+
+use super::{Follower, Sink, Taken, Trouble};
+use crate::archive::tiles::{self, Tile, WIDTH};
+use crate::archive::{Archive, ArchiveError};
+use crate::config::ArchiveConfig;
+use crate::metrics::{Metrics, SinkNames};
+use crate::query::Filter;
+use crate::store::{Reader, StoreError};
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::csv::CsvWriter;
+use crate::trail::{Event, Hash, decode, leaf_hash};
+
+/// Its metrics: `toolgate_archive_archived_events_total`, `toolgate_archive_lag_events`, ….
+const NAMES: SinkNames = SinkNames {
+    delivered: "archived_events",
+    delivered_help: "Events written to the archive in full tiles",
+    taken: "archived",
+    destination: "the archive",
+    position: "archived_seq",
+};
+
+/// Events per read: a few tiles.
+const BATCH: u32 = 4 * 256;
+
+/// The archiver `[archive]` asks for, if it asks for one.
+pub fn follower(
+    config: &ArchiveConfig,
+    metrics: &Metrics,
+) -> Result<Option<Follower<Archiver>>, ArchiveError> {
+    let Some(url) = &config.url else { return Ok(None) };
+    let sink = Archiver::new(Archive::open(url, &config.options)?);
+    let follower = Follower::new(sink, BATCH, Duration::from_millis(200));
+    // Cosignatures come without a commit: looked for every second once caught up.
+    let follower = follower.looking_every(Duration::from_secs(1));
+    Ok(Some(follower.coalescing(super::COALESCE).measured(metrics, NAMES)))
+}
+
+/// The archive's sink.
+#[derive(Debug)]
+pub struct Archiver {
+    archive: Archive,
+    reader: Option<Reader>,
+    /// Leaves in the full level-0 tiles written.
+    tiled: u64,
+    /// The events after them: fewer than a tile.
+    pending: Vec<Event>,
+    /// The tree size of the checkpoint the archive holds.
+    published: u64,
+    /// That checkpoint's note, with the cosignatures it had then.
+    note: String,
+}
+
+fn trouble(error: ArchiveError) -> Trouble {
+    match error {
+        ArchiveError::Different(_) => Trouble::Refused(error.to_string()),
+        _ => Trouble::Failed(error.to_string()),
+    }
+}
+
+fn unreadable(error: StoreError) -> Trouble {
+    Trouble::Failed(format!("cannot read the trail to archive it: {error}"))
+}
+
+impl Archiver {
+    fn new(archive: Archive) -> Self {
+        Self {
+            archive,
+            reader: None,
+            tiled: 0,
+            pending: Vec::new(),
+            published: 0,
+            note: String::new(),
+        }
+    }
+
+    fn reader(&self) -> Result<&Reader, Trouble> {
+        self.reader.as_ref().ok_or_else(|| Trouble::Failed("not resumed".into()))
+    }
+
+    /// Writes the level-0 tile of `events` (its entry bundle, its events, its hashes).
+    async fn write_leaves(&self, tile: Tile, events: &[Event]) -> Result<(), Trouble> {
+        let leaves = events
+            .iter()
+            .map(|e| {
+                decode(&e.hash).ok_or_else(|| {
+                    Trouble::Failed(format!("seq {}: a hash that does not read", e.seq))
+                })
+            })
+            .collect::<Result<Vec<Hash>, _>>()?;
+        let mut csv =
+            CsvWriter::new(Vec::new(), false).map_err(|e| Trouble::Failed(e.to_string()))?;
+        for event in events {
+            csv.write(event).map_err(|e| Trouble::Failed(e.to_string()))?;
+        }
+        let csv = csv.finish().map_err(|e| Trouble::Failed(e.to_string()))?;
+        let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
+        let archive = &self.archive;
+        archive
+            .put_once(&tile.entries_path(), tiles::entry_bundle(&leaves))
+            .await
+            .map_err(trouble)?;
+        archive.put_once(&tile.events_path(), csv).await.map_err(trouble)?;
+        archive.put_once(&tile.path(), tiles::hash_tile(&hashes)).await.map_err(trouble)
+    }
+
+    /// Writes the hash tile `tile` above level 0, from the trail's stored nodes.
+    async fn write_nodes(&self, tile: Tile) -> Result<(), Trouble> {
+        let reader = self.reader()?;
+        let nodes =
+            reader.nodes(8 * tile.level, tile.first(), tile.width).await.map_err(unreadable)?;
+        self.archive.put_once(&tile.path(), tiles::hash_tile(&nodes)).await.map_err(trouble)
+    }
+
+    /// Writes the full tile of the pending events, and the full tiles above it it completes.
+    async fn write_full_tile(&mut self) -> Result<(), Trouble> {
+        let index = self.tiled / WIDTH;
+        self.write_leaves(Tile { level: 0, index, width: WIDTH }, &self.pending).await?;
+        let done = index + 1;
+        for level in 1..8u32 {
+            let below = WIDTH.pow(level);
+            if !done.is_multiple_of(below) {
+                break;
+            }
+            self.write_nodes(Tile { level, index: done / below - 1, width: WIDTH }).await?;
+        }
+        self.tiled += WIDTH;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Archives the trail's latest checkpoint, if it is newer than the archive's: its partial
+    /// tiles, then the checkpoint with its cosignatures (again when new cosignatures came).
+    async fn publish(&mut self) -> Result<(), Trouble> {
+        let reader = self.reader()?.clone();
+        let Some(event) = reader.last_checkpoint().await.map_err(unreadable)? else {
+            return Ok(());
+        };
+        let note = reader.cosigned_note(&event).await.map_err(unreadable)?;
+        let size = Checkpoint::read(&note)
+            .map_err(|e| Trouble::Failed(format!("the trail's checkpoint does not read: {e}")))?
+            .size;
+        let cosigned = size == self.published && note != self.note;
+        if !cosigned && (size <= self.published || size > self.tiled + self.pending.len() as u64) {
+            return Ok(());
+        }
+        for level in tiles::levels(size).filter(|_| !cosigned) {
+            let Some(tile) = tiles::at_level(size, level).last().filter(|t| !t.full()) else {
+                continue;
+            };
+            if level == 0 {
+                let after = i64::try_from(tile.first()).unwrap_or(i64::MAX);
+                let width = u32::try_from(tile.width).unwrap_or(u32::MAX);
+                let events =
+                    reader.query(&Filter::default(), after, width).await.map_err(unreadable)?;
+                self.write_leaves(tile, &events).await?;
+            } else {
+                self.write_nodes(tile).await?;
+            }
+        }
+        self.archive.put("checkpoint", note.clone().into_bytes()).await.map_err(trouble)?;
+        self.published = size;
+        self.note = note;
+        tracing::debug!(size, "archived a checkpoint");
+        Ok(())
+    }
+}
+
+impl Sink for Archiver {
+    const NAME: &'static str = "archive";
+    const DOING: &'static str = "archiving";
+    const AGAIN: &'static str = "archiving again";
+
+    fn destination(&self) -> &str {
+        self.archive.location()
+    }
+
+    /// The full tiles under the archive's checkpoint are there; the rest is written again.
+    async fn resume(&mut self, reader: &Reader) -> Result<i64, Trouble> {
+        self.reader = Some(reader.clone());
+        let held = self.archive.get("checkpoint").await.map_err(trouble)?;
+        let note = held.map(|note| String::from_utf8_lossy(&note).into_owned());
+        let size = match &note {
+            None => 0,
+            Some(note) => {
+                let held = Checkpoint::read(note).map_err(|e| {
+                    Trouble::Refused(format!("the archive's checkpoint does not read: {e}"))
+                })?;
+                let ours = reader.root(held.size).await.map_err(unreadable)?;
+                if ours != held.root {
+                    return Err(Trouble::Refused(
+                        "the archive's checkpoint is not of this trail".into(),
+                    ));
+                }
+                held.size
+            }
+        };
+        self.published = size;
+        self.note = note.unwrap_or_default();
+        self.tiled = size / WIDTH * WIDTH;
+        self.pending.clear();
+        Ok(i64::try_from(self.tiled).unwrap_or(i64::MAX))
+    }
+
+    async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+        let through = events.last().map_or(0, |e| e.seq);
+        let counted = events.len() as u64;
+        for event in events {
+            self.pending.push(event);
+            if self.pending.len() as u64 == WIDTH {
+                self.write_full_tile().await?;
+            }
+        }
+        Ok(Taken { through, counted })
+    }
+
+    async fn caught_up(&mut self, _reader: &Reader, _through: i64) -> Result<(), Trouble> {
+        self.publish().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::archive::check;
+    use crate::config::{Durability, WriterConfig};
+    use crate::store::Store;
+    use crate::trail::note::NoteSigner;
+    use crate::trail::{Kind, Record};
+
+    /// Archives the trail at `db` through its sink, as the follower would, from where the
+    /// archive stands.
+    async fn archive_all(sink: &mut Archiver, reader: &Reader) {
+        let mut at = sink.resume(reader).await.unwrap();
+        loop {
+            let events = reader.query(&Filter::default(), at, BATCH).await.unwrap();
+            if events.is_empty() {
+                break;
+            }
+            at = sink.take(events).await.unwrap().through;
+        }
+        sink.caught_up(reader, at).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_tiles_above_the_first_level_are_archived_and_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Arc::new(crate::metrics::Metrics::default());
+        let db = dir.path().join("t.db");
+        let config = WriterConfig::default();
+        let (store, thread) = Store::open(&db, Durability::Normal, &config, metrics).await.unwrap();
+        // 65,536 leaves make the first full tile of level 1, and 65,600 a partial one after it.
+        for _ in 0..65_600 / 1000 {
+            store.writer.append(vec![Record::new(Kind::Decision); 1000]).await.unwrap();
+        }
+        store.writer.append(vec![Record::new(Kind::Decision); 600]).await.unwrap();
+        let signer = Arc::new(NoteSigner::generate("toolgate/test").unwrap());
+        crate::trust::publisher::append(&store.writer, &signer).await.unwrap();
+
+        let url = format!("file://{}", dir.path().join("archive").display());
+        let archive = Archive::open(&url, &BTreeMap::new()).unwrap();
+        archive_all(&mut Archiver::new(archive.clone()), &store.reader).await;
+        for tile in
+            ["tile/1/000", "tile/1/001.p/0", "tile/2/000.p/1", "tile/0/255", "tile/0/256.p/64"]
+        {
+            let exists = dir.path().join("archive").join(tile).is_file();
+            assert_eq!(exists, !tile.ends_with(".p/0"), "{tile}");
+        }
+        let found = check::verify(&archive, &signer.verifier()).await.unwrap();
+        assert_eq!(
+            (found.size, found.events, found.problems),
+            (65_600, 65_600, Vec::<String>::new())
+        );
+
+        // A second upload resumes at the last full tile, and finds what it writes again there.
+        let mut again = Archiver::new(archive.clone());
+        assert_eq!(again.resume(&store.reader).await.unwrap(), 65_536);
+        archive_all(&mut again, &store.reader).await;
+        assert!(check::verify(&archive, &signer.verifier()).await.unwrap().problems.is_empty());
+
+        store.reader.close().await;
+        drop(store);
+        thread.join().await;
+    }
+}
