@@ -14,14 +14,24 @@ pub mod tiles;
 
 use std::sync::Arc;
 
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+/// Options that hold a secret: taken from the environment only.
+const SECRETS: [&str; 4] =
+    ["aws_secret_access_key", "secret_access_key", "aws_session_token", "session_token"];
 
 /// Why the archive could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
     #[error("the archive's location `{0}` is not a URL toolgate can write to: {1}")]
     Location(String, String),
+    #[error(
+        "the archive's option `{0}` holds a secret: give it in the environment (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), never in a file or on a command line"
+    )]
+    Secret(String),
     #[error("the archive: {0}")]
     Store(#[from] object_store::Error),
     #[error("the archive already holds a different {0}: it is not this trail's")]
@@ -39,9 +49,11 @@ pub struct Archive {
 }
 
 impl Archive {
-    /// The archive at `url` (`file:///var/lib/toolgate/archive`, `s3://bucket/prefix`), with the
-    /// store's `options` (for S3: `aws_endpoint`, `aws_region`, … as `object_store` names
-    /// them). A local directory is created.
+    /// The archive at `url`: `file:///var/lib/toolgate/archive` (created when missing) or
+    /// `s3://bucket/prefix`, with the store's `options` as `object_store` names them
+    /// (`aws_endpoint`, `aws_region`, `aws_allow_http`, …). S3's credentials come from where the
+    /// AWS SDKs look (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, a web identity, the
+    /// instance's role), never from the configuration file.
     pub fn open<'a>(
         url: &str,
         options: impl IntoIterator<Item = (&'a String, &'a String)>,
@@ -49,14 +61,28 @@ impl Archive {
         let wrong =
             |e: &dyn std::fmt::Display| ArchiveError::Location(url.to_owned(), e.to_string());
         let parsed = url::Url::parse(url).map_err(|e| wrong(&e))?;
-        if parsed.scheme() == "file" {
-            let dir = parsed.to_file_path().map_err(|()| wrong(&"not a local path"))?;
-            std::fs::create_dir_all(&dir).map_err(|e| wrong(&e))?;
-        }
-        let options = options.into_iter().map(|(k, v)| (k.clone(), v.clone()));
-        let (store, prefix) =
-            object_store::parse_url_opts(&parsed, options).map_err(|e| wrong(&e))?;
-        Ok(Self { store: Arc::from(store), prefix, location: url.to_owned() })
+        let (store, prefix): (Arc<dyn ObjectStore>, Path) = match parsed.scheme() {
+            "file" => {
+                let dir = parsed.to_file_path().map_err(|()| wrong(&"not a local path"))?;
+                std::fs::create_dir_all(&dir).map_err(|e| wrong(&e))?;
+                let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| wrong(&e))?;
+                (Arc::new(store), Path::default())
+            }
+            "s3" => {
+                let mut builder = AmazonS3Builder::from_env().with_url(url);
+                for (key, value) in options {
+                    if SECRETS.contains(&key.to_ascii_lowercase().as_str()) {
+                        return Err(ArchiveError::Secret(key.clone()));
+                    }
+                    let key: AmazonS3ConfigKey = key.parse().map_err(|e| wrong(&e))?;
+                    builder = builder.with_config(key, value);
+                }
+                let store = builder.build().map_err(|e| wrong(&e))?;
+                (Arc::new(store), Path::from(parsed.path().trim_matches('/')))
+            }
+            _ => return Err(wrong(&"an archive is a file:// or an s3:// URL")),
+        };
+        Ok(Self { store, prefix, location: url.to_owned() })
     }
 
     /// Where it is, for the log.

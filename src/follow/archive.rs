@@ -193,10 +193,17 @@ impl Sink for Archiver {
                 let held = Checkpoint::read(note).map_err(|e| {
                     Trouble::Refused(format!("the archive's checkpoint does not read: {e}"))
                 })?;
-                let ours = reader.root(held.size).await.map_err(unreadable)?;
-                if ours != held.root {
+                let length = reader.tree_size().await.map_err(unreadable)?;
+                if length < held.size {
+                    return Err(Trouble::Refused(format!(
+                        "the archive's checkpoint is not of this trail: it covers {} events, \
+                         the trail has {length}",
+                        held.size
+                    )));
+                }
+                if reader.root(held.size).await.map_err(unreadable)? != held.root {
                     return Err(Trouble::Refused(
-                        "the archive's checkpoint is not of this trail".into(),
+                        "the archive's checkpoint is not of this trail: another root".into(),
                     ));
                 }
                 held.size

@@ -169,3 +169,154 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
     assert!(said.starts_with("checkpoint: "), "{said}");
     drop(trail);
 }
+
+/// An S3-speaking server: moto's standalone server (`moto[server]` from PyPI; scripts/test
+/// installs it and names it in `TOOLGATE_TEST_S3_SERVER`) on an ephemeral port, with an empty
+/// private bucket; stopped when dropped.
+struct S3 {
+    child: std::process::Child,
+    endpoint: String,
+}
+
+impl S3 {
+    async fn start(bucket: &str) -> Self {
+        let server = std::env::var("TOOLGATE_TEST_S3_SERVER").expect(
+            "TOOLGATE_TEST_S3_SERVER is not set: the archive's S3 test needs moto's server; run \
+             scripts/test, which installs it",
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new(server)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let s3 = Self { child, endpoint: format!("http://127.0.0.1:{port}") };
+        let started = Instant::now();
+        loop {
+            let made = reqwest::Client::new().put(format!("{}/{bucket}", s3.endpoint)).send().await;
+            if made.is_ok_and(|answer| answer.status().is_success()) {
+                return s3;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "moto's server did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Credentials moto takes (it checks none): from the environment, as in production.
+const AWS: [(&str, &str); 2] = [("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")];
+
+/// `toolgate archive <command> --url URL` with the S3 options, and its exit code and stdout.
+fn s3_archive(command: &str, s3: &S3, url: &str, key: Option<&str>) -> (i32, String) {
+    let endpoint = format!("aws_endpoint={}", s3.endpoint);
+    let mut args = vec!["archive", command, "--url", url, "--option", &endpoint];
+    args.extend(["--option", "aws_allow_http=true", "--option", "aws_region=us-east-1"]);
+    if let Some(key) = key {
+        args.extend(["--key", key]);
+    }
+    let out =
+        assert_cmd::Command::cargo_bin("toolgate").unwrap().envs(AWS).args(&args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
+    let s3 = S3::start("toolgate-archive").await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("log.key");
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let url = "s3://toolgate-archive/node-1";
+    let toml = format!(
+        "[checkpoints]\nkey_file = {key_file:?}\nevery_events = 100\nevery_ms = 200\n\
+         [archive]\nurl = {url:?}\n\
+         options = {{ aws_endpoint = {:?}, aws_allow_http = \"true\", aws_region = \"us-east-1\" }}\n",
+        s3.endpoint
+    );
+
+    let first = dir.path().join("first");
+    std::fs::create_dir(&first).unwrap();
+    let proc =
+        crate::faults::Proc::start_with_env(&first.join("trail.db"), &first, &toml, &AWS).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..300 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    let started = Instant::now();
+    loop {
+        let (code, listed) = s3_archive("list", &s3, url, None);
+        let size = listed.lines().find_map(|l| l.strip_prefix("events 1 through "));
+        if code == 0 && size.is_some_and(|s| s.parse::<u64>().unwrap() >= 300) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "not archived: {listed}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(proc);
+    let (code, said) = s3_archive("verify", &s3, url, Some(&key));
+    assert_eq!(code, 0, "{said}");
+
+    // Someone else wrote the next full tile's bundle first (moto checks no signature): the
+    // conditional write finds it, it is not what the trail holds, and the upload stops there.
+    let planted = format!("{}/toolgate-archive/node-1/tile/entries/001", s3.endpoint);
+    let fake = "AWS4-HMAC-SHA256 Credential=test/20261203/us-east-1/s3/aws4_request, \
+                SignedHeaders=host, Signature=0";
+    let put = reqwest::Client::new().put(&planted).header("authorization", fake).body(vec![0; 34]);
+    assert!(put.send().await.unwrap().status().is_success());
+    let proc =
+        crate::faults::Proc::start_with_env(&first.join("trail.db"), &first, &toml, &AWS).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..300 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    let log = first.join("server.log");
+    let started = Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap()
+        .contains("already holds a different tile/entries/001")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(proc);
+    let (_, held) = s3_archive("list", &s3, url, None);
+    let size: u64 =
+        held.lines().find_map(|l| l.strip_prefix("events 1 through ")).unwrap().parse().unwrap();
+    assert!(size < 512, "no checkpoint past the planted tile: {held}");
+    let (code, said) = s3_archive("verify", &s3, url, Some(&key));
+    assert_eq!(code, 0, "{said}");
+
+    // Another trail, signed with the same key, pointed at the same archive: it refuses to
+    // write there, and the archive stays as it was.
+    let second = dir.path().join("second");
+    std::fs::create_dir(&second).unwrap();
+    let proc =
+        crate::faults::Proc::start_with_env(&second.join("trail.db"), &second, &toml, &AWS).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..400 {
+        gate.decide(request("write")).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    drop(proc);
+    assert_eq!(s3_archive("list", &s3, url, None).1, held);
+    let (code, said) = s3_archive("verify", &s3, url, Some(&key));
+    assert_eq!(code, 0, "{said}");
+    let log = std::fs::read_to_string(second.join("server.log")).unwrap();
+    assert!(log.contains("not of this trail"), "{log}");
+
+    // A secret in the options is refused: secrets come from the environment.
+    let out = toolgate(&["archive", "list", "--url", url, "--option", "aws_secret_access_key=x"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds a secret"));
+}

@@ -47,15 +47,20 @@ impl Proc {
     /// Like [`Self::start`], on a slow disk: every commit waits `delay_ms` first (the writer's
     /// test hook, `TOOLGATE_FAULT_COMMIT_DELAY_MS`).
     pub async fn start_slow(db: &Path, toml: &str, delay_ms: u64) -> Self {
-        Self::spawn(db, db.parent().unwrap(), toml, delay_ms).await
+        Self::spawn(db, db.parent().unwrap(), toml, delay_ms, &[]).await
     }
 
     /// Like [`Self::start`], with the configuration file and the log in `dir`.
     pub async fn start_with_files(db: &Path, dir: &Path, toml: &str) -> Self {
-        Self::spawn(db, dir, toml, 0).await
+        Self::spawn(db, dir, toml, 0, &[]).await
     }
 
-    async fn spawn(db: &Path, dir: &Path, toml: &str, delay_ms: u64) -> Self {
+    /// Like [`Self::start_with_files`], with `env` in the server's environment.
+    pub async fn start_with_env(db: &Path, dir: &Path, toml: &str, env: &[(&str, &str)]) -> Self {
+        Self::spawn(db, dir, toml, 0, env).await
+    }
+
+    async fn spawn(db: &Path, dir: &Path, toml: &str, delay_ms: u64, env: &[(&str, &str)]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let config = dir.join("toolgate.toml");
         std::fs::write(&config, toml).unwrap();
@@ -71,6 +76,7 @@ impl Proc {
             .arg(db)
             .env("RUST_LOG", "warn")
             .env("TOOLGATE_FAULT_COMMIT_DELAY_MS", delay_ms.to_string())
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
