@@ -103,12 +103,14 @@ impl Archiver {
         let csv = csv.finish().map_err(|e| Trouble::Failed(e.to_string()))?;
         let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
         let archive = &self.archive;
-        archive
-            .put_once(&tile.entries_path(), tiles::entry_bundle(&leaves))
-            .await
-            .map_err(trouble)?;
-        archive.put_once(&tile.events_path(), csv).await.map_err(trouble)?;
-        archive.put_once(&tile.path(), tiles::hash_tile(&hashes)).await.map_err(trouble)
+        let (entries, events, tile) = (tile.entries_path(), tile.events_path(), tile.path());
+        // The three objects at once: each is its own request to the store.
+        let (entries, events, hashes) = tokio::join!(
+            archive.put_once(&entries, tiles::entry_bundle(&leaves)),
+            archive.put_once(&events, csv),
+            archive.put_once(&tile, tiles::hash_tile(&hashes)),
+        );
+        entries.and(events).and(hashes).map_err(trouble)
     }
 
     /// Writes the hash tile `tile` above level 0, from the trail's stored nodes.
