@@ -19,10 +19,6 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
-/// Options that hold a secret: taken from the environment only.
-const SECRETS: [&str; 4] =
-    ["aws_secret_access_key", "secret_access_key", "aws_session_token", "session_token"];
-
 /// Why the archive could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -70,11 +66,16 @@ impl Archive {
             }
             "s3" => {
                 let mut builder = AmazonS3Builder::from_env().with_url(url);
-                for (key, value) in options {
-                    if SECRETS.contains(&key.to_ascii_lowercase().as_str()) {
-                        return Err(ArchiveError::Secret(key.clone()));
+                for (name, value) in options {
+                    let key: AmazonS3ConfigKey = name.parse().map_err(|e| wrong(&e))?;
+                    // Whatever spelling names it: the secret key, a session token, an SSE-C key.
+                    let secret = matches!(
+                        key,
+                        AmazonS3ConfigKey::SecretAccessKey | AmazonS3ConfigKey::Token
+                    ) || key.as_ref() == "aws_sse_customer_key_base64";
+                    if secret {
+                        return Err(ArchiveError::Secret(name.clone()));
                     }
-                    let key: AmazonS3ConfigKey = key.parse().map_err(|e| wrong(&e))?;
                     builder = builder.with_config(key, value);
                 }
                 let store = builder.build().map_err(|e| wrong(&e))?;

@@ -162,6 +162,9 @@ impl Archiver {
                 let width = u32::try_from(tile.width).unwrap_or(u32::MAX);
                 let events =
                     reader.query(&Filter::default(), after, width).await.map_err(unreadable)?;
+                if events.len() as u64 != tile.width {
+                    return Err(Trouble::Failed(format!("{}: the trail is short", tile.path())));
+                }
                 self.write_leaves(tile, &events).await?;
             } else {
                 self.write_nodes(tile).await?;
@@ -222,6 +225,13 @@ impl Sink for Archiver {
         let through = events.last().map_or(0, |e| e.seq);
         let counted = events.len() as u64;
         for event in events {
+            let expected = self.tiled + self.pending.len() as u64 + 1;
+            if u64::try_from(event.seq).ok() != Some(expected) {
+                return Err(Trouble::Failed(format!(
+                    "seq {} came where {expected} was due",
+                    event.seq
+                )));
+            }
             self.pending.push(event);
             if self.pending.len() as u64 == WIDTH {
                 self.write_full_tile().await?;

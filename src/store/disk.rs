@@ -178,7 +178,7 @@ fn measure(trail: &Path) -> std::io::Result<(u64, u64, u64)> {
         }
     }
     let fs = rustix::fs::statvfs(dir)?;
-    Ok((bytes, fs.f_bavail * fs.f_frsize, fs.f_blocks * fs.f_frsize))
+    Ok((bytes, fs.f_bavail.saturating_mul(fs.f_frsize), fs.f_blocks.saturating_mul(fs.f_frsize)))
 }
 
 /// A reading, with the projection and the warning `config` asks for.
@@ -191,7 +191,10 @@ fn reading(
 ) -> Reading {
     let full_in = bytes_per_day
         .filter(|&per_day| per_day > 0.0)
-        .map(|per_day| Duration::from_secs_f64(free_bytes as f64 / per_day * 86_400.0));
+        // Too far off for a Duration (a huge filesystem, a trail that barely grows): not in sight.
+        .and_then(|per_day| {
+            Duration::try_from_secs_f64(free_bytes as f64 / per_day * 86_400.0).ok()
+        });
     let free_percent =
         if size_bytes == 0 { 100.0 } else { free_bytes as f64 * 100.0 / size_bytes as f64 };
     let within = Duration::from_secs(config.warn_full_within_hours.saturating_mul(3600));
@@ -314,6 +317,10 @@ mod tests {
 
         let still = reading(gib, 50 * gib, 100 * gib, Some(0.0), &config());
         assert_eq!((still.full_in, still.warning), (None, None));
+
+        // 8 EiB free (a network filesystem says so) and a byte a day: beyond any Duration.
+        let vast = reading(gib, u64::MAX / 2, u64::MAX, Some(1.0), &config());
+        assert_eq!((vast.full_in, vast.warning), (None, None));
     }
 
     #[test]
