@@ -47,20 +47,12 @@ impl Tile {
     }
 
     fn suffix(&self) -> String {
-        let mut groups = Vec::new();
-        let mut n = self.index;
-        loop {
-            groups.push(n % 1000);
+        let mut path = format!("{:03}", self.index % 1000);
+        let mut n = self.index / 1000;
+        while n > 0 {
+            path = format!("x{:03}/{path}", n % 1000);
             n /= 1000;
-            if n == 0 {
-                break;
-            }
         }
-        let mut path: Vec<String> = groups.iter().rev().map(|g| format!("x{g:03}")).collect();
-        if let Some(last) = path.last_mut() {
-            last.remove(0);
-        }
-        let path = path.join("/");
         if self.full() { path } else { format!("{path}.p/{}", self.width) }
     }
 

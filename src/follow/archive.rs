@@ -15,7 +15,7 @@ use crate::metrics::{Metrics, SinkNames};
 use crate::query::Filter;
 use crate::store::{Reader, StoreError};
 use crate::trail::checkpoint::Checkpoint;
-use crate::trail::csv::CsvWriter;
+use crate::trail::csv::{CsvError, CsvWriter};
 use crate::trail::{Event, Hash, decode, leaf_hash};
 
 /// Its metrics: `toolgate_archive_archived_events_total`, `toolgate_archive_lag_events`, ….
@@ -65,6 +65,15 @@ fn trouble(error: ArchiveError) -> Trouble {
     }
 }
 
+/// `events` as a CSV export, header first.
+fn csv_of(events: &[Event]) -> Result<Vec<u8>, CsvError> {
+    let mut csv = CsvWriter::new(Vec::new(), false)?;
+    for event in events {
+        csv.write(event)?;
+    }
+    csv.finish()
+}
+
 fn unreadable(error: StoreError) -> Trouble {
     Trouble::Failed(format!("cannot read the trail to archive it: {error}"))
 }
@@ -95,12 +104,7 @@ impl Archiver {
                 })
             })
             .collect::<Result<Vec<Hash>, _>>()?;
-        let mut csv =
-            CsvWriter::new(Vec::new(), false).map_err(|e| Trouble::Failed(e.to_string()))?;
-        for event in events {
-            csv.write(event).map_err(|e| Trouble::Failed(e.to_string()))?;
-        }
-        let csv = csv.finish().map_err(|e| Trouble::Failed(e.to_string()))?;
+        let csv = csv_of(events).map_err(|e| Trouble::Failed(e.to_string()))?;
         let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
         let archive = &self.archive;
         let (entries, events, tile) = (tile.entries_path(), tile.events_path(), tile.path());

@@ -216,6 +216,17 @@ impl Drop for S3 {
     }
 }
 
+/// The real binary on the trail in `dir` with `toml` and the S3 credentials in its
+/// environment, after `calls` decisions of `tool`.
+async fn serve_and_decide(dir: &Path, toml: &str, calls: usize, tool: &str) -> crate::faults::Proc {
+    let proc = crate::faults::Proc::start_with_env(&dir.join("trail.db"), dir, toml, &AWS).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..calls {
+        gate.decide(request(tool)).await.unwrap();
+    }
+    proc
+}
+
 /// Credentials moto takes (it checks none): from the environment, as in production.
 const AWS: [(&str, &str); 2] = [("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")];
 
@@ -249,12 +260,7 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
 
     let first = dir.path().join("first");
     std::fs::create_dir(&first).unwrap();
-    let proc =
-        crate::faults::Proc::start_with_env(&first.join("trail.db"), &first, &toml, &AWS).await;
-    let mut gate = proc.gate().await;
-    for _ in 0..300 {
-        gate.decide(request("read")).await.unwrap();
-    }
+    let proc = serve_and_decide(&first, &toml, 300, "read").await;
     let started = Instant::now();
     loop {
         let (code, listed) = s3_archive("list", &s3, url, None);
@@ -276,12 +282,7 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
                 SignedHeaders=host, Signature=0";
     let put = reqwest::Client::new().put(&planted).header("authorization", fake).body(vec![0; 34]);
     assert!(put.send().await.unwrap().status().is_success());
-    let proc =
-        crate::faults::Proc::start_with_env(&first.join("trail.db"), &first, &toml, &AWS).await;
-    let mut gate = proc.gate().await;
-    for _ in 0..300 {
-        gate.decide(request("read")).await.unwrap();
-    }
+    let proc = serve_and_decide(&first, &toml, 300, "read").await;
     let log = first.join("server.log");
     let started = Instant::now();
     while !std::fs::read_to_string(&log)
@@ -307,12 +308,7 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
     // write there, and the archive stays as it was.
     let second = dir.path().join("second");
     std::fs::create_dir(&second).unwrap();
-    let proc =
-        crate::faults::Proc::start_with_env(&second.join("trail.db"), &second, &toml, &AWS).await;
-    let mut gate = proc.gate().await;
-    for _ in 0..400 {
-        gate.decide(request("write")).await.unwrap();
-    }
+    let proc = serve_and_decide(&second, &toml, 400, "write").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     drop(proc);
     assert_eq!(s3_archive("list", &s3, url, None).1, held);
