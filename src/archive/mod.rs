@@ -19,6 +19,10 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
+/// The largest object read: above the largest events bundle toolgate writes (256 events, each
+/// within the request limits).
+const LARGEST: u64 = 256 << 20;
+
 /// Why the archive could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -28,6 +32,8 @@ pub enum ArchiveError {
         "the archive's option `{0}` holds a secret: give it in the environment (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN), never in a file or on a command line"
     )]
     Secret(String),
+    #[error("the archive's {0} is {1} bytes: larger than any object toolgate writes")]
+    TooLarge(String, u64),
     #[error("the archive: {0}")]
     Store(#[from] object_store::Error),
     #[error("the archive already holds a different {0}: it is not this trail's")]
@@ -98,6 +104,10 @@ impl Archive {
     /// The object `name`, or `None` when the archive has none.
     pub async fn get(&self, name: &str) -> Result<Option<Vec<u8>>, ArchiveError> {
         match self.store.get(&self.path(name)).await {
+            // The store may be anyone's: nothing larger than an object of ours is read.
+            Ok(object) if object.meta.size > LARGEST => {
+                Err(ArchiveError::TooLarge(name.to_owned(), object.meta.size))
+            }
             Ok(object) => Ok(Some(object.bytes().await?.to_vec())),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(e.into()),
@@ -131,5 +141,25 @@ impl Archive {
             Some(held) if held == bytes => Ok(()),
             _ => Err(ArchiveError::ReadBack(name.to_owned())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn an_object_larger_than_any_of_ours_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", dir.path().display());
+        let archive = Archive::open(&url, &BTreeMap::new()).unwrap();
+        // Sparse: the size a hostile store claims, without the bytes on disk.
+        std::fs::File::create(dir.path().join("checkpoint")).unwrap().set_len(LARGEST + 1).unwrap();
+        let refused = archive.get("checkpoint").await.unwrap_err();
+        assert!(matches!(refused, ArchiveError::TooLarge(_, size) if size == LARGEST + 1));
+        std::fs::write(dir.path().join("checkpoint"), b"small").unwrap();
+        assert_eq!(archive.get("checkpoint").await.unwrap().unwrap(), b"small");
     }
 }
