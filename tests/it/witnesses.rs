@@ -180,17 +180,19 @@ async fn a_forked_log_is_refused_and_the_refusal_kept() {
     // The same key on a fresh trail: another history under the same origin, and longer.
     let fork = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
     decide_n(&fork, 40).await;
+    // The fork's first checkpoints may be smaller than the one cosigned, and are refused as
+    // a rollback (409); once it is larger, its consistency proof cannot hold (422).
     let deadline = Instant::now() + Duration::from_secs(20);
     let shown = loop {
         let out = toolgate_async(&["witness", "log", "--state", state.to_str().unwrap()]).await;
         let shown = String::from_utf8(out.stdout).unwrap();
-        if !out.status.success() {
+        if !out.status.success() && shown.contains("\"toolgate/node-3\" 422") {
             break shown;
         }
         assert!(Instant::now() < deadline, "the fork was not refused: {shown}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(shown.contains("REFUSED") && shown.contains("\"toolgate/node-3\" 422"), "{shown}");
+    assert!(shown.contains("REFUSED"), "{shown}");
     let note = toolgate_async(&["checkpoint", "--db", fork.db.to_str().unwrap()]).await;
     let note = String::from_utf8(note.stdout).unwrap();
     assert!(!note.contains("witness.test/w1"), "the fork was cosigned: {note}");
