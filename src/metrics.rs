@@ -217,6 +217,7 @@ impl Metrics {
                 | Kind::ApprovalWithdrawn
                 | Kind::AccessDenied
                 | Kind::Checkpoint
+                | Kind::Prune
                 | Kind::Undelivered
                 | Kind::ToolDefined
                 | Kind::PeerRefused => {}

@@ -100,6 +100,7 @@ impl Minute {
                     | Kind::ApprovalExpired
                     | Kind::ApprovalWithdrawn
                     | Kind::Checkpoint
+                    | Kind::Prune
                     | Kind::Undelivered
                     | Kind::ToolDefined,
                 ),

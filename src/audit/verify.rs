@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::csv::CsvError;
 use crate::trail::export::{CsvChecks, ExportCheck};
-use crate::trail::{Anchors, Frontier, Problem, Report, Verifier, decode};
+use crate::trail::{Anchors, Frontier, Hash, Kind, Prefix, Problem, Report, Verifier, decode};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::note::{Note, NoteVerifier};
 
@@ -33,10 +33,16 @@ pub async fn verify_trail(
     anchors: &Anchors,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, StoreError> {
-    let from = from.max(1);
     let mut report = Report::default();
+    // Events pruned from the file are verified from the one after them, linked to the hash
+    // the prune event records; the first checkpoint kept signs the root of their tree.
+    report.pruned = prefix(reader, &mut report.problems).await?;
+    let floor = report.pruned.as_ref().map_or(0, |p| p.through);
+    let from = from.max(1).max(floor + 1);
     let mut verifier = if from == 1 {
         Verifier::default()
+    } else if let Some(prefix) = report.pruned.as_ref().filter(|p| p.through == from - 1) {
+        Verifier::starting_at(from, prefix.hash)
     } else {
         match reader.event(from - 1).await? {
             Some(before) => Verifier::starting_at(from, decode(&before.hash).unwrap_or_default()),
@@ -68,6 +74,12 @@ pub async fn verify_trail(
     };
     // The next root to compare, by its place in `roots` (sorted by size).
     let mut due = roots.partition_point(|&(size, ..)| size < tree.size());
+    compare(&tree, &roots, &mut due, &mut report);
+    if let Some(prefix) = report.pruned.as_ref().filter(|p| p.through == from - 1)
+        && tree.root() != prefix.root
+    {
+        report.problems.push(Problem::PruneUnrecorded { seq: prefix.seq });
+    }
     let page = i64::from(PAGE);
     let ranges =
         (from..=last).step_by(PAGE as usize).map(|first| (first, (first + page - 1).min(last)));
@@ -83,15 +95,7 @@ pub async fn verify_trail(
         for link in &links {
             report.problems.extend(verifier.check_link(link));
             tree.push_leaf(link.leaf);
-            while let Some(&(size, seq, root)) = roots.get(due) {
-                if size > tree.size() {
-                    break;
-                }
-                if size == tree.size() && tree.root() != root {
-                    report.problems.push(Problem::CheckpointRoot { size, seq });
-                }
-                due += 1;
-            }
+            compare(&tree, &roots, &mut due, &mut report);
         }
         report.checked += links.len() as u64;
         if let Some(link) = links.last() {
@@ -109,6 +113,60 @@ pub async fn verify_trail(
     Ok(report)
 }
 
+/// Compares the tree with the roots due at its size, moving `due` past them.
+fn compare(tree: &Frontier, roots: &[(u64, i64, Hash)], due: &mut usize, report: &mut Report) {
+    while let Some(&(size, seq, root)) = roots.get(*due) {
+        if size > tree.size() {
+            break;
+        }
+        if size == tree.size() && tree.root() != root {
+            report.problems.push(Problem::CheckpointRoot { size, seq });
+        }
+        *due += 1;
+    }
+}
+
+/// The last prune, as its event on the chain records it, checked against the file's record
+/// of it (which lets the rows go): a difference is a problem, and the event is believed.
+async fn prefix(
+    reader: &Reader,
+    problems: &mut Vec<Problem>,
+) -> Result<Option<Prefix>, StoreError> {
+    let Some(pruned) = reader.pruned().await? else { return Ok(None) };
+    let event = reader.event(pruned.seq).await?;
+    let request = event
+        .filter(|e| e.record.kind == Kind::Prune)
+        .and_then(|e| e.record.request)
+        .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok());
+    let field = |name: &str| request.as_ref().and_then(|r| r.get(name)).cloned();
+    let hash = |name: &str| field(name).and_then(|v| v.as_str().and_then(decode));
+    let read = (|| {
+        Some(Prefix {
+            through: field("through")?.as_i64()?,
+            seq: pruned.seq,
+            hash: hash("hash")?,
+            root: hash("root")?,
+            archive: field("archive")?.as_str()?.to_owned(),
+        })
+    })();
+    match read {
+        Some(prefix)
+            if prefix.through == pruned.through && hex::encode(prefix.hash) == pruned.hash =>
+        {
+            Ok(Some(prefix))
+        }
+        _ => {
+            problems.push(Problem::PruneUnrecorded { seq: pruned.seq });
+            // Verified from where the file's record says, so that the rest is still checked.
+            let hash = decode(&pruned.hash).unwrap_or_default();
+            let archive = String::new();
+            let root = reader.frontier(pruned.through.unsigned_abs()).await?.root();
+            let (through, seq) = (pruned.through, pruned.seq);
+            Ok(Some(Prefix { through, seq, hash, root, archive }))
+        }
+    }
+}
+
 /// The trail's own checkpoints as (size, seq, root), each read, its signature checked with
 /// `anchors.key`, and its place checked (it covers every event before it).
 async fn stored_roots(
@@ -117,7 +175,7 @@ async fn stored_roots(
     head: i64,
     report: &mut Report,
 ) -> Result<Vec<(u64, i64, crate::trail::Hash)>, StoreError> {
-    let mut roots = Vec::new();
+    let mut roots: Vec<(u64, i64, Hash)> = Vec::new();
     let events = reader.checkpoints().await?;
     report.signatures_checked = !anchors.keys.is_empty();
     let covered = events.last().map_or(0, |e| e.seq);

@@ -157,6 +157,7 @@ fn status(event: &Event) -> (u64, &'static str) {
         | Kind::ApprovalRequested
         | Kind::ApprovalApproved
         | Kind::Checkpoint
+        | Kind::Prune
         | Kind::ToolDefined => false,
     };
     if failed { (2, "Failure") } else { (1, "Success") }
@@ -179,7 +180,8 @@ fn severity(event: &Event) -> (u64, &'static str) {
         | Kind::ApprovalRejected
         | Kind::ApprovalExpired
         | Kind::ApprovalWithdrawn
-        | Kind::Checkpoint => (1, "Informational"),
+        | Kind::Checkpoint
+        | Kind::Prune => (1, "Informational"),
     }
 }
 
@@ -207,6 +209,7 @@ fn verdict(event: &Event) -> Option<(u64, &'static str, u64, &'static str)> {
             | Kind::ApprovalExpired
             | Kind::ApprovalWithdrawn
             | Kind::Checkpoint
+            | Kind::Prune
             | Kind::Undelivered
             | Kind::ToolDefined,
             _,

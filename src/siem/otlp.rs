@@ -116,7 +116,8 @@ fn severity(event: &Event) -> (SeverityNumber, String) {
         | Kind::ApprovalRejected
         | Kind::ApprovalExpired
         | Kind::ApprovalWithdrawn
-        | Kind::Checkpoint => SeverityNumber::Info,
+        | Kind::Checkpoint
+        | Kind::Prune => SeverityNumber::Info,
     };
     (severity, format!("toolgate.{}", r.kind))
 }

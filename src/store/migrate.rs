@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use super::StoreError;
 
 /// Every migration, by its number, in order (`migrations/NNNN_*.sql`).
-pub(super) const MIGRATIONS: [(i64, &str); 8] = [
+pub(super) const MIGRATIONS: [(i64, &str); 9] = [
     (1, include_str!("../../migrations/0001_create_events.sql")),
     (2, include_str!("../../migrations/0002_index_idempotency_keys.sql")),
     (3, include_str!("../../migrations/0003_create_tree_nodes.sql")),
@@ -19,11 +19,18 @@ pub(super) const MIGRATIONS: [(i64, &str); 8] = [
     (6, include_str!("../../migrations/0006_create_cosignatures.sql")),
     (7, include_str!("../../migrations/0007_key_tree_nodes_by_leaf.sql")),
     (8, include_str!("../../migrations/0008_index_off_the_commit_path.sql")),
+    (9, include_str!("../../migrations/0009_prune_archived_events.sql")),
 ];
 
 /// Creates the file when missing and applies the migrations it lacks, in one transaction.
 pub(super) fn migrate(path: &Path) -> Result<(), StoreError> {
     let mut conn = Connection::open(path)?;
+    // A new file gives the pages a prune frees back to the file system, a few at a time
+    // (`PRAGMA incremental_vacuum`); this must be chosen before the first table. An older
+    // file reuses them for new events instead (docs/operations.md, "Retention").
+    if fresh(&conn)? {
+        conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;
+    }
     conn.pragma_update(None, "journal_mode", "WAL")?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut applied: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
@@ -38,6 +45,12 @@ pub(super) fn migrate(path: &Path) -> Result<(), StoreError> {
     tx.pragma_update(None, "user_version", version)?;
     tx.commit()?;
     Ok(())
+}
+
+/// Whether the file holds no table yet.
+fn fresh(conn: &Connection) -> rusqlite::Result<bool> {
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+    Ok(tables == 0)
 }
 
 /// The last migration sqlx recorded as applied, or 0.

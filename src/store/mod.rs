@@ -14,6 +14,7 @@ pub mod disk;
 pub mod index;
 mod lock;
 mod migrate;
+mod prune;
 mod reader;
 mod recent;
 mod row;

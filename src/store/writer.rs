@@ -182,6 +182,12 @@ impl Lookup<'_> {
         (self.tree.size(), self.tree.root())
     }
 
+    /// The writer's transaction, for the writes of this module's siblings that add no event
+    /// or go with one (a prune's row and its deletions).
+    pub(super) fn transaction(&self) -> &rusqlite::Transaction<'_> {
+        self.tx
+    }
+
     /// Keeps a witness's cosignature of a checkpoint, in this transaction (it adds no event).
     pub fn keep_cosignature(
         &self,

@@ -82,6 +82,10 @@ names! {
         /// A message an adapter refused from a peer it relays (an MCP server's response to no
         /// request in flight, a tool list whose names repeat): who (`request`), why (`reason`).
         PeerRefused = "peer_refused",
+        /// Events that left this file under the retention rules, being archived, verified
+        /// there and covered by a signed checkpoint: the range, the archive, the root and the
+        /// last hash (`request`), why (`reason`).
+        Prune = "prune",
     }
 }
 

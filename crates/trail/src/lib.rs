@@ -35,7 +35,7 @@ pub use encoding::{GENESIS_HASH, encode, event_hash, hash_cells, hashed_columns}
 pub use event::{Event, Kind, Outcome};
 pub use filter::Filter;
 pub use manifest::{MANIFEST_FORMAT, Manifest};
-pub use report::{Anchors, Report};
+pub use report::{Anchors, Prefix, Report};
 pub use tree::{
     Frontier, Hash, Node, Subtrees, empty_root, leaf_hash, verify_consistency, verify_inclusion,
 };

@@ -24,6 +24,21 @@ pub struct Report {
     pub proven: u64,
     /// Whether an export's manifest signature was checked (and verified, or a problem says not).
     pub manifest_signed: bool,
+    /// The events pruned from the trail's file before the first one checked, as its last
+    /// `prune` event records them: verified from the one after, in the archive otherwise.
+    pub pruned: Option<Prefix>,
+}
+
+/// The first events of a trail, pruned from its file: 1 through `through`, the chain hash of
+/// the last and the root of their tree, as the `prune` event at `seq` records them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefix {
+    pub through: i64,
+    pub seq: i64,
+    pub hash: super::Hash,
+    pub root: super::Hash,
+    /// Where they were archived, as the prune event says.
+    pub archive: String,
 }
 
 impl Report {

@@ -41,6 +41,8 @@ pub enum Problem {
     /// An exported row's inclusion proof does not lead to the checkpoint's root (or it has
     /// none, or the checkpoint does not cover it).
     NotProven { seq: i64 },
+    /// The file's record of a prune is not what the `prune` event at `seq` on the chain says.
+    PruneUnrecorded { seq: i64 },
 }
 
 impl Problem {
@@ -53,7 +55,8 @@ impl Problem {
             | Self::Malformed { seq, .. }
             | Self::NotInTrail { seq }
             | Self::DiffersFromTrail { seq }
-            | Self::NotProven { seq } => seq,
+            | Self::NotProven { seq }
+            | Self::PruneUnrecorded { seq } => seq,
             Self::Gap { from, .. } => from,
             Self::CheckpointRoot { seq, .. }
             | Self::CheckpointUnsigned { seq, .. }
@@ -83,6 +86,7 @@ impl Problem {
             Self::CheckpointMisplaced { .. } => "checkpoint_misplaced",
             Self::TooFewCosignatures { .. } => "too_few_cosignatures",
             Self::NotProven { .. } => "not_proven",
+            Self::PruneUnrecorded { .. } => "prune_unrecorded",
         }
     }
 }
@@ -135,6 +139,10 @@ impl fmt::Display for Problem {
             Self::NotProven { seq } => write!(
                 f,
                 "seq {seq}: no inclusion proof leads to the checkpoint's root (the row is not in the signed tree)"
+            ),
+            Self::PruneUnrecorded { seq } => write!(
+                f,
+                "seq {seq}: the file's record of this prune differs from the prune event (or the event does not read)"
             ),
         }
     }

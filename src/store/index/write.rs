@@ -94,6 +94,13 @@ impl IndexWriter {
                 let sql = format!("INSERT OR IGNORE INTO {} (k, at) VALUES (?1, ?2)", table.name());
                 tx.prepare_cached(&sql)?.execute(params![key, seq])?;
             }
+            // A prune takes its events' entries with it (a scan of each table: prunes are
+            // a segment apart).
+            for through in events.iter().filter_map(pruned_through) {
+                for table in Table::ALL {
+                    tx.execute(&format!("DELETE FROM {} WHERE at <= ?1", table.name()), [through])?;
+                }
+            }
             if let Some(last) = events.last() {
                 tx.execute(
                     "UPDATE watermark SET seq = ?1, hash = ?2",
@@ -118,6 +125,12 @@ impl IndexWriter {
         .await
         .map_err(|e| StoreError::Thread(e.to_string()))?
     }
+}
+
+/// The last seq a `prune` event lets go.
+fn pruned_through(event: &Event) -> Option<i64> {
+    let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune)?;
+    serde_json::from_str::<serde_json::Value>(request).ok()?.get("through")?.as_i64()
 }
 
 /// The index entries of one event: (table, key, seq).

@@ -1,0 +1,223 @@
+//! Pruning the file (migration 0009): the `prune` event and its row in `pruned`, committed
+//! together, then the rows at or below its `through` deleted a batch per commit, and the pages
+//! they held given back. The tree keeps the nodes of its frontier at `through`: every root and
+//! proof of a larger tree is made from them and the nodes after. Which range may go, and when,
+//! is `crate::retention`'s to decide; this file only writes what it is told.
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::writer::Lookup;
+use super::{Reader, StoreError, Writer};
+use crate::trail::{Event, Frontier, Node, Record};
+
+/// Rows deleted per commit: a few milliseconds of the writer's time, so that a prune shares
+/// the writer with the decisions rather than holding it.
+const DELETE_BATCH: i64 = 2_000;
+
+/// The last prune on the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pruned {
+    /// Events 1 through this have left the file.
+    pub through: i64,
+    /// The `prune` event that recorded it.
+    pub seq: i64,
+    /// The chain hash of event `through` (hex): what the first event kept links to.
+    pub hash: String,
+}
+
+impl Writer {
+    /// Appends the `prune` event `record` makes for events 1 through `through` (given the
+    /// hash of event `through`), with the row that lets them be deleted. Refused when the
+    /// range does not lie before the head, or does not extend the last prune.
+    pub async fn record_prune(
+        &self,
+        through: i64,
+        record: impl FnOnce(&str) -> Record + Send + 'static,
+    ) -> Result<Event, StoreError> {
+        let events = self
+            .append_with(move |lookup| {
+                let tx = lookup.transaction();
+                let last = last(tx)?.map_or(0, |p| p.through);
+                let (size, _) = lookup.tree_head();
+                let head = i64::try_from(size).map_err(|_| StoreError::Tree("size"))?;
+                if through <= last || through >= head {
+                    return Err(StoreError::Tree("a prune must extend the last and end before"));
+                }
+                let hash: String =
+                    tx.query_row("SELECT hash FROM events WHERE seq = ?1", [through], |row| {
+                        row.get(0)
+                    })?;
+                // The prune event is the next to be appended.
+                tx.execute(
+                    "INSERT INTO pruned (through, seq, hash) VALUES (?1, ?2, ?3)",
+                    params![through, head + 1, hash],
+                )?;
+                Ok(vec![record(&hash)])
+            })
+            .await?;
+        events.into_iter().next().ok_or(StoreError::Tree("the prune event was not appended"))
+    }
+
+    /// Deletes up to [`DELETE_BATCH`] of the rows the last prune lets go, and gives their
+    /// pages back to the file system; how many events it deleted (0 once none is left).
+    pub async fn delete_pruned(&self) -> Result<u64, StoreError> {
+        let (reply, deleted) = tokio::sync::oneshot::channel();
+        self.append_with(move |lookup: &Lookup<'_>| {
+            let _ = reply.send(delete_batch(lookup.transaction())?);
+            Ok(Vec::new())
+        })
+        .await?;
+        deleted.await.map_err(|_| StoreError::Closed)
+    }
+}
+
+impl Reader {
+    /// The last prune on the file, if any (none on a file older than pruning).
+    pub async fn pruned(&self) -> Result<Option<Pruned>, StoreError> {
+        self.with(|conn| match has_pruned(conn)? {
+            true => last(conn),
+            false => Ok(None),
+        })
+        .await
+    }
+
+    /// The bytes of the file's pages in use (not its free pages, which new events fill).
+    pub async fn bytes_in_use(&self) -> Result<u64, StoreError> {
+        self.with(|conn| {
+            let pragma =
+                |name: &str| conn.pragma_query_value(None, name, |row| row.get::<_, i64>(0));
+            let pages = pragma("page_count")? - pragma("freelist_count")?;
+            Ok::<_, rusqlite::Error>((pages.max(0) * pragma("page_size")?).unsigned_abs())
+        })
+        .await
+    }
+
+    /// The first event the file holds, if any.
+    pub async fn first_seq(&self) -> Result<Option<i64>, StoreError> {
+        self.with(|conn| conn.query_row("SELECT min(seq) FROM events", [], |row| row.get(0))).await
+    }
+}
+
+/// Whether the file has the `pruned` table (an auditor may read a trail no server migrated).
+fn has_pruned(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'pruned'",
+        [],
+        |row| row.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+fn last(conn: &Connection) -> rusqlite::Result<Option<Pruned>> {
+    conn.query_row(
+        "SELECT through, seq, hash FROM pruned ORDER BY through DESC LIMIT 1",
+        [],
+        |row| Ok(Pruned { through: row.get(0)?, seq: row.get(1)?, hash: row.get(2)? }),
+    )
+    .optional()
+}
+
+/// One batch of [`Writer::delete_pruned`], in the writer's transaction.
+fn delete_batch(tx: &Transaction<'_>) -> Result<u64, StoreError> {
+    let Some(pruned) = last(tx)? else { return Ok(0) };
+    let first: Option<i64> = tx.query_row("SELECT min(seq) FROM events", [], |row| row.get(0))?;
+    let Some(first) = first.filter(|first| *first <= pruned.through) else { return Ok(0) };
+    let end = (first + DELETE_BATCH - 1).min(pruned.through);
+    let deleted = tx.execute("DELETE FROM events WHERE seq >= ?1 AND seq <= ?2", [first, end])?;
+    // The nodes the same leaves completed (leaf = seq - 1), but the frontier's: numbers
+    // this function made, so they are written into the statement.
+    let keep: Vec<String> = frontier(pruned.through)?
+        .iter()
+        .map(|(leaf, level)| format!("({leaf}, {level})"))
+        .collect();
+    tx.execute(
+        &format!(
+            "DELETE FROM tree_nodes WHERE leaf >= ?1 AND leaf <= ?2
+               AND (leaf, level) NOT IN (VALUES {})",
+            keep.join(", ")
+        ),
+        [first - 1, end - 1],
+    )?;
+    give_back(tx)?;
+    Ok(deleted as u64)
+}
+
+/// The (leaf, level) keys of the frontier's nodes of the tree of `size` leaves.
+fn frontier(size: i64) -> Result<Vec<(i64, u32)>, StoreError> {
+    let size = u64::try_from(size).map_err(|_| StoreError::Tree("size"))?;
+    let mut keys = Vec::new();
+    Frontier::of(size, |Node { level, index }| {
+        let last = ((index + 1) << level) - 1;
+        keys.push((i64::try_from(last).map_err(|_| StoreError::Tree("size"))?, level));
+        Ok::<_, StoreError>([0; 32])
+    })?;
+    Ok(keys)
+}
+
+/// Gives the file's free pages back to the file system, where the file was made to
+/// (`auto_vacuum = INCREMENTAL`, every file created since migration 0009); an older file keeps
+/// them and fills them with new events first.
+fn give_back(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let mode: i64 = tx.query_row("PRAGMA auto_vacuum", [], |row| row.get(0))?;
+    if mode == 2 {
+        tx.execute_batch("PRAGMA incremental_vacuum")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::audit::verify_trail;
+    use crate::config::{Durability, WriterConfig};
+    use crate::store::Store;
+    use crate::trail::{Anchors, Kind};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_prune_deletes_its_range_keeps_the_frontier_gives_pages_back_and_verifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let metrics = Arc::new(crate::metrics::Metrics::default());
+        let config = WriterConfig::default();
+        let (store, thread) = Store::open(&db, Durability::Normal, &config, metrics).await.unwrap();
+        let (writer, reader) = (&store.writer, &store.reader);
+        let decision =
+            |n: usize| Record { reason: Some("x".repeat(n)), ..Record::new(Kind::Decision) };
+        for _ in 0..10 {
+            writer.append((0..1000).map(|_| decision(200)).collect()).await.unwrap();
+        }
+        let root = reader.root(7_777).await.unwrap();
+        let before = reader.bytes_in_use().await.unwrap();
+        // Not past the head, and nothing is deleted before a prune is recorded.
+        assert!(writer.record_prune(10_000, |_| Record::new(Kind::Prune)).await.is_err());
+        assert_eq!(writer.delete_pruned().await.unwrap(), 0);
+
+        let event = writer.record_prune(7_777, |_| Record::new(Kind::Prune)).await.unwrap();
+        assert_eq!(event.seq, 10_001);
+        let mut deleted = 0;
+        while let Some(n) = Some(writer.delete_pruned().await.unwrap()).filter(|n| *n > 0) {
+            deleted += n;
+        }
+        assert_eq!(deleted, 7_777);
+        assert_eq!(reader.first_seq().await.unwrap(), Some(7_778));
+        assert!(reader.bytes_in_use().await.unwrap() < before / 2, "the pages went back");
+        // The frontier at the prune makes the same roots as before.
+        assert_eq!(reader.frontier(7_777).await.unwrap().root(), root);
+        assert_eq!(reader.pruned().await.unwrap().unwrap().through, 7_777);
+        // A later prune must extend it; the rows above it stay undeletable by hand.
+        assert!(writer.record_prune(5_000, |_| Record::new(Kind::Prune)).await.is_err());
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        assert!(conn.execute("DELETE FROM events WHERE seq = 7778", []).is_err());
+        drop(conn);
+
+        // The file verifies from the first event it keeps, linked to the hash of the last
+        // pruned one; the prune event records no range, so verification says so.
+        let report = verify_trail(reader, 1, None, &Anchors::default(), |_| {}).await.unwrap();
+        assert_eq!(report.checked, 10_001 - 7_777);
+        assert_eq!(report.problems, vec![crate::trail::Problem::PruneUnrecorded { seq: 10_001 }]);
+        drop(store);
+        thread.join().await;
+    }
+}
