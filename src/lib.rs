@@ -38,7 +38,8 @@
 //! - What follows the trail: `follow` (one loop from a durable cursor, woken by the writer's
 //!   commits, into a sink: the auditors' index, the archive, the OTLP exporter, the fleet
 //!   shipper, `Audit/Subscribe`), `trust`
-//!   (the tasks that sign checkpoints and submit them to witnesses), `witness` (an independent
+//!   (the tasks that sign checkpoints and submit them to witnesses), `retention` (the task
+//!   that prunes what is archived, verified, taken and cosigned, under `[retention]`), `witness` (an independent
 //!   witness of other logs: C2SP tlog-witness over HTTP, its own SQLite state).
 //! - The faces and adapters: `grpc` (the tonic services over `gate` and `audit`, the shared
 //!   authorize-and-record prologue), `sidecar` (those services as the adapters call them),
@@ -76,6 +77,7 @@ pub use toolgate_proto as proto;
 mod query;
 pub mod registry;
 pub mod request;
+mod retention;
 pub mod server;
 mod shutdown;
 mod side;

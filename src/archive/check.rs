@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use super::tiles::{self, Tile};
 use super::{Archive, ArchiveError};
+use crate::store::Reader;
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::csv::check_header;
 use crate::trail::note::NoteVerifier;
-use crate::trail::{Frontier, Hash, Verifier, decode, leaf_hash};
+use crate::trail::{Event, Frontier, Hash, Verifier, decode, leaf_hash};
 
 /// What a verification found.
 #[derive(Debug, Default)]
@@ -21,10 +22,18 @@ pub struct Found {
     pub events: u64,
     /// Each problem, naming its object.
     pub problems: Vec<String>,
+    /// With [`verify`]'s `at`: the root of the tree of that many leaves, and the last leaf's
+    /// data (the chain hash of the event at that seq).
+    pub at: Option<(Hash, Hash)>,
 }
 
-/// Verifies the archive against the log's verifier key.
-pub async fn verify(archive: &Archive, key: &NoteVerifier) -> Result<Found, ArchiveError> {
+/// Verifies the archive against the log's verifier key; with `at`, also finds the root and
+/// the last leaf of the tree of that many leaves (to join the archive to a pruned trail).
+pub async fn verify(
+    archive: &Archive,
+    key: &NoteVerifier,
+    at: Option<u64>,
+) -> Result<Found, ArchiveError> {
     let mut found = Found::default();
     let Some(note) = archive.get("checkpoint").await? else {
         found.problems.push("checkpoint: missing".into());
@@ -50,7 +59,11 @@ pub async fn verify(archive: &Archive, key: &NoteVerifier) -> Result<Found, Arch
         let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
         expect_tile(archive, tile, &hashes, &mut found).await?;
         for leaf in &leaves {
-            for (node, hash) in tree.push(leaf) {
+            let made = tree.push(leaf);
+            if Some(tree.size()) == at {
+                found.at = Some((tree.root(), *leaf));
+            }
+            for (node, hash) in made {
                 if node.level % 8 == 0 && node.level > 0 {
                     nodes.insert((node.level / 8, node.index), hash);
                 }
@@ -103,27 +116,16 @@ async fn leaves(
         found.problems.push(format!("{path}: missing"));
         return Ok(Some(leaves));
     };
-    let mut rows = ::csv::ReaderBuilder::new().has_headers(false).from_reader(events.as_slice());
-    let mut records = rows.records();
-    let header = match records.next().map(|h| {
-        h.map_err(|e| e.to_string()).and_then(|h| check_header(&h).map_err(|e| e.to_string()))
-    }) {
-        Some(Ok(header)) => header,
-        Some(Err(e)) => {
+    let rows = match rows_of(&events) {
+        Ok(rows) => rows,
+        Err(e) => {
             found.problems.push(format!("{path}: {e}"));
-            return Ok(Some(leaves));
-        }
-        None => {
-            found.problems.push(format!("{path}: empty"));
             return Ok(Some(leaves));
         }
     };
     let mut count = 0;
-    for (i, record) in records.enumerate() {
-        let event = match record
-            .map_err(|e| e.to_string())
-            .and_then(|r| header.parse(&r).map_err(|e| e.to_string()))
-        {
+    for (i, row) in rows.into_iter().enumerate() {
+        let event = match row {
             Ok(event) => event,
             Err(e) => {
                 found.problems.push(format!("{path}: row {}: {e}", i + 1));
@@ -153,6 +155,97 @@ async fn leaves(
         found.problems.push(format!("{path}: {count} events for {} leaves", tile.width));
     }
     Ok(Some(leaves))
+}
+
+/// The rows of an events object (a CSV export's, header first), each read or why not; why
+/// not, when the header does not read.
+pub fn rows_of(bytes: &[u8]) -> Result<Vec<Result<Event, String>>, String> {
+    let mut rows = ::csv::ReaderBuilder::new().has_headers(false).from_reader(bytes);
+    let mut records = rows.records();
+    let header = match records.next() {
+        Some(header) => header.map_err(|e| e.to_string())?,
+        None => return Err("empty".into()),
+    };
+    let header = check_header(&header).map_err(|e| e.to_string())?;
+    Ok(records
+        .map(|r| {
+            r.map_err(|e| e.to_string()).and_then(|r| header.parse(&r).map_err(|e| e.to_string()))
+        })
+        .collect())
+}
+
+/// Whether the archive holds events `first` through `through` exactly as the trail does,
+/// before they may leave the trail: the archive's checkpoint is signed by `key`, covers them
+/// and has the trail's root at its size; for every level-0 tile of the range, the entry
+/// bundle's leaves, the hash tile and every archived event are the trail's. The problems
+/// found, each naming its object (none: it holds them).
+pub async fn holds(
+    archive: &Archive,
+    key: &NoteVerifier,
+    reader: &Reader,
+    first: i64,
+    through: i64,
+) -> Result<Vec<String>, HoldsError> {
+    let Some(note) = archive.get("checkpoint").await? else {
+        return Ok(vec!["checkpoint: missing".into()]);
+    };
+    let checkpoint = match Checkpoint::open(&String::from_utf8_lossy(&note), key) {
+        Ok(checkpoint) => checkpoint,
+        Err(e) => return Ok(vec![format!("checkpoint: {e}")]),
+    };
+    let (first, through) = (first.max(1).unsigned_abs(), through.unsigned_abs());
+    if checkpoint.size < through {
+        return Ok(vec![format!("checkpoint: covers {} events, not {through}", checkpoint.size)]);
+    }
+    let mut problems = Vec::new();
+    if reader.root(checkpoint.size).await? != checkpoint.root {
+        problems.push("checkpoint: its root is not the trail's at its size".into());
+    }
+    let tiles = tiles::at_level(checkpoint.size, 0)
+        .filter(|t| t.first() + t.width >= first && t.first() < through);
+    for tile in tiles {
+        // The tile's leaves from `first` on: those before it left the file with a prune.
+        let skip = first.saturating_sub(1).saturating_sub(tile.first()).min(tile.width);
+        let after = i64::try_from(tile.first() + skip).map_err(|_| HoldsError::Range)?;
+        let width = u32::try_from(tile.width - skip).map_err(|_| HoldsError::Range)?;
+        let kept = reader.query(&crate::query::Filter::default(), after, width).await?;
+        if kept.len() != width as usize {
+            problems.push(format!("{}: the trail holds {} of its events", tile.path(), kept.len()));
+            continue;
+        }
+        let skip = usize::try_from(skip).map_err(|_| HoldsError::Range)?;
+        let leaves: Vec<Hash> = kept.iter().filter_map(|e| decode(&e.hash)).collect();
+        let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
+        let bundle = archive.get(&tile.entries_path()).await?;
+        let bundle = bundle.as_deref().and_then(tiles::read_entry_bundle);
+        let held = bundle.as_ref().map(|b| b.iter().skip(skip).map(Vec::as_slice));
+        if held.is_none_or(|held| held.ne(leaves.iter().map(|l| &l[..]))) {
+            problems.push(format!("{}: not the trail's leaves", tile.entries_path()));
+        }
+        let hash_tile = archive.get(&tile.path()).await?;
+        let held = hash_tile.as_deref().and_then(|b| tiles::read_hash_tile(b, tile.width));
+        if held.as_ref().map(|h| &h[skip..]) != Some(&hashes[..]) {
+            problems.push(format!("{}: not the trail's hashes", tile.path()));
+        }
+        let events = archive.get(&tile.events_path()).await?.unwrap_or_default();
+        let held: Option<Vec<Event>> =
+            rows_of(&events).ok().and_then(|rows| rows.into_iter().map(Result::ok).collect());
+        if held.as_ref().map(|h| h.get(skip..)) != Some(Some(&kept[..])) {
+            problems.push(format!("{}: not the trail's events", tile.events_path()));
+        }
+    }
+    Ok(problems)
+}
+
+/// Why [`holds`] could not look.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldsError {
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("a tile beyond what the trail can number")]
+    Range,
 }
 
 /// Checks that the hash tile `tile` holds `want`.

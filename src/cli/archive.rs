@@ -6,9 +6,10 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use crate::archive::{Archive, check};
+use crate::archive::{Archive, check, tiles};
 use crate::text::escaped;
 use crate::trail::checkpoint::Checkpoint;
+use crate::trail::csv::CsvWriter;
 use crate::trail::note::NoteVerifier;
 
 /// Arguments of `toolgate archive`.
@@ -29,7 +30,7 @@ pub struct Location {
     pub options: Vec<(String, String)>,
 }
 
-fn option(text: &str) -> Result<(String, String), String> {
+pub(super) fn option(text: &str) -> Result<(String, String), String> {
     let (name, value) = text.split_once('=').ok_or("give name=value")?;
     Ok((name.to_owned(), value.to_owned()))
 }
@@ -55,6 +56,19 @@ pub enum ArchiveCommand {
         #[arg(long)]
         key: String,
     },
+    /// Print the archived events `--from` through `--to` as a CSV export (header first), as
+    /// the archive holds them: `toolgate verify --csv` checks their chain, `archive verify`
+    /// proves them against the signed checkpoint.
+    Get {
+        #[command(flatten)]
+        location: Location,
+        /// The first seq.
+        #[arg(long, default_value_t = 1)]
+        from: u64,
+        /// The last seq; the archive's last when absent.
+        #[arg(long)]
+        to: Option<u64>,
+    },
 }
 
 /// Runs `toolgate archive`: exit 0 when it verifies, 2 when it does not, 1 when it has no
@@ -74,9 +88,10 @@ pub async fn archive(args: ArchiveArgs) -> anyhow::Result<Exit> {
             println!("root {}", hex::encode(checkpoint.root));
             Ok(Exit::Ok)
         }
+        ArchiveCommand::Get { location, from, to } => get(&location.open()?, from, to).await,
         ArchiveCommand::Verify { location, key } => {
             let key = NoteVerifier::parse(&key).with_context(|| format!("--key `{key}`"))?;
-            let found = check::verify(&location.open()?, &key).await?;
+            let found = check::verify(&location.open()?, &key, None).await?;
             for problem in &found.problems {
                 println!("{}", escaped(problem));
             }
@@ -92,4 +107,33 @@ pub async fn archive(args: ArchiveArgs) -> anyhow::Result<Exit> {
             }
         }
     }
+}
+
+/// `archive get`: the rows of the events objects that hold `from` through `to`, each read and
+/// written again (so that what is printed is an export's CSV, whatever an object holds).
+async fn get(archive: &Archive, from: u64, to: Option<u64>) -> anyhow::Result<Exit> {
+    let Some(note) = archive.get("checkpoint").await? else {
+        eprintln!("the archive holds no checkpoint");
+        return Ok(Exit::Failed);
+    };
+    let size = Checkpoint::read(&String::from_utf8_lossy(&note))
+        .context("the archive's checkpoint does not read")?
+        .size;
+    let to = to.unwrap_or(size).min(size);
+    let mut out = CsvWriter::new(std::io::stdout().lock(), false)?;
+    let wanted = |seq: i64| (from..=to).contains(&seq.unsigned_abs()) && seq > 0;
+    let tiles = tiles::at_level(size, 0).filter(|t| t.first() + t.width >= from && t.first() < to);
+    for tile in tiles {
+        let path = tile.events_path();
+        let bytes = archive.get(&path).await?.with_context(|| format!("{path}: missing"))?;
+        let rows = check::rows_of(&bytes).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        for (i, row) in rows.into_iter().enumerate() {
+            let event = row.map_err(|e| anyhow::anyhow!("{path}: row {}: {e}", i + 1))?;
+            if wanted(event.seq) {
+                out.write(&event)?;
+            }
+        }
+    }
+    drop(out.finish()?);
+    Ok(Exit::Ok)
 }

@@ -80,6 +80,14 @@ pub struct VerifyArgs {
     /// when absent.
     #[arg(long, requires = "witness")]
     pub witnesses_required: Option<usize>,
+    /// With --db: the archive holding what retention pruned from the trail (`file:///…`,
+    /// `s3://bucket/prefix`), verified too (with --key) and joined to the trail where its
+    /// last prune event says: one history, and which part is where.
+    #[arg(long, requires_all = ["db", "key"], conflicts_with_all = ["csv", "server", "postgres"])]
+    pub archive: Option<String>,
+    /// An option of the archive's store, `name=value` as `[archive] options` (repeatable).
+    #[arg(long = "archive-option", value_parser = super::archive::option, requires = "archive")]
+    pub archive_options: Vec<(String, String)>,
 }
 
 /// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
@@ -144,7 +152,35 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         let reader = Reader::open(db).await?;
         let report = verify_trail(&reader, args.from, args.to, &anchors, on_page).await?;
         reader.close().await;
-        report.into()
+        let prefix = report.pruned.clone();
+        let mut findings: Findings = report.into();
+        match (&args.archive, prefix) {
+            (Some(url), prefix) => {
+                let joined = joined(url, &args.archive_options, &anchors.keys, prefix).await?;
+                findings.problems.extend(joined.problems);
+                findings.anchored = Some(
+                    findings
+                        .anchored
+                        .into_iter()
+                        .chain([joined.said])
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                );
+            }
+            (None, Some(prefix)) => {
+                let said = format!(
+                    "seq 1–{} were pruned from this file (the prune event at seq {}) and are in the archive {}: give --archive to verify them too",
+                    prefix.through,
+                    prefix.seq,
+                    crate::text::escaped(&prefix.archive)
+                );
+                findings.anchored = Some(
+                    findings.anchored.into_iter().chain([said]).collect::<Vec<_>>().join("\n"),
+                );
+            }
+            (None, None) => {}
+        }
+        findings
     } else {
         anyhow::bail!("give --db PATH, --server URL or --csv FILE");
     };
@@ -202,6 +238,66 @@ fn witnesses(args: &VerifyArgs) -> anyhow::Result<(Vec<CosignatureVerifier>, usi
         witnesses.len()
     );
     Ok((witnesses, required))
+}
+
+/// The archive as verified and joined to the trail.
+struct Joined {
+    problems: Vec<String>,
+    said: String,
+}
+
+/// Verifies the archive at `url` (its checkpoint signed by one of `keys`) and, for a trail
+/// whose first events were pruned (`prefix`), that the archive's first events are those: the
+/// root of their tree and the last one's hash are the prune event's.
+async fn joined(
+    url: &str,
+    options: &[(String, String)],
+    keys: &[NoteVerifier],
+    prefix: Option<crate::trail::Prefix>,
+) -> anyhow::Result<Joined> {
+    let options: std::collections::BTreeMap<_, _> = options.iter().cloned().collect();
+    let archive = crate::archive::Archive::open(url, &options)?;
+    let at = prefix.as_ref().map(|p| p.through.unsigned_abs());
+    let mut found = None;
+    for key in keys {
+        let checked = crate::archive::check::verify(&archive, key, at).await?;
+        let signed = !checked.problems.iter().any(|p| p.starts_with("checkpoint:"));
+        found = Some(checked);
+        if signed {
+            break;
+        }
+    }
+    let found = found.context("--archive needs --key")?;
+    let mut problems: Vec<String> =
+        found.problems.iter().map(|p| format!("archive: {}", crate::text::escaped(p))).collect();
+    let url = crate::text::escaped(url);
+    let said = match prefix {
+        Some(prefix) => {
+            match found.at {
+                Some((root, last)) if root == prefix.root && last == prefix.hash => {}
+                Some(_) => problems.push(format!(
+                    "archive: its events 1–{} are not the ones pruned (the root of their tree or the last one's hash differs from the prune event at seq {})",
+                    prefix.through, prefix.seq
+                )),
+                None => problems.push(format!(
+                    "archive: it does not reach seq {}, which the prune event at seq {} pruned",
+                    prefix.through, prefix.seq
+                )),
+            }
+            format!(
+                "seq 1–{}: in the archive {url} ({} archived events checked against its checkpoint of size {}); seq {} on: in this file",
+                prefix.through,
+                found.events,
+                found.size,
+                prefix.through + 1
+            )
+        }
+        None => format!(
+            "the archive {url}: {} events checked against its checkpoint of size {}; nothing was pruned from this file",
+            found.events, found.size
+        ),
+    };
+    Ok(Joined { problems, said })
 }
 
 /// A verification's findings as printed.

@@ -103,6 +103,7 @@ pub struct Config {
     pub console: ConsoleConfig,
     /// When the trail's disk is warned about.
     pub disk: DiskConfig,
+    pub retention: RetentionConfig,
     /// The archive the trail is published to as tlog-tiles; off unless a URL is given.
     pub archive: ArchiveConfig,
 }
@@ -136,6 +137,7 @@ impl Default for Config {
             export: ExportConfig::default(),
             console: ConsoleConfig::default(),
             disk: DiskConfig::default(),
+            retention: RetentionConfig::default(),
             archive: ArchiveConfig::default(),
         }
     }
@@ -447,6 +449,47 @@ pub struct DiskConfig {
 impl Default for DiskConfig {
     fn default() -> Self {
         Self { check_every_ms: 10_000, warn_free_percent: 10.0, warn_full_within_hours: 7 * 24 }
+    }
+}
+
+/// `[retention]`: events leave the trail's file once they are older than `max_age_days`, or
+/// while the file holds more than `max_bytes`, oldest first, in segments of at least
+/// `segment_events` cut at signed checkpoints; and only once they are in the archive
+/// (`[archive]`, which this needs) and verified there, taken by every other destination
+/// configured (`[fleet]`, `[export.otlp]`), and covered by a signed checkpoint that every
+/// witness configured has cosigned. `legal_hold` stops all pruning. Nothing is pruned without
+/// a rule: the default keeps everything (docs/operations.md, "Retention").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Prune events older than this many days (fractions allowed).
+    pub max_age_days: Option<f64>,
+    /// Prune the oldest events while the file's pages in use exceed this many bytes.
+    pub max_bytes: Option<u64>,
+    /// The fewest events one prune removes (unless `max_bytes` presses).
+    pub segment_events: u64,
+    /// Stop all pruning (a legal hold), whatever the rules say.
+    pub legal_hold: bool,
+    /// How often the rules are applied.
+    pub check_every_ms: u64,
+}
+
+impl RetentionConfig {
+    /// Whether any rule can prune.
+    pub fn prunes(&self) -> bool {
+        self.max_age_days.is_some() || self.max_bytes.is_some()
+    }
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self {
+            max_age_days: None,
+            max_bytes: None,
+            segment_events: 100_000,
+            legal_hold: false,
+            check_every_ms: 60_000,
+        }
     }
 }
 

@@ -299,7 +299,7 @@ mod tests {
             let exists = dir.path().join("archive").join(tile).is_file();
             assert_eq!(exists, !tile.ends_with(".p/0"), "{tile}");
         }
-        let found = check::verify(&archive, &signer.verifier()).await.unwrap();
+        let found = check::verify(&archive, &signer.verifier(), None).await.unwrap();
         assert_eq!(
             (found.size, found.events, found.problems),
             (65_600, 65_600, Vec::<String>::new())
@@ -309,7 +309,9 @@ mod tests {
         let mut again = Archiver::new(archive.clone());
         assert_eq!(again.resume(&store.reader).await.unwrap(), 65_536);
         archive_all(&mut again, &store.reader).await;
-        assert!(check::verify(&archive, &signer.verifier()).await.unwrap().problems.is_empty());
+        assert!(
+            check::verify(&archive, &signer.verifier(), None).await.unwrap().problems.is_empty()
+        );
 
         store.reader.close().await;
         drop(store);

@@ -58,6 +58,9 @@ pub struct Follower<S> {
     look: Option<Duration>,
     gap: Duration,
     metrics: Option<FollowerMetrics>,
+    /// Told where the destination stands, as it moves (for retention: nothing leaves the file
+    /// before each destination that must have it has it).
+    stands: Option<watch::Sender<i64>>,
 }
 
 impl<S: Sink> Follower<S> {
@@ -66,7 +69,7 @@ impl<S: Sink> Follower<S> {
     pub fn new(sink: S, batch: u32, every: Duration) -> Self {
         let batch = batch.max(1);
         let (filter, gap) = (Filter::default(), Duration::ZERO);
-        Self { sink, filter, batch, every, look: None, gap, metrics: None }
+        Self { sink, filter, batch, every, look: None, gap, metrics: None, stands: None }
     }
 
     /// Only the events `filter` selects.
@@ -90,6 +93,11 @@ impl<S: Sink> Follower<S> {
     /// Counts its batches and lag in `metrics`, under the sink's name and `names`.
     pub fn measured(self, metrics: &Metrics, names: SinkNames) -> Self {
         Self { metrics: Some(metrics.follower(S::NAME, names)), ..self }
+    }
+
+    /// Tells `stands` the last seq the destination holds, each time it moves.
+    pub fn reporting(self, stands: watch::Sender<i64>) -> Self {
+        Self { stands: Some(stands), ..self }
     }
 
     /// Follows until `stopping` turns true or the sink's receiver is gone. A round in flight
@@ -188,6 +196,7 @@ impl<S: Sink> Follower<S> {
             }
         };
         *cursor = Some(from);
+        self.stands(from);
         let events = match reader.query(&self.filter, from, batch).await {
             Ok(events) => events,
             Err(error) => {
@@ -214,6 +223,7 @@ impl<S: Sink> Follower<S> {
         };
         self.count(Delivered::Taken(taken.counted));
         *cursor = Some(taken.through);
+        self.stands(taken.through);
         self.lag(reader, taken.through, commits).await;
         let more = full || taken.through < last;
         if !more {
@@ -223,6 +233,12 @@ impl<S: Sink> Follower<S> {
                 .inspect_err(|t| self.count(t.into()))?;
         }
         Ok(more)
+    }
+
+    fn stands(&self, through: i64) {
+        if let Some(stands) = &self.stands {
+            stands.send_if_modified(|stood| std::mem::replace(stood, through) != through);
+        }
     }
 
     fn count(&self, delivered: Delivered) {

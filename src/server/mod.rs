@@ -73,6 +73,8 @@ pub enum ServerError {
     Archive(#[from] crate::archive::ArchiveError),
     #[error("[archive] needs [checkpoints]: an archive reaches as far as a signed checkpoint")]
     ArchiveUnsigned,
+    #[error("[retention] needs [archive]: nothing leaves the trail that is not archived")]
+    RetentionUnarchived,
 }
 
 /// Serves until `shutdown` resolves.
@@ -97,6 +99,18 @@ pub async fn run(
     if archiving.is_some() && signer.is_none() {
         return Err(ServerError::ArchiveUnsigned);
     }
+    if config.retention.prunes() && archiving.is_none() {
+        return Err(ServerError::RetentionUnarchived);
+    }
+    // Where each destination that must take an event before it may leave the file stands.
+    let mut destinations = Vec::new();
+    let mut reporting = |name: &'static str| {
+        let (stands, standing) = tokio::sync::watch::channel(0);
+        destinations.push((name, standing));
+        stands
+    };
+    let shipping = shipping.map(|follower| follower.reporting(reporting("fleet")));
+    let exporting = exporting.map(|follower| follower.reporting(reporting("OTLP")));
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
     let state = State::rebuild(&config, &store.reader).await?;
@@ -138,6 +152,23 @@ pub async fn run(
     if let Some(follower) = archiving {
         let trail = trail.clone();
         tasks.start(Stage::Followers, "archive", |stopping| follower.run(trail, stopping));
+    }
+    if let (true, Some(url), Some(key)) =
+        (config.retention.prunes(), &config.archive.url, log_key.clone())
+    {
+        let retention = crate::retention::Retention {
+            config: config.retention.clone(),
+            archive: crate::archive::Archive::open(url, &config.archive.options)?,
+            key,
+            reader: store.reader.clone(),
+            writer: store.writer.clone(),
+            destinations,
+            witnesses: config.checkpoints.witnesses.iter().map(|w| w.key.clone()).collect(),
+        };
+        let metrics = metrics.clone();
+        tasks.start(Stage::Retention, "retention", |stopping| async move {
+            retention.run(&metrics, stopping).await
+        });
     }
     if let Some(follower) = exporting {
         let trail = trail.clone();

@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 /// When a task stops, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stage {
+    Retention,
     Checkpoints,
     Witnesses,
     Followers,

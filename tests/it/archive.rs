@@ -31,7 +31,7 @@ fn config(dir: &Path, key_file: &Path, archive: &Path) -> Config {
 }
 
 /// The size of the archive's checkpoint once it is at least `size` (within 20 s).
-async fn archived(archive: &Path, size: u64) -> u64 {
+pub(crate) async fn archived(archive: &Path, size: u64) -> u64 {
     let started = Instant::now();
     loop {
         let held = std::fs::read_to_string(archive.join("checkpoint")).ok();

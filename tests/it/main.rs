@@ -34,6 +34,7 @@ mod pins;
 mod policy_cli;
 mod properties;
 mod reload;
+mod retention;
 mod schemas;
 mod server;
 mod shadow;

@@ -1,0 +1,235 @@
+//! Retention: the task that lets old events leave the trail's file under `[retention]`'s rules,
+//! and only what may go. Every `check_every_ms` it finishes any prune a stop cut short, then
+//! asks the rules how far they want the file pruned (`rules.rs`: by age, by bytes, in whole
+//! segments cut at signed checkpoints), bounds that by what is safe (the archive's signed
+//! checkpoint, every destination that must take the events, every witness's cosignature),
+//! checks the archive holds that range exactly as the file does (`archive::check::holds`),
+//! records the prune as an event, and deletes the range a batch per commit. A legal hold stops
+//! it all. It never delays a decision: each step is one short append, queued like any other.
+
+mod rules;
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::archive::Archive;
+use crate::archive::check::{self, HoldsError};
+use crate::config::RetentionConfig;
+use crate::metrics::Metrics;
+use crate::store::{Reader, StoreError, Writer};
+use crate::trail::note::NoteVerifier;
+use crate::trail::{Event, Kind, Record};
+
+pub use rules::{Segment, Want};
+
+/// The fault suite's pause between two batches of deletions, so that a test can stop the
+/// process in the middle of a prune. Only the tests set it.
+pub const PAUSE_ENV: &str = "TOOLGATE_FAULT_PRUNE_PAUSE_MS";
+
+/// Why a round of retention could not finish (it is tried again the next round).
+#[derive(Debug, thiserror::Error)]
+pub enum RetentionError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot check the archive: {0}")]
+    Holds(#[from] HoldsError),
+}
+
+/// The retention task's parts.
+#[derive(Debug)]
+pub struct Retention {
+    pub config: RetentionConfig,
+    pub archive: Archive,
+    /// The log's verifier key: the archive's checkpoint must be signed with it.
+    pub key: NoteVerifier,
+    pub reader: Reader,
+    pub writer: Writer,
+    /// Each destination that must take an event before it may leave the file, and where it
+    /// stands (`Follower::reporting`).
+    pub destinations: Vec<(&'static str, watch::Receiver<i64>)>,
+    /// The verifier keys of the witnesses configured: each must have cosigned a checkpoint
+    /// covering a range before it may leave the file.
+    pub witnesses: Vec<String>,
+}
+
+/// What a round did.
+#[derive(Debug, PartialEq, Eq)]
+enum Round {
+    /// Nothing to prune, or a hold.
+    Kept,
+    /// Events 1 through this left the file.
+    Pruned(i64),
+    /// The rules want more gone than is safe yet: what stands in the way.
+    Waiting(String),
+}
+
+impl Retention {
+    /// Applies the rules every `check_every_ms` until `stopping` turns true.
+    pub async fn run(self, metrics: &Metrics, mut stopping: watch::Receiver<bool>) {
+        let through = metrics.gauge(
+            "retention_pruned_through_seq",
+            "The last seq pruned from the trail's file (0: none)",
+        );
+        let hold = metrics.gauge("retention_legal_hold", "1 while a legal hold stops pruning");
+        hold.set(i64::from(self.config.legal_hold));
+        let every = Duration::from_millis(self.config.check_every_ms.max(100));
+        tracing::info!(
+            max_age_days = self.config.max_age_days,
+            max_bytes = self.config.max_bytes,
+            legal_hold = self.config.legal_hold,
+            "retention on"
+        );
+        let mut said = String::new();
+        loop {
+            match self.round().await {
+                Ok(Round::Pruned(seq)) => tracing::info!(through = seq, "pruned the trail"),
+                Ok(Round::Waiting(why)) if why != said => {
+                    tracing::info!("retention waits: {why}");
+                    said = why;
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "retention round failed; trying again"),
+            }
+            if let Ok(Some(pruned)) = self.reader.pruned().await {
+                through.set(pruned.through);
+            }
+            tokio::select! {
+                _ = stopping.wait_for(|stop| *stop) => return,
+                () = tokio::time::sleep(every) => {}
+            }
+        }
+    }
+
+    async fn round(&self) -> Result<Round, RetentionError> {
+        // A prune a stop cut short is finished before anything else, hold or not: its event
+        // is on the trail, so its range is already gone as far as the trail says.
+        self.delete().await?;
+        if self.config.legal_hold {
+            return Ok(Round::Kept);
+        }
+        let pruned = self.reader.pruned().await?.map_or(0, |p| p.through);
+        let segments = self.segments(pruned).await?;
+        let used = self.reader.bytes_in_use().await?;
+        let head = self.reader.head().await?.map_or(0, |h| h.seq);
+        let now = chrono::Utc::now();
+        let Some(want) = rules::want(&self.config, &segments, pruned, head, used, now) else {
+            return Ok(Round::Kept);
+        };
+        let (safe, why) = self.safe().await?;
+        let Some(segment) = want.within(&segments, safe, pruned, self.config.segment_events) else {
+            let held = want.target(&segments).is_some_and(|target| target > safe.max(pruned));
+            return Ok(if held { Round::Waiting(why) } else { Round::Kept });
+        };
+        let problems =
+            check::holds(&self.archive, &self.key, &self.reader, pruned + 1, segment.through)
+                .await?;
+        if !problems.is_empty() {
+            return Ok(Round::Waiting(format!(
+                "the archive does not hold events {}–{} as the trail does: {}",
+                pruned + 1,
+                segment.through,
+                problems.join("; ")
+            )));
+        }
+        self.record(pruned + 1, &segment, &want).await?;
+        self.delete().await?;
+        Ok(Round::Pruned(segment.through))
+    }
+
+    /// The places the file may be cut: each signed checkpoint after the last prune (the
+    /// events before it are one or more segments).
+    async fn segments(&self, pruned: i64) -> Result<Vec<Segment>, StoreError> {
+        let checkpoints = self.reader.checkpoints().await?;
+        Ok(checkpoints
+            .iter()
+            .filter(|c| c.seq - 1 > pruned)
+            .filter(|c| signed(c, &self.key))
+            .map(|c| Segment { through: c.seq - 1, checkpoint: c.seq, ts: c.ts.clone() })
+            .collect())
+    }
+
+    /// How far the file may be pruned now: the least of the archive's signed checkpoint, each
+    /// destination's position, each witness's cosigned size; and what holds it there.
+    async fn safe(&self) -> Result<(i64, String), RetentionError> {
+        let archived = match self.archive.get("checkpoint").await.map_err(HoldsError::from)? {
+            Some(note) => crate::trail::checkpoint::Checkpoint::open(
+                &String::from_utf8_lossy(&note),
+                &self.key,
+            )
+            .map_or(0, |c| c.size),
+            None => 0,
+        };
+        let mut bound = (i64::try_from(archived).unwrap_or(i64::MAX), "the archive".to_owned());
+        for (name, stands) in &self.destinations {
+            let stands = *stands.borrow();
+            if stands < bound.0 {
+                bound = (stands, format!("the {name} destination"));
+            }
+        }
+        for witness in &self.witnesses {
+            let size = self.reader.cosigned_size(witness).await?;
+            let size = i64::try_from(size).unwrap_or(i64::MAX);
+            if size < bound.0 {
+                bound = (size, format!("witness {witness}'s cosignature"));
+            }
+        }
+        let why = format!("events after seq {} wait for {}", bound.0, bound.1);
+        Ok((bound.0, why))
+    }
+
+    /// Appends the `prune` event of events `first` through `segment.through`.
+    async fn record(&self, first: i64, segment: &Segment, want: &Want) -> Result<(), StoreError> {
+        let root = self.reader.root(segment.through.unsigned_abs()).await?;
+        let (location, checkpoint, through) =
+            (self.archive.location().to_owned(), segment.checkpoint, segment.through);
+        let why = want.why();
+        let event = self
+            .writer
+            .record_prune(through, move |hash| Record {
+                reason: Some(format!(
+                    "events {first}–{through} left this file ({why}): they are archived at \
+                     {location} and verified there, and the checkpoint at seq {checkpoint} \
+                     signs the tree of them"
+                )),
+                request: Some(
+                    serde_json::json!({
+                        "first": first,
+                        "through": through,
+                        "hash": hash,
+                        "root": hex::encode(root),
+                        "checkpoint": checkpoint,
+                        "archive": location,
+                    })
+                    .to_string(),
+                ),
+                ..Record::new(Kind::Prune)
+            })
+            .await?;
+        tracing::info!(seq = event.seq, first, through, "prune recorded");
+        Ok(())
+    }
+
+    /// Deletes what the last prune lets go, a batch per commit.
+    async fn delete(&self) -> Result<(), StoreError> {
+        let pause = pause();
+        while self.writer.delete_pruned().await? > 0 {
+            if !pause.is_zero() {
+                tokio::time::sleep(pause).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a checkpoint event's note is signed with the log's key.
+fn signed(checkpoint: &Event, key: &NoteVerifier) -> bool {
+    let note = checkpoint.record.note.as_deref().unwrap_or_default();
+    crate::trail::checkpoint::Checkpoint::open(note, key).is_ok()
+}
+
+/// [`PAUSE_ENV`], or none.
+fn pause() -> Duration {
+    let ms = std::env::var(PAUSE_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    Duration::from_millis(ms)
+}

@@ -1,0 +1,202 @@
+//! Retention against a real server and a local-directory archive: old events leave the file
+//! once archived and verified there and signed; the rest verifies alone and, with the archive,
+//! as one history; a legal hold stops pruning; an archive that does not hold the events as the
+//! trail does stops it too; `archive get` reads pruned events back.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OpenFlags};
+use toolgate::config::{ArchiveConfig, CheckpointsConfig, Config, RetentionConfig};
+
+use crate::helpers::{request, start, toolgate};
+
+/// One second, in days.
+const SECOND: f64 = 1.0 / 86_400.0;
+
+/// Checkpoints every 100 events, archived to `archive`, events older than a second pruned in
+/// segments of 100 or more (unless `hold`).
+fn config(dir: &Path, key_file: &Path, archive: &Path, hold: bool) -> Config {
+    Config {
+        db: dir.join("trail.db"),
+        checkpoints: CheckpointsConfig {
+            key_file: Some(key_file.to_owned()),
+            every_events: 100,
+            every_ms: 200,
+            ..CheckpointsConfig::default()
+        },
+        archive: ArchiveConfig {
+            url: Some(format!("file://{}", archive.display())),
+            ..ArchiveConfig::default()
+        },
+        retention: RetentionConfig {
+            max_age_days: Some(SECOND),
+            segment_events: 100,
+            legal_hold: hold,
+            check_every_ms: 100,
+            ..RetentionConfig::default()
+        },
+        ..Config::default()
+    }
+}
+
+fn read(db: &Path) -> Connection {
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+}
+
+/// The last seq pruned (0: none) and the first seq the file holds.
+fn pruned(db: &Path) -> (i64, i64) {
+    let conn = read(db);
+    let through = conn.query_row("SELECT coalesce(max(through), 0) FROM pruned", [], |r| r.get(0));
+    let first = conn.query_row("SELECT min(seq) FROM events", [], |r| r.get(0));
+    (through.unwrap(), first.unwrap())
+}
+
+/// Waits (20 s at most) until at least `events` are pruned and their rows deleted.
+async fn pruned_at_least(db: &Path, events: i64) -> i64 {
+    let started = Instant::now();
+    loop {
+        let (through, first) = pruned(db);
+        if through >= events && first == through + 1 {
+            return through;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "pruned through {through}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn keygen(dir: &Path) -> (std::path::PathBuf, String) {
+    let key_file = dir.join("log.key");
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    (key_file, String::from_utf8(out.stdout).unwrap().trim().to_owned())
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let out = toolgate(args);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code().unwrap(), said + &String::from_utf8_lossy(&out.stderr))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn old_events_leave_the_file_once_archived_and_the_rest_verifies_as_one_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, key) = keygen(dir.path());
+    let archive = dir.path().join("archive");
+    let url = format!("file://{}", archive.display());
+    let trail = tempfile::tempdir().unwrap();
+    let mut app = start(config(trail.path(), &key_file, &archive, false), trail).await;
+    for _ in 0..600 {
+        app.decide(request("read")).await;
+    }
+    let through = pruned_at_least(&app.db, 300).await;
+    // Decisions are answered (and recorded) while and after the file is pruned.
+    for _ in 0..50 {
+        app.decide(request("read")).await;
+    }
+    let db = app.db.clone();
+    let (_dir, _) = app.stop().await;
+
+    // What is left: the prune's event, the frontier of the tree, nothing below.
+    let conn = read(&db);
+    let (kind, recorded): (String, String) = conn
+        .query_row(
+            "SELECT kind, request FROM events WHERE kind = 'prune' ORDER BY seq DESC",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(kind, "prune");
+    assert!(recorded.contains(&format!("\"through\":{through}")), "{recorded}");
+    let first_kept: String =
+        conn.query_row("SELECT kind FROM events ORDER BY seq LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(first_kept, "checkpoint", "a prune ends where a signed checkpoint begins");
+    let old_nodes: i64 = conn
+        .query_row("SELECT count(*) FROM tree_nodes WHERE leaf < ?1", [through], |r| r.get(0))
+        .unwrap();
+    assert!(old_nodes <= 64, "{old_nodes} nodes of pruned leaves kept: only the frontier's");
+    drop(conn);
+
+    // The file alone verifies from the first event it keeps, and says where the rest is.
+    let db_arg = db.to_str().unwrap();
+    let (code, said) = run(&["verify", "--db", db_arg, "--key", &key]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains(&format!("seq 1–{through} were pruned")), "{said}");
+    // With the archive: one history, each part named.
+    let (code, said) = run(&["verify", "--db", db_arg, "--key", &key, "--archive", &url]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains(&format!("seq 1–{through}: in the archive")), "{said}");
+
+    // Pruned events read back from the archive, as an export that verifies.
+    let (code, csv) = run(&["archive", "get", "--url", &url, "--from", "1", "--to", "10"]);
+    assert_eq!(code, 0, "{csv}");
+    assert_eq!(csv.lines().count(), 11, "{csv}");
+    let got = dir.path().join("got.csv");
+    std::fs::write(&got, &csv).unwrap();
+    let (code, said) = run(&["verify", "--csv", got.to_str().unwrap()]);
+    assert_eq!(code, 0, "{said}");
+
+    // The server starts again on the pruned file, goes on chaining, and it all verifies.
+    let trail = tempfile::tempdir().unwrap();
+    std::fs::copy(&db, trail.path().join("trail.db")).unwrap();
+    let mut app = start(config(trail.path(), &key_file, &archive, true), trail).await;
+    for _ in 0..20 {
+        app.decide(request("read")).await;
+    }
+    let db = app.db.clone();
+    let (_trail, _) = app.stop().await;
+    let (code, said) =
+        run(&["verify", "--db", db.to_str().unwrap(), "--key", &key, "--archive", &url]);
+    assert_eq!(code, 0, "{said}");
+
+    // An archived event changed: the joined verification names the archive.
+    let events = archive.join("toolgate/events/000");
+    let text = std::fs::read_to_string(&events).unwrap();
+    std::fs::write(&events, text.replacen("read", "reed", 1)).unwrap();
+    let (code, said) =
+        run(&["verify", "--db", db.to_str().unwrap(), "--key", &key, "--archive", &url]);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("BROKEN archive: toolgate/events/000"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legal_hold_stops_pruning_and_lifting_it_lets_it_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, _) = keygen(dir.path());
+    let archive = dir.path().join("archive");
+    let trail = tempfile::tempdir().unwrap();
+    let mut app = start(config(trail.path(), &key_file, &archive, true), trail).await;
+    for _ in 0..400 {
+        app.decide(request("read")).await;
+    }
+    // Long enough for every rule but the hold: old, archived, in segments of 100.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(pruned(&app.db), (0, 1), "nothing is pruned under a legal hold");
+    let (trail, db) = app.stop().await;
+    let mut app = start(config(trail.path(), &key_file, &archive, false), trail).await;
+    app.decide(request("read")).await;
+    pruned_at_least(&db, 300).await;
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_leaves_the_file_that_the_archive_does_not_hold_as_the_trail_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, _) = keygen(dir.path());
+    let archive = dir.path().join("archive");
+    let trail = tempfile::tempdir().unwrap();
+    // Archived under a hold, then an archived event is changed behind the server's back.
+    let mut app = start(config(trail.path(), &key_file, &archive, true), trail).await;
+    for _ in 0..400 {
+        app.decide(request("read")).await;
+    }
+    crate::archive::archived(&archive, 400).await;
+    let (trail, db) = app.stop().await;
+    let events = archive.join("toolgate/events/000");
+    let text = std::fs::read_to_string(&events).unwrap();
+    std::fs::write(&events, text.replacen("read", "reed", 1)).unwrap();
+    let mut app = start(config(trail.path(), &key_file, &archive, false), trail).await;
+    app.decide(request("read")).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(pruned(&db), (0, 1), "pruned what the archive holds otherwise");
+    app.stop().await;
+}
