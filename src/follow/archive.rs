@@ -5,14 +5,13 @@
 //! caught up. Where it stands is what the archive's `checkpoint` says, so a restart resumes
 //! from the archive itself: at least once, each object compared with what it holds.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Follower, Sink, Taken, Trouble};
 use crate::archive::tiles::{self, Tile, WIDTH};
 use crate::archive::{Archive, ArchiveError};
 use crate::config::ArchiveConfig;
 use crate::metrics::{Metrics, SinkNames};
-use crate::query::Filter;
 use crate::store::{Reader, StoreError};
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::csv::{CsvError, CsvWriter};
@@ -56,7 +55,12 @@ pub struct Archiver {
     published: u64,
     /// That checkpoint's note, with the cosignatures it had then.
     note: String,
+    /// When `take` last looked for a checkpoint to publish.
+    looked: Instant,
 }
+
+/// How often a follower that never catches up publishes the latest checkpoint.
+const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 
 fn trouble(error: ArchiveError) -> Trouble {
     match error {
@@ -87,6 +91,7 @@ impl Archiver {
             pending: Vec::new(),
             published: 0,
             note: String::new(),
+            looked: Instant::now(),
         }
     }
 
@@ -142,6 +147,28 @@ impl Archiver {
         Ok(())
     }
 
+    /// The events of a partial level-0 tile: the pending ones after the full tiles, or the
+    /// first of a full tile already written (read from the archive: some may have left the
+    /// trail's file with a prune since).
+    async fn partial(&self, tile: Tile) -> Result<Vec<Event>, Trouble> {
+        let width = usize::try_from(tile.width).unwrap_or(usize::MAX);
+        if tile.first() == self.tiled {
+            let pending = self.pending.get(..width);
+            return pending
+                .map(<[Event]>::to_vec)
+                .ok_or_else(|| Trouble::Failed(format!("{}: fewer events pending", tile.path())));
+        }
+        let full = Tile { width: WIDTH, ..tile };
+        let bytes = self.archive.get(&full.events_path()).await.map_err(trouble)?;
+        let rows = crate::archive::check::rows_of(&bytes.unwrap_or_default())
+            .map_err(|e| Trouble::Failed(format!("{}: {e}", full.events_path())))?;
+        let events: Result<Vec<Event>, String> = rows.into_iter().take(width).collect();
+        events
+            .ok()
+            .filter(|events| events.len() == width)
+            .ok_or_else(|| Trouble::Failed(format!("{}: does not read", full.events_path())))
+    }
+
     /// Archives the trail's latest checkpoint, if it is newer than the archive's: its partial
     /// tiles, then the checkpoint with its cosignatures (again when new cosignatures came).
     async fn publish(&mut self) -> Result<(), Trouble> {
@@ -162,13 +189,7 @@ impl Archiver {
                 continue;
             };
             if level == 0 {
-                let after = i64::try_from(tile.first()).unwrap_or(i64::MAX);
-                let width = u32::try_from(tile.width).unwrap_or(u32::MAX);
-                let events =
-                    reader.query(&Filter::default(), after, width).await.map_err(unreadable)?;
-                if events.len() as u64 != tile.width {
-                    return Err(Trouble::Failed(format!("{}: the trail is short", tile.path())));
-                }
+                let events = self.partial(tile).await?;
                 self.write_leaves(tile, &events).await?;
             } else {
                 self.write_nodes(tile).await?;
@@ -222,7 +243,27 @@ impl Sink for Archiver {
         self.note = note.unwrap_or_default();
         self.tiled = size / WIDTH * WIDTH;
         self.pending.clear();
-        Ok(i64::try_from(self.tiled).unwrap_or(i64::MAX))
+        // Events of the partial tile that a prune took from the file are taken from the
+        // archive, which held them (verified) before they went.
+        let first = reader.first_seq().await.map_err(unreadable)?.unwrap_or(1);
+        let gone = u64::try_from(first - 1).unwrap_or(0).min(size);
+        if gone > self.tiled {
+            let tile = Tile { level: 0, index: self.tiled / WIDTH, width: size - self.tiled };
+            let bytes = self.archive.get(&tile.events_path()).await.map_err(trouble)?;
+            let rows = crate::archive::check::rows_of(&bytes.unwrap_or_default())
+                .map_err(|e| Trouble::Refused(format!("{}: {e}", tile.events_path())))?;
+            let events = rows.into_iter().take(usize::try_from(gone - self.tiled).unwrap_or(0));
+            for event in events {
+                let event =
+                    event.map_err(|e| Trouble::Refused(format!("{}: {e}", tile.events_path())))?;
+                self.pending.push(event);
+            }
+            if self.pending.len() as u64 != gone - self.tiled {
+                return Err(Trouble::Refused(format!("{}: short", tile.events_path())));
+            }
+        }
+        let through = self.tiled + self.pending.len() as u64;
+        Ok(i64::try_from(through).unwrap_or(i64::MAX))
     }
 
     async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
@@ -241,6 +282,12 @@ impl Sink for Archiver {
                 self.write_full_tile().await?;
             }
         }
+        // Under a load that never lets it catch up, the archive's checkpoint still moves,
+        // at most once a second.
+        if self.looked.elapsed() >= PUBLISH_EVERY {
+            self.looked = Instant::now();
+            self.publish().await?;
+        }
         Ok(Taken { through, counted })
     }
 
@@ -257,6 +304,7 @@ mod tests {
     use super::*;
     use crate::archive::check;
     use crate::config::{Durability, WriterConfig};
+    use crate::query::Filter;
     use crate::store::Store;
     use crate::trail::note::NoteSigner;
     use crate::trail::{Kind, Record};
