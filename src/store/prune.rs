@@ -1,7 +1,9 @@
 //! Pruning the file (migration 0009): the `prune` event and its row in `pruned`, committed
 //! together, then the rows at or below its `through` deleted a batch per commit, and the pages
-//! they held given back. The tree keeps the nodes of its frontier at `through`: every root and
-//! proof of a larger tree is made from them and the nodes after. Which range may go, and when,
+//! they held given back. The tree keeps the nodes of its frontier at `through` (every root and
+//! proof of a larger tree is made from them and the nodes after) and its leaves' hashes go;
+//! the nodes at the levels of hash tiles (8, 16, …: one per 256 events) stay, for the
+//! archive's partial tiles above level 0. Which range may go, and when,
 //! is `crate::retention`'s to decide; this file only writes what it is told.
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -124,15 +126,16 @@ fn delete_batch(tx: &Transaction<'_>) -> Result<u64, StoreError> {
     let Some(first) = first.filter(|first| *first <= pruned.through) else { return Ok(0) };
     let end = (first + DELETE_BATCH - 1).min(pruned.through);
     let deleted = tx.execute("DELETE FROM events WHERE seq >= ?1 AND seq <= ?2", [first, end])?;
-    // The nodes the same leaves completed (leaf = seq - 1), but the frontier's: numbers
-    // this function made, so they are written into the statement.
+    // The nodes the same leaves completed (leaf = seq - 1), but the frontier's and those at
+    // the levels of hash tiles above level 0 (one in 256: what the archive's partial tiles
+    // are made of): numbers this function made, so they are written into the statement.
     let keep: Vec<String> = frontier(pruned.through)?
         .iter()
         .map(|(leaf, level)| format!("({leaf}, {level})"))
         .collect();
     tx.execute(
         &format!(
-            "DELETE FROM tree_nodes WHERE leaf >= ?1 AND leaf <= ?2
+            "DELETE FROM tree_nodes WHERE leaf >= ?1 AND leaf <= ?2 AND (level = 0 OR level % 8 != 0)
                AND (leaf, level) NOT IN (VALUES {})",
             keep.join(", ")
         ),
