@@ -25,7 +25,7 @@ pub use rules::{Segment, Want};
 
 /// The fault suite's pause between two batches of deletions, so that a test can stop the
 /// process in the middle of a prune. Only the tests set it.
-pub const PAUSE_ENV: &str = "TOOLGATE_FAULT_PRUNE_PAUSE_MS";
+const PAUSE_ENV: &str = "TOOLGATE_FAULT_PRUNE_PAUSE_MS";
 
 /// Why a round of retention could not finish (it is tried again the next round).
 #[derive(Debug, thiserror::Error)]

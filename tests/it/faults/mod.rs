@@ -13,6 +13,7 @@ mod crash;
 mod disk;
 mod flood;
 mod load;
+mod prune;
 mod shutdown;
 mod slow;
 mod soak;
