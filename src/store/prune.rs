@@ -163,7 +163,10 @@ fn frontier(size: i64) -> Result<Vec<(i64, u32)>, StoreError> {
 fn give_back(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let mode: i64 = tx.query_row("PRAGMA auto_vacuum", [], |row| row.get(0))?;
     if mode == 2 {
-        tx.execute_batch("PRAGMA incremental_vacuum")?;
+        // A page per row: every row is stepped through, or only the first page goes.
+        let mut stmt = tx.prepare_cached("PRAGMA incremental_vacuum")?;
+        let mut rows = stmt.query([])?;
+        while rows.next()?.is_some() {}
     }
     Ok(())
 }
@@ -206,6 +209,10 @@ mod tests {
         assert_eq!(deleted, 7_777);
         assert_eq!(reader.first_seq().await.unwrap(), Some(7_778));
         assert!(reader.bytes_in_use().await.unwrap() < before / 2, "the pages went back");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let free: i64 = conn.pragma_query_value(None, "freelist_count", |r| r.get(0)).unwrap();
+        assert_eq!(free, 0, "to the file system, not to the free list");
+        drop(conn);
         // The frontier at the prune makes the same roots as before.
         assert_eq!(reader.frontier(7_777).await.unwrap().root(), root);
         assert_eq!(reader.pruned().await.unwrap().unwrap().through, 7_777);
