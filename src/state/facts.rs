@@ -267,8 +267,27 @@ impl Facts {
         }
     }
 
-    /// Rebuilds the facts from the decisions on the trail.
+    /// Starts a session's counts where a prune left them (its calls and denials before the
+    /// first decision the file keeps, as the `prune` event carried them).
+    fn seed(&self, (actor, session, calls, denials, last_us): crate::retention::carry::Session) {
+        let key = self.session_key(&actor, &session);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = state.sessions.entry(key).or_default();
+        entry.calls += calls;
+        entry.denials += denials;
+        entry.last_seen_us = entry.last_seen_us.max(last_us);
+    }
+
+    /// Rebuilds the facts from the decisions on the trail, after the counts the last prune
+    /// carried past its cut (docs/operations.md, "Retention").
     pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
+        let mut carried = Vec::new();
+        reader
+            .scan(&Filter::of_kind(Kind::Prune), |event| {
+                carried = crate::retention::carry::carried(&event);
+            })
+            .await?;
+        carried.into_iter().for_each(|session| self.seed(session));
         let decisions = Filter::of_kind(Kind::Decision);
         reader
             .scan(&decisions, |event| {

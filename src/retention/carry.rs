@@ -1,0 +1,242 @@
+//! What a prune carries past its cut, so that a gate restarted on the pruned file rebuilds the
+//! state it had (`crate::state`): the tool definitions in force are appended again, as
+//! `tool_defined` events, in the prune's commit; each live session's counts go in the prune
+//! event (the last prune's carried ones included); and the cut stays before the request of
+//! every approval still pending, whose call a restart reopens from the trail.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+
+use crate::query::Filter;
+use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::{Event, Kind, Outcome, Record};
+
+/// Sessions idle longer than this are not carried: the gate forgets them too (`state::facts`).
+const LIVE_US: i64 = 24 * 3600 * 1_000_000;
+
+/// The most sessions one prune carries (the most recently active).
+const MOST_SESSIONS: usize = 10_000;
+
+/// A session's counts carried past a cut: actor, session, calls, denials, last call (µs).
+pub type Session = (String, String, u64, u64, i64);
+
+/// What a prune through `through` carries.
+#[derive(Debug)]
+pub struct Carry {
+    /// The cut, lowered before the oldest pending approval's request.
+    pub through: i64,
+    /// The `tool_defined` records to append again: the pins in force taken at or below it.
+    pub pins: Vec<Record>,
+    /// The live sessions' counts up to it.
+    pub sessions: Vec<Session>,
+    /// The last seq read: a pin after it makes the carry stale.
+    pub read_to: i64,
+}
+
+/// What a prune through `through` must carry, read from the file; `previous` the sessions the
+/// last prune carried.
+pub async fn carry(
+    reader: &Reader,
+    through: i64,
+    previous: Vec<Session>,
+) -> Result<Carry, StoreError> {
+    let read_to = reader.head().await?.map_or(0, |h| h.seq);
+    let through = through.min(oldest_pending(reader).await? - 1);
+    let mut pinned: BTreeMap<String, Event> = BTreeMap::new();
+    reader
+        .scan(&Filter::of_kind(Kind::ToolDefined), |event| {
+            let pin = event.record.status.as_deref() == Some("pinned");
+            if let (true, Some(tool)) = (pin && event.seq <= read_to, event.record.tool.clone()) {
+                pinned.insert(tool, event);
+            }
+        })
+        .await?;
+    let pins = pinned
+        .into_values()
+        .filter(|event| event.seq <= through)
+        .map(|event| Record {
+            reason: Some(format!(
+                "the definition in force since seq {}, carried past the prune of events \
+                 through {through}",
+                event.seq
+            )),
+            ..event.record
+        })
+        .collect();
+    let sessions = sessions(reader, through, previous).await?;
+    Ok(Carry { through, pins, sessions, read_to })
+}
+
+/// The seq of the oldest approval request without a verdict (`i64::MAX` when none waits).
+async fn oldest_pending(reader: &Reader) -> Result<i64, StoreError> {
+    let mut requested = HashMap::new();
+    reader
+        .scan(&Filter::of_kind(Kind::ApprovalRequested), |event| {
+            if let Some(id) = event.record.decision_id {
+                requested.insert(id, event.seq);
+            }
+        })
+        .await?;
+    for verdict in [
+        Kind::ApprovalApproved,
+        Kind::ApprovalRejected,
+        Kind::ApprovalExpired,
+        Kind::ApprovalWithdrawn,
+    ] {
+        reader
+            .scan(&Filter::of_kind(verdict), |event| {
+                if let Some(id) = &event.record.decision_id {
+                    requested.remove(id);
+                }
+            })
+            .await?;
+    }
+    Ok(requested.into_values().min().unwrap_or(i64::MAX))
+}
+
+/// The counts of the sessions live now, from `previous` and the decisions up to `through`.
+async fn sessions(
+    reader: &Reader,
+    through: i64,
+    previous: Vec<Session>,
+) -> Result<Vec<Session>, StoreError> {
+    let mut counts: HashMap<(String, String), (u64, u64, i64)> = previous
+        .into_iter()
+        .map(|(actor, session, calls, denials, last)| ((actor, session), (calls, denials, last)))
+        .collect();
+    let decisions = Filter::of_kind(Kind::Decision);
+    let mut after = 0;
+    'pages: loop {
+        let events = reader.query(&decisions, after, PAGE).await?;
+        let full = events.len() == PAGE as usize;
+        for event in events {
+            if event.seq > through {
+                break 'pages;
+            }
+            after = event.seq;
+            let r = &event.record;
+            let key =
+                (r.actor_id.clone().unwrap_or_default(), r.session_id.clone().unwrap_or_default());
+            let at = DateTime::parse_from_rfc3339(&event.ts)
+                .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
+            let entry = counts.entry(key).or_default();
+            entry.0 += 1;
+            entry.1 += u64::from(r.outcome == Some(Outcome::Deny));
+            entry.2 = entry.2.max(at);
+        }
+        if !full {
+            break;
+        }
+    }
+    let live = Utc::now().timestamp_micros() - LIVE_US;
+    let mut sessions: Vec<Session> = counts
+        .into_iter()
+        .filter(|(_, (_, _, last))| *last >= live)
+        .map(|((actor, session), (calls, denials, last))| (actor, session, calls, denials, last))
+        .collect();
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.4));
+    sessions.truncate(MOST_SESSIONS);
+    Ok(sessions)
+}
+
+/// The sessions a `prune` event carried (none for any other event).
+pub fn carried(event: &Event) -> Vec<Session> {
+    let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune);
+    let value = request.and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
+    value.and_then(|v| serde_json::from_value(v.get("sessions")?.clone()).ok()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::{Durability, WriterConfig};
+    use crate::state::facts::{Call, Facts};
+    use crate::state::pins::Pins;
+    use crate::store::Store;
+
+    fn decision(session: &str, outcome: Outcome) -> Record {
+        Record {
+            actor_id: Some("agent".into()),
+            session_id: Some(session.into()),
+            decision_id: Some(uuid::Uuid::now_v7().to_string()),
+            outcome: Some(outcome),
+            ..Record::new(Kind::Decision)
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_prune_carries_the_pins_and_sessions_and_stops_before_a_pending_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Arc::new(crate::metrics::Metrics::default());
+        let (store, thread) = Store::open(
+            &dir.path().join("t.db"),
+            Durability::Normal,
+            &WriterConfig::default(),
+            metrics,
+        )
+        .await
+        .unwrap();
+        let (writer, reader) = (&store.writer, &store.reader);
+        let pin = Record {
+            tool: Some("search".into()),
+            args_hash: Some("a".repeat(64)),
+            request: Some(r#"{"description":"aa"}"#.into()),
+            status: Some("pinned".into()),
+            ..Record::new(Kind::ToolDefined)
+        };
+        writer.append(vec![pin]).await.unwrap(); // seq 1
+        let mut calls = vec![decision("s", Outcome::Allow); 5];
+        calls.push(decision("s", Outcome::Deny));
+        writer.append(calls).await.unwrap(); // seqs 2..=7
+        let waiting = decision("s", Outcome::RequireApproval);
+        let requested = Record {
+            decision_id: waiting.decision_id.clone(),
+            ..Record::new(Kind::ApprovalRequested)
+        };
+        writer.append(vec![waiting, requested]).await.unwrap(); // seqs 8, 9
+        writer.append(vec![decision("s", Outcome::Allow); 3]).await.unwrap(); // 10..=12
+
+        // Wanted through 11: the pending approval's request (9) holds the cut at 8.
+        let carry = carry(reader, 11, Vec::new()).await.unwrap();
+        assert_eq!(carry.through, 8);
+        assert_eq!(carry.pins.len(), 1);
+        assert_eq!(carry.pins[0].args_hash.as_deref(), Some(&*"a".repeat(64)));
+        assert_eq!(carry.sessions.len(), 1);
+        let (actor, session, calls, denials, _) = carry.sessions[0].clone();
+        assert_eq!((actor.as_str(), session.as_str(), calls, denials), ("agent", "s", 7, 1));
+
+        // Recorded and deleted: a gate rebuilt from the file has the pin and the counts.
+        let sessions = carry.sessions.clone();
+        writer
+            .record_prune(8, carry.read_to, carry.pins, move |_| Record {
+                request: Some(
+                    serde_json::json!({ "through": 8, "sessions": sessions }).to_string(),
+                ),
+                ..Record::new(Kind::Prune)
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        while writer.delete_pruned().await.unwrap() > 0 {}
+        let pins = Pins::default();
+        assert_eq!(pins.rebuild(reader).await.unwrap(), 1, "the pin is in force after the cut");
+        let facts = Facts::new(HashMap::new());
+        facts.rebuild(reader).await.unwrap();
+        let next = Call {
+            session: "s",
+            task_type: "",
+            actor: "agent",
+            tool: "t",
+            args_hash: "h",
+            at_us: Utc::now().timestamp_micros(),
+        };
+        let observed = facts.observe(next);
+        // 7 carried + the 3 kept decisions + this one; the denial carried too.
+        assert_eq!((observed.session_calls, observed.session_denials), (11, 1));
+        drop(store);
+        thread.join().await;
+    }
+}
