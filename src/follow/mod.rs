@@ -95,7 +95,8 @@ impl<S: Sink> Follower<S> {
         Self { metrics: Some(metrics.follower(S::NAME, names)), ..self }
     }
 
-    /// Tells `stands` the last seq the destination holds, each time it moves.
+    /// Tells `stands` the last seq the destination took, each time it takes more (not where
+    /// it says it stands when the follower resumes: only what it acknowledged taking).
     pub fn reporting(self, stands: watch::Sender<i64>) -> Self {
         Self { stands: Some(stands), ..self }
     }
@@ -196,7 +197,6 @@ impl<S: Sink> Follower<S> {
             }
         };
         *cursor = Some(from);
-        self.stands(from);
         let events = match reader.query(&self.filter, from, batch).await {
             Ok(events) => events,
             Err(error) => {

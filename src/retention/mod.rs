@@ -7,6 +7,7 @@
 //! records the prune as an event, and deletes the range a batch per commit. A legal hold stops
 //! it all. It never delays a decision: each step is one short append, queued like any other.
 
+pub mod carry;
 mod rules;
 
 use std::time::Duration;
@@ -36,13 +37,15 @@ pub enum RetentionError {
     Holds(#[from] HoldsError),
 }
 
-/// The retention task's parts.
-#[derive(Debug)]
+/// The retention task's parts (no `Debug`: it holds the signing key).
 pub struct Retention {
     pub config: RetentionConfig,
     pub archive: Archive,
     /// The log's verifier key: the archive's checkpoint must be signed with it.
     pub key: NoteVerifier,
+    /// The log's signer: a checkpoint follows each prune at once, so that the prune event is
+    /// covered by a signed checkpoint as soon as it is on the trail.
+    pub signer: std::sync::Arc<crate::trail::note::NoteSigner>,
     pub reader: Reader,
     pub writer: Writer,
     /// Each destination that must take an event before it may leave the file, and where it
@@ -102,12 +105,12 @@ impl Retention {
     }
 
     async fn round(&self) -> Result<Round, RetentionError> {
-        // A prune a stop cut short is finished before anything else, hold or not: its event
-        // is on the trail, so its range is already gone as far as the trail says.
-        self.delete().await?;
+        // A hold stops every deletion, even of a prune recorded before it.
         if self.config.legal_hold {
             return Ok(Round::Kept);
         }
+        // A prune a stop cut short is finished before anything else.
+        self.delete().await?;
         let pruned = self.reader.pruned().await?.map_or(0, |p| p.through);
         let segments = self.segments(pruned).await?;
         let used = self.reader.bytes_in_use().await?;
@@ -132,7 +135,27 @@ impl Retention {
                 problems.join("; ")
             )));
         }
-        self.record(pruned + 1, &segment, &want).await?;
+        // What the state rebuilt at start needs of the range: the cut may come down before a
+        // pending approval's request (then to the last cut before it).
+        let previous = match self.reader.pruned().await? {
+            Some(last) => self.reader.event(last.seq).await?.map(|e| carry::carried(&e)),
+            None => None,
+        };
+        let carry =
+            carry::carry(&self.reader, segment.through, previous.unwrap_or_default()).await?;
+        let Some(segment) =
+            segments.iter().rfind(|s| s.through <= carry.through && s.through > pruned)
+        else {
+            return Ok(Round::Waiting("events wait for an approval still pending".into()));
+        };
+        let carry = match carry.through == segment.through {
+            true => carry,
+            false => carry::carry(&self.reader, segment.through, carry.sessions).await?,
+        };
+        if let Err(why) = self.record(pruned + 1, segment, &want, carry).await? {
+            return Ok(Round::Waiting(why.into()));
+        }
+        crate::trust::publisher::append(&self.writer, &self.signer).await?;
         self.delete().await?;
         Ok(Round::Pruned(segment.through))
     }
@@ -143,8 +166,7 @@ impl Retention {
         let checkpoints = self.reader.checkpoints().await?;
         Ok(checkpoints
             .iter()
-            .filter(|c| c.seq - 1 > pruned)
-            .filter(|c| signed(c, &self.key))
+            .filter(|c| c.seq - 1 > pruned && signs(c, &self.key) == Some(c.seq - 1))
             .map(|c| Segment { through: c.seq - 1, checkpoint: c.seq, ts: c.ts.clone() })
             .collect())
     }
@@ -178,15 +200,24 @@ impl Retention {
         Ok((bound.0, why))
     }
 
-    /// Appends the `prune` event of events `first` through `segment.through`.
-    async fn record(&self, first: i64, segment: &Segment, want: &Want) -> Result<(), StoreError> {
+    /// Appends what `carry` carries and the `prune` event of events `first` through
+    /// `segment.through`; why not, when the writer refused it.
+    async fn record(
+        &self,
+        first: i64,
+        segment: &Segment,
+        want: &Want,
+        carry: carry::Carry,
+    ) -> Result<Result<(), &'static str>, StoreError> {
         let root = self.reader.root(segment.through.unsigned_abs()).await?;
         let (location, checkpoint, through) =
             (self.archive.location().to_owned(), segment.checkpoint, segment.through);
         let why = want.why();
+        let carry::Carry { pins, sessions, read_to, .. } = carry;
+        let (pinned, carried) = (pins.len(), sessions.len());
         let event = self
             .writer
-            .record_prune(through, move |hash| Record {
+            .record_prune(through, read_to, pins, move |hash| Record {
                 reason: Some(format!(
                     "events {first}–{through} left this file ({why}): they are archived at \
                      {location} and verified there, and the checkpoint at seq {checkpoint} \
@@ -200,14 +231,19 @@ impl Retention {
                         "root": hex::encode(root),
                         "checkpoint": checkpoint,
                         "archive": location,
+                        "sessions": sessions,
                     })
                     .to_string(),
                 ),
                 ..Record::new(Kind::Prune)
             })
             .await?;
-        tracing::info!(seq = event.seq, first, through, "prune recorded");
-        Ok(())
+        let event = match event {
+            Ok(event) => event,
+            Err(why) => return Ok(Err(why)),
+        };
+        tracing::info!(seq = event.seq, first, through, pinned, carried, "prune recorded");
+        Ok(Ok(()))
     }
 
     /// Deletes what the last prune lets go, a batch per commit.
@@ -222,10 +258,11 @@ impl Retention {
     }
 }
 
-/// Whether a checkpoint event's note is signed with the log's key.
-fn signed(checkpoint: &Event, key: &NoteVerifier) -> bool {
+/// The tree size a checkpoint event's note signs with the log's key, if it is signed.
+fn signs(checkpoint: &Event, key: &NoteVerifier) -> Option<i64> {
     let note = checkpoint.record.note.as_deref().unwrap_or_default();
-    crate::trail::checkpoint::Checkpoint::open(note, key).is_ok()
+    let opened = crate::trail::checkpoint::Checkpoint::open(note, key).ok()?;
+    i64::try_from(opened.size).ok()
 }
 
 /// [`PAUSE_ENV`], or none.

@@ -131,6 +131,7 @@ pub async fn run(
     // What the console shows of the checkpoints: who signs them, who cosigns them.
     let log_key = signer.as_ref().map(|signer| signer.verifier());
     let witness_keys: Vec<_> = witnesses.iter().map(|w| w.key().clone()).collect();
+    let retention_signer = signer.clone();
     if let Some(signer) = signer {
         let (writer, config) = (store.writer.clone(), config.checkpoints.clone());
         let trail = trail.clone();
@@ -153,17 +154,19 @@ pub async fn run(
         let trail = trail.clone();
         tasks.start(Stage::Followers, "archive", |stopping| follower.run(trail, stopping));
     }
-    if let (true, Some(url), Some(key)) =
-        (config.retention.prunes(), &config.archive.url, log_key.clone())
+    if let (true, Some(url), Some(signer)) =
+        (config.retention.prunes(), &config.archive.url, retention_signer)
     {
         let retention = crate::retention::Retention {
             config: config.retention.clone(),
             archive: crate::archive::Archive::open(url, &config.archive.options)?,
-            key,
+            key: signer.verifier(),
+            signer,
             reader: store.reader.clone(),
             writer: store.writer.clone(),
             destinations,
-            witnesses: config.checkpoints.witnesses.iter().map(|w| w.key.clone()).collect(),
+            // As the submitter keeps their cosignatures: under each key as it encodes.
+            witnesses: witness_keys.iter().map(|key| key.encode()).collect(),
         };
         let metrics = metrics.clone();
         tasks.start(Stage::Retention, "retention", |stopping| async move {

@@ -28,36 +28,63 @@ pub struct Pruned {
 }
 
 impl Writer {
-    /// Appends the `prune` event `record` makes for events 1 through `through` (given the
-    /// hash of event `through`), with the row that lets them be deleted. Refused when the
-    /// range does not lie before the head, or does not extend the last prune.
+    /// Appends `carried` (what the state rebuilt at start needs of the range) and then the
+    /// `prune` event `record` makes for events 1 through `through` (given the hash of event
+    /// `through`), with the row that lets them be deleted. Appends nothing, and says why, when
+    /// the range does not end before the head or extend the last prune, or when a tool
+    /// definition came after `read_to` (what was carried is stale): a prune never fails the
+    /// decisions committed with it.
     pub async fn record_prune(
         &self,
         through: i64,
+        read_to: i64,
+        carried: Vec<Record>,
         record: impl FnOnce(&str) -> Record + Send + 'static,
-    ) -> Result<Event, StoreError> {
+    ) -> Result<Result<Event, &'static str>, StoreError> {
+        let (reply, refused) = tokio::sync::oneshot::channel();
         let events = self
             .append_with(move |lookup| {
                 let tx = lookup.transaction();
                 let last = last(tx)?.map_or(0, |p| p.through);
                 let (size, _) = lookup.tree_head();
                 let head = i64::try_from(size).map_err(|_| StoreError::Tree("size"))?;
-                if through <= last || through >= head {
-                    return Err(StoreError::Tree("a prune must extend the last and end before"));
+                let defined: Option<i64> = tx
+                    .query_row(
+                        "SELECT seq FROM events WHERE seq > ?1 AND kind = 'tool_defined' LIMIT 1",
+                        [read_to],
+                        |row| row.get(0),
+                    )
+                    .optional()?;
+                let why = if through <= last || through >= head {
+                    Some("a prune must extend the last and end before the head")
+                } else if defined.is_some() {
+                    Some("a tool definition came since the pins were read")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    let _ = reply.send(why);
+                    return Ok(Vec::new());
                 }
                 let hash: String =
                     tx.query_row("SELECT hash FROM events WHERE seq = ?1", [through], |row| {
                         row.get(0)
                     })?;
-                // The prune event is the next to be appended.
+                // The prune event comes after what it carries.
+                let seq = head + 1 + i64::try_from(carried.len()).unwrap_or(0);
                 tx.execute(
                     "INSERT INTO pruned (through, seq, hash) VALUES (?1, ?2, ?3)",
-                    params![through, head + 1, hash],
+                    params![through, seq, hash],
                 )?;
-                Ok(vec![record(&hash)])
+                let mut records = carried;
+                records.push(record(&hash));
+                Ok(records)
             })
             .await?;
-        events.into_iter().next().ok_or(StoreError::Tree("the prune event was not appended"))
+        match events.into_iter().last() {
+            Some(event) => Ok(Ok(event)),
+            None => Ok(Err(refused.await.unwrap_or("the prune was not appended"))),
+        }
     }
 
     /// Deletes up to [`DELETE_BATCH`] of the rows the last prune lets go, and gives their
@@ -65,11 +92,20 @@ impl Writer {
     pub async fn delete_pruned(&self) -> Result<u64, StoreError> {
         let (reply, deleted) = tokio::sync::oneshot::channel();
         self.append_with(move |lookup: &Lookup<'_>| {
-            let _ = reply.send(delete_batch(lookup.transaction())?);
+            // In a savepoint of its own: a batch that fails is undone alone, and the decisions
+            // committed with it are not failed for it.
+            let tx = lookup.transaction();
+            tx.execute_batch("SAVEPOINT prune")?;
+            let done = delete_batch(tx);
+            match &done {
+                Ok(_) => tx.execute_batch("RELEASE prune")?,
+                Err(_) => tx.execute_batch("ROLLBACK TO prune; RELEASE prune")?,
+            }
+            let _ = reply.send(done);
             Ok(Vec::new())
         })
         .await?;
-        deleted.await.map_err(|_| StoreError::Closed)
+        deleted.await.map_err(|_| StoreError::Closed)?
     }
 }
 
@@ -197,10 +233,13 @@ mod tests {
         let root = reader.root(7_777).await.unwrap();
         let before = reader.bytes_in_use().await.unwrap();
         // Not past the head, and nothing is deleted before a prune is recorded.
-        assert!(writer.record_prune(10_000, |_| Record::new(Kind::Prune)).await.is_err());
+        let prune = |through| {
+            writer.record_prune(through, 10_000, Vec::new(), |_| Record::new(Kind::Prune))
+        };
+        assert!(prune(10_000).await.unwrap().is_err());
         assert_eq!(writer.delete_pruned().await.unwrap(), 0);
 
-        let event = writer.record_prune(7_777, |_| Record::new(Kind::Prune)).await.unwrap();
+        let event = prune(7_777).await.unwrap().unwrap();
         assert_eq!(event.seq, 10_001);
         let mut deleted = 0;
         while let Some(n) = Some(writer.delete_pruned().await.unwrap()).filter(|n| *n > 0) {
@@ -217,7 +256,7 @@ mod tests {
         assert_eq!(reader.frontier(7_777).await.unwrap().root(), root);
         assert_eq!(reader.pruned().await.unwrap().unwrap().through, 7_777);
         // A later prune must extend it; the rows above it stay undeletable by hand.
-        assert!(writer.record_prune(5_000, |_| Record::new(Kind::Prune)).await.is_err());
+        assert!(prune(5_000).await.unwrap().is_err());
         let conn = rusqlite::Connection::open(&db).unwrap();
         assert!(conn.execute("DELETE FROM events WHERE seq = 7778", []).is_err());
         drop(conn);
@@ -227,6 +266,12 @@ mod tests {
         let report = verify_trail(reader, 1, None, &Anchors::default(), |_| {}).await.unwrap();
         assert_eq!(report.checked, 10_001 - 7_777);
         assert_eq!(report.problems, vec![crate::trail::Problem::PruneUnrecorded { seq: 10_001 }]);
+        // With a key, a prune no signed checkpoint vouches for is a problem of its own: a
+        // forged one cannot pass for retention's.
+        let signer = crate::trail::note::NoteSigner::generate("toolgate/test").unwrap();
+        let anchors = Anchors { keys: vec![signer.verifier()], ..Anchors::default() };
+        let report = verify_trail(reader, 1, None, &anchors, |_| {}).await.unwrap();
+        assert!(report.problems.contains(&crate::trail::Problem::PruneUnsigned { seq: 10_001 }));
         drop(store);
         thread.join().await;
     }
