@@ -116,7 +116,7 @@ async fn leaves(
         found.problems.push(format!("{path}: missing"));
         return Ok(Some(leaves));
     };
-    let rows = match rows_of(&events) {
+    let rows = match rows_of(&events, tile.width) {
         Ok(rows) => rows,
         Err(e) => {
             found.problems.push(format!("{path}: {e}"));
@@ -157,9 +157,10 @@ async fn leaves(
     Ok(Some(leaves))
 }
 
-/// The rows of an events object (a CSV export's, header first), each read or why not; why
-/// not, when the header does not read.
-pub fn rows_of(bytes: &[u8]) -> Result<Vec<Result<Event, String>>, String> {
+/// The rows of an events object of a tile of `width` leaves (a CSV export's, header first),
+/// each read or why not; why not, when the header does not read or there are more rows than
+/// leaves (an object from a store that may be anyone's is read no further than that).
+pub fn rows_of(bytes: &[u8], width: u64) -> Result<Vec<Result<Event, String>>, String> {
     let mut rows = ::csv::ReaderBuilder::new().has_headers(false).from_reader(bytes);
     let mut records = rows.records();
     let header = match records.next() {
@@ -167,11 +168,17 @@ pub fn rows_of(bytes: &[u8]) -> Result<Vec<Result<Event, String>>, String> {
         None => return Err("empty".into()),
     };
     let header = check_header(&header).map_err(|e| e.to_string())?;
-    Ok(records
+    let most = usize::try_from(width).unwrap_or(usize::MAX);
+    let read: Vec<_> = records
+        .take(most.saturating_add(1))
         .map(|r| {
             r.map_err(|e| e.to_string()).and_then(|r| header.parse(&r).map_err(|e| e.to_string()))
         })
-        .collect())
+        .collect();
+    if read.len() > most {
+        return Err(format!("more rows than its {width} leaves"));
+    }
+    Ok(read)
 }
 
 /// Whether the archive holds events `first` through `through` exactly as the trail does,
@@ -228,8 +235,9 @@ pub async fn holds(
             problems.push(format!("{}: not the trail's hashes", tile.path()));
         }
         let events = archive.get(&tile.events_path()).await?.unwrap_or_default();
-        let held: Option<Vec<Event>> =
-            rows_of(&events).ok().and_then(|rows| rows.into_iter().map(Result::ok).collect());
+        let held: Option<Vec<Event>> = rows_of(&events, tile.width)
+            .ok()
+            .and_then(|rows| rows.into_iter().map(Result::ok).collect());
         if held.as_ref().map(|h| h.get(skip..)) != Some(Some(&kept[..])) {
             problems.push(format!("{}: not the trail's events", tile.events_path()));
         }

@@ -33,6 +33,23 @@ pub async fn verify_trail(
     anchors: &Anchors,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, StoreError> {
+    let report = walk(reader, from, to, anchors, &mut progress).await?;
+    // A prune recorded during the walk may have deleted rows under it: walked again from
+    // where the file now starts (prunes are a segment apart, so once is enough).
+    let floor = report.pruned.as_ref().map_or(0, |p| p.through);
+    match reader.pruned().await? {
+        Some(now) if now.through > floor => walk(reader, from, to, anchors, &mut progress).await,
+        _ => Ok(report),
+    }
+}
+
+async fn walk(
+    reader: &Reader,
+    from: i64,
+    to: Option<i64>,
+    anchors: &Anchors,
+    progress: &mut impl FnMut(u64),
+) -> Result<Report, StoreError> {
     let mut report = Report::default();
     // Events pruned from the file are verified from the one after them, linked to the hash
     // the prune event records; the first checkpoint kept signs the root of their tree.
@@ -61,7 +78,21 @@ pub async fn verify_trail(
         report.problems.push(Problem::Gap { from: (head + 1).max(from), to });
     }
     let mut roots = stored_roots(reader, anchors, head, &mut report).await?;
+    // With keys, a prune is believed only where signed checkpoints vouch for it: the first
+    // event kept signs what was pruned, and a later one covers the prune event itself.
+    if let Some(prefix) = report.pruned.as_ref().filter(|_| !anchors.keys.is_empty()) {
+        let through = prefix.through.unsigned_abs();
+        let signs_cut =
+            roots.iter().any(|&(size, seq, _)| size == through && seq == prefix.through + 1);
+        let covers = roots.iter().any(|&(size, ..)| size >= prefix.seq.unsigned_abs());
+        if !signs_cut || !covers {
+            report.problems.push(Problem::PruneUnsigned { seq: prefix.seq });
+        }
+    }
     if let Some(given) = &anchors.checkpoint {
+        if given.size < floor.unsigned_abs() {
+            report.problems.push(Problem::CheckpointPruned { size: given.size });
+        }
         roots.push((given.size, 0, given.root));
         roots.sort_by_key(|&(size, seq, _)| (size, seq));
     }

@@ -126,7 +126,8 @@ async fn get(archive: &Archive, from: u64, to: Option<u64>) -> anyhow::Result<Ex
     for tile in tiles {
         let path = tile.events_path();
         let bytes = archive.get(&path).await?.with_context(|| format!("{path}: missing"))?;
-        let rows = check::rows_of(&bytes).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        let rows =
+            check::rows_of(&bytes, tile.width).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
         for (i, row) in rows.into_iter().enumerate() {
             let event = row.map_err(|e| anyhow::anyhow!("{path}: row {}: {e}", i + 1))?;
             if wanted(event.seq) {

@@ -158,15 +158,22 @@ impl Archiver {
                 .map(<[Event]>::to_vec)
                 .ok_or_else(|| Trouble::Failed(format!("{}: fewer events pending", tile.path())));
         }
+        // The store may be anyone's: the full tile's events are believed only as one chain
+        // whose leaves make the tree's node over them, which the trail keeps (even pruned).
         let full = Tile { width: WIDTH, ..tile };
-        let bytes = self.archive.get(&full.events_path()).await.map_err(trouble)?;
-        let rows = crate::archive::check::rows_of(&bytes.unwrap_or_default())
-            .map_err(|e| Trouble::Failed(format!("{}: {e}", full.events_path())))?;
-        let events: Result<Vec<Event>, String> = rows.into_iter().take(width).collect();
-        events
-            .ok()
-            .filter(|events| events.len() == width)
-            .ok_or_else(|| Trouble::Failed(format!("{}: does not read", full.events_path())))
+        let path = full.events_path();
+        let bytes = self.archive.get(&path).await.map_err(trouble)?;
+        let events = chained(&bytes.unwrap_or_default(), full)
+            .ok_or_else(|| Trouble::Refused(format!("{path}: not one chain of a full tile")))?;
+        let mut tree = crate::trail::Frontier::default();
+        for event in &events {
+            tree.push(&decode(&event.hash).unwrap_or_default());
+        }
+        let node = self.reader()?.nodes(8, full.index, 1).await.map_err(unreadable)?;
+        if node.first() != Some(&tree.root()) {
+            return Err(Trouble::Refused(format!("{path}: not the trail's events")));
+        }
+        Ok(events.into_iter().take(width).collect())
     }
 
     /// Archives the trail's latest checkpoint, if it is newer than the archive's: its partial
@@ -201,6 +208,17 @@ impl Archiver {
         tracing::debug!(size, "archived a checkpoint");
         Ok(())
     }
+}
+
+/// The events of an events object of `tile`, when they read as one chain from its first seq
+/// (each row's hash its content's, each linked to the one before).
+fn chained(bytes: &[u8], tile: Tile) -> Option<Vec<Event>> {
+    let rows = crate::archive::check::rows_of(bytes, tile.width).ok()?;
+    let events: Vec<Event> = rows.into_iter().collect::<Result<_, _>>().ok()?;
+    let first = i64::try_from(tile.first() + 1).ok()?;
+    let mut chain = crate::trail::Verifier::starting_unlinked(first);
+    let linked = events.iter().all(|event| chain.check(event).is_empty());
+    (linked && events.len() as u64 == tile.width).then_some(events)
 }
 
 impl Sink for Archiver {
@@ -249,18 +267,19 @@ impl Sink for Archiver {
         let gone = u64::try_from(first - 1).unwrap_or(0).min(size);
         if gone > self.tiled {
             let tile = Tile { level: 0, index: self.tiled / WIDTH, width: size - self.tiled };
-            let bytes = self.archive.get(&tile.events_path()).await.map_err(trouble)?;
-            let rows = crate::archive::check::rows_of(&bytes.unwrap_or_default())
-                .map_err(|e| Trouble::Refused(format!("{}: {e}", tile.events_path())))?;
-            let events = rows.into_iter().take(usize::try_from(gone - self.tiled).unwrap_or(0));
-            for event in events {
-                let event =
-                    event.map_err(|e| Trouble::Refused(format!("{}: {e}", tile.events_path())))?;
-                self.pending.push(event);
-            }
-            if self.pending.len() as u64 != gone - self.tiled {
-                return Err(Trouble::Refused(format!("{}: short", tile.events_path())));
-            }
+            // Believed only as one chain ending in the hash the prune recorded of its last
+            // event, which the trail keeps.
+            let path = tile.events_path();
+            let bytes = self.archive.get(&path).await.map_err(trouble)?;
+            let last = reader.pruned().await.map_err(unreadable)?;
+            let events = chained(&bytes.unwrap_or_default(), tile).and_then(|mut events| {
+                events.truncate(usize::try_from(gone - self.tiled).ok()?);
+                let ends = events.last().map(|e| (e.seq, e.hash.clone()));
+                (ends == last.map(|p| (p.through, p.hash))).then_some(events)
+            });
+            let events =
+                events.ok_or_else(|| Trouble::Refused(format!("{path}: not the events pruned")))?;
+            self.pending = events;
         }
         let through = self.tiled + self.pending.len() as u64;
         Ok(i64::try_from(through).unwrap_or(i64::MAX))

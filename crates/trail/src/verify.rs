@@ -43,6 +43,12 @@ pub enum Problem {
     NotProven { seq: i64 },
     /// The file's record of a prune is not what the `prune` event at `seq` on the chain says.
     PruneUnrecorded { seq: i64 },
+    /// The `prune` event at `seq` is not covered by a checkpoint signed by the keys given, or
+    /// the first event kept is not a checkpoint so signed of exactly what was pruned.
+    PruneUnsigned { seq: i64 },
+    /// The checkpoint given covers `size` events, some of them pruned from the file, which
+    /// therefore cannot be checked against it.
+    CheckpointPruned { size: u64 },
 }
 
 impl Problem {
@@ -56,7 +62,8 @@ impl Problem {
             | Self::NotInTrail { seq }
             | Self::DiffersFromTrail { seq }
             | Self::NotProven { seq }
-            | Self::PruneUnrecorded { seq } => seq,
+            | Self::PruneUnrecorded { seq }
+            | Self::PruneUnsigned { seq } => seq,
             Self::Gap { from, .. } => from,
             Self::CheckpointRoot { seq, .. }
             | Self::CheckpointUnsigned { seq, .. }
@@ -64,7 +71,8 @@ impl Problem {
             Self::ShorterThanCheckpoint { events, .. } => i64::try_from(events + 1).unwrap_or(0),
             Self::Unreadable { .. }
             | Self::ManifestMismatch { .. }
-            | Self::TooFewCosignatures { .. } => 0,
+            | Self::TooFewCosignatures { .. }
+            | Self::CheckpointPruned { .. } => 0,
         }
     }
 
@@ -87,6 +95,8 @@ impl Problem {
             Self::TooFewCosignatures { .. } => "too_few_cosignatures",
             Self::NotProven { .. } => "not_proven",
             Self::PruneUnrecorded { .. } => "prune_unrecorded",
+            Self::PruneUnsigned { .. } => "prune_unsigned",
+            Self::CheckpointPruned { .. } => "checkpoint_pruned",
         }
     }
 }
@@ -143,6 +153,14 @@ impl fmt::Display for Problem {
             Self::PruneUnrecorded { seq } => write!(
                 f,
                 "seq {seq}: the file's record of this prune differs from the prune event (or the event does not read)"
+            ),
+            Self::PruneUnsigned { seq } => write!(
+                f,
+                "seq {seq}: this prune is not signed: no checkpoint signed by the keys given covers it, or the first event kept is not one signing what it pruned"
+            ),
+            Self::CheckpointPruned { size } => write!(
+                f,
+                "the checkpoint given covers {size} events, some pruned from this file: check it against the archive (toolgate archive verify) or give a later one"
             ),
         }
     }
