@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 use toolgate::config::{ArchiveConfig, CheckpointsConfig, Config, RetentionConfig};
+use toolgate::proto::InclusionProofRequest;
+use toolgate::proto::audit_client::AuditClient;
 
 use crate::helpers::{request, start, toolgate};
 
@@ -93,6 +95,17 @@ async fn old_events_leave_the_file_once_archived_and_the_rest_verifies_as_one_hi
     for _ in 0..50 {
         app.decide(request("read")).await;
     }
+    // A proof of a pruned event is refused as such; one of an event kept is given.
+    let mut audit = AuditClient::new(app.channel.clone());
+    let refused =
+        audit.inclusion_proof(InclusionProofRequest { seq: 1, tree_size: 0 }).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition, "{refused:?}");
+    assert!(refused.message().contains("were pruned from this trail"), "{refused:?}");
+    // The last event: a prune always ends before it.
+    let head: i64 =
+        read(&app.db).query_row("SELECT max(seq) FROM events", [], |r| r.get(0)).unwrap();
+    let kept = InclusionProofRequest { seq: head.unsigned_abs(), tree_size: 0 };
+    audit.inclusion_proof(kept).await.unwrap();
     let db = app.db.clone();
     let (_dir, _) = app.stop().await;
     let (through, _) = pruned(&db);

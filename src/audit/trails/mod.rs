@@ -82,6 +82,12 @@ pub trait Trails: Debug + Send + Sync {
 
     /// The Merkle tree's proofs, from the trail that keeps the tree.
     fn tree(&self) -> ReadResult<&dyn Tree>;
+
+    /// The last seq pruned from `node`'s trail under its retention rules (0: none; a fleet
+    /// store prunes nothing).
+    async fn pruned(&self, _node: &str) -> ReadResult<i64> {
+        Ok(0)
+    }
 }
 
 /// A trail's RFC 6962 tree: only a sidecar keeps it whole (a fleet store keeps each node's

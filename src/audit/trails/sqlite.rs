@@ -2,6 +2,7 @@
 
 use super::{At, Located, ReadResult, Trails, Tree};
 use crate::audit::{Anchors, Report, verify_trail};
+use crate::error::Error;
 use crate::query::{Filter, Head, Stats, Tally};
 use crate::store::Reader;
 use crate::trail::{Event, Hash};
@@ -73,6 +74,23 @@ impl Trails for Reader {
     fn tree(&self) -> ReadResult<&dyn Tree> {
         Ok(self)
     }
+
+    async fn pruned(&self, _node: &str) -> ReadResult<i64> {
+        Ok(Reader::pruned(self).await?.map_or(0, |p| p.through))
+    }
+}
+
+/// Refuses a proof that needs the tree below `at` (a seq, or a size), where a prune took the
+/// nodes: said as such, with where the events are, rather than as a missing node.
+async fn kept(reader: &Reader, at: u64, least: u64) -> ReadResult<()> {
+    let through = reader.pruned().await?.map_or(0, |p| p.through.unsigned_abs());
+    if at < least.max(1) || at >= through + least {
+        return Ok(());
+    }
+    Err(Error::FailedPrecondition(format!(
+        "events 1–{through} were pruned from this trail under its retention rules: prove them \
+         against the archive (toolgate archive get, archive verify, or a tlog-tiles client)"
+    )))
 }
 
 #[tonic::async_trait]
@@ -82,22 +100,29 @@ impl Tree for Reader {
     }
 
     async fn leaf(&self, seq: u64) -> ReadResult<Hash> {
+        kept(self, seq, 1).await?;
         Ok(Reader::leaf(self, seq).await?)
     }
 
     async fn root(&self, size: u64) -> ReadResult<Hash> {
+        kept(self, size, 0).await?;
         Ok(Reader::root(self, size).await?)
     }
 
     async fn inclusion_proof(&self, seq: u64, size: u64) -> ReadResult<Vec<Hash>> {
+        kept(self, seq, 1).await?;
         Ok(Reader::inclusion_proof(self, seq, size).await?)
     }
 
     async fn inclusion_proofs(&self, seqs: Vec<u64>, size: u64) -> ReadResult<Vec<Vec<Hash>>> {
+        if let Some(&first) = seqs.iter().min() {
+            kept(self, first, 1).await?;
+        }
         Ok(Reader::inclusion_proofs(self, seqs, size).await?)
     }
 
     async fn consistency_proof(&self, old: u64, new: u64) -> ReadResult<Vec<Hash>> {
+        kept(self, old, 0).await?;
         Ok(Reader::consistency_proof(self, old, new).await?)
     }
 }
