@@ -57,6 +57,8 @@ pub struct Archiver {
     note: String,
     /// When `take` last looked for a checkpoint to publish.
     looked: Instant,
+    /// The full tiles being written.
+    in_flight: std::collections::VecDeque<tokio::task::JoinHandle<Result<(), Trouble>>>,
 }
 
 /// How often a follower that never catches up publishes the latest checkpoint.
@@ -92,6 +94,7 @@ impl Archiver {
             published: 0,
             note: String::new(),
             looked: Instant::now(),
+            in_flight: std::collections::VecDeque::new(),
         }
     }
 
@@ -99,52 +102,56 @@ impl Archiver {
         self.reader.as_ref().ok_or_else(|| Trouble::Failed("not resumed".into()))
     }
 
-    /// Writes the level-0 tile of `events` (its entry bundle, its events, its hashes).
-    async fn write_leaves(&self, tile: Tile, events: &[Event]) -> Result<(), Trouble> {
-        let leaves = events
-            .iter()
-            .map(|e| {
-                decode(&e.hash).ok_or_else(|| {
-                    Trouble::Failed(format!("seq {}: a hash that does not read", e.seq))
-                })
-            })
-            .collect::<Result<Vec<Hash>, _>>()?;
-        let csv = csv_of(events).map_err(|e| Trouble::Failed(e.to_string()))?;
-        let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
-        let archive = &self.archive;
-        let (entries, events, tile) = (tile.entries_path(), tile.events_path(), tile.path());
-        // The three objects at once: each is its own request to the store.
-        let (entries, events, hashes) = tokio::join!(
-            archive.put_once(&entries, tiles::entry_bundle(&leaves)),
-            archive.put_once(&events, csv),
-            archive.put_once(&tile, tiles::hash_tile(&hashes)),
-        );
-        entries.and(events).and(hashes).map_err(trouble)
+    /// The archive and the trail, for the writes of tiles that run on tasks of their own.
+    fn writes(&self) -> Result<Writes, Trouble> {
+        Ok(Writes { archive: self.archive.clone(), reader: self.reader()?.clone() })
     }
 
-    /// Writes the hash tile `tile` above level 0, from the trail's stored nodes.
-    async fn write_nodes(&self, tile: Tile) -> Result<(), Trouble> {
-        let reader = self.reader()?;
-        let nodes =
-            reader.nodes(8 * tile.level, tile.first(), tile.width).await.map_err(unreadable)?;
-        self.archive.put_once(&tile.path(), tiles::hash_tile(&nodes)).await.map_err(trouble)
-    }
-
-    /// Writes the full tile of the pending events, and the full tiles above it it completes.
+    /// Writes the full tile of the pending events, and the full tiles above it it completes,
+    /// on a task of its own: the next events are read and encoded while these are written
+    /// (at most [`IN_FLIGHT`] tiles at once; [`Self::settle`] waits for them).
     async fn write_full_tile(&mut self) -> Result<(), Trouble> {
         let index = self.tiled / WIDTH;
-        self.write_leaves(Tile { level: 0, index, width: WIDTH }, &self.pending).await?;
-        let done = index + 1;
-        for level in 1..8u32 {
-            let below = WIDTH.pow(level);
-            if !done.is_multiple_of(below) {
-                break;
+        let events = std::mem::take(&mut self.pending);
+        let writes = self.writes()?;
+        self.in_flight.push_back(tokio::spawn(async move {
+            writes.leaves(Tile { level: 0, index, width: WIDTH }, &events).await?;
+            let done = index + 1;
+            for level in 1..8u32 {
+                let below = WIDTH.pow(level);
+                if !done.is_multiple_of(below) {
+                    break;
+                }
+                writes.nodes(Tile { level, index: done / below - 1, width: WIDTH }).await?;
             }
-            self.write_nodes(Tile { level, index: done / below - 1, width: WIDTH }).await?;
-        }
+            Ok(())
+        }));
         self.tiled += WIDTH;
-        self.pending.clear();
+        if self.in_flight.len() > IN_FLIGHT {
+            self.settle_one().await?;
+        }
         Ok(())
+    }
+
+    /// Waits for the oldest tile in flight.
+    async fn settle_one(&mut self) -> Result<(), Trouble> {
+        let Some(write) = self.in_flight.pop_front() else { return Ok(()) };
+        let done = write.await.unwrap_or_else(|e| Err(Trouble::Failed(e.to_string())));
+        if done.is_err() {
+            // What follows a failed tile goes again after the resume, from the archive.
+            self.settle().await.ok();
+        }
+        done
+    }
+
+    /// Waits for every tile in flight; the first failure.
+    async fn settle(&mut self) -> Result<(), Trouble> {
+        let mut first = Ok(());
+        while let Some(write) = self.in_flight.pop_front() {
+            let done = write.await.unwrap_or_else(|e| Err(Trouble::Failed(e.to_string())));
+            first = first.and(done);
+        }
+        first
     }
 
     /// The events of a partial level-0 tile: the pending ones after the full tiles, or the
@@ -179,6 +186,8 @@ impl Archiver {
     /// Archives the trail's latest checkpoint, if it is newer than the archive's: its partial
     /// tiles, then the checkpoint with its cosignatures (again when new cosignatures came).
     async fn publish(&mut self) -> Result<(), Trouble> {
+        // The checkpoint names no tree the archive does not hold: the tiles first.
+        self.settle().await?;
         let reader = self.reader()?.clone();
         let Some(event) = reader.last_checkpoint().await.map_err(unreadable)? else {
             return Ok(());
@@ -197,9 +206,9 @@ impl Archiver {
             };
             if level == 0 {
                 let events = self.partial(tile).await?;
-                self.write_leaves(tile, &events).await?;
+                self.writes()?.leaves(tile, &events).await?;
             } else {
-                self.write_nodes(tile).await?;
+                self.writes()?.nodes(tile).await?;
             }
         }
         self.archive.put("checkpoint", note.clone().into_bytes()).await.map_err(trouble)?;
@@ -221,6 +230,51 @@ fn chained(bytes: &[u8], tile: Tile) -> Option<Vec<Event>> {
     (linked && events.len() as u64 == tile.width).then_some(events)
 }
 
+/// Tiles written at once, besides the one being read.
+const IN_FLIGHT: usize = 3;
+
+/// What a tile's writes need, owned, for a task of their own.
+#[derive(Debug, Clone)]
+struct Writes {
+    archive: Archive,
+    reader: Reader,
+}
+
+impl Writes {
+    /// Writes the level-0 tile of `events` (its entry bundle, its events, its hashes).
+    async fn leaves(&self, tile: Tile, events: &[Event]) -> Result<(), Trouble> {
+        let leaves = events
+            .iter()
+            .map(|e| {
+                decode(&e.hash).ok_or_else(|| {
+                    Trouble::Failed(format!("seq {}: a hash that does not read", e.seq))
+                })
+            })
+            .collect::<Result<Vec<Hash>, _>>()?;
+        let csv = csv_of(events).map_err(|e| Trouble::Failed(e.to_string()))?;
+        let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
+        let archive = &self.archive;
+        let (entries, events, tile) = (tile.entries_path(), tile.events_path(), tile.path());
+        // The three objects at once: each is its own request to the store.
+        let (entries, events, hashes) = tokio::join!(
+            archive.put_once(&entries, tiles::entry_bundle(&leaves)),
+            archive.put_once(&events, csv),
+            archive.put_once(&tile, tiles::hash_tile(&hashes)),
+        );
+        entries.and(events).and(hashes).map_err(trouble)
+    }
+
+    /// Writes the hash tile `tile` above level 0, from the trail's stored nodes.
+    async fn nodes(&self, tile: Tile) -> Result<(), Trouble> {
+        let nodes = self
+            .reader
+            .nodes(8 * tile.level, tile.first(), tile.width)
+            .await
+            .map_err(unreadable)?;
+        self.archive.put_once(&tile.path(), tiles::hash_tile(&nodes)).await.map_err(trouble)
+    }
+}
+
 impl Sink for Archiver {
     const NAME: &'static str = "archive";
     const DOING: &'static str = "archiving";
@@ -232,6 +286,9 @@ impl Sink for Archiver {
 
     /// The full tiles under the archive's checkpoint are there; the rest is written again.
     async fn resume(&mut self, reader: &Reader) -> Result<i64, Trouble> {
+        // Tiles still in flight from before the trouble finish first (or fail: they are
+        // written again from what the archive holds).
+        self.settle().await.ok();
         self.reader = Some(reader.clone());
         let held = self.archive.get("checkpoint").await.map_err(trouble)?;
         let note = held.map(|note| String::from_utf8_lossy(&note).into_owned());
@@ -312,6 +369,13 @@ impl Sink for Archiver {
 
     async fn caught_up(&mut self, _reader: &Reader, _through: i64) -> Result<(), Trouble> {
         self.publish().await
+    }
+
+    async fn close(mut self) {
+        // What was taken is written before the process goes.
+        if let Err(trouble) = self.settle().await {
+            tracing::warn!(%trouble, "a tile in flight at shutdown was not written");
+        }
     }
 }
 

@@ -8,9 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use crate::query::Filter;
 use crate::store::{PAGE, Reader, StoreError};
-use crate::trail::{Event, Kind, Outcome, Record};
+use crate::trail::{Event, Kind, Record};
 
 /// Sessions idle longer than this are not carried: the gate forgets them too (`state::facts`).
 const LIVE_US: i64 = 24 * 3600 * 1_000_000;
@@ -42,16 +41,55 @@ pub async fn carry(
     previous: Vec<Session>,
 ) -> Result<Carry, StoreError> {
     let read_to = reader.head().await?.map_or(0, |h| h.seq);
-    let through = through.min(oldest_pending(reader).await? - 1);
+    // One pass over the file for the pins and the approvals.
     let mut pinned: BTreeMap<String, Event> = BTreeMap::new();
-    reader
-        .scan(&Filter::of_kind(Kind::ToolDefined), |event| {
-            let pin = event.record.status.as_deref() == Some("pinned");
-            if let (true, Some(tool)) = (pin && event.seq <= read_to, event.record.tool.clone()) {
-                pinned.insert(tool, event);
+    let mut requested = HashMap::new();
+    let mut after = 0;
+    loop {
+        let events = reader.of_kinds(&STATE_KINDS, after, PAGE).await?;
+        let full = events.len() == PAGE as usize;
+        for event in events {
+            after = event.seq;
+            if event.seq > read_to {
+                break;
             }
-        })
-        .await?;
+            let id = event.record.decision_id.clone();
+            match event.record.kind {
+                Kind::ToolDefined => {
+                    let pin = event.record.status.as_deref() == Some("pinned");
+                    if let (true, Some(tool)) = (pin, event.record.tool.clone()) {
+                        pinned.insert(tool, event);
+                    }
+                }
+                Kind::ApprovalRequested => {
+                    requested.extend(id.map(|id| (id, event.seq)));
+                }
+                Kind::ApprovalApproved
+                | Kind::ApprovalRejected
+                | Kind::ApprovalExpired
+                | Kind::ApprovalWithdrawn => {
+                    id.map(|id| requested.remove(&id));
+                }
+                // Not among STATE_KINDS: never read here.
+                Kind::Decision
+                | Kind::Execution
+                | Kind::Violation
+                | Kind::InvalidRequest
+                | Kind::PolicyLoaded
+                | Kind::AccessDenied
+                | Kind::Checkpoint
+                | Kind::Undelivered
+                | Kind::PeerRefused
+                | Kind::Prune => {}
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    // The oldest approval request without a verdict holds the cut before it.
+    let oldest = requested.into_values().min().unwrap_or(i64::MAX);
+    let through = through.min(oldest - 1);
     let pins = pinned
         .into_values()
         .filter(|event| event.seq <= through)
@@ -68,32 +106,16 @@ pub async fn carry(
     Ok(Carry { through, pins, sessions, read_to })
 }
 
-/// The seq of the oldest approval request without a verdict (`i64::MAX` when none waits).
-async fn oldest_pending(reader: &Reader) -> Result<i64, StoreError> {
-    let mut requested = HashMap::new();
-    reader
-        .scan(&Filter::of_kind(Kind::ApprovalRequested), |event| {
-            if let Some(id) = event.record.decision_id {
-                requested.insert(id, event.seq);
-            }
-        })
-        .await?;
-    for verdict in [
-        Kind::ApprovalApproved,
-        Kind::ApprovalRejected,
-        Kind::ApprovalExpired,
-        Kind::ApprovalWithdrawn,
-    ] {
-        reader
-            .scan(&Filter::of_kind(verdict), |event| {
-                if let Some(id) = &event.record.decision_id {
-                    requested.remove(id);
-                }
-            })
-            .await?;
-    }
-    Ok(requested.into_values().min().unwrap_or(i64::MAX))
-}
+/// The kinds a gate's state is rebuilt from, but the decisions: the tools' definitions and the
+/// approvals' requests and verdicts.
+const STATE_KINDS: [Kind; 6] = [
+    Kind::ToolDefined,
+    Kind::ApprovalRequested,
+    Kind::ApprovalApproved,
+    Kind::ApprovalRejected,
+    Kind::ApprovalExpired,
+    Kind::ApprovalWithdrawn,
+];
 
 /// The counts of the sessions live now, from `previous` and the decisions up to `through`.
 async fn sessions(
@@ -105,29 +127,13 @@ async fn sessions(
         .into_iter()
         .map(|(actor, session, calls, denials, last)| ((actor, session), (calls, denials, last)))
         .collect();
-    let decisions = Filter::of_kind(Kind::Decision);
-    let mut after = 0;
-    'pages: loop {
-        let events = reader.query(&decisions, after, PAGE).await?;
-        let full = events.len() == PAGE as usize;
-        for event in events {
-            if event.seq > through {
-                break 'pages;
-            }
-            after = event.seq;
-            let r = &event.record;
-            let key =
-                (r.actor_id.clone().unwrap_or_default(), r.session_id.clone().unwrap_or_default());
-            let at = DateTime::parse_from_rfc3339(&event.ts)
-                .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
-            let entry = counts.entry(key).or_default();
-            entry.0 += 1;
-            entry.1 += u64::from(r.outcome == Some(Outcome::Deny));
-            entry.2 = entry.2.max(at);
-        }
-        if !full {
-            break;
-        }
+    for (actor, session, calls, denials, last) in reader.sessions_through(through).await? {
+        let at = DateTime::parse_from_rfc3339(&last)
+            .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
+        let entry = counts.entry((actor, session)).or_default();
+        entry.0 += calls;
+        entry.1 += denials;
+        entry.2 = entry.2.max(at);
     }
     let live = Utc::now().timestamp_micros() - LIVE_US;
     let mut sessions: Vec<Session> = counts
@@ -153,6 +159,7 @@ mod tests {
 
     use super::*;
     use crate::config::{Durability, WriterConfig};
+    use crate::trail::Outcome;
     use crate::state::facts::{Call, Facts};
     use crate::state::pins::Pins;
     use crate::store::Store;
@@ -220,7 +227,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        while writer.delete_pruned().await.unwrap() > 0 {}
+        while writer.delete_pruned().await.unwrap().any() {}
         let pins = Pins::default();
         assert_eq!(pins.rebuild(reader).await.unwrap(), 1, "the pin is in force after the cut");
         let facts = Facts::new(HashMap::new());

@@ -249,7 +249,7 @@ impl Retention {
     /// Deletes what the last prune lets go, a batch per commit.
     async fn delete(&self) -> Result<(), StoreError> {
         let pause = pause();
-        while self.writer.delete_pruned().await? > 0 {
+        while self.writer.delete_pruned().await?.any() {
             if !pause.is_zero() {
                 tokio::time::sleep(pause).await;
             }

@@ -10,11 +10,30 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::writer::Lookup;
 use super::{Reader, StoreError, Writer};
-use crate::trail::{Event, Frontier, Node, Record};
+use crate::trail::{Event, Frontier, Kind, Node, Record};
 
-/// Rows deleted per commit: a few milliseconds of the writer's time, so that a prune shares
+/// Rows deleted per commit: a millisecond or two of the writer's time, so that a prune shares
 /// the writer with the decisions rather than holding it.
-const DELETE_BATCH: i64 = 2_000;
+const DELETE_BATCH: i64 = 500;
+
+/// The most free pages given back to the file system per commit (4 MiB of 4 KiB pages).
+const GIVE_BACK_STEP: i64 = 1024;
+
+/// What one batch of deletions did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Deleted {
+    /// Events deleted.
+    pub events: u64,
+    /// Free pages given back to the file system.
+    pub pages: u64,
+}
+
+impl Deleted {
+    /// Whether the batch did anything (else the prune is done).
+    pub fn any(self) -> bool {
+        self.events + self.pages > 0
+    }
+}
 
 /// The last prune on the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,9 +106,11 @@ impl Writer {
         }
     }
 
-    /// Deletes up to [`DELETE_BATCH`] of the rows the last prune lets go, and gives their
-    /// pages back to the file system; how many events it deleted (0 once none is left).
-    pub async fn delete_pruned(&self) -> Result<u64, StoreError> {
+    /// Deletes up to [`DELETE_BATCH`] of the rows the last prune lets go, and gives up to
+    /// [`GIVE_BACK_STEP`] free pages back to the file system while more than a quarter of the
+    /// file is free (below that, new events fill them: giving them back would move the newest
+    /// pages into the holes, writing as much again as was pruned); what it did.
+    pub async fn delete_pruned(&self) -> Result<Deleted, StoreError> {
         let (reply, deleted) = tokio::sync::oneshot::channel();
         self.append_with(move |lookup: &Lookup<'_>| {
             // In a savepoint of its own: a batch that fails is undone alone, and the decisions
@@ -130,6 +151,50 @@ impl Reader {
         .await
     }
 
+    /// At most `limit` events after `after` whose kind is one of `kinds`, in seq order: one
+    /// pass over the file for what a prune must carry, where a filter by one kind would take
+    /// one pass each.
+    pub async fn of_kinds(
+        &self,
+        kinds: &'static [Kind],
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<Event>, StoreError> {
+        // The kinds' names are the trail's own fixed set, never input.
+        let names: Vec<String> = kinds.iter().map(|k| format!("'{}'", k.as_str())).collect();
+        let sql = format!(
+            "{} WHERE seq > ?1 AND kind IN ({}) ORDER BY seq LIMIT ?2",
+            *super::row::SELECT,
+            names.join(", ")
+        );
+        self.with(move |conn| {
+            conn.prepare_cached(&sql)?.query_map(params![after, limit], super::row::event)?.collect()
+        })
+        .await
+    }
+
+    /// Each (actor, session)'s decisions up to `through`: how many, how many denied, the last
+    /// one's time; counted by SQLite in one pass, for what a prune carries.
+    pub async fn sessions_through(
+        &self,
+        through: i64,
+    ) -> Result<Vec<(String, String, u64, u64, String)>, StoreError> {
+        self.with(move |conn| {
+            conn.prepare_cached(
+                "SELECT coalesce(actor_id, ''), coalesce(session_id, ''), count(*),
+                        sum(outcome = 'deny'), max(ts)
+                   FROM events WHERE seq <= ?1 AND kind = 'decision'
+                  GROUP BY actor_id, session_id",
+            )?
+            .query_map([through], |row| {
+                let count = |i| row.get::<_, i64>(i).map(i64::unsigned_abs);
+                Ok((row.get(0)?, row.get(1)?, count(2)?, count(3)?, row.get(4)?))
+            })?
+            .collect()
+        })
+        .await
+    }
+
     /// The first event the file holds, if any.
     pub async fn first_seq(&self) -> Result<Option<i64>, StoreError> {
         self.with(|conn| conn.query_row("SELECT min(seq) FROM events", [], |row| row.get(0))).await
@@ -156,10 +221,19 @@ fn last(conn: &Connection) -> rusqlite::Result<Option<Pruned>> {
 }
 
 /// One batch of [`Writer::delete_pruned`], in the writer's transaction.
-fn delete_batch(tx: &Transaction<'_>) -> Result<u64, StoreError> {
-    let Some(pruned) = last(tx)? else { return Ok(0) };
+fn delete_batch(tx: &Transaction<'_>) -> Result<Deleted, StoreError> {
+    let Some(pruned) = last(tx)? else { return Ok(Deleted::default()) };
     let first: Option<i64> = tx.query_row("SELECT min(seq) FROM events", [], |row| row.get(0))?;
-    let Some(first) = first.filter(|first| *first <= pruned.through) else { return Ok(0) };
+    let events = match first.filter(|first| *first <= pruned.through) {
+        Some(first) => delete_rows(tx, &pruned, first)?,
+        None => 0,
+    };
+    Ok(Deleted { events, pages: give_back(tx)? })
+}
+
+/// Deletes the events from `first` on, up to [`DELETE_BATCH`] and `pruned.through`, and the
+/// tree's nodes of their leaves that nothing needs any more.
+fn delete_rows(tx: &Transaction<'_>, pruned: &Pruned, first: i64) -> Result<u64, StoreError> {
     let end = (first + DELETE_BATCH - 1).min(pruned.through);
     let deleted = tx.execute("DELETE FROM events WHERE seq >= ?1 AND seq <= ?2", [first, end])?;
     // The nodes the same leaves completed (leaf = seq - 1), but the frontier's and those at
@@ -177,7 +251,6 @@ fn delete_batch(tx: &Transaction<'_>) -> Result<u64, StoreError> {
         ),
         [first - 1, end - 1],
     )?;
-    give_back(tx)?;
     Ok(deleted as u64)
 }
 
@@ -193,18 +266,23 @@ fn frontier(size: i64) -> Result<Vec<(i64, u32)>, StoreError> {
     Ok(keys)
 }
 
-/// Gives the file's free pages back to the file system, where the file was made to
-/// (`auto_vacuum = INCREMENTAL`, every file created since migration 0009); an older file keeps
-/// them and fills them with new events first.
-fn give_back(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    let mode: i64 = tx.query_row("PRAGMA auto_vacuum", [], |row| row.get(0))?;
-    if mode == 2 {
-        // A page per row: every row is stepped through, or only the first page goes.
-        let mut stmt = tx.prepare_cached("PRAGMA incremental_vacuum")?;
-        let mut rows = stmt.query([])?;
-        while rows.next()?.is_some() {}
+/// Gives free pages back to the file system (up to [`GIVE_BACK_STEP`], while more than a
+/// quarter of the file is free), where the file was made to (`auto_vacuum = INCREMENTAL`,
+/// every file created since migration 0009); an older file keeps them and fills them with new
+/// events first. How many it gave back.
+fn give_back(tx: &Transaction<'_>) -> rusqlite::Result<u64> {
+    let pragma = |name: &str| tx.query_row(&format!("PRAGMA {name}"), [], |row| row.get::<_, i64>(0));
+    let (mode, free, pages) = (pragma("auto_vacuum")?, pragma("freelist_count")?, pragma("page_count")?);
+    if mode != 2 || free * 4 <= pages {
+        return Ok(0);
     }
-    Ok(())
+    let step = free.min(GIVE_BACK_STEP);
+    // A page per row: every row is stepped through, or only the first page goes. (A pragma
+    // takes no parameter: the number is this function's.)
+    let mut stmt = tx.prepare(&format!("PRAGMA incremental_vacuum({step})"))?;
+    let mut rows = stmt.query([])?;
+    while rows.next()?.is_some() {}
+    Ok(step.unsigned_abs())
 }
 
 #[cfg(test)]
@@ -237,20 +315,21 @@ mod tests {
             writer.record_prune(through, 10_000, Vec::new(), |_| Record::new(Kind::Prune))
         };
         assert!(prune(10_000).await.unwrap().is_err());
-        assert_eq!(writer.delete_pruned().await.unwrap(), 0);
+        assert!(!writer.delete_pruned().await.unwrap().any());
 
         let event = prune(7_777).await.unwrap().unwrap();
         assert_eq!(event.seq, 10_001);
         let mut deleted = 0;
-        while let Some(n) = Some(writer.delete_pruned().await.unwrap()).filter(|n| *n > 0) {
-            deleted += n;
+        while let Some(done) = Some(writer.delete_pruned().await.unwrap()).filter(|d| d.any()) {
+            deleted += done.events;
         }
         assert_eq!(deleted, 7_777);
         assert_eq!(reader.first_seq().await.unwrap(), Some(7_778));
         assert!(reader.bytes_in_use().await.unwrap() < before / 2, "the pages went back");
         let conn = rusqlite::Connection::open(&db).unwrap();
         let free: i64 = conn.pragma_query_value(None, "freelist_count", |r| r.get(0)).unwrap();
-        assert_eq!(free, 0, "to the file system, not to the free list");
+        let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0)).unwrap();
+        assert!(free * 4 <= pages, "to the file system, not to the free list: {free} of {pages}");
         drop(conn);
         // The frontier at the prune makes the same roots as before.
         assert_eq!(reader.frontier(7_777).await.unwrap().root(), root);
