@@ -159,10 +159,10 @@ mod tests {
 
     use super::*;
     use crate::config::{Durability, WriterConfig};
-    use crate::trail::Outcome;
     use crate::state::facts::{Call, Facts};
     use crate::state::pins::Pins;
     use crate::store::Store;
+    use crate::trail::Outcome;
 
     fn decision(session: &str, outcome: Outcome) -> Record {
         Record {

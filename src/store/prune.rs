@@ -168,7 +168,9 @@ impl Reader {
             names.join(", ")
         );
         self.with(move |conn| {
-            conn.prepare_cached(&sql)?.query_map(params![after, limit], super::row::event)?.collect()
+            conn.prepare_cached(&sql)?
+                .query_map(params![after, limit], super::row::event)?
+                .collect()
         })
         .await
     }
@@ -271,8 +273,10 @@ fn frontier(size: i64) -> Result<Vec<(i64, u32)>, StoreError> {
 /// every file created since migration 0009); an older file keeps them and fills them with new
 /// events first. How many it gave back.
 fn give_back(tx: &Transaction<'_>) -> rusqlite::Result<u64> {
-    let pragma = |name: &str| tx.query_row(&format!("PRAGMA {name}"), [], |row| row.get::<_, i64>(0));
-    let (mode, free, pages) = (pragma("auto_vacuum")?, pragma("freelist_count")?, pragma("page_count")?);
+    let pragma =
+        |name: &str| tx.query_row(&format!("PRAGMA {name}"), [], |row| row.get::<_, i64>(0));
+    let (mode, free, pages) =
+        (pragma("auto_vacuum")?, pragma("freelist_count")?, pragma("page_count")?);
     if mode != 2 || free * 4 <= pages {
         return Ok(0);
     }

@@ -42,12 +42,12 @@ fn config(dir: &Path, key_file: &Path, archive: &Path, hold: bool) -> Config {
     }
 }
 
-fn read(db: &Path) -> Connection {
+pub(crate) fn read(db: &Path) -> Connection {
     Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
 }
 
 /// The last seq pruned (0: none) and the first seq the file holds.
-fn pruned(db: &Path) -> (i64, i64) {
+pub(crate) fn pruned(db: &Path) -> (i64, i64) {
     let conn = read(db);
     let through = conn.query_row("SELECT coalesce(max(through), 0) FROM pruned", [], |r| r.get(0));
     let first = conn.query_row("SELECT min(seq) FROM events", [], |r| r.get(0));
@@ -173,8 +173,9 @@ async fn old_events_leave_the_file_once_archived_and_the_rest_verifies_as_one_hi
     assert!(said.contains("BROKEN archive: toolgate/events/000"), "{said}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_legal_hold_stops_pruning_and_lifting_it_lets_it_go_on() {
+/// A server under a legal hold that took 400 decisions, its key file and its directory (the
+/// archive in it).
+async fn held_with_400() -> (tempfile::TempDir, std::path::PathBuf, crate::helpers::TestApp) {
     let dir = tempfile::tempdir().unwrap();
     let (key_file, _) = keygen(dir.path());
     let archive = dir.path().join("archive");
@@ -183,6 +184,13 @@ async fn a_legal_hold_stops_pruning_and_lifting_it_lets_it_go_on() {
     for _ in 0..400 {
         app.decide(request("read")).await;
     }
+    (dir, key_file, app)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legal_hold_stops_pruning_and_lifting_it_lets_it_go_on() {
+    let (dir, key_file, app) = held_with_400().await;
+    let archive = dir.path().join("archive");
     // Long enough for every rule but the hold: old, archived, in segments of 100.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(pruned(&app.db), (0, 1), "nothing is pruned under a legal hold");
@@ -195,15 +203,9 @@ async fn a_legal_hold_stops_pruning_and_lifting_it_lets_it_go_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_leaves_the_file_that_the_archive_does_not_hold_as_the_trail_does() {
-    let dir = tempfile::tempdir().unwrap();
-    let (key_file, _) = keygen(dir.path());
-    let archive = dir.path().join("archive");
-    let trail = tempfile::tempdir().unwrap();
     // Archived under a hold, then an archived event is changed behind the server's back.
-    let mut app = start(config(trail.path(), &key_file, &archive, true), trail).await;
-    for _ in 0..400 {
-        app.decide(request("read")).await;
-    }
+    let (dir, key_file, app) = held_with_400().await;
+    let archive = dir.path().join("archive");
     crate::archive::archived(&archive, 400).await;
     let (trail, db) = app.stop().await;
     let events = archive.join("toolgate/events/000");

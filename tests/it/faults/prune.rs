@@ -2,14 +2,13 @@
 //! middle of an upload, nothing is lost and nothing leaves the file that is not archived; under
 //! load with a size bound, the file stays flat while decisions never stop.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-use rusqlite::{Connection, OpenFlags};
 
 use super::Proc;
 use super::load::Load;
 use crate::helpers::toolgate;
+use crate::retention::{pruned, read};
 
 /// A key, an archive directory and the configuration of a server that archives there,
 /// checkpoints every `every` events (or 200 ms) and applies `retention` (a TOML table body).
@@ -76,18 +75,6 @@ impl Setup {
         assert_eq!((first, count), (through + 1, last - through), "the file holds the rest");
         last
     }
-}
-
-fn read(db: &Path) -> Connection {
-    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
-}
-
-/// The last seq pruned (0: none) and the first seq the file holds.
-fn pruned(db: &Path) -> (i64, i64) {
-    let conn = read(db);
-    let through = conn.query_row("SELECT coalesce(max(through), 0) FROM pruned", [], |r| r.get(0));
-    let first = conn.query_row("SELECT min(seq) FROM events", [], |r| r.get(0));
-    (through.unwrap(), first.unwrap())
 }
 
 /// Polls `done` every 20 ms until it holds, for `limit` at most.
