@@ -13,7 +13,7 @@ use toolgate::trail::checkpoint::Checkpoint;
 use crate::helpers::{request, start, toolgate};
 
 /// A server's configuration: checkpoints every 100 events, archived to `archive`.
-fn config(dir: &Path, key_file: &Path, archive: &Path) -> Config {
+pub(crate) fn config(dir: &Path, key_file: &Path, archive: &Path) -> Config {
     Config {
         db: dir.join("trail.db"),
         checkpoints: CheckpointsConfig {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
-use toolgate::config::{ArchiveConfig, CheckpointsConfig, Config, RetentionConfig};
+use toolgate::config::{Config, RetentionConfig};
 use toolgate::proto::InclusionProofRequest;
 use toolgate::proto::audit_client::AuditClient;
 
@@ -20,17 +20,6 @@ const SECOND: f64 = 1.0 / 86_400.0;
 /// segments of 100 or more (unless `hold`).
 fn config(dir: &Path, key_file: &Path, archive: &Path, hold: bool) -> Config {
     Config {
-        db: dir.join("trail.db"),
-        checkpoints: CheckpointsConfig {
-            key_file: Some(key_file.to_owned()),
-            every_events: 100,
-            every_ms: 200,
-            ..CheckpointsConfig::default()
-        },
-        archive: ArchiveConfig {
-            url: Some(format!("file://{}", archive.display())),
-            ..ArchiveConfig::default()
-        },
         retention: RetentionConfig {
             max_age_days: Some(SECOND),
             segment_events: 100,
@@ -38,7 +27,7 @@ fn config(dir: &Path, key_file: &Path, archive: &Path, hold: bool) -> Config {
             check_every_ms: 100,
             ..RetentionConfig::default()
         },
-        ..Config::default()
+        ..crate::archive::config(dir, key_file, archive)
     }
 }
 
