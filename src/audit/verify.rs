@@ -33,15 +33,23 @@ pub async fn verify_trail(
     anchors: &Anchors,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, StoreError> {
-    let report = walk(reader, from, to, anchors, &mut progress).await?;
     // A prune recorded during the walk may have deleted rows under it: walked again from
-    // where the file now starts (prunes are a segment apart, so once is enough).
-    let floor = report.pruned.as_ref().map_or(0, |p| p.through);
-    match reader.pruned().await? {
-        Some(now) if now.through > floor => walk(reader, from, to, anchors, &mut progress).await,
-        _ => Ok(report),
+    // where the file now starts, until a walk sees no prune (a few times at most).
+    let mut report = walk(reader, from, to, anchors, &mut progress).await?;
+    for _ in 0..WALKS {
+        let floor = report.pruned.as_ref().map_or(0, |p| p.through);
+        match reader.pruned().await? {
+            Some(now) if now.through > floor => {
+                report = walk(reader, from, to, anchors, &mut progress).await?;
+            }
+            _ => break,
+        }
     }
+    Ok(report)
 }
+
+/// How many times a verification walks again after prunes during its walk.
+const WALKS: usize = 4;
 
 async fn walk(
     reader: &Reader,

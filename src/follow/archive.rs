@@ -230,7 +230,8 @@ fn chained(bytes: &[u8], tile: Tile) -> Option<Vec<Event>> {
     (linked && events.len() as u64 == tile.width).then_some(events)
 }
 
-/// Tiles written at once, besides the one being read.
+/// Tiles being written past which the next full tile waits for the oldest (so at most one
+/// more, for a moment).
 const IN_FLIGHT: usize = 3;
 
 /// What a tile's writes need, owned, for a task of their own.
@@ -324,15 +325,16 @@ impl Sink for Archiver {
         let gone = u64::try_from(first - 1).unwrap_or(0).min(size);
         if gone > self.tiled {
             let tile = Tile { level: 0, index: self.tiled / WIDTH, width: size - self.tiled };
-            // Believed only as one chain ending in the hash the prune recorded of its last
-            // event, which the trail keeps.
+            // Believed only as one chain ending in the hash the first event the file keeps
+            // links to (the prune's recorded hash, or where its deletions stand).
             let path = tile.events_path();
             let bytes = self.archive.get(&path).await.map_err(trouble)?;
-            let last = reader.pruned().await.map_err(unreadable)?;
+            let kept = reader.event(first).await.map_err(unreadable)?;
+            let links = kept.map(|e| (first - 1, e.prev_hash));
             let events = chained(&bytes.unwrap_or_default(), tile).and_then(|mut events| {
                 events.truncate(usize::try_from(gone - self.tiled).ok()?);
                 let ends = events.last().map(|e| (e.seq, e.hash.clone()));
-                (ends == last.map(|p| (p.through, p.hash))).then_some(events)
+                (ends.is_some() && ends == links).then_some(events)
             });
             let events =
                 events.ok_or_else(|| Trouble::Refused(format!("{path}: not the events pruned")))?;

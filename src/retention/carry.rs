@@ -8,14 +8,16 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
+use crate::query::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::{Event, Kind, Record};
 
 /// Sessions idle longer than this are not carried: the gate forgets them too (`state::facts`).
 const LIVE_US: i64 = 24 * 3600 * 1_000_000;
 
-/// The most sessions one prune carries (the most recently active).
-const MOST_SESSIONS: usize = 10_000;
+/// The most sessions one prune carries (the most recently active): about 100 bytes each in
+/// the prune event, which every destination takes whole.
+const MOST_SESSIONS: usize = 2_000;
 
 /// A session's counts carried past a cut: actor, session, calls, denials, last call (µs).
 pub type Session = (String, String, u64, u64, i64);
@@ -23,7 +25,7 @@ pub type Session = (String, String, u64, u64, i64);
 /// What a prune through `through` carries.
 #[derive(Debug)]
 pub struct Carry {
-    /// The cut, lowered before the oldest pending approval's request.
+    /// The cut, lowered before the oldest pending approval's decision.
     pub through: i64,
     /// The `tool_defined` records to append again: the pins in force taken at or below it.
     pub pins: Vec<Record>,
@@ -45,13 +47,13 @@ pub async fn carry(
     let mut pinned: BTreeMap<String, Event> = BTreeMap::new();
     let mut requested = HashMap::new();
     let mut after = 0;
-    loop {
+    'pages: loop {
         let events = reader.of_kinds(&STATE_KINDS, after, PAGE).await?;
         let full = events.len() == PAGE as usize;
         for event in events {
             after = event.seq;
             if event.seq > read_to {
-                break;
+                break 'pages;
             }
             let id = event.record.decision_id.clone();
             match event.record.kind {
@@ -87,8 +89,14 @@ pub async fn carry(
             break;
         }
     }
-    // The oldest approval request without a verdict holds the cut before it.
-    let oldest = requested.into_values().min().unwrap_or(i64::MAX);
+    // A pending approval holds the cut before its decision (appended just before its
+    // request), whose call a restart reopens from the trail.
+    let mut oldest = i64::MAX;
+    for (id, seq) in requested {
+        let of_decision = Filter { decision_id: Some(id), ..Filter::default() };
+        let first = reader.query(&of_decision, 0, 1).await?.first().map_or(seq, |e| e.seq);
+        oldest = oldest.min(first).min(seq);
+    }
     let through = through.min(oldest - 1);
     let pins = pinned
         .into_values()
@@ -206,43 +214,51 @@ mod tests {
         writer.append(vec![waiting, requested]).await.unwrap(); // seqs 8, 9
         writer.append(vec![decision("s", Outcome::Allow); 3]).await.unwrap(); // 10..=12
 
-        // Wanted through 11: the pending approval's request (9) holds the cut at 8.
+        // Wanted through 11: the pending approval's decision (8) holds the cut at 7.
         let carry = carry(reader, 11, Vec::new()).await.unwrap();
-        assert_eq!(carry.through, 8);
+        assert_eq!(carry.through, 7);
         assert_eq!(carry.pins.len(), 1);
         assert_eq!(carry.pins[0].args_hash.as_deref(), Some(&*"a".repeat(64)));
         assert_eq!(carry.sessions.len(), 1);
         let (actor, session, calls, denials, _) = carry.sessions[0].clone();
-        assert_eq!((actor.as_str(), session.as_str(), calls, denials), ("agent", "s", 7, 1));
+        assert_eq!((actor.as_str(), session.as_str(), calls, denials), ("agent", "s", 6, 1));
 
         // Recorded and deleted: a gate rebuilt from the file has the pin and the counts.
         let sessions = carry.sessions.clone();
         writer
-            .record_prune(8, carry.read_to, carry.pins, move |_| Record {
+            .record_prune(7, carry.read_to, carry.pins, move |_| Record {
                 request: Some(
-                    serde_json::json!({ "through": 8, "sessions": sessions }).to_string(),
+                    serde_json::json!({ "through": 7, "sessions": sessions }).to_string(),
                 ),
                 ..Record::new(Kind::Prune)
             })
             .await
             .unwrap()
             .unwrap();
+        // Before the deletions (a stop, a hold) and after them, the same counts.
+        let counted = |facts: &Facts| {
+            let at_us = Utc::now().timestamp_micros();
+            let call = Call {
+                session: "s",
+                task_type: "",
+                actor: "agent",
+                tool: "t",
+                args_hash: "h",
+                at_us,
+            };
+            let observed = facts.observe(call);
+            (observed.session_calls, observed.session_denials)
+        };
+        let before = Facts::new(HashMap::new());
+        before.rebuild(reader).await.unwrap();
+        assert_eq!(counted(&before), (11, 1), "decisions under the cut are not counted twice");
         while writer.delete_pruned().await.unwrap().any() {}
         let pins = Pins::default();
         assert_eq!(pins.rebuild(reader).await.unwrap(), 1, "the pin is in force after the cut");
         let facts = Facts::new(HashMap::new());
         facts.rebuild(reader).await.unwrap();
-        let next = Call {
-            session: "s",
-            task_type: "",
-            actor: "agent",
-            tool: "t",
-            args_hash: "h",
-            at_us: Utc::now().timestamp_micros(),
-        };
-        let observed = facts.observe(next);
-        // 7 carried + the 3 kept decisions + this one; the denial carried too.
-        assert_eq!((observed.session_calls, observed.session_denials), (11, 1));
+        // 6 carried + the 4 kept decisions + this one; the denial carried too.
+        assert_eq!(counted(&facts), (11, 1));
         drop(store);
         thread.join().await;
     }

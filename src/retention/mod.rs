@@ -141,8 +141,8 @@ impl Retention {
             Some(last) => self.reader.event(last.seq).await?.map(|e| carry::carried(&e)),
             None => None,
         };
-        let carry =
-            carry::carry(&self.reader, segment.through, previous.unwrap_or_default()).await?;
+        let previous = previous.unwrap_or_default();
+        let carry = carry::carry(&self.reader, segment.through, previous.clone()).await?;
         let Some(segment) =
             segments.iter().rfind(|s| s.through <= carry.through && s.through > pruned)
         else {
@@ -150,7 +150,8 @@ impl Retention {
         };
         let carry = match carry.through == segment.through {
             true => carry,
-            false => carry::carry(&self.reader, segment.through, carry.sessions).await?,
+            // Counted again from what the last prune carried, to the lower cut.
+            false => carry::carry(&self.reader, segment.through, previous).await?,
         };
         if let Err(why) = self.record(pruned + 1, segment, &want, carry).await? {
             return Ok(Round::Waiting(why.into()));

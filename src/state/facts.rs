@@ -281,16 +281,22 @@ impl Facts {
     /// Rebuilds the facts from the decisions on the trail, after the counts the last prune
     /// carried past its cut (docs/operations.md, "Retention").
     pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
-        let mut carried = Vec::new();
+        // The last prune's counts cover the decisions up to its cut: those still in the file
+        // (a prune whose deletions a stop or a hold left unfinished) are not counted again.
+        let (mut carried, mut cut) = (Vec::new(), 0);
         reader
             .scan(&Filter::of_kind(Kind::Prune), |event| {
                 carried = crate::retention::carry::carried(&event);
+                cut = crate::store::cut_of(&event).unwrap_or(cut);
             })
             .await?;
         carried.into_iter().for_each(|session| self.seed(session));
         let decisions = Filter::of_kind(Kind::Decision);
         reader
             .scan(&decisions, |event| {
+                if event.seq <= cut {
+                    return;
+                }
                 let r = &event.record;
                 let text = |v: &Option<String>| v.clone().unwrap_or_default();
                 let at_us = DateTime::parse_from_rfc3339(&event.ts)

@@ -27,6 +27,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use prune::cut_of;
 pub use reader::{PAGE, Reader};
 pub use writer::{PairedDecision, Writer, WriterThread};
 

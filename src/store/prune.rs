@@ -203,6 +203,12 @@ impl Reader {
     }
 }
 
+/// The last seq a `prune` event pruned (none for any other event).
+pub fn cut_of(event: &Event) -> Option<i64> {
+    let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune)?;
+    serde_json::from_str::<serde_json::Value>(request).ok()?.get("through")?.as_i64()
+}
+
 /// Whether the file has the `pruned` table (an auditor may read a trail no server migrated).
 fn has_pruned(conn: &Connection) -> rusqlite::Result<bool> {
     conn.query_row(

@@ -96,7 +96,7 @@ impl IndexWriter {
             }
             // A prune takes its events' entries with it (a scan of each table: prunes are
             // a segment apart).
-            for through in events.iter().filter_map(pruned_through) {
+            for through in events.iter().filter_map(crate::store::cut_of) {
                 for table in Table::ALL {
                     tx.execute(&format!("DELETE FROM {} WHERE at <= ?1", table.name()), [through])?;
                 }
@@ -125,12 +125,6 @@ impl IndexWriter {
         .await
         .map_err(|e| StoreError::Thread(e.to_string()))?
     }
-}
-
-/// The last seq a `prune` event lets go.
-fn pruned_through(event: &Event) -> Option<i64> {
-    let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune)?;
-    serde_json::from_str::<serde_json::Value>(request).ok()?.get("through")?.as_i64()
 }
 
 /// The index entries of one event: (table, key, seq).
