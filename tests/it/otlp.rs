@@ -211,7 +211,15 @@ async fn a_collector_down_then_back_gets_everything_and_the_cursor_survives_a_re
     let seqs = receiver.until(last).await;
     assert!(last > before);
     assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
-    let kept = std::fs::read_to_string(&cursor).unwrap();
+    // The cursor is written once the collector's answer is in: a moment after it took them.
+    let started = std::time::Instant::now();
+    let kept = loop {
+        let kept = std::fs::read_to_string(&cursor).unwrap_or_default();
+        if kept.starts_with(&format!("{last} ")) || started.elapsed() > Duration::from_secs(10) {
+            break kept;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert!(kept.starts_with(&format!("{last} ")), "the seq and its hash: {kept}");
 
     // A restart resumes after the cursor: the new events only.

@@ -29,6 +29,11 @@ async fn sigterm_under_load_commits_what_it_holds_and_exits_cleanly() {
     let load = Load::start(&proc, 8).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(readyz(http), Some(200));
+    // One call surely in flight when the signal comes (the load's clients may be between
+    // calls on a busy machine): its commit waits 500 ms.
+    let mut gate = proc.gate().await;
+    let in_flight = tokio::spawn(async move { gate.decide(request("read")).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
 
     proc.sigterm();
     let signalled = Instant::now();
@@ -42,6 +47,8 @@ async fn sigterm_under_load_commits_what_it_holds_and_exits_cleanly() {
     };
     let stopped_in = signalled.elapsed();
     let tally = load.stop().await;
+    let in_flight = in_flight.await.unwrap();
+    assert!(in_flight.is_ok(), "the call in flight was answered: {in_flight:?}");
 
     let (on_trail, contiguous) = decisions_on_trail(&db);
     let lost = tally.acked.iter().filter(|a| !on_trail.contains(a)).count();
