@@ -50,6 +50,13 @@ pub enum Error {
     /// What the request names does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// The archive failed a read of what a prune took from the trail. The cause is for the
+    /// operator's log, never for the client.
+    #[error("the archive is unavailable: {0}")]
+    ArchiveUnavailable(String),
+    /// What was read does not prove itself: the message names the object.
+    #[error("{0}")]
+    DataLoss(String),
     /// The request is well formed but the state of things refuses it.
     #[error("{0}")]
     FailedPrecondition(String),
@@ -87,6 +94,14 @@ impl From<Error> for Status {
             Error::FleetUnavailable(cause) => {
                 tracing::error!(error = %cause, "the fleet store failed");
                 Status::unavailable("the fleet store is unavailable")
+            }
+            Error::ArchiveUnavailable(cause) => {
+                tracing::error!(error = %cause, "the archive failed a read");
+                Status::unavailable("the archive is unavailable")
+            }
+            Error::DataLoss(message) => {
+                tracing::error!(%message, "a read found the archive other than the trail kept it");
+                Status::data_loss(message)
             }
             Error::NotFound(message) => Status::not_found(message),
             Error::FailedPrecondition(message) => Status::failed_precondition(message),

@@ -10,6 +10,7 @@
 //! one without the trail.
 
 pub mod check;
+pub mod pruned;
 pub mod tiles;
 
 use std::sync::Arc;

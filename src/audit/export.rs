@@ -8,9 +8,9 @@ use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
 use super::ProofsWriter;
-use super::trails::{At, Trails};
+use super::trails::{At, Local, Trails};
 use crate::query::Filter;
-use crate::store::{PAGE, Reader, StoreError};
+use crate::store::{PAGE, StoreError};
 use crate::trail::Event;
 use crate::trail::csv::{CsvError, CsvWriter};
 
@@ -21,9 +21,9 @@ pub struct Origin {
     pub node: String,
 }
 
-impl From<&Reader> for Origin {
-    fn from(reader: &Reader) -> Self {
-        Self { trails: Arc::new(reader.clone()), node: String::new() }
+impl From<&Local> for Origin {
+    fn from(trail: &Local) -> Self {
+        Self { trails: Arc::new(trail.clone()), node: String::new() }
     }
 }
 

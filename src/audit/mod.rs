@@ -18,5 +18,5 @@ pub use crate::trail::proofs::{ProofsReader, ProofsWriter};
 pub use crate::trail::{Anchors, MANIFEST_FORMAT, Manifest, Report};
 pub use export::{Export, ExportError, Origin, SharedBuffer};
 pub use fleet::{Witnesses, verify_fleet};
-pub use trails::{At, Trails};
+pub use trails::{At, Local, Trails};
 pub use verify::{verify_csv, verify_trail};

@@ -55,7 +55,7 @@ pub async fn measure(db: &Path) -> Result<AuditFigures, ExportError> {
 
     let started = Instant::now();
     let mut export = Export::new(std::io::sink(), Filter::default(), false)?;
-    while export.next_page(&reader).await? {}
+    while export.next_page(&crate::audit::Local::new(reader.clone(), None)).await? {}
     let export_rows_per_s = export.rows as f64 / started.elapsed().as_secs_f64();
 
     let started = Instant::now();

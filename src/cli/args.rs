@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::remote::{Authorized, TOKEN_ENV, connect};
-use crate::audit::{At, Trails};
+use crate::archive::Archive;
+use crate::audit::{At, Local, Trails};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::query::Filter;
@@ -23,11 +24,19 @@ pub struct SourceArgs {
     /// token from `TOOLGATE_TOKEN` when its auth is on).
     #[arg(long)]
     pub server: Option<String>,
+    /// With --db: the archive holding what retention pruned from the trail (`file:///…`,
+    /// `s3://bucket/prefix`), read where the file no longer reaches, each tile checked
+    /// against the nodes the file kept.
+    #[arg(long, requires = "db")]
+    pub archive: Option<String>,
+    /// An option of the archive's store, `name=value` as `[archive] options` (repeatable).
+    #[arg(long = "archive-option", value_parser = super::archive::option, requires = "archive")]
+    pub archive_options: Vec<(String, String)>,
 }
 
 /// The trail, read directly or through a server.
 pub enum Source {
-    Db(Reader),
+    Db(Local),
     Server(AuditClient<Authorized>),
 }
 
@@ -35,7 +44,16 @@ impl SourceArgs {
     /// Opens the source named by the arguments.
     pub async fn open(&self) -> anyhow::Result<Source> {
         match (&self.db, &self.server) {
-            (Some(db), _) => Ok(Source::Db(Reader::open(db).await?)),
+            (Some(db), _) => {
+                let archive = match &self.archive {
+                    Some(url) => {
+                        let options = self.archive_options.iter().map(|(k, v)| (k, v));
+                        Some(Archive::open(url, options)?)
+                    }
+                    None => None,
+                };
+                Ok(Source::Db(Local::new(Reader::open(db).await?, archive)))
+            }
             (None, Some(url)) => {
                 let (channel, bearer) = connect(url, TOKEN_ENV).await?;
                 let client = AuditClient::with_interceptor(channel, bearer);
@@ -55,9 +73,9 @@ impl Source {
         limit: u32,
     ) -> anyhow::Result<Vec<Event>> {
         match self {
-            Self::Db(reader) => {
+            Self::Db(trail) => {
                 let at = At { node: "", seq: after };
-                let page = Trails::query(reader, None, filter, at, limit, false).await?;
+                let page = trail.query(None, filter, at, limit, false).await?;
                 Ok(page.into_iter().map(|(_, event)| event).collect())
             }
             Self::Server(client) => {

@@ -129,19 +129,20 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         (Written { rows, first_seq, last_seq, sha256, proofs: None }, head)
     } else {
         match args.source.open().await? {
-            Source::Db(reader) => {
+            Source::Db(trail) => {
+                let reader = trail.reader();
                 let head = reader.head().await?.map(|h| (h.seq, h.hash));
                 let progress = ProgressBar::new(reader.count(&filter).await?);
                 let mut export = Export::new(out, filter.clone(), args.bom)?;
                 let mut checkpoint = None;
                 if let Some(path) = &args.proofs {
-                    let (note, size) = latest_checkpoint(&reader).await?;
+                    let (note, size) = latest_checkpoint(reader).await?;
                     let file = File::create(path)
                         .with_context(|| format!("cannot create `{}`", path.display()))?;
                     export = export.with_proofs(Box::new(BufWriter::new(file)), size);
                     checkpoint = Some(note);
                 }
-                while export.next_page(&reader).await? {
+                while export.next_page(&trail).await? {
                     progress.set_position(export.rows);
                 }
                 progress.finish_and_clear();

@@ -51,7 +51,7 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
         Trails::stats(&store, args.node.as_deref(), &range).await?
     } else {
         match args.source.open().await? {
-            Source::Db(reader) => Trails::stats(&reader, None, &range).await?,
+            Source::Db(trail) => trail.stats(None, &range).await?,
             Source::Server(mut client) => {
                 let request = proto::StatsRequest {
                     since: text(&since),

@@ -96,7 +96,7 @@ pub async fn tail(args: TailArgs) -> anyhow::Result<Exit> {
 /// The seq of the trail's last event (0 when empty).
 async fn head(source: &mut Source) -> anyhow::Result<u64> {
     Ok(match source {
-        Source::Db(reader) => Trails::head(reader, "").await?.map_or(0, |h| h.seq.unsigned_abs()),
+        Source::Db(trail) => trail.head("").await?.map_or(0, |h| h.seq.unsigned_abs()),
         Source::Server(client) => {
             client.head(proto::HeadRequest::default()).await?.into_inner().seq
         }

@@ -124,6 +124,12 @@ pub async fn run(
 
     // What follows the trail: the checkpoints, the witnesses, the followers' sinks.
     let trail = Trail { reader: store.reader.clone(), commits: store.writer.committed() };
+    // The auditors' reads: the file, and below its prunes, the archive.
+    let archive = match &config.archive.url {
+        Some(url) => Some(crate::archive::Archive::open(url, &config.archive.options)?),
+        None => None,
+    };
+    let local = crate::audit::Local::new(store.reader.clone(), archive.clone());
     let mut tasks = Tasks::default();
     let indexing = crate::follow::index::follower(&config.db, &metrics)?;
     let following = trail.clone();
@@ -154,12 +160,12 @@ pub async fn run(
         let trail = trail.clone();
         tasks.start(Stage::Followers, "archive", |stopping| follower.run(trail, stopping));
     }
-    if let (true, Some(url), Some(signer)) =
-        (config.retention.prunes(), &config.archive.url, retention_signer)
+    if let (true, Some(archive), Some(signer)) =
+        (config.retention.prunes(), archive, retention_signer)
     {
         let retention = crate::retention::Retention {
             config: config.retention.clone(),
-            archive: crate::archive::Archive::open(url, &config.archive.options)?,
+            archive,
             key: signer.verifier(),
             signer,
             reader: store.reader.clone(),
@@ -212,7 +218,7 @@ pub async fn run(
         .max_decoding_message_size(config.limits.max_message_bytes());
     let audit_service = AuditServer::new(
         AuditService::new(
-            Arc::new(store.reader.clone()),
+            Arc::new(local.clone()),
             // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
             // to finish at shutdown.
             guard,
@@ -240,7 +246,7 @@ pub async fn run(
                     witnesses: witness_keys,
                     disk: Some(disk),
                 };
-                (parts, Arc::new(store.reader.clone()) as Arc<dyn Trails>)
+                (parts, Arc::new(local) as Arc<dyn Trails>)
             });
             let guard = (config.auth.enabled(), &config.limits);
             Some(crate::side::start(http, app, tls.clone(), console, guard)?)

@@ -28,7 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use prune::cut_of;
-pub use reader::{PAGE, Reader};
+pub use reader::{PAGE, Proving, Reader};
+pub use tree::Known;
 pub use writer::{PairedDecision, Writer, WriterThread};
 
 /// How long a connection waits for a lock another one holds before it reports the file busy.
@@ -61,6 +62,10 @@ pub enum StoreError {
     Corrupt { seq: i64, what: &'static str },
     #[error("the Merkle tree: {0}")]
     Tree(&'static str),
+    /// A node below the levels the trail keeps for a pruned range: its leaves are in the
+    /// archive ([`tree::Known`] takes them from there).
+    #[error("the Merkle tree: node {} at height {} is not kept here", .0.index, .0.level)]
+    NodeMissing(crate::trail::Node),
     #[error(
         "the trail `{trail}` is written by {holder}: one trail has one writer (stop it, or use \
          another --db; read-only commands such as query, verify and export work beside it)"

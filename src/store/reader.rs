@@ -14,6 +14,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params, params_fro
 use super::StoreError;
 use super::index::{self, Plan};
 use super::row::{self, SELECT};
+use super::tree::Known;
 use crate::query::{Filter, Head, Stats};
 use crate::trail::{
     Event, Frontier, Hash, Link, Node, Subtrees, decode_hex, hash_cells, leaf_hash, position,
@@ -21,6 +22,9 @@ use crate::trail::{
 
 /// Events read per page by exports and verification.
 pub const PAGE: u32 = 1000;
+
+/// The tree as [`Reader::prove`] reads it.
+pub type Proving<'a> = Subtrees<&'a mut dyn FnMut(Node) -> Result<Hash, StoreError>>;
 
 /// A cheaply cloneable read-only handle: cloning is shallow.
 #[derive(Debug, Clone)]
@@ -310,8 +314,7 @@ impl Reader {
 
     /// The leaf hash of the event at `seq`.
     pub async fn leaf(&self, seq: u64) -> Result<Hash, StoreError> {
-        let leaf = Node { level: 0, index: seq.saturating_sub(1) };
-        self.with(move |conn| super::tree::node(conn, leaf)).await
+        self.prove(Arc::default(), move |tree| tree.hash(seq - 1, seq)).await
     }
 
     /// The hashes of the `count` perfect nodes at `level` from `first` on (a hash tile's).
@@ -326,15 +329,12 @@ impl Reader {
 
     /// The root of the tree of the first `size` events.
     pub async fn root(&self, size: u64) -> Result<Hash, StoreError> {
-        self.with(move |conn| Subtrees::new(|n| super::tree::node(conn, n)).root(size)).await
+        self.prove(Arc::default(), move |tree| tree.root(size)).await
     }
 
     /// The inclusion proof of the event at `seq` in the tree of the first `size` events.
     pub async fn inclusion_proof(&self, seq: u64, size: u64) -> Result<Vec<Hash>, StoreError> {
-        self.with(move |conn| {
-            Subtrees::new(|n| super::tree::node(conn, n)).inclusion(seq - 1, size)
-        })
-        .await
+        self.prove(Arc::default(), move |tree| tree.inclusion(seq - 1, size)).await
     }
 
     /// The inclusion proofs of the events at `seqs` in the tree of the first `size` events, in
@@ -344,8 +344,7 @@ impl Reader {
         seqs: Vec<u64>,
         size: u64,
     ) -> Result<Vec<Vec<Hash>>, StoreError> {
-        self.with(move |conn| {
-            let mut tree = Subtrees::new(|n| super::tree::node(conn, n));
+        self.prove(Arc::default(), move |tree| {
             seqs.iter().map(|seq| tree.inclusion(seq - 1, size)).collect()
         })
         .await
@@ -353,8 +352,23 @@ impl Reader {
 
     /// The consistency proof of the tree of the first `old` events with that of `new`.
     pub async fn consistency_proof(&self, old: u64, new: u64) -> Result<Vec<Hash>, StoreError> {
-        self.with(move |conn| Subtrees::new(|n| super::tree::node(conn, n)).consistency(old, new))
-            .await
+        self.prove(Arc::default(), move |tree| tree.consistency(old, new)).await
+    }
+
+    /// Whatever `ask` reads from the tree, in one read: its stored nodes, the nodes between
+    /// the levels a prune kept made from them, and below those, nodes `known` from elsewhere
+    /// (`StoreError::NodeMissing` names the first that is none of these).
+    pub async fn prove<T: Send + 'static>(
+        &self,
+        known: Arc<Known>,
+        ask: impl FnOnce(&mut Proving<'_>) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        self.with(move |conn| {
+            let node: &mut dyn FnMut(Node) -> Result<Hash, StoreError> =
+                &mut |n| super::tree::node_or_made(conn, n, &known);
+            ask(&mut Subtrees::new(node))
+        })
+        .await
     }
 
     /// The witnesses' cosignatures of the checkpoint event at `seq`.

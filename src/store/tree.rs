@@ -1,6 +1,8 @@
 //! The Merkle tree's nodes in SQLite (`tree_nodes`): reads and writes only; the hashing and the
 //! proofs are `trail::Frontier` and `trail::Subtrees`.
 
+use std::collections::HashMap;
+
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
@@ -53,7 +55,31 @@ pub(super) fn node(conn: &Connection, node: Node) -> Result<Hash, StoreError> {
     let first = i64::try_from(first).map_err(|_| StoreError::Tree("index out of range"))?;
     let hash: Option<Vec<u8>> =
         conn.prepare_cached(sql)?.query_row(params![first, level], |row| row.get(0)).optional()?;
-    hash.and_then(|h| h.try_into().ok()).ok_or(StoreError::Tree("a node of the tree is missing"))
+    hash.and_then(|h| h.try_into().ok()).ok_or(StoreError::NodeMissing(node))
+}
+
+/// Nodes of a pruned range the file no longer holds, from elsewhere (the archive's tiles, each
+/// checked against the nodes the file kept).
+pub type Known = HashMap<Node, Hash>;
+
+/// A perfect node's hash: stored, or `known`, or made from its children where a prune took it
+/// (a node between the levels of hash tiles, 8, 16, …, which the file keeps; below height 8,
+/// down to leaves only `known` may have).
+pub(super) fn node_or_made(
+    conn: &Connection,
+    node: Node,
+    known: &Known,
+) -> Result<Hash, StoreError> {
+    match (self::node(conn, node), known.get(&node)) {
+        (Err(StoreError::NodeMissing(_)), Some(hash)) => Ok(*hash),
+        (Err(StoreError::NodeMissing(_)), None) if !node.level.is_multiple_of(8) => {
+            let child = |index| Node { level: node.level - 1, index };
+            let left = node_or_made(conn, child(node.index * 2), known)?;
+            let right = node_or_made(conn, child(node.index * 2 + 1), known)?;
+            Ok(crate::trail::node_hash(&left, &right))
+        }
+        (stored, _) => stored,
+    }
 }
 
 /// Stores the nodes an appended leaf completed.

@@ -1,15 +1,20 @@
 //! Retention against a real server and a local-directory archive: old events leave the file
 //! once archived and verified there and signed; the rest verifies alone and, with the archive,
 //! as one history; a legal hold stops pruning; an archive that does not hold the events as the
-//! trail does stops it too; `archive get` reads pruned events back.
+//! trail does stops it too; `archive get` reads pruned events back, and every read (query,
+//! proofs, an export that proves itself) reaches them through the archive.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 use toolgate::config::{Config, RetentionConfig};
-use toolgate::proto::InclusionProofRequest;
 use toolgate::proto::audit_client::AuditClient;
+use toolgate::proto::{
+    CheckpointRequest, ConsistencyProofRequest, Filter, InclusionProofRequest, QueryRequest,
+};
+use toolgate::trail::checkpoint::Checkpoint;
+use toolgate::trail::{Hash, verify_consistency, verify_inclusion};
 
 use crate::helpers::{request, start, toolgate};
 
@@ -84,13 +89,8 @@ async fn old_events_leave_the_file_once_archived_and_the_rest_verifies_as_one_hi
     for _ in 0..50 {
         app.decide(request("read")).await;
     }
-    // A proof of a pruned event is refused as such; one of an event kept is given.
+    // A proof of an event kept is given. The last event: a prune always ends before it.
     let mut audit = AuditClient::new(app.channel.clone());
-    let refused =
-        audit.inclusion_proof(InclusionProofRequest { seq: 1, tree_size: 0 }).await.unwrap_err();
-    assert_eq!(refused.code(), tonic::Code::FailedPrecondition, "{refused:?}");
-    assert!(refused.message().contains("were pruned from this trail"), "{refused:?}");
-    // The last event: a prune always ends before it.
     let head: i64 =
         read(&app.db).query_row("SELECT max(seq) FROM events", [], |r| r.get(0)).unwrap();
     let kept = InclusionProofRequest { seq: head.unsigned_abs(), tree_size: 0 };
@@ -138,6 +138,18 @@ async fn old_events_leave_the_file_once_archived_and_the_rest_verifies_as_one_hi
     std::fs::write(&got, &csv).unwrap();
     let (code, said) = run(&["verify", "--csv", got.to_str().unwrap()]);
     assert_eq!(code, 0, "{said}");
+
+    // Without its archive, a server refuses a proof of a pruned event, saying why.
+    let bare = tempfile::tempdir().unwrap();
+    std::fs::copy(&db, bare.path().join("trail.db")).unwrap();
+    let unarchived = Config { db: bare.path().join("trail.db"), ..Config::default() };
+    let app = start(unarchived, bare).await;
+    let mut audit = AuditClient::new(app.channel.clone());
+    let refused =
+        audit.inclusion_proof(InclusionProofRequest { seq: 1, tree_size: 0 }).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition, "{refused:?}");
+    assert!(refused.message().contains("were pruned from this trail"), "{refused:?}");
+    app.stop().await;
 
     // The server starts again on the pruned file, goes on chaining, and it all verifies.
     let trail = tempfile::tempdir().unwrap();
@@ -205,4 +217,124 @@ async fn nothing_leaves_the_file_that_the_archive_does_not_hold_as_the_trail_doe
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(pruned(&db), (0, 1), "pruned what the archive holds otherwise");
     app.stop().await;
+}
+
+/// Every seq a query answers, paging with `page_size` in the order asked.
+async fn seqs(
+    audit: &mut AuditClient<tonic::transport::Channel>,
+    filter: Option<Filter>,
+    newest_first: bool,
+) -> Vec<u64> {
+    let (mut seqs, mut page_token) = (Vec::new(), String::new());
+    loop {
+        let ask = QueryRequest { filter: filter.clone(), page_size: 97, page_token, newest_first };
+        let page = audit.query(ask).await.unwrap().into_inner();
+        seqs.extend(page.events.iter().map(|e| e.seq));
+        if page.next_page_token.is_empty() {
+            return seqs;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+fn hash(bytes: &[u8]) -> Hash {
+    bytes.try_into().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_read_reaches_what_a_prune_took_through_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, key) = keygen(dir.path());
+    let archive = dir.path().join("archive");
+    let url = format!("file://{}", archive.display());
+    let trail = tempfile::tempdir().unwrap();
+    let mut app = start(config(trail.path(), &key_file, &archive, false), trail).await;
+    for _ in 0..600 {
+        app.decide(request("read")).await;
+    }
+    let through = pruned_at_least(&app.db, 300).await.unsigned_abs();
+    let mut audit = AuditClient::new(app.channel.clone());
+
+    // Queries page across the cut in both orders, as if nothing had left the file.
+    let up = seqs(&mut audit, None, false).await;
+    assert!(up.len() as u64 > through + 100, "{} events, pruned through {through}", up.len());
+    assert_eq!(up, (1..=up.len() as u64).collect::<Vec<_>>());
+    let mut down = seqs(&mut audit, None, true).await;
+    down.retain(|&seq| seq <= *up.last().unwrap());
+    down.reverse();
+    assert_eq!(down, up);
+    let decisions = Filter { kind: "decision".into(), ..Filter::default() };
+    let decided = seqs(&mut audit, Some(decisions), false).await;
+    assert!(decided.len() >= 600 && decided.iter().any(|&seq| seq <= through), "{decided:?}");
+
+    // A pruned event's proofs, against the latest signed checkpoint.
+    let latest = audit.checkpoint(CheckpointRequest::default()).await.unwrap().into_inner();
+    let checkpoint = Checkpoint::read(&latest.note).unwrap();
+    let size = checkpoint.size;
+    assert!(size > through, "{size}");
+    for seq in [1, through / 2, through] {
+        let ask = InclusionProofRequest { seq, tree_size: size };
+        let proof = audit.inclusion_proof(ask).await.unwrap().into_inner();
+        let path: Vec<Hash> = proof.hashes.iter().map(|h| hash(h)).collect();
+        assert_eq!(hash(&proof.root), checkpoint.root);
+        let leaf = hash(&proof.leaf_hash);
+        assert!(verify_inclusion(&leaf, seq - 1, size, &path, &checkpoint.root), "{seq}");
+    }
+    for old in [1, 77, 256, through] {
+        let ask = ConsistencyProofRequest { old_size: old, new_size: size };
+        let proof = audit.consistency_proof(ask).await.unwrap().into_inner();
+        let path: Vec<Hash> = proof.hashes.iter().map(|h| hash(h)).collect();
+        let old_root = hash(&proof.old_root);
+        assert!(verify_consistency(old, size, &old_root, &checkpoint.root, &path), "{old}");
+    }
+    let (_trail, db) = app.stop().await;
+
+    // An export of the whole trail, read from the file and the archive, proves every row.
+    let (csv, manifest, proofs) =
+        (dir.path().join("t.csv"), dir.path().join("t.json"), dir.path().join("t.proofs"));
+    let (code, said) = run(&[
+        "export",
+        "--db",
+        db.to_str().unwrap(),
+        "--archive",
+        &url,
+        "--output",
+        csv.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--proofs",
+        proofs.to_str().unwrap(),
+        "--sign-key",
+        key_file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{said}");
+    let head: i64 = read(&db).query_row("SELECT max(seq) FROM events", [], |r| r.get(0)).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(written["first_seq"], 1, "{written}");
+    assert_eq!((written["rows"].as_i64(), written["last_seq"].as_i64()), (Some(head), Some(head)));
+    let (code, said) = run(&[
+        "verify",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--key",
+        &key,
+    ]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("rows proven in the checkpoint's tree"), "{said}");
+    // Without the archive, a query of the file starts where the file does.
+    let (code, said) = run(&["query", "--db", db.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{said}");
+    let first = said.lines().next().unwrap_or_default();
+    assert!(first.contains(&format!("\"seq\":{}", through + 1)), "{first}");
+
+    // An archived event changed: a read through the archive refuses it, naming the object.
+    let events = archive.join("toolgate/events/000");
+    let text = std::fs::read_to_string(&events).unwrap();
+    std::fs::write(&events, text.replacen("read", "reed", 1)).unwrap();
+    let (code, said) = run(&["query", "--db", db.to_str().unwrap(), "--archive", &url, "--json"]);
+    assert_ne!(code, 0, "{said}");
+    assert!(said.contains("toolgate/events/000"), "{said}");
 }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Kind, Outcome};
+use crate::{Event, Kind, Outcome};
 
 /// A validated filter.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,5 +44,30 @@ impl Filter {
     /// Whether the filter selects every event.
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
+    }
+
+    /// Whether it selects `event`, as the SQL stores answer it (`query::filter_sql`): a
+    /// condition on a column the event leaves empty never holds, and neither does
+    /// `shadow_disagrees` without both outcomes. For events read where no SQL runs (an
+    /// archive).
+    pub fn matches(&self, event: &Event) -> bool {
+        let r = &event.record;
+        let is = |want: &Option<String>, held: &Option<String>| {
+            want.as_ref().is_none_or(|w| held.as_ref() == Some(w))
+        };
+        let disagrees = match (r.shadow_outcome, r.outcome) {
+            (Some(shadow), Some(outcome)) => shadow != outcome,
+            _ => false,
+        };
+        self.since.as_ref().is_none_or(|since| event.ts.as_str() >= since.as_str())
+            && self.until.as_ref().is_none_or(|until| event.ts.as_str() < until.as_str())
+            && is(&self.session_id, &r.session_id)
+            && is(&self.actor_id, &r.actor_id)
+            && is(&self.tool, &r.tool)
+            && is(&self.action, &r.action)
+            && self.outcome.is_none_or(|o| r.outcome == Some(o))
+            && self.kind.is_none_or(|k| r.kind == k)
+            && is(&self.decision_id, &r.decision_id)
+            && (!self.shadow_disagrees || disagrees)
     }
 }

@@ -37,6 +37,7 @@ pub use filter::Filter;
 pub use manifest::{MANIFEST_FORMAT, Manifest};
 pub use report::{Anchors, Prefix, Report};
 pub use tree::{
-    Frontier, Hash, Node, Subtrees, empty_root, leaf_hash, verify_consistency, verify_inclusion,
+    Frontier, Hash, Node, Subtrees, empty_root, leaf_hash, node_hash, verify_consistency,
+    verify_inclusion,
 };
 pub use verify::{Link, Problem, Verifier, decode, decode_hex};

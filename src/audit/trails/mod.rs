@@ -1,12 +1,14 @@
 //! One way to read a trail: the auditors' reads (events in either order, one event, heads,
 //! checkpoints and their cosignatures, stats, tallies, proofs, verification) behind one trait,
-//! [`Trails`], with an implementation for the sidecar's SQLite trail (`sqlite.rs`, the trail
-//! of node `""`) and one for the fleet's PostgreSQL store (`postgres.rs`, a trail per node).
+//! [`Trails`], with an implementation for the sidecar's SQLite trail and the archive its prunes
+//! left the rest in (`sqlite.rs`, [`Local`], the trail of node `""`) and one for the fleet's PostgreSQL store (`postgres.rs`, a trail per node).
 //! The gRPC service, the console's followers and the CLI call it and only map to and from the
 //! wire; failures reach gRPC through the one `From<Error> for Status`.
 
 mod postgres;
 mod sqlite;
+
+pub use sqlite::Local;
 
 use std::fmt::Debug;
 
