@@ -10,12 +10,14 @@
 //! one without the trail.
 
 pub mod check;
+pub mod lock;
 pub mod pruned;
 pub mod tiles;
 
 use std::sync::Arc;
 
-use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use lock::{LockMode, Locker};
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
@@ -41,6 +43,8 @@ pub enum ArchiveError {
     Different(String),
     #[error("the archive's {0} reads back other than it was written")]
     ReadBack(String),
+    #[error("the archive's {0} was not locked: {1}")]
+    Lock(String, String),
 }
 
 /// An archive in an object store.
@@ -49,6 +53,10 @@ pub struct Archive {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
     location: String,
+    /// An S3 store and its region, which Object Lock needs.
+    s3: Option<(Arc<AmazonS3>, String)>,
+    /// Locks each object written, when asked to.
+    lock: Option<Arc<Locker>>,
 }
 
 impl Archive {
@@ -64,6 +72,7 @@ impl Archive {
         let wrong =
             |e: &dyn std::fmt::Display| ArchiveError::Location(url.to_owned(), e.to_string());
         let parsed = url::Url::parse(url).map_err(|e| wrong(&e))?;
+        let mut s3 = None;
         let (store, prefix): (Arc<dyn ObjectStore>, Path) = match parsed.scheme() {
             "file" => {
                 let dir = parsed.to_file_path().map_err(|()| wrong(&"not a local path"))?;
@@ -85,12 +94,26 @@ impl Archive {
                     }
                     builder = builder.with_config(key, value);
                 }
-                let store = builder.build().map_err(|e| wrong(&e))?;
-                (Arc::new(store), Path::from(parsed.path().trim_matches('/')))
+                let region = builder.get_config_value(&AmazonS3ConfigKey::Region);
+                let store = Arc::new(builder.build().map_err(|e| wrong(&e))?);
+                s3 = Some((store.clone(), region.unwrap_or_else(|| "us-east-1".into())));
+                (store, Path::from(parsed.path().trim_matches('/')))
             }
             _ => return Err(wrong(&"an archive is a file:// or an s3:// URL")),
         };
-        Ok(Self { store, prefix, location: url.to_owned() })
+        Ok(Self { store, prefix, location: url.to_owned(), s3, lock: None })
+    }
+
+    /// The same archive, locking every object it writes with S3 Object Lock for `days` in
+    /// `mode` (`lock.rs`); refused for a store that is not S3.
+    pub fn locking(mut self, days: Option<u32>, mode: LockMode) -> Result<Self, ArchiveError> {
+        let Some(days) = days else { return Ok(self) };
+        let Some((s3, region)) = self.s3.clone() else {
+            let why = "Object Lock is S3's: only an s3:// archive can be locked".into();
+            return Err(ArchiveError::Location(self.location, why));
+        };
+        self.lock = Some(Arc::new(Locker::new(s3, region, days, mode)));
+        Ok(self)
     }
 
     /// Where it is, for the log.
@@ -122,19 +145,30 @@ impl Archive {
         let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
         let payload = PutPayload::from(bytes.clone());
         match self.store.put_opts(&self.path(name), payload, options).await {
-            Ok(_) => self.read_back(name, &bytes).await,
+            Ok(_) => self.read_back(name, &bytes).await?,
+            // Written before a restart, perhaps not locked yet: locked again below.
             Err(object_store::Error::AlreadyExists { .. }) => match self.get(name).await? {
-                Some(held) if held == bytes => Ok(()),
-                _ => Err(ArchiveError::Different(name.to_owned())),
+                Some(held) if held == bytes => {}
+                _ => return Err(ArchiveError::Different(name.to_owned())),
             },
-            Err(e) => Err(e.into()),
+            Err(e) => return Err(e.into()),
         }
+        self.locked(name).await
     }
 
     /// Replaces the object `name` (the checkpoint), and reads it back.
     pub async fn put(&self, name: &str, bytes: Vec<u8>) -> Result<(), ArchiveError> {
         self.store.put(&self.path(name), PutPayload::from(bytes.clone())).await?;
-        self.read_back(name, &bytes).await
+        self.read_back(name, &bytes).await?;
+        self.locked(name).await
+    }
+
+    /// Locks the object `name` as written, when the archive locks its objects.
+    async fn locked(&self, name: &str) -> Result<(), ArchiveError> {
+        match &self.lock {
+            Some(locker) => locker.lock(&self.path(name)).await,
+            None => Ok(()),
+        }
     }
 
     async fn read_back(&self, name: &str, bytes: &[u8]) -> Result<(), ArchiveError> {

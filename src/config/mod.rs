@@ -504,6 +504,11 @@ pub struct ArchiveConfig {
     /// The store's options, as the `object_store` crate names them (`aws_endpoint`,
     /// `aws_region`, …); no secrets here.
     pub options: BTreeMap<String, String>,
+    /// S3 Object Lock: every object written is locked for this many days (an `s3://` archive
+    /// in a bucket with Object Lock enabled); none by default.
+    pub lock_days: Option<u32>,
+    /// The lock's mode: `compliance` (nobody can delete or shorten it) or `governance`.
+    pub lock_mode: crate::archive::lock::LockMode,
 }
 
 /// `[[checkpoints.witnesses]]`: a witness that cosigns the trail's checkpoints.

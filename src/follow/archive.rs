@@ -35,7 +35,9 @@ pub fn follower(
     metrics: &Metrics,
 ) -> Result<Option<Follower<Archiver>>, ArchiveError> {
     let Some(url) = &config.url else { return Ok(None) };
-    let sink = Archiver::new(Archive::open(url, &config.options)?);
+    let archive =
+        Archive::open(url, &config.options)?.locking(config.lock_days, config.lock_mode)?;
+    let sink = Archiver::new(archive);
     let follower = Follower::new(sink, BATCH, Duration::from_millis(200));
     // Cosignatures come without a commit: looked for every second once caught up.
     let follower = follower.looking_every(Duration::from_secs(1));

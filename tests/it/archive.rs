@@ -177,14 +177,14 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
 
 /// An S3-speaking server: moto's standalone server (`moto[server]` from PyPI; scripts/test
 /// installs it and names it in `TOOLGATE_TEST_S3_SERVER`) on an ephemeral port, with an empty
-/// private bucket; stopped when dropped.
+/// private bucket (with Object Lock enabled when `locked`); stopped when dropped.
 struct S3 {
     child: std::process::Child,
     endpoint: String,
 }
 
 impl S3 {
-    async fn start(bucket: &str) -> Self {
+    async fn start(bucket: &str, locked: bool) -> Self {
         let server = std::env::var("TOOLGATE_TEST_S3_SERVER").expect(
             "TOOLGATE_TEST_S3_SERVER is not set: the archive's S3 test needs moto's server; run \
              scripts/test, which installs it",
@@ -199,13 +199,41 @@ impl S3 {
         let s3 = Self { child, endpoint: format!("http://127.0.0.1:{port}") };
         let started = Instant::now();
         loop {
-            let made = reqwest::Client::new().put(format!("{}/{bucket}", s3.endpoint)).send().await;
-            if made.is_ok_and(|answer| answer.status().is_success()) {
+            if s3.bucket(bucket, locked).await {
                 return s3;
             }
             assert!(started.elapsed() < Duration::from_secs(30), "moto's server did not start");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+}
+
+impl S3 {
+    /// Makes a bucket; whether it was made.
+    async fn bucket(&self, bucket: &str, locked: bool) -> bool {
+        let make = reqwest::Client::new().put(format!("{}/{bucket}", self.endpoint));
+        let make = make.header("x-amz-bucket-object-lock-enabled", locked.to_string());
+        make.send().await.is_ok_and(|answer| answer.status().is_success())
+    }
+
+    /// The size of the archive's checkpoint at `prefix` in `bucket` (0: none).
+    async fn archived(&self, bucket: &str, prefix: &str) -> u64 {
+        let url = format!("{}/{bucket}/{prefix}/checkpoint", self.endpoint);
+        let got = reqwest::Client::new().get(url).header("authorization", FAKE).send().await;
+        let note = got.unwrap().text().await.unwrap();
+        Checkpoint::read(&note).map_or(0, |c| c.size)
+    }
+
+    /// The keys of the objects under `prefix` in `bucket` (at most 1,000).
+    async fn keys(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        let url = format!("{}/{bucket}?list-type=2&prefix={prefix}", self.endpoint);
+        let listed = reqwest::get(url).await.unwrap().text().await.unwrap();
+        listed
+            .split("<Key>")
+            .skip(1)
+            .filter_map(|k| k.split("</Key>").next())
+            .map(Into::into)
+            .collect()
     }
 }
 
@@ -227,6 +255,35 @@ async fn serve_and_decide(dir: &Path, toml: &str, calls: usize, tool: &str) -> c
     proc
 }
 
+/// Whether the archive's object `key` is one its tree of `size` leaves needs: its checkpoint,
+/// and the full and partial tiles (hash tiles, entry bundles, events) of that size.
+fn covered(key: &str, size: u64) -> bool {
+    let Some(path) = key.split_once('/').map(|(_, path)| path) else { return false };
+    if path == "checkpoint" {
+        return true;
+    }
+    let (level, tile) = match path.split_once("tile/").map(|(_, t)| t) {
+        Some(tile) if !path.starts_with("toolgate/") => tile.split_once('/').unwrap(),
+        _ => ("0", path.strip_prefix("toolgate/events/").unwrap()),
+    };
+    let shift = if level == "entries" { 0 } else { 8 * level.parse::<u32>().unwrap() };
+    let (index, width) = match tile.split_once(".p/") {
+        Some((index, width)) => (index, width.parse().unwrap()),
+        None => (tile, 256),
+    };
+    let index: u64 = index.replace(['x', '/'], "").parse().unwrap();
+    let nodes = size >> shift;
+    match width {
+        256 => (index + 1) * 256 <= nodes,
+        width => index * 256 + width == nodes,
+    }
+}
+
+/// A request's authorization as moto takes it (it checks no signature), for what the tests do
+/// behind toolgate's back.
+const FAKE: &str = "AWS4-HMAC-SHA256 Credential=test/20261203/us-east-1/s3/aws4_request, \
+                    SignedHeaders=host, Signature=0";
+
 /// Credentials moto takes (it checks none): from the environment, as in production.
 const AWS: [(&str, &str); 2] = [("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test")];
 
@@ -245,7 +302,7 @@ fn s3_archive(command: &str, s3: &S3, url: &str, key: Option<&str>) -> (i32, Str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
-    let s3 = S3::start("toolgate-archive").await;
+    let s3 = S3::start("toolgate-archive", false).await;
     let dir = tempfile::tempdir().unwrap();
     let key_file = dir.path().join("log.key");
     let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
@@ -278,9 +335,7 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
     // Someone else wrote the next full tile's bundle first (moto checks no signature): the
     // conditional write finds it, it is not what the trail holds, and the upload stops there.
     let planted = format!("{}/toolgate-archive/node-1/tile/entries/001", s3.endpoint);
-    let fake = "AWS4-HMAC-SHA256 Credential=test/20261203/us-east-1/s3/aws4_request, \
-                SignedHeaders=host, Signature=0";
-    let put = reqwest::Client::new().put(&planted).header("authorization", fake).body(vec![0; 34]);
+    let put = reqwest::Client::new().put(&planted).header("authorization", FAKE).body(vec![0; 34]);
     assert!(put.send().await.unwrap().status().is_success());
     let proc = serve_and_decide(&first, &toml, 300, "read").await;
     let log = first.join("server.log");
@@ -322,4 +377,89 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
         let out = toolgate(&["archive", "list", "--url", url, "--option", secret]);
         assert!(String::from_utf8_lossy(&out.stderr).contains("holds a secret"), "{secret}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_with_object_lock_locks_every_object_it_writes() {
+    let s3 = S3::start("toolgate-locked", true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("log.key");
+    toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    let toml = |bucket: &str| {
+        format!(
+            "[checkpoints]\nkey_file = {key_file:?}\nevery_events = 100\nevery_ms = 200\n\
+             [archive]\nurl = \"s3://{bucket}/node-1\"\nlock_days = 30\n\
+             options = {{ aws_endpoint = {:?}, aws_allow_http = \"true\", aws_region = \"us-east-1\" }}\n",
+            s3.endpoint
+        )
+    };
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    let proc = serve_and_decide(&locked, &toml("toolgate-locked"), 300, "read").await;
+    let started = Instant::now();
+    let mut size = 0;
+    while size < 300 {
+        assert!(started.elapsed() < Duration::from_secs(30), "archived {size} events");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        size = s3.archived("toolgate-locked", "node-1").await;
+    }
+    drop(proc);
+    let size = s3.archived("toolgate-locked", "node-1").await;
+
+    // Every object the archive's checkpoint covers is locked in compliance mode for 30 days,
+    // and its version cannot be deleted (one written as the server was killed may not be: no
+    // checkpoint covers it yet).
+    let keys: Vec<String> = s3.keys("toolgate-locked", "node-1/").await;
+    let keys: Vec<String> = keys.into_iter().filter(|key| covered(key, size)).collect();
+    assert!(keys.iter().any(|k| k.ends_with("tile/entries/000")), "{keys:?}");
+    assert!(keys.iter().any(|k| k.ends_with("toolgate/events/000")), "{keys:?}");
+    let client = reqwest::Client::new();
+    let soon = chrono::Utc::now() + chrono::Duration::days(29);
+    for key in &keys {
+        let object = format!("{}/toolgate-locked/{key}", s3.endpoint);
+        let head = client.head(&object).header("authorization", FAKE).send().await.unwrap();
+        let headers = head.headers().clone();
+        let header = |name| match headers.get(name) {
+            Some(value) => value.to_str().unwrap().to_owned(),
+            None => panic!("{key}: {}: no {name} in {headers:?}", head.status()),
+        };
+        assert_eq!(header("x-amz-object-lock-mode"), "COMPLIANCE", "{key}");
+        let until =
+            chrono::DateTime::parse_from_rfc3339(&header("x-amz-object-lock-retain-until-date"));
+        assert!(until.unwrap() > soon, "{key}");
+        let version = header("x-amz-version-id");
+        let delete = client.delete(format!("{object}?versionId={version}"));
+        let deleted = delete.header("authorization", FAKE).send().await.unwrap();
+        assert_eq!(deleted.status(), reqwest::StatusCode::FORBIDDEN, "{key}");
+    }
+
+    // A bucket without Object Lock: nothing is taken as archived there.
+    assert!(s3.bucket("toolgate-plain", false).await);
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let proc = serve_and_decide(&plain, &toml("toolgate-plain"), 300, "read").await;
+    let log = plain.join("server.log");
+    let started = Instant::now();
+    while !std::fs::read_to_string(&log).unwrap().contains("was not locked") {
+        let log = std::fs::read_to_string(&log).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30), "{log}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(proc);
+    let keys = s3.keys("toolgate-plain", "node-1/").await;
+    assert!(!keys.contains(&"node-1/checkpoint".into()), "{keys:?}");
+
+    // A local directory cannot be locked: refused at start.
+    let toml = format!(
+        "[checkpoints]\nkey_file = {key_file:?}\n[archive]\nurl = \"file://{}\"\nlock_days = 30\n",
+        dir.path().join("local").display()
+    );
+    let config = dir.path().join("local.toml");
+    std::fs::write(&config, toml).unwrap();
+    let db = dir.path().join("local.db");
+    let args = ["serve", "--listen", "127.0.0.1:0", "--config", config.to_str().unwrap()];
+    let out = toolgate(&[&args[..], &["--db", db.to_str().unwrap()]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("Object Lock is S3's"), "{stderr}");
 }
