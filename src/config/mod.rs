@@ -472,6 +472,9 @@ pub struct RetentionConfig {
     pub legal_hold: bool,
     /// How often the rules are applied.
     pub check_every_ms: u64,
+    /// No event younger than this is pruned, whatever `max_bytes` says: an Execute report, a
+    /// retried Decide or a session's facts find their decision in the file.
+    pub min_age_minutes: u64,
 }
 
 impl RetentionConfig {
@@ -489,6 +492,7 @@ impl Default for RetentionConfig {
             segment_events: 100_000,
             legal_hold: false,
             check_every_ms: 60_000,
+            min_age_minutes: 60,
         }
     }
 }

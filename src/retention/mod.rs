@@ -112,10 +112,11 @@ impl Retention {
         // A prune a stop cut short is finished before anything else.
         self.delete().await?;
         let pruned = self.reader.pruned().await?.map_or(0, |p| p.through);
+        let now = chrono::Utc::now();
         let segments = self.segments(pruned).await?;
+        let segments = rules::settled(segments, self.config.min_age_minutes, now);
         let used = self.reader.bytes_in_use().await?;
         let head = self.reader.head().await?.map_or(0, |h| h.seq);
-        let now = chrono::Utc::now();
         let Some(want) = rules::want(&self.config, &segments, pruned, head, used, now) else {
             return Ok(Round::Kept);
         };

@@ -15,6 +15,14 @@ pub struct Segment {
     pub ts: String,
 }
 
+/// The cuts made at least `minutes` before `now`: a prune never takes younger events.
+pub fn settled(segments: Vec<Segment>, minutes: u64, now: DateTime<Utc>) -> Vec<Segment> {
+    let minutes = i64::try_from(minutes).ok().and_then(chrono::Duration::try_minutes);
+    let Some(latest) = minutes.and_then(|m| now.checked_sub_signed(m)) else { return vec![] };
+    let old = |s: &Segment| DateTime::parse_from_rfc3339(&s.ts).is_ok_and(|t| t <= latest);
+    segments.into_iter().filter(old).collect()
+}
+
 /// How far the rules want the file pruned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Want {
@@ -125,6 +133,16 @@ mod tests {
         // A segment too small to be worth a prune waits to grow.
         assert_eq!(want.within(&cuts, 1_000, 0, 250), None);
         assert!(want.why().contains("older than 3 days"));
+    }
+
+    #[test]
+    fn no_cut_younger_than_the_minimum_age_is_offered() {
+        let cuts = vec![cut(100, "2026-01-09T00:00:00Z"), cut(200, "2026-01-09T00:50:00Z")];
+        let now = at("2026-01-09T01:00:00Z");
+        assert_eq!(settled(cuts.clone(), 60, now), vec![cuts[0].clone()]);
+        assert_eq!(settled(cuts.clone(), 0, now), cuts);
+        assert_eq!(settled(cuts.clone(), 120, now), vec![]);
+        assert_eq!(settled(cuts, u64::MAX, now), vec![], "no overflow");
     }
 
     #[test]

@@ -30,6 +30,7 @@ fn config(dir: &Path, key_file: &Path, archive: &Path, hold: bool) -> Config {
             segment_events: 100,
             legal_hold: hold,
             check_every_ms: 100,
+            min_age_minutes: 0,
             ..RetentionConfig::default()
         },
         ..crate::archive::config(dir, key_file, archive)
@@ -186,6 +187,26 @@ async fn held_with_400() -> (tempfile::TempDir, std::path::PathBuf, crate::helpe
         app.decide(request("read")).await;
     }
     (dir, key_file, app)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_younger_than_the_minimum_age_is_pruned_however_full_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, _) = keygen(dir.path());
+    let archive = dir.path().join("archive");
+    let trail = tempfile::tempdir().unwrap();
+    let mut config = config(trail.path(), &key_file, &archive, false);
+    // Every rule presses, but the default minimum age (an hour) keeps it all.
+    config.retention.max_bytes = Some(1);
+    config.retention.min_age_minutes = RetentionConfig::default().min_age_minutes;
+    let mut app = start(config, trail).await;
+    for _ in 0..400 {
+        app.decide(request("read")).await;
+    }
+    crate::archive::archived(&archive, 400).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(pruned(&app.db), (0, 1), "pruned events younger than an hour");
+    app.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -37,7 +37,7 @@ impl Setup {
         let key_file = self.dir.path().join("log.key");
         format!(
             "[checkpoints]\nkey_file = {:?}\nevery_events = {every}\nevery_ms = 200\n\n\
-             [archive]\nurl = {:?}\n\n[retention]\n{retention}\n",
+             [archive]\nurl = {:?}\n\n[retention]\nmin_age_minutes = 0\n{retention}\n",
             key_file.display().to_string(),
             self.url
         )
