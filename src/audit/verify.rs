@@ -5,10 +5,10 @@ use std::io::Read;
 
 use futures_util::StreamExt;
 
-use crate::store::{PAGE, Reader, StoreError};
+use crate::store::{PAGE, Pruning, Reader, StoreError};
 use crate::trail::csv::CsvError;
 use crate::trail::export::{CsvChecks, ExportCheck};
-use crate::trail::{Anchors, Frontier, Hash, Kind, Prefix, Problem, Report, Verifier, decode};
+use crate::trail::{Anchors, Frontier, Hash, Prefix, Problem, Report, Verifier, decode};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::note::{Note, NoteVerifier};
 
@@ -173,21 +173,15 @@ async fn prefix(
 ) -> Result<Option<Prefix>, StoreError> {
     let Some(pruned) = reader.pruned().await? else { return Ok(None) };
     let event = reader.event(pruned.seq).await?;
-    let request = event
-        .filter(|e| e.record.kind == Kind::Prune)
-        .and_then(|e| e.record.request)
-        .and_then(|r| serde_json::from_str::<serde_json::Value>(&r).ok());
-    let field = |name: &str| request.as_ref().and_then(|r| r.get(name)).cloned();
-    let hash = |name: &str| field(name).and_then(|v| v.as_str().and_then(decode));
-    let read = (|| {
+    let read = event.as_ref().and_then(Pruning::of).and_then(|p| {
         Some(Prefix {
-            through: field("through")?.as_i64()?,
+            through: p.through,
             seq: pruned.seq,
-            hash: hash("hash")?,
-            root: hash("root")?,
-            archive: field("archive")?.as_str()?.to_owned(),
+            hash: decode(&p.hash)?,
+            root: decode(&p.root)?,
+            archive: p.archive,
         })
-    })();
+    });
     match read {
         Some(prefix)
             if prefix.through == pruned.through && hex::encode(prefix.hash) == pruned.hash =>

@@ -19,8 +19,7 @@ const LIVE_US: i64 = 24 * 3600 * 1_000_000;
 /// the prune event, which every destination takes whole.
 const MOST_SESSIONS: usize = 2_000;
 
-/// A session's counts carried past a cut: actor, session, calls, denials, last call (µs).
-pub type Session = (String, String, u64, u64, i64);
+pub use crate::store::Session;
 
 /// What a prune through `through` carries.
 #[derive(Debug)]
@@ -154,13 +153,6 @@ async fn sessions(
     Ok(sessions)
 }
 
-/// The sessions a `prune` event carried (none for any other event).
-pub fn carried(event: &Event) -> Vec<Session> {
-    let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune);
-    let value = request.and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok());
-    value.and_then(|v| serde_json::from_value(v.get("sessions")?.clone()).ok()).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -228,7 +220,7 @@ mod tests {
         writer
             .record_prune(7, carry.read_to, carry.pins, move |_| Record {
                 request: Some(
-                    serde_json::json!({ "through": 7, "sessions": sessions }).to_string(),
+                    crate::store::Pruning { through: 7, sessions, ..Default::default() }.to_json(),
                 ),
                 ..Record::new(Kind::Prune)
             })

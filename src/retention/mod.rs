@@ -18,7 +18,7 @@ use crate::archive::Archive;
 use crate::archive::check::{self, HoldsError};
 use crate::config::RetentionConfig;
 use crate::metrics::Metrics;
-use crate::store::{Reader, StoreError, Writer};
+use crate::store::{Pruning, Reader, StoreError, Writer};
 use crate::trail::note::NoteVerifier;
 use crate::trail::{Event, Kind, Record};
 
@@ -139,10 +139,10 @@ impl Retention {
         // What the state rebuilt at start needs of the range: the cut may come down before a
         // pending approval's request (then to the last cut before it).
         let previous = match self.reader.pruned().await? {
-            Some(last) => self.reader.event(last.seq).await?.map(|e| carry::carried(&e)),
+            Some(last) => self.reader.event(last.seq).await?.as_ref().and_then(Pruning::of),
             None => None,
         };
-        let previous = previous.unwrap_or_default();
+        let previous = previous.map(|p| p.sessions).unwrap_or_default();
         let carry = carry::carry(&self.reader, segment.through, previous.clone()).await?;
         let Some(segment) =
             segments.iter().rfind(|s| s.through <= carry.through && s.through > pruned)
@@ -226,16 +226,16 @@ impl Retention {
                      signs the tree of them"
                 )),
                 request: Some(
-                    serde_json::json!({
-                        "first": first,
-                        "through": through,
-                        "hash": hash,
-                        "root": hex::encode(root),
-                        "checkpoint": checkpoint,
-                        "archive": location,
-                        "sessions": sessions,
-                    })
-                    .to_string(),
+                    Pruning {
+                        first,
+                        through,
+                        hash: hash.to_owned(),
+                        root: hex::encode(root),
+                        checkpoint,
+                        archive: location,
+                        sessions,
+                    }
+                    .to_json(),
                 ),
                 ..Record::new(Kind::Prune)
             })

@@ -286,8 +286,9 @@ impl Facts {
         let (mut carried, mut cut) = (Vec::new(), 0);
         reader
             .scan(&Filter::of_kind(Kind::Prune), |event| {
-                carried = crate::retention::carry::carried(&event);
-                cut = crate::store::cut_of(&event).unwrap_or(cut);
+                if let Some(pruning) = crate::store::Pruning::of(&event) {
+                    (carried, cut) = (pruning.sessions, pruning.through);
+                }
             })
             .await?;
         carried.into_iter().for_each(|session| self.seed(session));

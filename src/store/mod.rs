@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use prune::cut_of;
+pub use prune::{Pruning, Session};
 pub use reader::{PAGE, Proving, Reader};
 pub use tree::Known;
 pub use writer::{PairedDecision, Writer, WriterThread};

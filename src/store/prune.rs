@@ -203,10 +203,40 @@ impl Reader {
     }
 }
 
-/// The last seq a `prune` event pruned (none for any other event).
-pub fn cut_of(event: &Event) -> Option<i64> {
-    let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune)?;
-    serde_json::from_str::<serde_json::Value>(request).ok()?.get("through")?.as_i64()
+/// A session's counts carried past a cut: actor, session, calls, denials, last call (µs).
+pub type Session = (String, String, u64, u64, i64);
+
+/// What a `prune` event's `request` records (docs/trail-format.md, "Pruned trails"), as
+/// canonical JSON in this field order: the one shape its writer and every reader use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Pruning {
+    /// The first event pruned.
+    pub first: i64,
+    /// The last event pruned.
+    pub through: i64,
+    /// The chain hash of event `through` (hex).
+    pub hash: String,
+    /// The root of the tree of the first `through` events (hex).
+    pub root: String,
+    /// The signed checkpoint event the cut stands before (`through + 1`).
+    pub checkpoint: i64,
+    /// Where the events went.
+    pub archive: String,
+    /// Each live session's counts up to the cut, which a gate's facts start from.
+    pub sessions: Vec<Session>,
+}
+
+impl Pruning {
+    /// What `event` records, when it is a `prune` event whose request reads as one.
+    pub fn of(event: &Event) -> Option<Self> {
+        let request = event.record.request.as_deref().filter(|_| event.record.kind == Kind::Prune);
+        serde_json::from_str(request?).ok()
+    }
+
+    /// The event's `request`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// Whether the file has the `pruned` table (an auditor may read a trail no server migrated).

@@ -96,7 +96,8 @@ impl IndexWriter {
             }
             // A prune takes its events' entries with it (a scan of each table: prunes are
             // a segment apart).
-            for through in events.iter().filter_map(crate::store::cut_of) {
+            let cuts = events.iter().filter_map(crate::store::Pruning::of).map(|p| p.through);
+            for through in cuts {
                 for table in Table::ALL {
                     tx.execute(&format!("DELETE FROM {} WHERE at <= ?1", table.name()), [through])?;
                 }
