@@ -43,7 +43,8 @@ async fn exported(extra: &[&str]) -> Exported {
     Exported { _dir: dir, csv, manifest, proofs, key }
 }
 
-fn verify(csv: &Path, manifest: &Path, key: &str) -> (Option<i32>, String) {
+/// `toolgate verify` of an export with its manifest: the exit code and what it said.
+pub(crate) fn verify(csv: &Path, manifest: &Path, key: &str) -> (Option<i32>, String) {
     let out = toolgate(&[
         "verify",
         "--csv",
