@@ -53,7 +53,12 @@ pub struct Locker {
 
 impl Locker {
     pub fn new(s3: Arc<AmazonS3>, region: String, days: u32, mode: LockMode) -> Self {
-        let client = reqwest::Client::builder().timeout(TIMEOUT).build().unwrap_or_default();
+        // No redirects: the request carries the session token, for S3 only.
+        let client = reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
         Self { s3, region, client, days, mode }
     }
 

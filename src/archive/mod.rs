@@ -26,6 +26,20 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 /// within the request limits).
 const LARGEST: u64 = 256 << 20;
 
+/// The most bytes the object `name` may hold: what toolgate writes there, no more (the store
+/// may be anyone's).
+fn largest(name: &str) -> u64 {
+    if name == "checkpoint" {
+        64 << 10
+    } else if name.starts_with("tile/entries/") {
+        tiles::WIDTH * 34
+    } else if name.starts_with("tile/") {
+        tiles::WIDTH * 32
+    } else {
+        LARGEST
+    }
+}
+
 /// Why the archive could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -105,9 +119,13 @@ impl Archive {
     }
 
     /// The same archive, locking every object it writes with S3 Object Lock for `days` in
-    /// `mode` (`lock.rs`); refused for a store that is not S3.
+    /// `mode` (`lock.rs`); refused for a store that is not S3, or for no days.
     pub fn locking(mut self, days: Option<u32>, mode: LockMode) -> Result<Self, ArchiveError> {
         let Some(days) = days else { return Ok(self) };
+        if days == 0 {
+            let why = "lock_days is at least 1: a lock of no days locks nothing".into();
+            return Err(ArchiveError::Location(self.location, why));
+        }
         let Some((s3, region)) = self.s3.clone() else {
             let why = "Object Lock is S3's: only an s3:// archive can be locked".into();
             return Err(ArchiveError::Location(self.location, why));
@@ -129,7 +147,7 @@ impl Archive {
     pub async fn get(&self, name: &str) -> Result<Option<Vec<u8>>, ArchiveError> {
         match self.store.get(&self.path(name)).await {
             // The store may be anyone's: nothing larger than an object of ours is read.
-            Ok(object) if object.meta.size > LARGEST => {
+            Ok(object) if object.meta.size > largest(name) => {
                 Err(ArchiveError::TooLarge(name.to_owned(), object.meta.size))
             }
             Ok(object) => Ok(Some(object.bytes().await?.to_vec())),
@@ -196,5 +214,11 @@ mod tests {
         assert!(matches!(refused, ArchiveError::TooLarge(_, size) if size == LARGEST + 1));
         std::fs::write(dir.path().join("checkpoint"), b"small").unwrap();
         assert_eq!(archive.get("checkpoint").await.unwrap().unwrap(), b"small");
+        // An entry bundle of empty entries, which would read as thousands of leaves: no bundle
+        // of ours is larger than 256 leaves of 34 bytes.
+        std::fs::create_dir_all(dir.path().join("tile/entries")).unwrap();
+        std::fs::write(dir.path().join("tile/entries/000"), vec![0; 256 * 34 + 2]).unwrap();
+        let refused = archive.get("tile/entries/000").await.unwrap_err();
+        assert!(matches!(refused, ArchiveError::TooLarge(_, 8706)), "{refused}");
     }
 }

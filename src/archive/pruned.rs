@@ -115,11 +115,12 @@ pub async fn events(
     for (row, leaf) in rows.into_iter().zip(&leaves.data) {
         let event = row.map_err(|_| tampered("a row does not read"))?;
         let seq = leaves.start + events.len() as u64 + 1;
-        let recomputed = decode(&event.prev_hash).map(|prev| event_hash(&prev, &event));
-        let hash = decode(&event.hash);
+        // The stored text, as the trail writes it: lower-case hex.
+        let prev = decode(&event.prev_hash).filter(|p| hex::encode(p) == event.prev_hash);
+        let recomputed = prev.map(|prev| event_hash(&prev, &event));
         if u64::try_from(event.seq).ok() != Some(seq)
-            || hash != recomputed
-            || hash.as_ref() != Some(leaf)
+            || event.hash != hex::encode(leaf)
+            || recomputed.as_ref() != Some(leaf)
         {
             return Err(tampered("an event is not its leaf's"));
         }

@@ -113,12 +113,22 @@ impl Retention {
         self.delete().await?;
         let pruned = self.reader.pruned().await?.map_or(0, |p| p.through);
         let now = chrono::Utc::now();
-        let segments = self.segments(pruned).await?;
-        let segments = rules::settled(segments, self.config.min_age_minutes, now);
+        let all = self.segments(pruned).await?;
+        let segments = rules::settled(all.clone(), self.config.min_age_minutes, now);
         let used = self.reader.bytes_in_use().await?;
         let head = self.reader.head().await?.map_or(0, |h| h.seq);
-        let Some(want) = rules::want(&self.config, &segments, pruned, head, used, now) else {
-            return Ok(Round::Kept);
+        let wanted = |segments: &[Segment]| {
+            let want = rules::want(&self.config, segments, pruned, head, used, now);
+            want.and_then(|want| Some((want.target(segments)?, want)))
+        };
+        let Some((_, want)) = wanted(&segments) else {
+            return Ok(match wanted(&all) {
+                Some((target, _)) => Round::Waiting(format!(
+                    "events through seq {target} are younger than min_age_minutes ({})",
+                    self.config.min_age_minutes
+                )),
+                None => Round::Kept,
+            });
         };
         let (safe, why) = self.safe().await?;
         let Some(segment) = want.within(&segments, safe, pruned, self.config.segment_events) else {

@@ -211,6 +211,7 @@ pub type Session = (String, String, u64, u64, i64);
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pruning {
     /// The first event pruned.
+    #[serde(default)]
     pub first: i64,
     /// The last event pruned.
     pub through: i64,
@@ -219,10 +220,13 @@ pub struct Pruning {
     /// The root of the tree of the first `through` events (hex).
     pub root: String,
     /// The signed checkpoint event the cut stands before (`through + 1`).
+    #[serde(default)]
     pub checkpoint: i64,
     /// Where the events went.
     pub archive: String,
-    /// Each live session's counts up to the cut, which a gate's facts start from.
+    /// Each live session's counts up to the cut, which a gate's facts start from (none in a
+    /// prune recorded before they were carried).
+    #[serde(default)]
     pub sessions: Vec<Session>,
 }
 

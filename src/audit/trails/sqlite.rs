@@ -17,6 +17,9 @@ use crate::query::{Filter, Head, Stats, Tally};
 use crate::store::{Known, Proving, Reader, StoreError};
 use crate::trail::{Event, Hash};
 
+/// How many times a page is read while prunes keep moving the cut under it.
+const READS: usize = 8;
+
 /// The sidecar's trail: its file, and the archive its prunes left the rest in, if any.
 #[derive(Debug, Clone)]
 pub struct Local {
@@ -51,14 +54,35 @@ impl Local {
     }
 
     /// At most `size` events matching `filter` after seq `after`, oldest first: from the archive
-    /// up to `through`, then from the file.
+    /// up to the cut, then from the file. Read again when a prune moved the cut meanwhile (its
+    /// deletions could have taken rows the file's part would have started with).
     async fn oldest(&self, filter: &Filter, after: i64, size: u32) -> ReadResult<Vec<Event>> {
-        let through = self.through().await?;
-        let (Some(archive), Ok(mut next)) = (&self.archive, u64::try_from(after.max(0))) else {
+        let Some(archive) = &self.archive else {
             return Ok(self.reader.query(filter, after, size).await?);
         };
+        let mut through = self.through().await?;
+        for _ in 0..READS {
+            let page = self.across(archive, filter, after, size, through).await?;
+            match self.through().await? {
+                now if now == through => return Ok(page),
+                now => through = now,
+            }
+        }
+        Err(Error::FailedPrecondition("the trail was pruned while it was read: ask again".into()))
+    }
+
+    /// [`Self::oldest`]'s page with the cut at `through`.
+    async fn across(
+        &self,
+        archive: &Archive,
+        filter: &Filter,
+        after: i64,
+        size: u32,
+        through: u64,
+    ) -> ReadResult<Vec<Event>> {
         let want = size as usize;
         let mut page = Vec::new();
+        let mut next = u64::try_from(after).unwrap_or(0);
         while page.len() < want && next < through {
             let index = next / WIDTH;
             let events = self.archived(archive, through, index).await?;
@@ -101,8 +125,10 @@ impl Local {
     }
 
     /// What `ask` reads from the tree: the file's nodes, and below a prune, the nodes of the
-    /// archive's tiles (those of the leaves `near` read first, any other as the tree finds it
-    /// missing). Without an archive, a proof into the pruned range is refused as such.
+    /// archive's tiles (those of the leaves `near`, which a proof of them needs, read first; any
+    /// other only as the tree finds it missing: a root or a consistency proof at the cut needs
+    /// only what the file kept). Without an archive, a proof into the pruned range is refused
+    /// as such.
     async fn proved<T, F>(&self, near: impl IntoIterator<Item = u64>, ask: F) -> ReadResult<T>
     where
         T: Send + 'static,
