@@ -21,7 +21,8 @@
 //!   them: nothing hidden or reordered).
 //! - Storage, I/O only: `store` (the SQLite file through rusqlite: migrations, the single
 //!   group-committing writer, WAL checkpoints, read-only reads, the disk's space), `archive`
-//!   (the trail as C2SP tlog-tiles in an object store, and its verification) and `fleet` (the fleet's
+//!   (the trail as C2SP tlog-tiles in an object store: its verification, S3 Object Lock, and
+//!   reading pruned events back) and `fleet` (the fleet's
 //!   PostgreSQL store through sqlx: its schema, whose `fleet_ingest` checks every batch on
 //!   arrival, and its reads).
 //! - Requests and state: [`request`] (wire requests validated and normalized; every rejection
