@@ -37,9 +37,14 @@ pub(super) fn option(text: &str) -> Result<(String, String), String> {
 
 impl Location {
     fn open(&self) -> anyhow::Result<Archive> {
-        let options: BTreeMap<String, String> = self.options.iter().cloned().collect();
-        Ok(Archive::open(&self.url, &options)?)
+        open(&self.url, &self.options)
     }
+}
+
+/// The archive at `url` with the store's `options` as the command line gives them.
+pub(super) fn open(url: &str, options: &[(String, String)]) -> anyhow::Result<Archive> {
+    let options: BTreeMap<String, String> = options.iter().cloned().collect();
+    Ok(Archive::open(url, &options)?)
 }
 
 /// The `archive` subcommands.

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::remote::{Authorized, TOKEN_ENV, connect};
-use crate::archive::Archive;
 use crate::audit::{At, Local, Trails};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
@@ -46,10 +45,7 @@ impl SourceArgs {
         match (&self.db, &self.server) {
             (Some(db), _) => {
                 let archive = match &self.archive {
-                    Some(url) => {
-                        let options = self.archive_options.iter().map(|(k, v)| (k, v));
-                        Some(Archive::open(url, options)?)
-                    }
+                    Some(url) => Some(super::archive::open(url, &self.archive_options)?),
                     None => None,
                 };
                 Ok(Source::Db(Local::new(Reader::open(db).await?, archive)))

@@ -255,8 +255,7 @@ async fn joined(
     keys: &[NoteVerifier],
     prefix: Option<crate::trail::Prefix>,
 ) -> anyhow::Result<Joined> {
-    let options: std::collections::BTreeMap<_, _> = options.iter().cloned().collect();
-    let archive = crate::archive::Archive::open(url, &options)?;
+    let archive = super::archive::open(url, options)?;
     let at = prefix.as_ref().map(|p| p.through.unsigned_abs());
     let mut found = None;
     for key in keys {
