@@ -92,7 +92,9 @@ class AuditServicer:
     def Query(self, request, context):
         """Events matching a filter, in `seq` order (or newest first), a page at a time. Paging by
         token while the trail grows loses and repeats nothing: the token is the last `seq`
-        returned.
+        returned. Events retention pruned from the file are read back from the archive (with
+        `[archive]`; docs/operations.md, "Reading what was pruned"), each checked against the
+        tree the file kept: DATA_LOSS when the archive differs.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -144,14 +146,17 @@ class AuditServicer:
         raise NotImplementedError('Method not implemented!')
 
     def InclusionProof(self, request, context):
-        """The RFC 6962 inclusion proof of an event in the tree of a given size.
+        """The RFC 6962 inclusion proof of an event in the tree of a given size. An event retention
+        pruned from the file is proven from the archive's tiles (with `[archive]`; without it,
+        FAILED_PRECONDITION); an archive that is not what the file kept is DATA_LOSS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ConsistencyProof(self, request, context):
-        """The RFC 6962 consistency proof of the tree of one size with that of a larger size.
+        """The RFC 6962 consistency proof of the tree of one size with that of a larger size, reaching
+        into the archive as InclusionProof does.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
