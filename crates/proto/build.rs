@@ -10,6 +10,7 @@ const PROTOS: &[&str] = &[
     "../../proto/toolgate/v1/audit.proto",
     "../../proto/toolgate/v1/admin.proto",
     "../../proto/toolgate/v1/approvals.proto",
+    "../../proto/toolgate/v1/fleet.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

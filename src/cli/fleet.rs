@@ -1,5 +1,5 @@
 //! `toolgate fleet`: the operator's side of the fleet store (docs/fleet.md): apply its schema,
-//! register nodes, and see where every node stands.
+//! register and revoke nodes, and see where every node stands.
 
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
@@ -30,8 +30,11 @@ pub struct FleetArgs {
 pub enum FleetCommand {
     /// Create or update the store's schema (as the role that is to own it).
     Migrate(PostgresArgs),
-    /// Register a node: its id, the database role its shipper logs in as, its checkpoint key.
+    /// Register a node with its checkpoint key, and print the token it ships with (on stdout,
+    /// alone: the store keeps only its hash).
     Register(RegisterArgs),
+    /// Revoke a node's token: the ingest service refuses it from its next batch on.
+    Revoke(NodeArgs),
     /// One line per node: last seq and when it arrived, lag, last checkpoint, alarms.
     Status(PostgresArgs),
     /// Every batch the store refused, with the node, seq and what differed.
@@ -46,12 +49,24 @@ pub struct RegisterArgs {
     /// The node's id (its `[fleet] node_id`).
     #[arg(long)]
     pub node: String,
-    /// The PostgreSQL role its shipper logs in as; no other role may ship for it.
-    #[arg(long)]
-    pub role: String,
-    /// The node's checkpoint verifier key (`toolgate keygen` printed it), for `verify`.
+    /// The node's checkpoint verifier key (`toolgate keygen` printed it): its checkpoints are
+    /// checked against it on arrival, and by `verify --postgres`.
     #[arg(long)]
     pub key: Option<String>,
+    /// Issue a registered node a new token (the old one stops working; a revocation is
+    /// lifted), keeping its key unless --key is given.
+    #[arg(long)]
+    pub reissue: bool,
+}
+
+/// Arguments naming one node.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// The node's id.
+    #[arg(long)]
+    pub node: String,
 }
 
 /// Runs a fleet subcommand.
@@ -68,8 +83,23 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
                 NoteVerifier::parse(key).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
             }
             let store = FleetStore::connect(&args.postgres.url).await?;
-            store.register(&args.node, &args.role, args.key.as_deref()).await?;
-            println!("registered node {:?} (role {:?})", args.node, args.role);
+            let key = args.key.as_deref();
+            let token = if args.reissue {
+                store.reissue(&args.node, key).await?
+            } else {
+                store.register(&args.node, key).await?
+            };
+            println!("{token}");
+            eprintln!(
+                "node {:?} registered: give it the token above ([fleet] token_file)",
+                args.node
+            );
+        }
+        FleetCommand::Revoke(args) => {
+            check_node(&args.node)?;
+            let store = FleetStore::connect(&args.postgres.url).await?;
+            store.revoke(&args.node).await?;
+            println!("node {:?} revoked", args.node);
         }
         FleetCommand::Status(pg) => {
             let store = FleetStore::connect(&pg.url).await?;
@@ -83,8 +113,12 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             for alarm in &alarms {
                 let seq = alarm.seq.map_or_else(|| "-".to_owned(), |s| s.to_string());
                 println!(
-                    "ALARM {} node {:?} role {:?} seq {seq}: {:?}",
-                    alarm.at, alarm.node_id, alarm.db_role, alarm.what
+                    "ALARM {} node {:?} shipped by {:?} from {:?} seq {seq}: {:?}",
+                    alarm.at,
+                    alarm.node_id,
+                    alarm.shipper.as_deref().unwrap_or("-"),
+                    alarm.peer.as_deref().unwrap_or("-"),
+                    alarm.what
                 );
             }
             return Ok(if alarms.is_empty() { Exit::Ok } else { Exit::Failed });
@@ -116,9 +150,9 @@ fn status_line(node: &NodeStatus) -> String {
         None => "-".to_owned(),
     };
     format!(
-        "node {:?} role {:?} last seq {} received {:?} lag {lag} checkpoint {} witnessed {witnessed} alarms {}",
+        "node {:?}{} last seq {} received {:?} lag {lag} checkpoint {} witnessed {witnessed} alarms {}",
         node.node_id,
-        node.db_role,
+        if node.revoked { " REVOKED" } else { "" },
         node.last_seq,
         node.last_received.as_deref().unwrap_or("-"),
         dash(node.last_checkpoint),

@@ -43,16 +43,17 @@ pub struct ServeArgs {
     /// Serve only the Audit service, over the fleet store given with --postgres, for the
     /// auditors' tools (docs/fleet.md): no decisions, no shipping. The trail (--db) records
     /// the calls it refuses.
-    #[arg(long, requires = "postgres")]
+    #[arg(long, requires = "postgres", conflicts_with = "ingest")]
     pub audit_only: bool,
-    /// With --audit-only: the fleet store, `postgres://user@host/db` (an auditor's role; the
-    /// password only through the environment, or in PGPASSWORD).
-    #[arg(
-        long,
-        env = "TOOLGATE_AUDIT_POSTGRES_URL",
-        hide_env_values = true,
-        requires = "audit_only"
-    )]
+    /// Serve only the fleet's ingest service, in front of the fleet store given with
+    /// --postgres (docs/fleet.md): nodes ship their trails to it, it checks and stores them.
+    /// No decisions, no trail of its own.
+    #[arg(long, requires = "postgres")]
+    pub ingest: bool,
+    /// With --audit-only or --ingest: the fleet store, `postgres://user@host/db` (an
+    /// auditor's role, or the ingest service's; the password only through the environment, or
+    /// in PGPASSWORD).
+    #[arg(long, env = "TOOLGATE_AUDIT_POSTGRES_URL", hide_env_values = true)]
     pub postgres: Option<String>,
 }
 
@@ -186,10 +187,19 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
         ),
         None => None,
     };
-    if let Some(url) = args.postgres.as_deref().filter(|_| args.audit_only) {
-        let shutdown = crate::shutdown::signal();
-        crate::server::run_audit_only(config, listener, http, url, shutdown).await?;
-        return Ok(Exit::Ok);
+    match (args.postgres.as_deref(), args.audit_only, args.ingest) {
+        (Some(url), true, _) => {
+            let shutdown = crate::shutdown::signal();
+            crate::server::run_audit_only(config, listener, http, url, shutdown).await?;
+            return Ok(Exit::Ok);
+        }
+        (Some(url), _, true) => {
+            let shutdown = crate::shutdown::signal();
+            crate::server::run_ingest(config, listener, http, url, shutdown).await?;
+            return Ok(Exit::Ok);
+        }
+        (Some(_), false, false) => anyhow::bail!("--postgres serves with --audit-only or --ingest"),
+        (None, _, _) => {}
     }
     crate::server::run(config, listener, http, crate::shutdown::signal()).await?;
     Ok(Exit::Ok)

@@ -535,15 +535,23 @@ impl WitnessConfig {
     }
 }
 
-/// `[fleet]`: the trail shipped to the fleet's PostgreSQL store (docs/fleet.md), in the
-/// background. The URL may come from the environment variable `TOOLGATE_FLEET_POSTGRES_URL`;
-/// a password belongs there (or in `PGPASSWORD`), never in this file.
+/// `[fleet]`: the trail shipped, in the background, to the fleet's ingest service, which checks
+/// it and stores it in the fleet's PostgreSQL store (docs/fleet.md). The node's token comes
+/// from `token_file` or the environment variable `TOOLGATE_FLEET_TOKEN`, never this file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FleetConfig {
     /// This sidecar's name in the fleet, as registered with `toolgate fleet register`.
     pub node_id: Option<String>,
-    /// `postgres://user@host:port/db`, without a password.
+    /// The ingest service: `http://host:port`, or `https://host:port` over TLS.
+    pub ingest_url: Option<String>,
+    /// A file holding the node's token, as `toolgate fleet register` printed it.
+    pub token_file: Option<PathBuf>,
+    /// PEM certificates of the CAs an `https://` ingest service's certificate is checked
+    /// against, instead of the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// Refused: sidecars no longer ship to PostgreSQL directly (docs/fleet.md, "Upgrading
+    /// from direct shipping").
     pub postgres_url: Option<String>,
     /// Most events per batch.
     pub batch_events: u32,
@@ -553,7 +561,15 @@ pub struct FleetConfig {
 
 impl Default for FleetConfig {
     fn default() -> Self {
-        Self { node_id: None, postgres_url: None, batch_events: 1000, every_ms: 200 }
+        Self {
+            node_id: None,
+            ingest_url: None,
+            token_file: None,
+            ca_file: None,
+            postgres_url: None,
+            batch_events: 1000,
+            every_ms: 200,
+        }
     }
 }
 

@@ -1,20 +1,21 @@
-//! Fleets: every sidecar's trail shipped to one PostgreSQL store, checked there on arrival,
-//! and read there by the auditors' tools (docs/fleet.md). The sidecar stays the fail-closed
-//! writer of its own SQLite trail; shipping follows it in the background from a cursor the
-//! store keeps (the last seq it holds for the node), so a store that is down delays nothing
-//! and loses nothing.
+//! Fleets: every sidecar's trail shipped through the ingest service, which checks each batch,
+//! into one PostgreSQL store, where the auditors' tools read it (docs/fleet.md). The sidecar
+//! stays the fail-closed writer of its own SQLite trail; shipping follows it in the background
+//! from the last seq the store holds for the node, so an ingest service or a store that is
+//! down delays nothing and loses nothing.
 //!
 //! - [`schema`]: the store's schema (`migrations/postgres/`), applied by `toolgate fleet
-//!   migrate`; its `fleet_ingest` function is where each batch is checked, as the schema's
-//!   owner, out of the shippers' reach.
-//! - `batch`: a batch of events in the binary form `fleet_ingest` takes.
-//! - [`store`]: the store through sqlx: registering nodes, ingesting batches, reading events.
+//!   migrate`.
+//! - [`token`]: the token a node ships with, which alone says which node it is.
+//! - [`ingest`]: the ingest service: authenticate, check, write.
+//! - [`store`]: the store through sqlx: the nodes' registry and the auditors' reads.
 //!
 //! The sidecar's side, which ships its trail, is a follower's sink: `follow::fleet`.
 
-mod batch;
+pub mod ingest;
 pub mod schema;
 pub mod store;
+pub mod token;
 
 /// The environment variable that may hold the store's URL (and its password).
 pub const URL_ENV: &str = "TOOLGATE_FLEET_POSTGRES_URL";

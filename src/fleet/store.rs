@@ -1,5 +1,6 @@
-//! The fleet store through sqlx (PostgreSQL): nodes, batches in, events and alarms out. The
-//! checks on arrival are the store's own (`fleet_ingest`); this side only sends and reads.
+//! The fleet store through sqlx (PostgreSQL): the nodes' registry, and the events, trees,
+//! cosignatures and alarms as the auditors' tools read them. Batches come in through the ingest
+//! service (`super::ingest`), which checks them before it writes.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -7,8 +8,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
-use super::batch::BatchRow;
-use crate::query::{Cosignature, Filter, Stats, Tally, tally_sql};
+use crate::query::{Filter, Stats, Tally, tally_sql};
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
 
 /// What can go wrong with the store. Messages never carry the URL (nor its password).
@@ -20,25 +20,21 @@ pub enum FleetError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("an event of the fleet store does not read: {0}")]
     Cell(#[from] CellError),
-}
-
-/// What the store did with a batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ingested {
-    /// Events stored (those it held already are not stored again).
-    pub stored: u64,
-    /// The last seq the store holds for the node.
-    pub head: i64,
-    /// Why the batch was refused (and recorded as an alarm); `None` when it was taken.
-    pub refused: Option<String>,
+    #[error("no randomness for a token: {0}")]
+    Random(getrandom::Error),
+    #[error("node {0:?} is not registered")]
+    NoSuchNode(String),
 }
 
 /// One node as the store knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeStatus {
     pub node_id: String,
-    pub db_role: String,
+    /// The database role it shipped as, when it was registered before the ingest service.
+    pub db_role: Option<String>,
     pub verifier_key: Option<String>,
+    /// Its token was revoked: nothing it ships is taken.
+    pub revoked: bool,
     pub last_seq: i64,
     /// When the last event arrived (RFC 3339), and its own time on the node.
     pub last_received: Option<String>,
@@ -51,12 +47,16 @@ pub struct NodeStatus {
     pub alarms: i64,
 }
 
-/// A refused batch, as recorded.
+/// A refused call, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Alarm {
     pub at: String,
+    /// The node the call claimed to be of.
     pub node_id: String,
-    pub db_role: String,
+    /// The node whose token made the call (the database role, for alarms from before the
+    /// ingest service), and the peer's address.
+    pub shipper: Option<String>,
+    pub peer: Option<String>,
     pub seq: Option<i64>,
     pub what: String,
 }
@@ -95,69 +95,77 @@ impl FleetStore {
         Ok(super::schema::migrate(&self.pool).await?)
     }
 
-    /// Registers a node: its id, the role its shipper logs in as, its checkpoint key.
-    pub async fn register(
-        &self,
-        node: &str,
-        role: &str,
-        key: Option<&str>,
-    ) -> Result<(), FleetError> {
-        sqlx::query("INSERT INTO fleet_nodes (node_id, db_role, verifier_key) VALUES ($1, $2, $3)")
+    /// The pool, for the ingest service's writer.
+    pub(super) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Registers a node with its checkpoint verifier key, and returns the token its shipper
+    /// presents to the ingest service (the store keeps only its hash). The node's tree row
+    /// goes in with it: the ingest service locks it for every batch of the node.
+    pub async fn register(&self, node: &str, key: Option<&str>) -> Result<String, FleetError> {
+        let token = super::token::issue().map_err(FleetError::Random)?;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO fleet_nodes (node_id, verifier_key, token_hash) VALUES ($1, $2, $3)",
+        )
+        .bind(node)
+        .bind(key)
+        .bind(super::token::hash(&token))
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("INSERT INTO fleet_trees (node_id, size, hash, edge) VALUES ($1, 0, $2, '{}')")
             .bind(node)
-            .bind(role)
-            .bind(key)
-            .execute(&self.pool)
+            .bind(hex::encode(crate::trail::GENESIS_HASH))
+            .execute(&mut *tx)
             .await?;
+        tx.commit().await?;
+        Ok(token)
+    }
+
+    /// Issues a registered node a new token (the old one stops working), lifting a revocation,
+    /// and sets its verifier key when one is given.
+    pub async fn reissue(&self, node: &str, key: Option<&str>) -> Result<String, FleetError> {
+        let token = super::token::issue().map_err(FleetError::Random)?;
+        let done = sqlx::query(
+            "UPDATE fleet_nodes SET token_hash = $2, revoked_at = NULL,
+                 verifier_key = coalesce($3, verifier_key) WHERE node_id = $1",
+        )
+        .bind(node)
+        .bind(super::token::hash(&token))
+        .bind(key)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(FleetError::NoSuchNode(node.to_owned()));
+        }
+        Ok(token)
+    }
+
+    /// Revokes a node's token: the ingest service refuses it from its next batch on.
+    pub async fn revoke(&self, node: &str) -> Result<(), FleetError> {
+        let done = sqlx::query(
+            "UPDATE fleet_nodes SET revoked_at = coalesce(revoked_at, now()) WHERE node_id = $1",
+        )
+        .bind(node)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(FleetError::NoSuchNode(node.to_owned()));
+        }
         Ok(())
     }
 
     /// The last seq the store holds for `node` (0 for none), and its hash.
     pub async fn head(&self, node: &str) -> Result<(i64, Option<String>), FleetError> {
-        let row = sqlx::query("SELECT seq, hash FROM fleet_head($1)").bind(node);
-        let row = row.fetch_one(&self.pool).await?;
-        Ok((row.try_get(0)?, row.try_get(1)?))
-    }
-
-    /// Sends a batch of `node`'s events, in seq order.
-    pub async fn ingest(&self, node: &str, events: &[Event]) -> Result<Ingested, FleetError> {
-        let batch: Vec<BatchRow<'_>> = events.iter().map(BatchRow).collect();
-        let row = sqlx::query("SELECT stored, head, refused FROM fleet_ingest($1, $2)")
+        let row = sqlx::query("SELECT size, hash FROM fleet_trees WHERE node_id = $1 AND size > 0")
             .bind(node)
-            .bind(batch)
-            .fetch_one(&self.pool)
+            .fetch_optional(&self.pool)
             .await?;
-        Ok(Ingested {
-            stored: row.try_get::<i64, _>(0)?.unsigned_abs(),
-            head: row.try_get::<Option<i64>, _>(1)?.unwrap_or(0),
-            refused: row.try_get(2)?,
-        })
-    }
-
-    /// The checkpoint seq `node`'s cosignatures stand at: the smallest, over the witnesses
-    /// the store has cosignatures of, of the last seq each cosigned (0 when none).
-    pub async fn cosigned(&self, node: &str) -> Result<i64, FleetError> {
-        let row = sqlx::query("SELECT fleet_cosigned($1)").bind(node);
-        Ok(row.fetch_one(&self.pool).await?.try_get(0)?)
-    }
-
-    /// Sends witnesses' cosignatures of `node`'s stored checkpoint events: the number stored
-    /// (those held already are not stored again) and the refusal, if the store refused them.
-    pub async fn cosign(
-        &self,
-        node: &str,
-        cosignatures: &[Cosignature],
-    ) -> Result<(u64, Option<String>), FleetError> {
-        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        let row = sqlx::query("SELECT stored, refused FROM fleet_cosign($1, $2, $3, $4, $5, $6)")
-            .bind(node)
-            .bind(cosignatures.iter().map(|c| c.seq).collect::<Vec<_>>())
-            .bind(cosignatures.iter().map(|c| c.witness.as_str()).collect::<Vec<_>>())
-            .bind(cosignatures.iter().map(|c| int(c.size)).collect::<Vec<_>>())
-            .bind(cosignatures.iter().map(|c| int(c.time)).collect::<Vec<_>>())
-            .bind(cosignatures.iter().map(|c| c.line.as_str()).collect::<Vec<_>>())
-            .fetch_one(&self.pool)
-            .await?;
-        Ok((row.try_get::<i64, _>(0)?.unsigned_abs(), row.try_get(1)?))
+        match row {
+            Some(row) => Ok((row.try_get(0)?, row.try_get(1)?)),
+            None => Ok((0, None)),
+        }
     }
 
     /// The cosignature lines the store holds for `node`'s checkpoint event at `seq`.
@@ -175,7 +183,7 @@ impl FleetStore {
     /// Every registered node, with what the store holds of it.
     pub async fn nodes(&self) -> Result<Vec<NodeStatus>, FleetError> {
         let rows = sqlx::query(
-            "SELECT n.node_id, n.db_role, n.verifier_key,
+            "SELECT n.node_id, n.db_role, n.verifier_key, n.revoked_at IS NOT NULL,
                     coalesce(h.seq, 0), to_char(h.received_at AT TIME ZONE 'UTC',
                     'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), h.ts,
                     (SELECT max(c.seq) FROM fleet_events c
@@ -201,13 +209,14 @@ impl FleetStore {
                     node_id: row.try_get(0)?,
                     db_role: row.try_get(1)?,
                     verifier_key: row.try_get(2)?,
-                    last_seq: row.try_get(3)?,
-                    last_received: row.try_get(4)?,
-                    last_ts: row.try_get(5)?,
-                    last_checkpoint: row.try_get(6)?,
-                    alarms: row.try_get(7)?,
-                    cosigned_size: row.try_get(8)?,
-                    witnesses: row.try_get(9)?,
+                    revoked: row.try_get(3)?,
+                    last_seq: row.try_get(4)?,
+                    last_received: row.try_get(5)?,
+                    last_ts: row.try_get(6)?,
+                    last_checkpoint: row.try_get(7)?,
+                    alarms: row.try_get(8)?,
+                    cosigned_size: row.try_get(9)?,
+                    witnesses: row.try_get(10)?,
                 })
             })
             .collect()
@@ -217,7 +226,8 @@ impl FleetStore {
     pub async fn alarms(&self) -> Result<Vec<Alarm>, FleetError> {
         let rows = sqlx::query(
             "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
-                    node_id, db_role, seq, what FROM fleet_alarms ORDER BY id",
+                    node_id, coalesce(shipper, db_role), peer, seq, what
+             FROM fleet_alarms ORDER BY id",
         )
         .fetch_all(&self.pool)
         .await?;
@@ -226,9 +236,10 @@ impl FleetStore {
                 Ok(Alarm {
                     at: row.try_get(0)?,
                     node_id: row.try_get(1)?,
-                    db_role: row.try_get(2)?,
-                    seq: row.try_get(3)?,
-                    what: row.try_get(4)?,
+                    shipper: row.try_get(2)?,
+                    peer: row.try_get(3)?,
+                    seq: row.try_get(4)?,
+                    what: row.try_get(5)?,
                 })
             })
             .collect()
@@ -350,7 +361,7 @@ impl FleetStore {
 
     /// Each node's last stored `seq`.
     pub async fn heads(&self) -> Result<Vec<(String, i64)>, FleetError> {
-        let rows = sqlx::query("SELECT node_id, size FROM fleet_trees ORDER BY node_id")
+        let rows = sqlx::query("SELECT node_id, size FROM fleet_trees WHERE size > 0 ORDER BY node_id")
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).collect()

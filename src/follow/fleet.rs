@@ -1,18 +1,29 @@
-//! The fleet sink: the sidecar's committed events go to the fleet store in batches, from the
-//! last seq the store holds for the node (asked of the store at start and after any trouble,
-//! so a restart of either side resumes where the store stands: delivery at least once, storage
-//! exactly once). Once the events are caught up, the witnesses' cosignatures of its
-//! checkpoints follow, from the store's cosignature cursor.
+//! The fleet sink: the sidecar's committed events go to the fleet's ingest service in batches,
+//! on one `Ship` stream, each acknowledged with the last seq the store holds; shipping starts
+//! from that seq as the service tells it (at start and after any trouble, so a restart of
+//! any side resumes where the store stands: delivery at least once, storage exactly once).
+//! Once the events are caught up, the witnesses' cosignatures of its checkpoints follow, from
+//! where the store's cosignatures stand.
 
+use std::path::Path;
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Request, Status, Streaming};
 
 use super::{Follower, Sink, Taken, Trouble};
 use crate::config::FleetConfig;
-use crate::fleet::URL_ENV;
-use crate::fleet::store::{FleetError, FleetStore};
+use crate::grpc::event_to_proto;
 use crate::metrics::{Metrics, SinkNames};
+use crate::proto;
+use crate::proto::fleet_ingest_client::FleetIngestClient;
 use crate::store::Reader;
 use crate::trail::Event;
 
@@ -25,24 +36,53 @@ const NAMES: SinkNames = SinkNames {
     position: "shipped_seq",
 };
 
+/// The environment variable that may hold the node's token.
+pub const TOKEN_ENV: &str = "TOOLGATE_FLEET_TOKEN";
+
+/// The most bytes of events one batch carries (the ingest service takes 32 MiB messages).
+const MAX_BATCH_BYTES: usize = 16 << 20;
+
 /// Why `[fleet]` is refused at start.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetConfigError {
-    #[error("[fleet] node_id needs postgres_url, or the URL in {URL_ENV}")]
+    #[error("[fleet] node_id needs ingest_url, the ingest service's URL")]
     NoUrl,
     #[error(
-        "[fleet] postgres_url holds a password: give it in {URL_ENV} or PGPASSWORD, never in the file"
+        "[fleet] postgres_url: sidecars ship through the ingest service now; set ingest_url and \
+         token_file (docs/fleet.md, \"Upgrading from direct shipping\")"
     )]
-    Password,
-    #[error("[fleet] the PostgreSQL URL does not read: {0}")]
-    Url(FleetError),
+    Direct,
+    #[error("[fleet] node_id needs a token: token_file, or {TOKEN_ENV}")]
+    NoToken,
+    #[error("[fleet] {0}")]
+    Invalid(String),
+}
+
+/// Adds the node's token to every call.
+#[derive(Debug, Clone)]
+pub struct Bearer(MetadataValue<Ascii>);
+
+impl Interceptor for Bearer {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        request.metadata_mut().insert("authorization", self.0.clone());
+        Ok(request)
+    }
+}
+
+type Client = FleetIngestClient<InterceptedService<Channel, Bearer>>;
+
+/// The `Ship` stream while it is open: where batches go, and their acknowledgements.
+struct Shipping {
+    batches: mpsc::Sender<proto::ShipRequest>,
+    acks: Streaming<proto::ShipResponse>,
 }
 
 /// The sink of a configured shipper.
 pub struct Fleet {
-    store: FleetStore,
+    client: Client,
     node: String,
     batch: u32,
+    shipping: Option<Shipping>,
     /// The checkpoint seq the store's cosignatures stand at; asked again after any trouble.
     cosigned: Option<i64>,
     cosignatures: Counter,
@@ -61,32 +101,116 @@ pub fn follower(
     metrics: &Metrics,
 ) -> Result<Option<Follower<Fleet>>, FleetConfigError> {
     let Some(node) = &config.node_id else { return Ok(None) };
-    if config.postgres_url.as_deref().is_some_and(has_password) {
-        return Err(FleetConfigError::Password);
+    if config.postgres_url.is_some() {
+        return Err(FleetConfigError::Direct);
     }
-    let url = std::env::var(URL_ENV).ok().or_else(|| config.postgres_url.clone());
-    let url = url.ok_or(FleetConfigError::NoUrl)?;
-    let store = FleetStore::lazy(&url, 1).map_err(FleetConfigError::Url)?;
-    tracing::info!(node = %node, "shipping the trail to the fleet store");
+    let url = config.ingest_url.as_deref().ok_or(FleetConfigError::NoUrl)?;
+    let token = token(config.token_file.as_deref())?;
+    let bearer = format!("Bearer {token}")
+        .parse()
+        .map_err(|_| FleetConfigError::Invalid("the token is not a header value".into()))?;
+    let channel = endpoint(url, config.ca_file.as_deref())?.connect_lazy();
+    let client = FleetIngestClient::with_interceptor(channel, Bearer(bearer))
+        .max_encoding_message_size(MAX_BATCH_BYTES * 2);
+    tracing::info!(node = %node, url, "shipping the trail to the fleet's ingest service");
     let batch = config.batch_events.clamp(1, 10_000);
     let cosignatures = metrics.counter(
         "fleet_shipped_cosignatures",
         "Witness cosignatures stored in the fleet store by this node's shipper",
     );
-    let sink = Fleet { store, node: node.clone(), batch, cosigned: None, cosignatures };
+    let sink = Fleet {
+        client,
+        node: node.clone(),
+        batch,
+        shipping: None,
+        cosigned: None,
+        cosignatures,
+    };
     let every = Duration::from_millis(config.every_ms.max(1));
     let follower =
         Follower::new(sink, batch, every).looking_every(every).coalescing(super::COALESCE);
     Ok(Some(follower.measured(metrics, NAMES)))
 }
 
-/// Whether a PostgreSQL URL carries a password: `user:password@` or `?password=`.
-fn has_password(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let userinfo = rest.split(['/', '?']).next().and_then(|host| host.rsplit_once('@'));
-    let query = rest.split_once('?').map_or("", |(_, q)| q);
-    userinfo.is_some_and(|(user, _)| user.contains(':'))
-        || query.split('&').any(|pair| pair.to_ascii_lowercase().starts_with("password="))
+/// The node's token: the file's, else the environment's.
+fn token(file: Option<&Path>) -> Result<String, FleetConfigError> {
+    let token = match file {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| {
+            FleetConfigError::Invalid(format!("token_file {}: {e}", path.display()))
+        })?,
+        None => std::env::var(TOKEN_ENV).map_err(|_| FleetConfigError::NoToken)?,
+    };
+    let token = token.trim().to_owned();
+    if crate::fleet::token::hash(&token).is_none() {
+        return Err(FleetConfigError::Invalid(
+            "the token is not one `toolgate fleet register` issued".into(),
+        ));
+    }
+    Ok(token)
+}
+
+/// The ingest service's endpoint: over TLS for `https://`, checked against `ca_file`'s CAs or
+/// the system's roots.
+fn endpoint(url: &str, ca_file: Option<&Path>) -> Result<Endpoint, FleetConfigError> {
+    let invalid = |what: String| FleetConfigError::Invalid(what);
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|_| invalid(format!("ingest_url {url:?} is not a URL")))?
+        .connect_timeout(Duration::from_secs(5))
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_timeout(Duration::from_secs(10));
+    if !url.starts_with("https://") {
+        return Ok(endpoint);
+    }
+    let tls = match ca_file {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .map_err(|e| invalid(format!("ca_file {}: {e}", path.display())))?;
+            ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem))
+        }
+        None => ClientTlsConfig::new().with_native_roots(),
+    };
+    endpoint.tls_config(tls).map_err(|e| invalid(format!("ingest_url {url:?}: {e}")))
+}
+
+impl Fleet {
+    /// The open `Ship` stream, opened if there is none.
+    async fn shipping(&mut self) -> Result<&mut Shipping, Status> {
+        if self.shipping.is_none() {
+            let (batches, queue) = mpsc::channel(1);
+            let acks = self.client.ship(ReceiverStream::new(queue)).await?.into_inner();
+            self.shipping = Some(Shipping { batches, acks });
+        }
+        self.shipping.as_mut().ok_or_else(|| Status::internal("no stream"))
+    }
+
+    /// Where the store stands for the node: its last seq, and its cosignatures' checkpoint.
+    async fn position(&mut self) -> Result<(i64, i64), Trouble> {
+        let request = proto::PositionRequest { node_id: self.node.clone() };
+        let position = self.client.position(request).await.map_err(|s| trouble(&s))?;
+        let position = position.into_inner();
+        Ok((position.seq, position.cosigned))
+    }
+
+    /// Sends one batch on the stream and waits for its acknowledgement.
+    async fn send(&mut self, batch: proto::ShipRequest) -> Result<proto::ShipResponse, Status> {
+        let shipping = self.shipping().await?;
+        if shipping.batches.send(batch).await.is_err() {
+            return Err(Status::unavailable("the stream ended"));
+        }
+        shipping.acks.message().await?.ok_or_else(|| Status::unavailable("the stream ended"))
+    }
+}
+
+/// The trouble a failed call is: a refusal (an alarm at the service) or a failure.
+fn trouble(status: &Status) -> Trouble {
+    let message = format!("the fleet's ingest service: {}", status.message());
+    match status.code() {
+        Code::FailedPrecondition | Code::PermissionDenied | Code::Unauthenticated => {
+            Trouble::Refused(message)
+        }
+        Code::ResourceExhausted => Trouble::TooLarge(message),
+        _ => Trouble::Failed(message),
+    }
 }
 
 impl Sink for Fleet {
@@ -100,18 +224,32 @@ impl Sink for Fleet {
 
     /// The last seq the store holds for the node; its cosignatures are asked again too.
     async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
-        self.cosigned = None;
-        let (head, _) = self.store.head(&self.node).await.map_err(failed)?;
-        Ok(head)
+        self.shipping = None;
+        let (seq, cosigned) = self.position().await?;
+        self.cosigned = Some(cosigned);
+        Ok(seq)
     }
 
-    /// One batch into `fleet_ingest`, which checks it against the node's chain and tree.
+    /// One batch (as much of it as fits a message) on the stream; acknowledged once stored.
     async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
-        let ingested = self.store.ingest(&self.node, &events).await.map_err(failed)?;
-        if let Some(refused) = ingested.refused {
-            return Err(Trouble::Refused(format!("the fleet store refused the batch: {refused}")));
+        let mut batch = Vec::with_capacity(events.len());
+        let mut bytes = 0;
+        for event in events {
+            let event = event_to_proto(event);
+            bytes += event.encoded_len();
+            if bytes > MAX_BATCH_BYTES && !batch.is_empty() {
+                break;
+            }
+            batch.push(event);
         }
-        Ok(Taken { through: ingested.head, counted: ingested.stored })
+        let request = proto::ShipRequest { node_id: self.node.clone(), events: batch };
+        match self.send(request).await {
+            Ok(ack) => Ok(Taken { through: ack.seq, counted: ack.stored }),
+            Err(status) => {
+                self.shipping = None;
+                Err(trouble(&status))
+            }
+        }
     }
 
     /// Ships the cosignatures of checkpoint events up to `through` (which the store holds)
@@ -119,48 +257,36 @@ impl Sink for Fleet {
     async fn caught_up(&mut self, reader: &Reader, through: i64) -> Result<(), Trouble> {
         let from = match self.cosigned {
             Some(from) => from,
-            None => self.store.cosigned(&self.node).await.map_err(failed)?,
+            None => self.position().await?.1,
         };
-        self.cosigned = Some(from);
         let batch = reader
             .cosignatures_after(from, through, self.batch)
             .await
             .map_err(|e| Trouble::Failed(format!("cannot read the trail: {e}")))?;
         let Some(last) = batch.last().map(|c| c.seq) else { return Ok(()) };
-        let (stored, refused) = self.store.cosign(&self.node, &batch).await.map_err(failed)?;
-        if let Some(refused) = refused {
-            return Err(Trouble::Refused(format!("the fleet store refused the batch: {refused}")));
-        }
-        self.cosignatures.inc_by(stored);
+        let full = batch.len() >= self.batch as usize;
+        let request = proto::CosignRequest {
+            node_id: self.node.clone(),
+            cosignatures: batch
+                .into_iter()
+                .map(|c| proto::Cosignature {
+                    seq: c.seq,
+                    witness: c.witness,
+                    size: c.size,
+                    time: c.time,
+                    line: c.line,
+                })
+                .collect(),
+        };
+        let stored = self.client.cosign(request).await.map_err(|s| {
+            self.cosigned = None;
+            trouble(&s)
+        })?;
+        self.cosignatures.inc_by(stored.into_inner().stored);
         // A full batch may have cut the last checkpoint's witnesses short: that one again.
-        self.cosigned = Some(if batch.len() < self.batch as usize { last } else { last - 1 });
+        self.cosigned = Some(if full { last - 1 } else { last });
         Ok(())
     }
 
-    async fn close(self) {
-        self.store.close().await;
-    }
-}
-
-fn failed(error: FleetError) -> Trouble {
-    Trouble::Failed(error.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_password_anywhere_in_the_url_is_found() {
-        for url in [
-            "postgres://u:secret@h/db",
-            "postgres://h/db?sslmode=require&password=secret",
-            "postgresql://u:@h:5432/db",
-        ] {
-            assert!(has_password(url), "{url}");
-        }
-        for url in ["postgres://u@h/db", "postgres://h/db?user=u", "postgres://u@h/db?passfile=x"] {
-            assert!(!has_password(url), "{url}");
-        }
-    }
+    async fn close(self) {}
 }

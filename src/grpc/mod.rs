@@ -12,6 +12,6 @@ mod guard;
 pub use admin::AdminService;
 pub use approvals::ApprovalsService;
 pub use audit::AuditService;
-pub use convert::event_from_proto;
+pub use convert::{event_from_proto, event_to_proto};
 pub use gate::GateService;
 pub use guard::Guard;

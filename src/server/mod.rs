@@ -4,6 +4,7 @@
 //! what it holds.
 
 mod audit_only;
+mod ingest;
 mod serving;
 mod tasks;
 
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::net::TcpListener;
 
 pub use audit_only::run_audit_only;
+pub use ingest::run_ingest;
 
 use crate::audit::Trails;
 use crate::auth::Auth;

@@ -67,6 +67,12 @@ impl Frontier {
         self.size
     }
 
+    /// The roots of the tree's perfect subtrees, largest first: what a store keeps of a tree
+    /// to grow it later ([`Frontier::of`] takes them back, in this order).
+    pub fn edge(&self) -> impl Iterator<Item = &Hash> {
+        self.edge.iter().map(|(_, hash)| hash)
+    }
+
     /// Appends a leaf of `data`; returns every perfect node it completes, the leaf first.
     pub fn push(&mut self, data: &[u8]) -> Vec<(Node, Hash)> {
         self.push_leaf(leaf_hash(data))

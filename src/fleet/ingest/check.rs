@@ -1,0 +1,235 @@
+//! The checks of a batch a node ships, against what the store holds of the node. Pure, so that
+//! the costly part (hashing every event's content) runs before the node's lock is taken, and
+//! the rest is tested without a store. The first event that does not fit names the refusal;
+//! a refused batch is refused whole.
+
+use std::collections::HashMap;
+
+use crate::grpc::event_from_proto;
+use crate::proto;
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::cosignature::CosignatureVerifier;
+use crate::trail::note::{Note, NoteVerifier};
+use crate::trail::{Event, Frontier, Kind, Link};
+
+/// Why a batch (or a cosignature) was refused: the first seq that did not fit, when there is
+/// one, and what differed. Recorded as an alarm, and told to the node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub seq: Option<i64>,
+    pub what: String,
+}
+
+impl Refusal {
+    pub fn at(seq: i64, what: impl Into<String>) -> Self {
+        Self { seq: Some(seq), what: what.into() }
+    }
+
+    pub fn whole(what: impl Into<String>) -> Self {
+        Self { seq: None, what: what.into() }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.seq {
+            Some(seq) => write!(f, "seq {seq}: {}", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
+}
+
+/// A batch as read from the wire: each event with its link (its content hashed).
+#[derive(Debug)]
+pub struct Batch {
+    events: Vec<Event>,
+    links: Vec<Link>,
+}
+
+/// What the store holds of the node, read under its lock.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The node's tree over every stored event (its size is the last stored seq).
+    pub frontier: Frontier,
+    /// The last stored event's hash (the genesis hash when none is).
+    pub hash: String,
+    /// The node's registered checkpoint verifier key.
+    pub key: Option<String>,
+}
+
+/// A batch that extends what the store holds.
+#[derive(Debug)]
+pub struct Checked<'a> {
+    /// The events to store: those after the stored head, in seq order.
+    pub new: &'a [Event],
+    /// The node's tree over every stored event once they are.
+    pub frontier: Frontier,
+}
+
+/// Whether `text` is a SHA-256 as the trail writes it: 64 lower-case hex digits.
+fn lower_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+impl Batch {
+    /// Reads the wire's events; refuses the first that no trail could hold.
+    pub fn read(events: Vec<proto::Event>) -> Result<Self, Refusal> {
+        let mut read = Vec::with_capacity(events.len());
+        for event in events {
+            let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
+            let event = event_from_proto(event)
+                .map_err(|e| Refusal::at(seq, format!("an event that does not read: {e}")))?;
+            read.push(event);
+        }
+        let links = read.iter().map(Link::of).collect();
+        Ok(Self { events: read, links })
+    }
+
+    /// The seqs of the batch's events the store holds already, when it holds up to `size`.
+    pub fn held_seqs(&self, size: i64) -> Vec<i64> {
+        self.events.iter().map(|e| e.seq).filter(|&seq| seq >= 1 && seq <= size).collect()
+    }
+
+    /// Checks the batch against what the store holds: `held`, and `stored`, the stored hashes
+    /// of the events of [`Batch::held_seqs`]. Events the store holds must be shipped unchanged;
+    /// the new ones must follow on from its head, seq by seq, each linked to the one before;
+    /// each checkpoint must be of the store's own tree of the events before it, signed by the
+    /// node's registered key.
+    pub fn check(
+        &self,
+        held: &Held,
+        stored: &HashMap<i64, String>,
+    ) -> Result<Checked<'_>, Refusal> {
+        let size = i64::try_from(held.frontier.size()).unwrap_or(i64::MAX);
+        let mut frontier = held.frontier.clone();
+        let mut prev = held.hash.as_str();
+        let mut first_new = None;
+        for (i, (event, link)) in self.events.iter().zip(&self.links).enumerate() {
+            let seq = event.seq;
+            if !lower_hex(&event.hash) || !lower_hex(&event.prev_hash) || !link.content_matches {
+                return Err(Refusal::at(
+                    seq,
+                    "hash mismatch (the event's content does not hash to its hash)",
+                ));
+            }
+            if first_new.is_none() && (1..=size).contains(&seq) {
+                match stored.get(&seq) {
+                    Some(hash) if *hash == event.hash => continue,
+                    Some(hash) => {
+                        return Err(Refusal::at(
+                            seq,
+                            format!(
+                                "rewritten (the store holds hash {hash}, the node shipped {})",
+                                event.hash
+                            ),
+                        ));
+                    }
+                    None => return Err(Refusal::at(seq, "rewritten (the store holds no such event)")),
+                }
+            }
+            let next = size + 1 + i64::try_from(i - first_new.unwrap_or(i)).unwrap_or(0);
+            if seq != next {
+                return Err(Refusal::at(
+                    seq,
+                    format!("not next (the store holds up to seq {})", next - 1),
+                ));
+            }
+            if event.prev_hash != prev {
+                return Err(Refusal::at(
+                    seq,
+                    format!("broken link (prev_hash is not the stored hash of seq {})", next - 1),
+                ));
+            }
+            if event.record.kind == Kind::Checkpoint {
+                checkpoint(event, &frontier, held.key.as_deref())?;
+            }
+            frontier.push_leaf(link.leaf);
+            prev = &event.hash;
+            first_new.get_or_insert(i);
+        }
+        let new = first_new.map_or(&[][..], |i| &self.events[i..]);
+        Ok(Checked { new, frontier })
+    }
+}
+
+/// Checks a checkpoint event against the store's tree of the events before it and the node's
+/// registered key.
+fn checkpoint(event: &Event, tree: &Frontier, key: Option<&str>) -> Result<(), Refusal> {
+    let seq = event.seq;
+    let note = event.record.note.as_deref().unwrap_or_default();
+    let read = Checkpoint::read(note)
+        .map_err(|e| Refusal::at(seq, format!("a checkpoint that does not read: {e}")))?;
+    if read.size != tree.size() {
+        return Err(Refusal::at(
+            seq,
+            format!(
+                "a checkpoint of size {} where the store's tree has {} events",
+                read.size,
+                tree.size()
+            ),
+        ));
+    }
+    if read.root != tree.root() {
+        return Err(Refusal::at(
+            seq,
+            format!(
+                "a checkpoint whose root is not the root of the {} events the store holds before it",
+                tree.size()
+            ),
+        ));
+    }
+    let Some(key) = key else {
+        return Err(Refusal::at(seq, "a checkpoint from a node registered without a verifier key"));
+    };
+    let verifier = NoteVerifier::parse(key)
+        .map_err(|e| Refusal::at(seq, format!("the node's registered key does not read: {e}")))?;
+    Note::open(note, &verifier).map_err(|_| {
+        Refusal::at(
+            seq,
+            format!(
+                "a checkpoint not signed by the node's registered key {}+{:08x}",
+                verifier.key.name, verifier.key.id
+            ),
+        )
+    })?;
+    Ok(())
+}
+
+/// Checks a witness's cosignature of the node's event at its seq: `checkpoint` is that event's
+/// note when the store holds a checkpoint there, `held` the line the store holds already for
+/// that checkpoint and witness. The cosignature must verify, by the witness's key, over the
+/// checkpoint, at the time it says.
+pub fn cosignature(
+    c: &proto::Cosignature,
+    checkpoint: Option<&str>,
+    held: Option<&str>,
+) -> Result<(), Refusal> {
+    let seq = c.seq;
+    let Some(note) = checkpoint else {
+        return Err(Refusal::at(seq, "a cosignature of an event that is not a stored checkpoint"));
+    };
+    let size = Checkpoint::read(note).map(|cp| cp.size).ok();
+    if size != Some(c.size) {
+        return Err(Refusal::at(
+            seq,
+            format!("a cosignature of size {} for a checkpoint of another size", c.size),
+        ));
+    }
+    let one_line = c.line.ends_with('\n') && c.line.matches('\n').count() == 1;
+    let verifier = CosignatureVerifier::parse(&c.witness).ok();
+    let note = Note::parse(&format!("{note}{}", c.line)).ok();
+    let time = match (one_line, verifier, note) {
+        (true, Some(verifier), Some(note)) => verifier.cosigned(&note),
+        _ => None,
+    };
+    if time != Some(c.time) {
+        return Err(Refusal::at(seq, "a cosignature that does not verify by its witness's key"));
+    }
+    if held.is_some_and(|line| line != c.line) {
+        return Err(Refusal::at(
+            seq,
+            "a cosignature by the same witness unlike the one the store holds",
+        ));
+    }
+    Ok(())
+}

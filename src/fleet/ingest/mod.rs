@@ -1,0 +1,17 @@
+//! The ingest service (`toolgate serve --ingest --postgres URL`): stateless receivers in front
+//! of the fleet store. A node ships its committed events over gRPC, authenticated by its token;
+//! each batch is checked here, natively, and written with binary `COPY` in one transaction
+//! under the node's lock, so that several ingest servers behind one address share a fleet.
+//!
+//! - [`check`]: the checks of a batch and of a cosignature, pure.
+//! - `copy`: a batch as a binary `COPY` stream.
+//! - [`writer`]: the store's side: the lock, the head, the write, the alarms.
+//! - [`service`]: the `toolgate.v1.FleetIngest` service.
+
+pub mod check;
+mod copy;
+pub mod service;
+pub mod writer;
+
+pub use service::IngestService;
+pub use writer::Writer;

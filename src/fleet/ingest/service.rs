@@ -1,0 +1,197 @@
+//! `toolgate.v1.FleetIngest`: the nodes' calls, each authenticated by the node's token, which
+//! alone decides the node; a call naming another node, a revoked token, and every refused
+//! batch or cosignature are alarms. Nothing a caller sends is stored unchecked.
+
+use std::sync::Arc;
+
+use prometheus_client::metrics::counter::Counter;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::check::{Batch, Refusal};
+use super::writer::{IngestError, Shipper, Writer};
+use crate::fleet::token;
+use crate::metrics::Metrics;
+use crate::proto;
+use crate::proto::fleet_ingest_server::FleetIngest;
+
+/// The most events a batch (or cosignatures a call) may bring.
+pub const MAX_BATCH: usize = 10_000;
+
+/// The service.
+#[derive(Debug, Clone)]
+pub struct IngestService {
+    writer: Arc<Writer>,
+    stored: Counter,
+    refused: Counter,
+}
+
+impl IngestService {
+    pub fn new(writer: Writer, metrics: &Metrics) -> Self {
+        Self {
+            writer: Arc::new(writer),
+            stored: metrics.counter("ingest_stored_events", "Events the ingest service stored"),
+            refused: metrics.counter(
+                "ingest_refusals",
+                "Calls the ingest service refused and recorded as alarms",
+            ),
+        }
+    }
+
+    /// The node the call's token is of; refused (and, for a revoked token, recorded) when the
+    /// token is missing, unknown or revoked.
+    async fn shipper<T>(&self, request: &Request<T>) -> Result<Shipper, Status> {
+        let peer = request.remote_addr().map(|a| a.to_string());
+        let token = request
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let Some(hash) = token.and_then(token::hash) else {
+            return Err(Status::unauthenticated("a node's token is needed: Bearer <token>"));
+        };
+        let found = self.writer.token(&hash).await.map_err(|e| unavailable(&e))?;
+        let Some((node, revoked)) = found else {
+            tracing::warn!(peer, "an ingest call with a token that is no node's");
+            return Err(Status::unauthenticated("not a node's token"));
+        };
+        let shipper = Shipper { node, peer };
+        if revoked {
+            let refusal = Refusal::whole("a call with the node's revoked token");
+            self.refuse(&shipper.node, &shipper, &refusal).await;
+            return Err(Status::permission_denied("this node's registration is revoked"));
+        }
+        Ok(shipper)
+    }
+
+    /// Refuses a call that names another node than its token's, as an alarm.
+    async fn claims(&self, shipper: &Shipper, claimed: &str) -> Result<(), Status> {
+        if claimed == shipper.node {
+            return Ok(());
+        }
+        let refusal = Refusal::whole(format!(
+            "a call under the id of node {claimed:?} with the token of node {:?}",
+            shipper.node
+        ));
+        self.refuse(claimed, shipper, &refusal).await;
+        Err(Status::permission_denied("this token does not ship for that node"))
+    }
+
+    async fn refuse(&self, claimed: &str, shipper: &Shipper, refusal: &Refusal) {
+        self.refused.inc();
+        self.writer.alarm(claimed, Some(shipper), refusal).await;
+    }
+
+    /// The status of a failed call; a refusal is recorded first.
+    async fn failed(&self, shipper: &Shipper, error: IngestError) -> Status {
+        match error {
+            IngestError::Refused(refusal) => {
+                self.refuse(&shipper.node, shipper, &refusal).await;
+                Status::failed_precondition(format!("the fleet store refused it: {refusal}"))
+            }
+            IngestError::Revoked => {
+                let refusal = Refusal::whole("a batch with the node's revoked token");
+                self.refuse(&shipper.node, shipper, &refusal).await;
+                Status::permission_denied("this node's registration is revoked")
+            }
+            IngestError::Unregistered => Status::failed_precondition("the node is not registered"),
+            IngestError::Db(e) => unavailable(&e),
+            IngestError::Tree => {
+                tracing::error!(node = %shipper.node, "{error}");
+                Status::internal("the fleet store's tree of the node does not read")
+            }
+        }
+    }
+
+    /// One batch: checked, then stored or refused.
+    async fn batch(
+        &self,
+        shipper: &Shipper,
+        request: proto::ShipRequest,
+    ) -> Result<proto::ShipResponse, Status> {
+        self.claims(shipper, &request.node_id).await?;
+        if request.events.len() > MAX_BATCH {
+            return Err(Status::invalid_argument(format!(
+                "events: at most {MAX_BATCH} in a batch"
+            )));
+        }
+        let batch = match Batch::read(request.events) {
+            Ok(batch) => batch,
+            Err(refusal) => return Err(self.failed(shipper, IngestError::Refused(refusal)).await),
+        };
+        match self.writer.ship(&shipper.node, &batch).await {
+            Ok((seq, stored)) => {
+                self.stored.inc_by(stored);
+                Ok(proto::ShipResponse { seq, stored })
+            }
+            Err(e) => Err(self.failed(shipper, e).await),
+        }
+    }
+}
+
+/// The store could not be reached or failed: the detail in the log, not to the caller.
+fn unavailable(error: &sqlx::Error) -> Status {
+    tracing::warn!("the fleet store: {error}");
+    Status::unavailable("the fleet store is unavailable")
+}
+
+#[tonic::async_trait]
+impl FleetIngest for IngestService {
+    async fn position(
+        &self,
+        request: Request<proto::PositionRequest>,
+    ) -> Result<Response<proto::PositionResponse>, Status> {
+        let shipper = self.shipper(&request).await?;
+        self.claims(&shipper, &request.get_ref().node_id).await?;
+        match self.writer.position(&shipper.node).await {
+            Ok((seq, cosigned)) => Ok(Response::new(proto::PositionResponse { seq, cosigned })),
+            Err(e) => Err(self.failed(&shipper, e).await),
+        }
+    }
+
+    type ShipStream = ReceiverStream<Result<proto::ShipResponse, Status>>;
+
+    /// Each batch answered in turn; the stream ends at the first that fails.
+    async fn ship(
+        &self,
+        request: Request<Streaming<proto::ShipRequest>>,
+    ) -> Result<Response<Self::ShipStream>, Status> {
+        let shipper = self.shipper(&request).await?;
+        let mut batches = request.into_inner();
+        let (answers, stream) = mpsc::channel(2);
+        let service = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let answer = match batches.message().await {
+                    Ok(Some(batch)) => service.batch(&shipper, batch).await,
+                    Ok(None) => return,
+                    Err(status) => Err(status),
+                };
+                let failed = answer.is_err();
+                if answers.send(answer).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(stream)))
+    }
+
+    async fn cosign(
+        &self,
+        request: Request<proto::CosignRequest>,
+    ) -> Result<Response<proto::CosignResponse>, Status> {
+        let shipper = self.shipper(&request).await?;
+        let request = request.into_inner();
+        self.claims(&shipper, &request.node_id).await?;
+        if request.cosignatures.len() > MAX_BATCH {
+            return Err(Status::invalid_argument(format!(
+                "cosignatures: at most {MAX_BATCH} in a call"
+            )));
+        }
+        match self.writer.cosign(&shipper.node, &request.cosignatures).await {
+            Ok(stored) => Ok(Response::new(proto::CosignResponse { stored })),
+            Err(e) => Err(self.failed(&shipper, e).await),
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The ingest service's side of the store: a checked batch written with binary `COPY` in one
+//! transaction, under the lock of the node's tree row (so that two ingest servers never
+//! interleave one node), the tree moved on in the same transaction; refusals recorded as
+//! alarms after it.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use sqlx::{PgPool, Row};
+
+use super::check::{Batch, Held, Refusal, cosignature};
+use super::copy;
+use crate::fleet::store::FleetStore;
+use crate::proto;
+use crate::trail::{Frontier, GENESIS_HASH};
+
+/// How often the month's partitions are made sure of (they are made ahead, a week early).
+const PARTITIONS_EVERY: Duration = Duration::from_secs(3600);
+
+/// Why a call did not store what it brought.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The node's own checks failed: an alarm.
+    #[error("{0}")]
+    Refused(Refusal),
+    #[error("the node's registration is revoked")]
+    Revoked,
+    #[error("the node is not registered")]
+    Unregistered,
+    #[error("the fleet store: {0}")]
+    Db(#[from] sqlx::Error),
+    /// The store's tree row of the node does not read: the store was changed by hand.
+    #[error("the fleet store's tree of the node does not read")]
+    Tree,
+}
+
+/// Who made a call: the node its token is of, and the peer's address.
+#[derive(Debug, Clone)]
+pub struct Shipper {
+    pub node: String,
+    pub peer: Option<String>,
+}
+
+/// The store, as the ingest service writes it.
+#[derive(Debug)]
+pub struct Writer {
+    pool: PgPool,
+    copy: String,
+    /// When the partitions were last made sure of.
+    partitioned: Mutex<Option<Instant>>,
+}
+
+impl Writer {
+    pub fn new(store: &FleetStore) -> Self {
+        Self { pool: store.pool().clone(), copy: copy::statement(), partitioned: Mutex::new(None) }
+    }
+
+    /// The node a token's hash is of, and whether it is revoked; `None` for no node.
+    pub async fn token(&self, hash: &str) -> Result<Option<(String, bool)>, sqlx::Error> {
+        let row = sqlx::query(
+            "SELECT node_id, revoked_at IS NOT NULL FROM fleet_nodes WHERE token_hash = $1",
+        )
+        .bind(hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).transpose()
+    }
+
+    /// The last seq the store holds for `node`, and where its cosignatures stand.
+    pub async fn position(&self, node: &str) -> Result<(i64, i64), IngestError> {
+        let row = sqlx::query(
+            "SELECT t.size, (SELECT coalesce(min(w.last), 0) FROM (
+                 SELECT max(c.seq) AS last FROM fleet_cosignatures c WHERE c.node_id = $1
+                 GROUP BY c.witness) w)
+             FROM fleet_trees t WHERE t.node_id = $1",
+        )
+        .bind(node)
+        .fetch_optional(&self.pool)
+        .await?;
+        let row = row.ok_or(IngestError::Unregistered)?;
+        Ok((row.try_get(0)?, row.try_get(1)?))
+    }
+
+    /// Stores the events of `batch` that extend what the store holds of `node`, or refuses the
+    /// batch whole. Returns the last seq the store holds after it, and how many it stored.
+    pub async fn ship(&self, node: &str, batch: &Batch) -> Result<(i64, u64), IngestError> {
+        self.partitions().await?;
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query(
+            "SELECT t.size, t.hash, t.edge, n.verifier_key, n.revoked_at IS NOT NULL
+             FROM fleet_trees t JOIN fleet_nodes n ON n.node_id = t.node_id
+             WHERE t.node_id = $1 FOR UPDATE OF t",
+        )
+        .bind(node)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let row = row.ok_or(IngestError::Unregistered)?;
+        if row.try_get::<bool, _>(4)? {
+            return Err(IngestError::Revoked);
+        }
+        let size: i64 = row.try_get(0)?;
+        let held = Held {
+            frontier: frontier(size, row.try_get(2)?)?,
+            hash: if size == 0 { hex::encode(GENESIS_HASH) } else { row.try_get(1)? },
+            key: row.try_get(3)?,
+        };
+        let seqs = batch.held_seqs(size);
+        let stored: HashMap<i64, String> = if seqs.is_empty() {
+            HashMap::new()
+        } else {
+            let rows = sqlx::query(
+                "SELECT seq, hash FROM fleet_events WHERE node_id = $1 AND seq = ANY($2)",
+            )
+            .bind(node)
+            .bind(&seqs)
+            .fetch_all(&mut *tx)
+            .await?;
+            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_, sqlx::Error>>()?
+        };
+        let checked = batch.check(&held, &stored).map_err(IngestError::Refused)?;
+        let Some(last) = checked.new.last() else { return Ok((size, 0)) };
+        let mut copy_in = tx.copy_in_raw(&self.copy).await?;
+        copy_in.send(copy::rows(node, checked.new)).await?;
+        let count = copy_in.finish().await?;
+        let edge: Vec<Vec<u8>> = checked.frontier.edge().map(|h| h.to_vec()).collect();
+        sqlx::query("UPDATE fleet_trees SET size = $2, hash = $3, edge = $4 WHERE node_id = $1")
+            .bind(node)
+            .bind(last.seq)
+            .bind(&last.hash)
+            .bind(edge)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok((last.seq, count))
+    }
+
+    /// Stores witnesses' cosignatures of `node`'s stored checkpoints, each checked; refuses the
+    /// whole call at the first that fails. Returns how many were new.
+    pub async fn cosign(
+        &self,
+        node: &str,
+        cosignatures: &[proto::Cosignature],
+    ) -> Result<u64, IngestError> {
+        let seqs: Vec<i64> = cosignatures.iter().map(|c| c.seq).collect();
+        let notes = sqlx::query(
+            "SELECT seq, coalesce(note, '') FROM fleet_events
+             WHERE node_id = $1 AND seq = ANY($2) AND kind = 'checkpoint'",
+        )
+        .bind(node)
+        .bind(&seqs)
+        .fetch_all(&self.pool)
+        .await?;
+        let notes: HashMap<i64, String> =
+            notes.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_, sqlx::Error>>()?;
+        let lines = sqlx::query(
+            "SELECT seq, witness, line FROM fleet_cosignatures WHERE node_id = $1 AND seq = ANY($2)",
+        )
+        .bind(node)
+        .bind(&seqs)
+        .fetch_all(&self.pool)
+        .await?;
+        let lines: HashMap<(i64, String), String> = lines
+            .iter()
+            .map(|r| Ok(((r.try_get(0)?, r.try_get(1)?), r.try_get(2)?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+        for c in cosignatures {
+            let held = lines.get(&(c.seq, c.witness.clone())).map(String::as_str);
+            cosignature(c, notes.get(&c.seq).map(String::as_str), held)
+                .map_err(IngestError::Refused)?;
+        }
+        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let stored = sqlx::query(
+            "INSERT INTO fleet_cosignatures (node_id, seq, witness, size, time, line)
+             SELECT $1, c.seq, c.witness, c.size, c.time, c.line
+             FROM unnest($2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::BIGINT[], $6::TEXT[])
+                 AS c(seq, witness, size, time, line)
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(node)
+        .bind(seqs)
+        .bind(cosignatures.iter().map(|c| c.witness.as_str()).collect::<Vec<_>>())
+        .bind(cosignatures.iter().map(|c| int(c.size)).collect::<Vec<_>>())
+        .bind(cosignatures.iter().map(|c| int(c.time)).collect::<Vec<_>>())
+        .bind(cosignatures.iter().map(|c| c.line.as_str()).collect::<Vec<_>>())
+        .execute(&self.pool)
+        .await?;
+        Ok(stored.rows_affected())
+    }
+
+    /// Records a refusal: the node the call claimed to be of, who made it, and what differed.
+    /// The server's log has it too, should the store not take it.
+    pub async fn alarm(&self, claimed: &str, by: Option<&Shipper>, refusal: &Refusal) {
+        let shipper = by.map(|s| s.node.as_str());
+        let peer = by.and_then(|s| s.peer.as_deref());
+        tracing::warn!(node = %claimed, shipper, peer, "fleet alarm: {refusal}");
+        let recorded = sqlx::query(
+            "INSERT INTO fleet_alarms (node_id, seq, what, shipper, peer)
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(claimed)
+        .bind(refusal.seq)
+        .bind(refusal.to_string())
+        .bind(shipper)
+        .bind(peer)
+        .execute(&self.pool)
+        .await;
+        if let Err(e) = recorded {
+            tracing::error!(node = %claimed, "the fleet store did not record the alarm: {e}");
+        }
+    }
+
+    /// Makes sure the partitions of this month and of a week from now exist, at most once an
+    /// hour.
+    async fn partitions(&self) -> Result<(), sqlx::Error> {
+        let due = {
+            let last = self.partitioned.lock().unwrap_or_else(|e| e.into_inner());
+            last.is_none_or(|at| at.elapsed() >= PARTITIONS_EVERY)
+        };
+        if due {
+            sqlx::query(
+                "SELECT fleet_partition(now()), fleet_partition(now() + interval '7 days')",
+            )
+            .execute(&self.pool)
+            .await?;
+            *self.partitioned.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        }
+        Ok(())
+    }
+}
+
+/// The tree of `size` leaves whose right edge the store kept.
+fn frontier(size: i64, edge: Vec<Vec<u8>>) -> Result<Frontier, IngestError> {
+    let size = u64::try_from(size).map_err(|_| IngestError::Tree)?;
+    let mut hashes = edge.into_iter();
+    let frontier = Frontier::of(size, |_| {
+        hashes.next().and_then(|h| <[u8; 32]>::try_from(h).ok()).ok_or(IngestError::Tree)
+    })?;
+    if hashes.next().is_some() {
+        return Err(IngestError::Tree);
+    }
+    Ok(frontier)
+}

@@ -1,0 +1,81 @@
+//! The fleet's ingest server (`toolgate serve --ingest --postgres URL`): the `FleetIngest`
+//! service over the fleet store, with the sidecar's listener, connection caps and TLS, and
+//! nothing else (no trail of its own: what it refuses is recorded in the store, as alarms, and
+//! in its log). Stateless: run as many as the fleet needs behind one address. Its HTTP side
+//! port, when set, has the probes and the metrics.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::net::TcpListener;
+
+use super::{ServerError, serving};
+use crate::config::Config;
+use crate::fleet::ingest::{IngestService, Writer};
+use crate::fleet::store::FleetStore;
+use crate::listener::Listener;
+use crate::metrics::Metrics;
+use crate::proto;
+use crate::proto::fleet_ingest_server::FleetIngestServer;
+use crate::tls::Acceptor;
+
+/// Connections to the fleet store the server keeps at most.
+const CONNECTIONS: u32 = 16;
+
+/// The largest message a node may send: a batch of at most 16 MiB of events, with room.
+const MAX_MESSAGE: usize = 32 << 20;
+
+/// Serves the `FleetIngest` service over the fleet store at `postgres_url` until `shutdown`
+/// resolves. The store is connected to when first asked: one that is down makes calls
+/// UNAVAILABLE (the nodes try again), not the start fail.
+pub async fn run_ingest(
+    config: Config,
+    listener: Listener,
+    http: Option<TcpListener>,
+    postgres_url: &str,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError> {
+    let metrics = Arc::new(Metrics::default());
+    let tls = Acceptor::new(&config.tls, metrics.clone())?;
+    let store = FleetStore::lazy(postgres_url, CONNECTIONS)?;
+    let service = FleetIngestServer::new(IngestService::new(Writer::new(&store), &metrics))
+        .max_decoding_message_size(MAX_MESSAGE);
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<FleetIngestServer<IngestService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    tracing::info!("serving the fleet's ingest service");
+    let serving = Arc::new(AtomicBool::new(true));
+    let side = match http {
+        Some(http) => {
+            let app = crate::side::probes(metrics.clone(), serving.clone(), None);
+            let guard = (config.auth.enabled(), &config.limits);
+            Some(crate::side::start(http, app, tls.clone(), None, guard)?)
+        }
+        None => None,
+    };
+    let shutting_down = tokio::sync::Notify::new();
+    let stopping = async {
+        shutdown.await;
+        serving.store(false, Ordering::Relaxed);
+        shutting_down.notify_one();
+        tracing::info!("shutting down: finishing the batches in flight");
+        health.set_not_serving::<FleetIngestServer<IngestService>>().await;
+    };
+    let router = serving::builder(&config.limits)
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(service);
+    let served = serving::serve(router, listener, tls, &config.limits, stopping);
+    let (served, _) = serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
+    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
+    if let Some(side) = side {
+        side.finish(grace).await;
+    }
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(served?)
+}
