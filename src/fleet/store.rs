@@ -361,9 +361,10 @@ impl FleetStore {
 
     /// Each node's last stored `seq`.
     pub async fn heads(&self) -> Result<Vec<(String, i64)>, FleetError> {
-        let rows = sqlx::query("SELECT node_id, size FROM fleet_trees WHERE size > 0 ORDER BY node_id")
-            .fetch_all(&self.pool)
-            .await?;
+        let rows =
+            sqlx::query("SELECT node_id, size FROM fleet_trees WHERE size > 0 ORDER BY node_id")
+                .fetch_all(&self.pool)
+                .await?;
         rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).collect()
     }
 

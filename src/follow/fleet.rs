@@ -118,14 +118,8 @@ pub fn follower(
         "fleet_shipped_cosignatures",
         "Witness cosignatures stored in the fleet store by this node's shipper",
     );
-    let sink = Fleet {
-        client,
-        node: node.clone(),
-        batch,
-        shipping: None,
-        cosigned: None,
-        cosignatures,
-    };
+    let sink =
+        Fleet { client, node: node.clone(), batch, shipping: None, cosigned: None, cosignatures };
     let every = Duration::from_millis(config.every_ms.max(1));
     let follower =
         Follower::new(sink, batch, every).looking_every(every).coalescing(super::COALESCE);

@@ -3,10 +3,10 @@
 //! delays no decision and is caught up; a rewritten node and a node shipping under another's
 //! id are refused by the store itself, and the alarm says which node, which seq and what.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use sqlx::{Connection, Executor, PgPool, Row};
+use sqlx::{Executor, PgPool, Row};
 use toolgate::config::FleetConfig;
 
 use crate::checkpoints::rechain;
@@ -21,12 +21,23 @@ pub fn cluster() -> String {
     )
 }
 
-/// A fresh fleet store: its own database in the cluster, migrated, with the role model.
+/// A fresh fleet store: its own database in the cluster, migrated, with the role model, and
+/// an ingest server in front of it (the real binary, logged in as a role of `toolgate_ingest`).
 pub struct FleetDb {
     /// `postgres://toolgate@host:port` (no database).
     base: String,
     pub name: String,
     pub pool: PgPool,
+    pub ingest: Ingest,
+    /// The nodes' token files.
+    tokens: tempfile::TempDir,
+}
+
+/// What a registered node ships with: the ingest service's URL and its token's file.
+#[derive(Debug, Clone)]
+pub struct Registered {
+    pub ingest: String,
+    pub token_file: PathBuf,
 }
 
 impl FleetDb {
@@ -42,7 +53,13 @@ impl FleetDb {
         let pool = PgPool::connect(&url).await.unwrap();
         let roles = include_str!("../../scripts/fleet-roles.sql");
         sqlx::raw_sql(sqlx::AssertSqlSafe(roles)).execute(&pool).await.unwrap();
-        Self { base, name, pool }
+        let role = format!("{name}_ingest");
+        let sql = format!("CREATE ROLE {role} LOGIN IN ROLE toolgate_ingest");
+        pool.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+        let host = base.split_once('@').unwrap().1;
+        let ingest = Ingest::start(&format!("postgres://{role}@{host}/{name}")).await;
+        let tokens = tempfile::tempdir().unwrap();
+        Self { base, name, pool, ingest, tokens }
     }
 
     /// The store's URL as the superuser (the operator).
@@ -50,25 +67,23 @@ impl FleetDb {
         format!("{}/{}", self.base, self.name)
     }
 
-    /// A login role for `node`'s shipper, registered for it; its URL.
-    pub async fn node(&self, node: &str) -> String {
+    /// Registers `node` (without a verifier key); what it ships with.
+    pub async fn node(&self, node: &str) -> Registered {
         self.node_with_key(node, None).await
     }
 
-    /// The same, registered with the node's checkpoint verifier key.
-    pub async fn node_with_key(&self, node: &str, key: Option<&str>) -> String {
-        let role = format!("{}_{}", self.name, node);
-        let sql = format!("CREATE ROLE {role} LOGIN IN ROLE toolgate_shipper");
-        self.pool.execute(sqlx::AssertSqlSafe(sql)).await.unwrap();
+    /// Registers `node` with its checkpoint verifier key; what it ships with.
+    pub async fn node_with_key(&self, node: &str, key: Option<&str>) -> Registered {
         let url = self.url();
-        let mut args =
-            vec!["fleet", "register", "--postgres", &url, "--node", node, "--role", &role];
+        let mut args = vec!["fleet", "register", "--postgres", &url, "--node", node];
         if let Some(key) = key {
             args.extend(["--key", key]);
         }
         let out = toolgate_async(&args).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        self.role_url(&role)
+        let token_file = self.tokens.path().join(format!("{node}.token"));
+        std::fs::write(&token_file, &out.stdout).unwrap();
+        Registered { ingest: self.ingest.url.clone(), token_file }
     }
 
     pub fn role_url(&self, role: &str) -> String {
@@ -113,13 +128,82 @@ impl FleetDb {
     }
 }
 
-pub fn shipping(node: &str, url: &str) -> FleetConfig {
+/// An ingest server (`toolgate serve --ingest`, the real binary) on an ephemeral port, killed
+/// when dropped.
+pub struct Ingest {
+    child: std::process::Child,
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Ingest {
+    /// Starts one in front of the store at `postgres`, and waits until it serves.
+    pub async fn start(postgres: &str) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::start_on(postgres, port).await
+    }
+
+    /// The same, on `port`.
+    pub async fn start_on(postgres: &str, port: u16) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("toolgate"))
+            .args(["serve", "--ingest", "--postgres", postgres, "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--db")
+            .arg(dir.path().join("unused.db"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("ingest.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let channel = tonic::transport::Channel::from_shared(url.clone()).unwrap();
+            if let Ok(channel) = channel.connect().await {
+                let ask = tonic_health::pb::HealthCheckRequest {
+                    service: "toolgate.v1.FleetIngest".into(),
+                };
+                let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+                if health.check(ask).await.is_ok() {
+                    return Self { child, url, _dir: dir };
+                }
+            }
+            assert!(Instant::now() < deadline, "the ingest server did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Kills it at once (SIGKILL), mid-batch or not.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Ingest {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub fn shipping(node: &str, to: &Registered) -> FleetConfig {
     FleetConfig {
         node_id: Some(node.to_owned()),
-        postgres_url: Some(url.to_owned()),
+        ingest_url: Some(to.ingest.clone()),
+        token_file: Some(to.token_file.clone()),
         batch_events: 1000,
         every_ms: 50,
+        ..FleetConfig::default()
     }
+}
+
+/// `[fleet]` as a configuration file says it.
+pub fn fleet_toml(node: &str, to: &Registered, every_ms: u64) -> String {
+    format!(
+        "[fleet]\nnode_id = \"{node}\"\ningest_url = \"{}\"\ntoken_file = \"{}\"\nevery_ms = {every_ms}\n",
+        to.ingest,
+        to.token_file.display()
+    )
 }
 
 /// The local trail's (seq, hash) pairs.
@@ -282,48 +366,27 @@ async fn a_batch_under_another_nodes_id_is_refused_and_recorded() {
     decide_n(&app, 3).await;
     let alarms = fleet.first_alarms().await;
     assert_eq!(alarms[0].0, "a");
-    assert!(alarms[0].2.contains(&format!("from the role {}_b", fleet.name)), "{:?}", alarms[0]);
-    assert!(fleet.events("a").await.is_empty());
-    // A shipper's role cannot write the tables itself either.
-    let pool = PgPool::connect(&b).await.unwrap();
-    let direct = sqlx::query("DELETE FROM fleet_alarms").execute(&pool).await;
-    assert!(direct.unwrap_err().to_string().contains("permission denied"));
-    let direct = sqlx::query("SELECT count(*) FROM fleet_events").fetch_one(&pool).await;
-    assert!(direct.unwrap_err().to_string().contains("permission denied"));
-    // Nor shadow the store's tables with temporary ones of its own.
-    let shadow = "CREATE TEMP TABLE fleet_nodes (node_id TEXT, db_role TEXT)";
-    let direct = sqlx::query(shadow).execute(&pool).await;
-    assert!(direct.unwrap_err().to_string().contains("permission denied"));
-    pool.close().await;
-    // And if an operator granted it anyway, the checks still read the store's own tables.
-    let grant = format!("GRANT TEMPORARY ON DATABASE {} TO {}_b", fleet.name, fleet.name);
-    fleet.pool.execute(sqlx::AssertSqlSafe(grant)).await.unwrap();
-    let mut conn = sqlx::PgConnection::connect(&b).await.unwrap();
-    conn.execute(
-        "CREATE TEMP TABLE fleet_nodes (node_id TEXT, db_role TEXT, verifier_key TEXT, \
-         registered_at TIMESTAMPTZ); INSERT INTO fleet_nodes VALUES ('a', current_user)",
-    )
-    .await
-    .unwrap();
-    let forged = r#"[{"seq":1,"event_id":"x","ts":"t","kind":"decision","prev_hash":"bogus","hash":"bogus"}]"#;
-    let ingest = |node: &'static str| {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT stored, refused FROM fleet_ingest('{node}', (SELECT array_agg(e) \
-             FROM json_populate_recordset(NULL::fleet_event, $1::json) e))"
-        )))
-        .bind(forged)
-    };
-    let row = ingest("a").fetch_one(&mut conn).await.unwrap();
-    let (stored, refused): (i64, Option<String>) = (row.get(0), row.get(1));
-    assert_eq!(stored, 0);
-    assert!(refused.unwrap().contains("does not ship for this node"));
-    // Under its own id, the forged event is refused for what it is.
-    let row = ingest("b").fetch_one(&mut conn).await.unwrap();
-    let (stored, refused): (i64, Option<String>) = (row.get(0), row.get(1));
-    assert_eq!(stored, 0);
-    assert!(refused.unwrap().contains("hash mismatch"));
-    assert!(fleet.events("b").await.is_empty());
+    assert!(alarms[0].2.contains("with the token of node \"b\""), "{:?}", alarms[0]);
+    let shipper: Option<String> = sqlx::query_scalar("SELECT shipper FROM fleet_alarms LIMIT 1")
+        .fetch_one(&fleet.pool)
+        .await
+        .unwrap();
+    assert_eq!(shipper.as_deref(), Some("b"));
+    assert!(fleet.events("a").await.is_empty() && fleet.events("b").await.is_empty());
     app.stop().await;
+    // The ingest service's own role cannot rewrite what it stored, nor the registry.
+    let pool = PgPool::connect(&fleet.role_url(&format!("{}_ingest", fleet.name))).await.unwrap();
+    for sql in [
+        "DELETE FROM fleet_alarms",
+        "UPDATE fleet_nodes SET token_hash = NULL",
+        "TRUNCATE fleet_events",
+        "INSERT INTO fleet_nodes (node_id) VALUES ('x')",
+        "CREATE TEMP TABLE fleet_nodes (node_id TEXT)",
+    ] {
+        let refused = sqlx::query(sql).execute(&pool).await.unwrap_err().to_string();
+        assert!(refused.contains("permission denied"), "{sql}: {refused}");
+    }
+    pool.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,12 +403,10 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
     };
     let base = tokio::task::block_in_place(|| run("start"));
     let fleet = FleetDb::new(&base).await;
-    let url = fleet.node("a").await;
+    let node = fleet.node("a").await;
     let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let db = dir.path().join("trail.db");
-    let toml = format!(
-        "http_listen = \"127.0.0.1:{http}\"\n[fleet]\nnode_id = \"a\"\npostgres_url = \"{url}\"\nevery_ms = 50\n"
-    );
+    let toml = format!("http_listen = \"127.0.0.1:{http}\"\n{}", fleet_toml("a", &node, 50));
     let proc = crate::faults::Proc::start(&db, &toml).await;
     let mut gate = proc.gate().await;
     for _ in 0..20 {
@@ -408,10 +469,10 @@ fn metric(text: &str, name: &str) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sidecar_killed_while_shipping_resumes_with_nothing_lost_or_doubled() {
     let fleet = FleetDb::new(&cluster()).await;
-    let url = fleet.node("a").await;
+    let node = fleet.node("a").await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("trail.db");
-    let toml = format!("[fleet]\nnode_id = \"a\"\npostgres_url = \"{url}\"\nevery_ms = 20\n");
+    let toml = fleet_toml("a", &node, 20);
     let mut proc = crate::faults::Proc::start(&db, &toml).await;
     let mut load = Vec::new();
     for _ in 0..4 {
@@ -449,8 +510,6 @@ async fn bad_fleet_input_gets_a_clear_error() {
         "postgres://x@127.0.0.1:1/x",
         "--node",
         "a b",
-        "--role",
-        "r",
     ])
     .await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("--node \"a b\": 1 to 128 letters"));
@@ -460,21 +519,32 @@ async fn bad_fleet_input_gets_a_clear_error() {
     assert_eq!(out.status.code(), Some(1));
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("t.toml");
-    std::fs::write(
-        &config,
-        "[fleet]\nnode_id = \"a\"\npostgres_url = \"postgres://u:secret@h/db\"\n",
-    )
-    .unwrap();
     let db = dir.path().join("t.db");
-    let out = toolgate_async(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-    ])
-    .await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("holds a password"), "{stderr}");
+    let serve = |toml: &str| {
+        std::fs::write(&config, toml).unwrap();
+        let args = ["serve", "--config", config.to_str().unwrap(), "--db", db.to_str().unwrap()];
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = toolgate_async(&args).await;
+            assert!(!out.status.success());
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        }
+    };
+    // Direct shipping is gone: the message says where to go, and never echoes the URL.
+    let stderr =
+        serve("[fleet]\nnode_id = \"a\"\npostgres_url = \"postgres://u:secret@h/db\"\n").await;
+    assert!(stderr.contains("through the ingest service"), "{stderr}");
     assert!(!stderr.contains("secret"), "{stderr}");
+    let stderr = serve("[fleet]\nnode_id = \"a\"\ningest_url = \"http://127.0.0.1:1\"\n").await;
+    assert!(stderr.contains("needs a token"), "{stderr}");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "hunter2").unwrap();
+    let toml = format!(
+        "[fleet]\nnode_id = \"a\"\ningest_url = \"http://127.0.0.1:1\"\ntoken_file = \"{}\"\n",
+        token.display()
+    );
+    let stderr = serve(&toml).await;
+    assert!(stderr.contains("not one `toolgate fleet register` issued"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
 }

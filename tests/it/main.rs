@@ -19,7 +19,7 @@ mod facts;
 mod faults;
 mod fleet;
 mod fleet_audit;
-mod fleet_ed25519;
+mod fleet_ingest;
 mod fleet_witnessed;
 mod helpers;
 mod hook;

@@ -124,7 +124,9 @@ impl Batch {
                             ),
                         ));
                     }
-                    None => return Err(Refusal::at(seq, "rewritten (the store holds no such event)")),
+                    None => {
+                        return Err(Refusal::at(seq, "rewritten (the store holds no such event)"));
+                    }
                 }
             }
             let next = size + 1 + i64::try_from(i - first_new.unwrap_or(i)).unwrap_or(0);

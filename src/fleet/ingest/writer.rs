@@ -116,7 +116,9 @@ impl Writer {
             .bind(&seqs)
             .fetch_all(&mut *tx)
             .await?;
-            rows.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_, sqlx::Error>>()?
+            rows.iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                .collect::<Result<_, sqlx::Error>>()?
         };
         let checked = batch.check(&held, &stored).map_err(IngestError::Refused)?;
         let Some(last) = checked.new.last() else { return Ok((size, 0)) };
@@ -151,8 +153,10 @@ impl Writer {
         .bind(&seqs)
         .fetch_all(&self.pool)
         .await?;
-        let notes: HashMap<i64, String> =
-            notes.iter().map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).collect::<Result<_, sqlx::Error>>()?;
+        let notes: HashMap<i64, String> = notes
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_, sqlx::Error>>()?;
         let lines = sqlx::query(
             "SELECT seq, witness, line FROM fleet_cosignatures WHERE node_id = $1 AND seq = ANY($2)",
         )

@@ -1,0 +1,318 @@
+//! The ingest service as the attacker meets it: raw gRPC calls to the real binary, in front of
+//! a real PostgreSQL. Nothing unauthenticated is read or recorded; a token ships for its own
+//! node only; a replayed batch stores nothing twice; a forged, rewritten or out-of-order
+//! history is refused whole and recorded; a revoked token stops at its next batch; two ingest
+//! servers never interleave one node, and one killed mid-batch loses nothing.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use tonic::{Code, Request};
+use toolgate::proto::fleet_ingest_client::FleetIngestClient;
+use toolgate::proto::{self, CosignRequest, PositionRequest, ShipRequest};
+use toolgate::trail::{Event, Kind, Record, event_hash};
+
+use crate::fleet::{FleetDb, Ingest, caught_up, cluster, fleet_toml};
+use crate::helpers::{request, toolgate_async};
+
+/// `n` events of a made-up trail from seq `from`, chained from `prev` (hex).
+fn chain(from: i64, n: i64, prev: &str, tool: &str) -> Vec<Event> {
+    let mut prev = hex::decode(prev).unwrap().try_into().unwrap();
+    (from..from + n)
+        .map(|seq| {
+            let mut record = Record::new(Kind::Decision);
+            record.tool = Some(tool.to_owned());
+            let mut event = Event {
+                seq,
+                event_id: format!("e{seq}"),
+                ts: "2026-12-03T12:00:00.000000Z".into(),
+                record,
+                prev_hash: hex::encode(prev),
+                hash: String::new(),
+            };
+            prev = event_hash(&prev, &event);
+            event.hash = hex::encode(prev);
+            event
+        })
+        .collect()
+}
+
+const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The events as the wire carries them (those of [`chain`] have a kind and a tool).
+fn wire(events: &[Event]) -> Vec<proto::Event> {
+    events
+        .iter()
+        .map(|e| proto::Event {
+            seq: e.seq.unsigned_abs(),
+            event_id: e.event_id.clone(),
+            ts: e.ts.clone(),
+            kind: e.record.kind.as_str().to_owned(),
+            tool: e.record.tool.clone(),
+            prev_hash: e.prev_hash.clone(),
+            hash: e.hash.clone(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// A request carrying `token` (none when `None`).
+fn with<T>(message: T, token: Option<&str>) -> Request<T> {
+    let mut request = Request::new(message);
+    if let Some(token) = token {
+        let value: MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+        request.metadata_mut().insert("authorization", value);
+    }
+    request
+}
+
+async fn client(url: &str) -> FleetIngestClient<Channel> {
+    FleetIngestClient::new(Channel::from_shared(url.to_owned()).unwrap().connect().await.unwrap())
+}
+
+/// Ships `batches` on one stream: each batch's acknowledged (seq, stored), up to the first
+/// refusal, which ends the list.
+async fn ship(
+    ingest: &str,
+    token: &str,
+    node: &str,
+    batches: Vec<Vec<Event>>,
+) -> Vec<Result<(i64, u64), tonic::Status>> {
+    let mut client = client(ingest).await;
+    let (send, queue) = mpsc::channel(1);
+    let mut acks = match client.ship(with(ReceiverStream::new(queue), Some(token))).await {
+        Ok(acks) => acks.into_inner(),
+        Err(status) => return vec![Err(status)],
+    };
+    let mut answers = Vec::new();
+    for batch in batches {
+        let events = wire(&batch);
+        send.send(ShipRequest { node_id: node.to_owned(), events }).await.unwrap();
+        match acks.message().await {
+            Ok(Some(ack)) => answers.push(Ok((ack.seq, ack.stored))),
+            Ok(None) => break,
+            Err(status) => {
+                answers.push(Err(status));
+                break;
+            }
+        }
+    }
+    answers
+}
+
+async fn token(fleet: &FleetDb, node: &str) -> String {
+    let registered = fleet.node(node).await;
+    std::fs::read_to_string(registered.token_file).unwrap().trim().to_owned()
+}
+
+async fn alarms_with_shippers(
+    fleet: &FleetDb,
+) -> Vec<(String, Option<String>, Option<i64>, String)> {
+    sqlx::query_as("SELECT node_id, shipper, seq, what FROM fleet_alarms ORDER BY id")
+        .fetch_all(&fleet.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unauthenticated_caller_is_refused_and_costs_the_store_no_row() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let _a = token(&fleet, "a").await;
+    let mut client = client(&fleet.ingest.url).await;
+    let unknown = "tgnode_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    for token in [None, Some("hunter2"), Some(unknown)] {
+        let position = client.position(with(PositionRequest { node_id: "a".into() }, token));
+        assert_eq!(position.await.unwrap_err().code(), Code::Unauthenticated, "{token:?}");
+        let answers =
+            ship(&fleet.ingest.url, token.unwrap_or(""), "a", vec![chain(1, 3, GENESIS, "t")]);
+        let answers = answers.await;
+        assert_eq!(answers[0].as_ref().unwrap_err().code(), Code::Unauthenticated);
+    }
+    assert!(fleet.events("a").await.is_empty());
+    assert!(fleet.alarms().await.is_empty(), "an unauthenticated peer writes nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_batch_is_stored_once() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let a = token(&fleet, "a").await;
+    let events = chain(1, 15, GENESIS, "t");
+    let answers = ship(
+        &fleet.ingest.url,
+        &a,
+        "a",
+        vec![events[..10].to_vec(), events[..10].to_vec(), events[4..].to_vec(), vec![]],
+    )
+    .await;
+    let answers: Vec<_> = answers.into_iter().map(Result::unwrap).collect();
+    assert_eq!(answers, [(10, 10), (10, 0), (15, 5), (15, 0)]);
+    let stored = fleet.events("a").await;
+    let expected: Vec<_> = events.iter().map(|e| (e.seq, e.hash.clone())).collect();
+    assert_eq!(stored, expected);
+    assert!(fleet.alarms().await.is_empty());
+    let mut client = client(&fleet.ingest.url).await;
+    let position = client.position(with(PositionRequest { node_id: "a".into() }, Some(&a)));
+    assert_eq!(position.await.unwrap().into_inner().seq, 15);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_rewritten_or_disordered_history_is_refused_whole_and_recorded() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let a = token(&fleet, "a").await;
+    let events = chain(1, 10, GENESIS, "t");
+    let ok = ship(&fleet.ingest.url, &a, "a", vec![events.clone()]).await;
+    assert_eq!(ok[0].as_ref().unwrap(), &(10, 10));
+    let head = events[9].hash.clone();
+    // Rewritten: seq 5 onwards, another history, its own hashes right.
+    let rewritten = chain(5, 8, &events[3].hash, "other");
+    // Forged: a content changed, its hash left.
+    let mut forged = chain(11, 3, &head, "t");
+    forged[1].record.tool = Some("evil".into());
+    // Disordered: a gap after the head.
+    let gap = chain(12, 2, &head, "t");
+    // Unlinked: the next seq, chained from something else.
+    let unlinked = chain(11, 2, GENESIS, "t");
+    // The same hash in capitals: what the trail never writes.
+    let mut capitals = chain(11, 1, &head, "t");
+    capitals[0].hash = capitals[0].hash.to_uppercase();
+    let cases = [
+        (rewritten, 5, "rewritten (the store holds hash"),
+        (forged, 12, "hash mismatch"),
+        (gap, 12, "not next (the store holds up to seq 10)"),
+        (unlinked, 11, "broken link"),
+        (capitals, 11, "hash mismatch"),
+    ];
+    for (i, (batch, seq, what)) in cases.into_iter().enumerate() {
+        let answers = ship(&fleet.ingest.url, &a, "a", vec![batch]).await;
+        let status = answers[0].as_ref().unwrap_err();
+        assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+        assert!(status.message().contains(what), "{status:?}");
+        let alarms = alarms_with_shippers(&fleet).await;
+        assert_eq!(alarms.len(), i + 1);
+        let (node, shipper, at, said) = &alarms[i];
+        assert_eq!((node.as_str(), shipper.as_deref(), *at), ("a", Some("a"), Some(seq)));
+        assert!(said.contains(what), "{said}");
+    }
+    let expected: Vec<_> = events.iter().map(|e| (e.seq, e.hash.clone())).collect();
+    assert_eq!(fleet.events("a").await, expected, "nothing of a refused batch is stored");
+    // A cosignature of an event that is no checkpoint.
+    let mut client = client(&fleet.ingest.url).await;
+    let cosignature = proto::Cosignature {
+        seq: 3,
+        witness: "w+00000000+AAAA".into(),
+        size: 2,
+        time: 1,
+        line: "— w AAAA\n".into(),
+    };
+    let request = CosignRequest { node_id: "a".into(), cosignatures: vec![cosignature] };
+    let refused = client.cosign(with(request, Some(&a))).await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(refused.message().contains("not a stored checkpoint"), "{refused:?}");
+    // A batch beyond the service's bound is refused before it is read.
+    let huge = chain(11, 10_001, &head, "t");
+    let answers = ship(&fleet.ingest.url, &a, "a", vec![huge]).await;
+    let status = answers[0].as_ref().unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().starts_with("events:"), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let a = token(&fleet, "a").await;
+    let _b = token(&fleet, "b").await;
+    let mut client = client(&fleet.ingest.url).await;
+    let position = client.position(with(PositionRequest { node_id: "b".into() }, Some(&a)));
+    assert_eq!(position.await.unwrap_err().code(), Code::PermissionDenied);
+    let answers = ship(&fleet.ingest.url, &a, "b", vec![chain(1, 3, GENESIS, "t")]).await;
+    assert_eq!(answers[0].as_ref().unwrap_err().code(), Code::PermissionDenied);
+    let alarms = alarms_with_shippers(&fleet).await;
+    assert_eq!(alarms.len(), 2);
+    for (node, shipper, _, what) in &alarms {
+        assert_eq!((node.as_str(), shipper.as_deref()), ("b", Some("a")));
+        assert!(what.contains("under the id of node \"b\" with the token of node \"a\""), "{what}");
+    }
+    assert!(fleet.events("b").await.is_empty());
+
+    // Revoked between two batches of one stream: the second is refused.
+    let events = chain(1, 6, GENESIS, "t");
+    let mut ingest = self::client(&fleet.ingest.url).await;
+    let (send, queue) = mpsc::channel(1);
+    let mut acks =
+        ingest.ship(with(ReceiverStream::new(queue), Some(&a))).await.unwrap().into_inner();
+    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[..3]) }).await.unwrap();
+    assert_eq!(acks.message().await.unwrap().unwrap().seq, 3);
+    let out = toolgate_async(&["fleet", "revoke", "--postgres", &fleet.url(), "--node", "a"]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[3..]) }).await.unwrap();
+    assert_eq!(acks.message().await.unwrap_err().code(), Code::PermissionDenied);
+    assert_eq!(fleet.events("a").await.len(), 3);
+    let status = toolgate_async(&["fleet", "status", "--postgres", &fleet.url()]).await;
+    assert!(String::from_utf8_lossy(&status.stdout).contains("node \"a\" REVOKED"));
+    // A new token lifts it; the old one stays dead.
+    let url = fleet.url();
+    let args = ["fleet", "register", "--postgres", &url, "--node", "a", "--reissue"];
+    let out = toolgate_async(&args).await;
+    let fresh = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let old = ship(&fleet.ingest.url, &a, "a", vec![events[3..].to_vec()]).await;
+    assert_eq!(old[0].as_ref().unwrap_err().code(), Code::Unauthenticated);
+    let new = ship(&fleet.ingest.url, &fresh, "a", vec![events[3..].to_vec()]).await;
+    assert_eq!(new[0].as_ref().unwrap(), &(6, 3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_ingest_servers_never_interleave_a_node_and_one_killed_mid_batch_loses_nothing() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let role_url = fleet.role_url(&format!("{}_ingest", fleet.name));
+    let mut second = Ingest::start(&role_url).await;
+    // The same batches of one node through both servers at once: each stored once.
+    let c = token(&fleet, "c").await;
+    let events = chain(1, 400, GENESIS, "t");
+    let batches: Vec<Vec<Event>> = events.chunks(40).map(<[Event]>::to_vec).collect();
+    let (one, two) = tokio::join!(
+        ship(&fleet.ingest.url, &c, "c", batches.clone()),
+        ship(&second.url, &c, "c", batches),
+    );
+    for answer in one.iter().chain(&two) {
+        assert!(answer.is_ok(), "{answer:?}");
+    }
+    let stored: u64 = one.iter().chain(&two).map(|a| a.as_ref().unwrap().1).sum();
+    assert_eq!(stored, 400);
+    assert_eq!(fleet.events("c").await.len(), 400);
+
+    // A sidecar ships through the second server, which is killed under it; a replacement on
+    // the same address takes over.
+    let node = fleet.node("a").await;
+    let node = crate::fleet::Registered { ingest: second.url.clone(), ..node };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let toml = fleet_toml("a", &node, 5).replace("every_ms", "batch_events = 50\nevery_ms");
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut load = Vec::new();
+    for _ in 0..2 {
+        let mut gate = proc.gate().await;
+        load.push(tokio::spawn(async move {
+            let until = Instant::now() + Duration::from_millis(1500);
+            while Instant::now() < until {
+                gate.decide(request("read")).await.unwrap();
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    second.kill9();
+    let killed_with = fleet.events("a").await.len();
+    for task in load {
+        task.await.unwrap();
+    }
+    let port = second.url.rsplit(':').next().unwrap().parse().unwrap();
+    let _replacement = Ingest::start_on(&role_url, port).await;
+    caught_up(&fleet, "a", &db).await;
+    let stored = fleet.events("a").await;
+    println!("killed with {killed_with} events stored; {} after the replacement", stored.len());
+    assert!(stored.windows(2).all(|w| w[1].0 == w[0].0 + 1), "contiguous, once each");
+    assert!(fleet.alarms().await.is_empty(), "{:?}", fleet.alarms().await);
+    drop(proc);
+}
