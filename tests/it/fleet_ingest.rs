@@ -19,7 +19,7 @@ use crate::fleet::{FleetDb, Ingest, caught_up, cluster, fleet_toml};
 use crate::helpers::{request, toolgate_async};
 
 /// `n` events of a made-up trail from seq `from`, chained from `prev` (hex).
-fn chain(from: i64, n: i64, prev: &str, tool: &str) -> Vec<Event> {
+pub fn chain(from: i64, n: i64, prev: &str, tool: &str) -> Vec<Event> {
     let mut prev = hex::decode(prev).unwrap().try_into().unwrap();
     (from..from + n)
         .map(|seq| {
@@ -40,7 +40,7 @@ fn chain(from: i64, n: i64, prev: &str, tool: &str) -> Vec<Event> {
         .collect()
 }
 
-const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// The events as the wire carries them (those of [`chain`] have a kind and a tool).
 fn wire(events: &[Event]) -> Vec<proto::Event> {
@@ -75,7 +75,7 @@ async fn client(url: &str) -> FleetIngestClient<Channel> {
 
 /// Ships `batches` on one stream: each batch's acknowledged (seq, stored), up to the first
 /// refusal, which ends the list.
-async fn ship(
+pub async fn ship(
     ingest: &str,
     token: &str,
     node: &str,

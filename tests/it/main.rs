@@ -20,6 +20,7 @@ mod faults;
 mod fleet;
 mod fleet_audit;
 mod fleet_ingest;
+mod fleet_upgrade;
 mod fleet_witnessed;
 mod helpers;
 mod hook;
