@@ -567,7 +567,7 @@ impl Default for FleetConfig {
             token_file: None,
             ca_file: None,
             postgres_url: None,
-            batch_events: 1000,
+            batch_events: 5000,
             every_ms: 200,
         }
     }

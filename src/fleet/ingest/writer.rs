@@ -245,3 +245,24 @@ fn frontier(size: i64, edge: Vec<Vec<u8>>) -> Result<Frontier, IngestError> {
     }
     Ok(frontier)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_kept_as_its_edge_grows_on_as_the_same_tree() {
+        let mut grown = Frontier::default();
+        for size in 0..70u8 {
+            let kept: Vec<Vec<u8>> = grown.edge().map(|h| h.to_vec()).collect();
+            let read = frontier(i64::from(size), kept.clone()).unwrap();
+            assert_eq!(read, grown, "size {size}");
+            assert_eq!(read.root(), grown.root());
+            grown.push(&[size]);
+        }
+        let edge: Vec<Vec<u8>> = grown.edge().map(|h| h.to_vec()).collect();
+        assert!(matches!(frontier(70, edge[1..].to_vec()), Err(IngestError::Tree)));
+        assert!(matches!(frontier(71, edge.clone()), Err(IngestError::Tree)));
+        assert!(matches!(frontier(-1, edge), Err(IngestError::Tree)));
+    }
+}
