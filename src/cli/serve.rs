@@ -143,8 +143,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     let config = args.config()?;
     let allow = args.insecure_allow_remote;
     // Mutual TLS that requires a client certificate guards the gRPC port too: only holders of
-    // a certificate from the configured CA get through.
-    let guarded = config.auth.enabled() || config.tls.requires_client_certificates();
+    // a certificate from the configured CA get through. The ingest service takes only calls
+    // with a node's token.
+    let guarded = args.ingest || config.auth.enabled() || config.tls.requires_client_certificates();
     let tls = config.tls.enabled();
     check_exposure("the gRPC port", &config.listen, (guarded, tls), allow)?;
     if let Some(http) = &config.http_listen {

@@ -156,16 +156,18 @@ impl Ingest {
             .spawn()
             .unwrap();
         let url = format!("http://127.0.0.1:{port}");
+        // Owned at once: killed when dropped, however this ends.
+        let ingest = Self { child, url, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let channel = tonic::transport::Channel::from_shared(url.clone()).unwrap();
+            let channel = tonic::transport::Channel::from_shared(ingest.url.clone()).unwrap();
             if let Ok(channel) = channel.connect().await {
                 let ask = tonic_health::pb::HealthCheckRequest {
                     service: "toolgate.v1.FleetIngest".into(),
                 };
                 let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
                 if health.check(ask).await.is_ok() {
-                    return Self { child, url, _dir: dir };
+                    return ingest;
                 }
             }
             assert!(Instant::now() < deadline, "the ingest server did not start");
