@@ -44,6 +44,22 @@ INSERT INTO fleet_trees (node_id, size, hash, edge)
     SELECT n.node_id, 0, repeat('0', 64), '{}' FROM fleet_nodes n
     ON CONFLICT (node_id) DO NOTHING;
 
+-- A tree only grows: whoever updates it (the ingest service's role may) cannot set a node
+-- back to an earlier head, nor give the same size another head, to have a second history
+-- stored after the first. Nor is a tree removed.
+CREATE FUNCTION fleet_trees_grow() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'UPDATE' OR NEW.node_id <> OLD.node_id OR NEW.size < OLD.size
+       OR (NEW.size = OLD.size AND (NEW.hash, NEW.edge) IS DISTINCT FROM (OLD.hash, OLD.edge)) THEN
+        RAISE EXCEPTION 'a fleet tree only grows: % of node % refused', TG_OP, OLD.node_id;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER fleet_trees_grow BEFORE UPDATE OR DELETE ON fleet_trees
+    FOR EACH ROW EXECUTE FUNCTION fleet_trees_grow();
+CREATE TRIGGER fleet_trees_no_truncate BEFORE TRUNCATE ON fleet_trees
+    FOR EACH STATEMENT EXECUTE FUNCTION fleet_append_only();
+
 -- The events, partitioned by the month they arrived in. A key of a partitioned table holds
 -- its partition key: (node_id, seq) is kept unique by the ingest service, which stores a
 -- node's events only under the lock of its tree's row, each after the stored head.
@@ -68,6 +84,9 @@ CREATE INDEX fleet_events_tool    ON fleet_events (tool, node_id, seq);
 CREATE INDEX fleet_events_ts      ON fleet_events (ts);
 CREATE INDEX fleet_events_rare_kinds ON fleet_events (kind, node_id, seq)
     WHERE kind NOT IN ('decision', 'execution');
+-- One call's story: its decision, approvals, execution (the console's, `query --decision`).
+CREATE INDEX fleet_events_decision ON fleet_events (decision_id, node_id, seq)
+    WHERE decision_id IS NOT NULL;
 -- Append-only, on every partition (row triggers are cloned to each; a TRUNCATE trigger is
 -- not, so fleet_partition gives each its own).
 CREATE TRIGGER fleet_events_append_only BEFORE UPDATE OR DELETE ON fleet_events
@@ -85,25 +104,35 @@ BEGIN
 END $$;
 
 -- The partition of the month (UTC) `p_at` falls in, created unless one covers it already,
--- with its own TRUNCATE trigger. The ingest service calls it ahead of the month; it runs as
--- the store's owner, who alone creates (and, for retention, detaches) partitions.
+-- with its own TRUNCATE trigger; only for a month from last month to the next but one, so
+-- that a caller cannot have partitions made without end. The ingest service calls it ahead of
+-- the month; it runs as the store's owner, who alone creates (and, for retention, detaches)
+-- partitions. The table is made on its own and then attached, which takes a lock that lets
+-- the ingest service write on and the auditors read on.
 CREATE FUNCTION fleet_partition(p_at TIMESTAMPTZ) RETURNS VOID
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, public, pg_temp SET TimeZone = 'UTC' SET lock_timeout = '5s' AS $$
 DECLARE
-    v_from TIMESTAMPTZ := date_trunc('month', p_at, 'UTC');
-    v_name TEXT := 'fleet_events_' || to_char(v_from AT TIME ZONE 'UTC', 'YYYY_MM');
+    v_from TIMESTAMPTZ := date_trunc('month', p_at);
+    v_name TEXT := 'fleet_events_' || to_char(v_from, 'YYYY_MM');
 BEGIN
+    IF p_at < date_trunc('month', now()) - interval '1 month'
+       OR p_at >= date_trunc('month', now()) + interval '3 months' THEN
+        RAISE EXCEPTION 'fleet_partition: % is not within a month of now', p_at;
+    END IF;
     -- One creator at a time: two ingest servers may ask at once.
     PERFORM pg_advisory_xact_lock(hashtext('fleet_partition'));
     IF to_regclass('public.' || v_name) IS NOT NULL THEN
         RETURN;
     END IF;
-    EXECUTE format('CREATE TABLE public.%I PARTITION OF public.fleet_events '
+    EXECUTE format('CREATE TABLE public.%I (LIKE public.fleet_events INCLUDING DEFAULTS)', v_name);
+    EXECUTE format('ALTER TABLE public.fleet_events ATTACH PARTITION public.%I '
                    'FOR VALUES FROM (%L) TO (%L)', v_name, v_from, v_from + interval '1 month');
     EXECUTE format('CREATE TRIGGER fleet_events_no_truncate BEFORE TRUNCATE ON public.%I '
                    'FOR EACH STATEMENT EXECUTE FUNCTION public.fleet_append_only()', v_name);
 EXCEPTION WHEN invalid_object_definition THEN
-    -- Another partition (the first one) covers the month already.
+    -- Another partition (the first one) covers the month already: the new table goes with
+    -- the block's rollback.
     NULL;
 END $$;
 REVOKE ALL ON FUNCTION fleet_partition(TIMESTAMPTZ) FROM PUBLIC;

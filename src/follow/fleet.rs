@@ -153,6 +153,18 @@ fn endpoint(url: &str, ca_file: Option<&Path>) -> Result<Endpoint, FleetConfigEr
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_timeout(Duration::from_secs(10));
     if !url.starts_with("https://") {
+        // The token goes in every call: in clear only to this machine.
+        let parsed = url::Url::parse(url).ok();
+        let loopback = parsed.as_ref().and_then(url::Url::host).is_some_and(|host| match host {
+            url::Host::Domain(name) => name == "localhost",
+            url::Host::Ipv4(ip) => ip.is_loopback(),
+            url::Host::Ipv6(ip) => ip.is_loopback(),
+        });
+        if !loopback {
+            return Err(invalid(format!(
+                "ingest_url {url:?}: the token would cross the network in clear; use https://"
+            )));
+        }
         return Ok(endpoint);
     }
     let tls = match ca_file {

@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use super::{ServerError, serving};
 use crate::config::Config;
+use crate::fleet::ingest::service::shaped;
 use crate::fleet::ingest::{IngestService, Writer};
 use crate::fleet::store::FleetStore;
 use crate::listener::Listener;
@@ -39,8 +40,9 @@ pub async fn run_ingest(
     let metrics = Arc::new(Metrics::default());
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
     let store = FleetStore::lazy(postgres_url, CONNECTIONS)?;
-    let service = FleetIngestServer::new(IngestService::new(Writer::new(&store), &metrics))
-        .max_decoding_message_size(MAX_MESSAGE);
+    let service = IngestService::new(Writer::new(&store), &metrics);
+    let service = FleetIngestServer::new(service).max_decoding_message_size(MAX_MESSAGE);
+    let service = tonic::service::interceptor::InterceptedService::new(service, shaped);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<FleetIngestServer<IngestService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()

@@ -376,17 +376,21 @@ async fn a_batch_under_another_nodes_id_is_refused_and_recorded() {
     assert_eq!(shipper.as_deref(), Some("b"));
     assert!(fleet.events("a").await.is_empty() && fleet.events("b").await.is_empty());
     app.stop().await;
-    // The ingest service's own role cannot rewrite what it stored, nor the registry.
+    // The ingest service's own role cannot rewrite what it stored, nor the registry, nor set a
+    // node's tree back to store a second history after the first.
     let pool = PgPool::connect(&fleet.role_url(&format!("{}_ingest", fleet.name))).await.unwrap();
-    for sql in [
-        "DELETE FROM fleet_alarms",
-        "UPDATE fleet_nodes SET token_hash = NULL",
-        "TRUNCATE fleet_events",
-        "INSERT INTO fleet_nodes (node_id) VALUES ('x')",
-        "CREATE TEMP TABLE fleet_nodes (node_id TEXT)",
+    for (sql, why) in [
+        ("DELETE FROM fleet_alarms", "permission denied"),
+        ("UPDATE fleet_nodes SET token_hash = NULL", "permission denied"),
+        ("TRUNCATE fleet_events", "permission denied"),
+        ("INSERT INTO fleet_nodes (node_id) VALUES ('x')", "permission denied"),
+        ("CREATE TEMP TABLE fleet_nodes (node_id TEXT)", "permission denied"),
+        ("UPDATE fleet_trees SET hash = repeat('1', 64) WHERE node_id = 'b'", "only grows"),
+        ("DELETE FROM fleet_trees", "permission denied"),
+        ("SELECT fleet_partition(now() + interval '2 years')", "not within a month of now"),
     ] {
         let refused = sqlx::query(sql).execute(&pool).await.unwrap_err().to_string();
-        assert!(refused.contains("permission denied"), "{sql}: {refused}");
+        assert!(refused.contains(why), "{sql}: {refused}");
     }
     pool.close().await;
 }
@@ -549,4 +553,8 @@ async fn bad_fleet_input_gets_a_clear_error() {
     let stderr = serve(&toml).await;
     assert!(stderr.contains("not one `toolgate fleet register` issued"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
+    // A token in clear to another machine: refused.
+    std::fs::write(&token, "tgnode_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA").unwrap();
+    let stderr = serve(&toml.replace("127.0.0.1:1", "ingest.example:50070")).await;
+    assert!(stderr.contains("in clear; use https://"), "{stderr}");
 }

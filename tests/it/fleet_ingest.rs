@@ -178,12 +178,19 @@ async fn a_forged_rewritten_or_disordered_history_is_refused_whole_and_recorded(
     // The same hash in capitals: what the trail never writes.
     let mut capitals = chain(11, 1, &head, "t");
     capitals[0].hash = capitals[0].hash.to_uppercase();
+    // Out of order, however well chained.
+    let mut swapped = chain(11, 2, &head, "t");
+    swapped.swap(0, 1);
+    // A NUL, which no PostgreSQL text holds: refused, not retried for ever.
+    let nul = chain(11, 2, &head, "t\0x");
     let cases = [
         (rewritten, 5, "rewritten (the store holds hash"),
         (forged, 12, "hash mismatch"),
         (gap, 12, "not next (the store holds up to seq 10)"),
         (unlinked, 11, "broken link"),
         (capitals, 11, "hash mismatch"),
+        (swapped, 11, "not in seq order"),
+        (nul, 11, "a NUL character"),
     ];
     for (i, (batch, seq, what)) in cases.into_iter().enumerate() {
         let answers = ship(&fleet.ingest.url, &a, "a", vec![batch]).await;
@@ -231,11 +238,18 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
     assert_eq!(answers[0].as_ref().unwrap_err().code(), Code::PermissionDenied);
     let alarms = alarms_with_shippers(&fleet).await;
     assert_eq!(alarms.len(), 2);
-    for (node, shipper, _, what) in &alarms {
+    for (node, shipper, _, what) in &alarms[..2] {
         assert_eq!((node.as_str(), shipper.as_deref()), ("b", Some("a")));
         assert!(what.contains("under the id of node \"b\" with the token of node \"a\""), "{what}");
     }
     assert!(fleet.events("b").await.is_empty());
+    // A node id that is none: recorded under the token's node, its text escaped.
+    let forged = "x\n2026-12-03 INFO all is well".repeat(20);
+    let answers = ship(&fleet.ingest.url, &a, &forged, vec![chain(1, 1, GENESIS, "t")]).await;
+    assert_eq!(answers[0].as_ref().unwrap_err().code(), Code::PermissionDenied);
+    let (node, _, _, what) = alarms_with_shippers(&fleet).await.pop().unwrap();
+    assert_eq!(node, "a");
+    assert!(!what.contains('\n') && what.chars().count() <= 513, "{what}");
 
     // Revoked between two batches of one stream: the second is refused.
     let events = chain(1, 6, GENESIS, "t");
@@ -259,8 +273,18 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
     let fresh = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     let old = ship(&fleet.ingest.url, &a, "a", vec![events[3..].to_vec()]).await;
     assert_eq!(old[0].as_ref().unwrap_err().code(), Code::Unauthenticated);
-    let new = ship(&fleet.ingest.url, &fresh, "a", vec![events[3..].to_vec()]).await;
-    assert_eq!(new[0].as_ref().unwrap(), &(6, 3));
+    // A stream opened with the fresh token, which is replaced in turn, stops at its next batch.
+    let (send, queue) = mpsc::channel(1);
+    let mut acks =
+        ingest.ship(with(ReceiverStream::new(queue), Some(&fresh))).await.unwrap().into_inner();
+    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[3..4]) }).await.unwrap();
+    assert_eq!(acks.message().await.unwrap().unwrap().seq, 4);
+    let out = toolgate_async(&args).await;
+    let newest = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[4..]) }).await.unwrap();
+    assert_eq!(acks.message().await.unwrap_err().code(), Code::PermissionDenied);
+    let new = ship(&fleet.ingest.url, &newest, "a", vec![events[3..].to_vec()]).await;
+    assert_eq!(new[0].as_ref().unwrap(), &(6, 2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

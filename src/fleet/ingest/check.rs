@@ -20,14 +20,36 @@ pub struct Refusal {
     pub what: String,
 }
 
+/// The most characters of a refusal's text: it may quote what a node sent.
+const MAX_WHAT: usize = 512;
+
 impl Refusal {
     pub fn at(seq: i64, what: impl Into<String>) -> Self {
-        Self { seq: Some(seq), what: what.into() }
+        Self { seq: Some(seq), what: shown(&what.into()) }
     }
 
     pub fn whole(what: impl Into<String>) -> Self {
-        Self { seq: None, what: what.into() }
+        Self { seq: None, what: shown(&what.into()) }
     }
+}
+
+/// A refusal's text as it is stored, logged and told: its control characters escaped (a NUL
+/// would keep PostgreSQL from storing the alarm; a newline would forge a log line), at most
+/// [`MAX_WHAT`] characters.
+fn shown(what: &str) -> String {
+    let mut shown = String::new();
+    for c in what.chars() {
+        if shown.len() >= MAX_WHAT {
+            shown.push('…');
+            break;
+        }
+        if c.is_control() {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 impl std::fmt::Display for Refusal {
@@ -74,11 +96,23 @@ fn lower_hex(text: &str) -> bool {
 impl Batch {
     /// Reads the wire's events; refuses the first that no trail could hold.
     pub fn read(events: Vec<proto::Event>) -> Result<Self, Refusal> {
-        let mut read = Vec::with_capacity(events.len());
+        let mut read: Vec<Event> = Vec::with_capacity(events.len());
         for event in events {
             let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
             let event = event_from_proto(event)
                 .map_err(|e| Refusal::at(seq, format!("an event that does not read: {e}")))?;
+            if read.last().is_some_and(|last| last.seq >= seq) {
+                return Err(Refusal::at(seq, "not in seq order (each event after the one before)"));
+            }
+            // PostgreSQL's text holds no NUL: such a batch could never be stored, so it is
+            // refused (and recorded) rather than failing as the store's error for ever.
+            let nul = event.cells().into_iter().flatten().any(|cell| match cell {
+                crate::trail::Value::Text(text) => text.contains(&0),
+                crate::trail::Value::Integer(_) => false,
+            });
+            if nul {
+                return Err(Refusal::at(seq, "an event with a NUL character in a text"));
+            }
             read.push(event);
         }
         let links = read.iter().map(Link::of).collect();

@@ -3,6 +3,7 @@
 //! batch or cosignature are alarms. Nothing a caller sends is stored unchecked.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
 use tokio::sync::mpsc;
@@ -19,6 +20,25 @@ use crate::proto::fleet_ingest_server::FleetIngest;
 /// The most events a batch (or cosignatures a call) may bring.
 pub const MAX_BATCH: usize = 10_000;
 
+/// How long a `Ship` stream may wait for its next batch before it is closed (the shipper opens
+/// another when it has one).
+const IDLE: Duration = Duration::from_secs(300);
+
+/// Refuses, before its message is read, a call without a token shaped like a node's: the
+/// cheap part of authentication, so that a peer with no token costs no decoding and no lookup.
+#[allow(clippy::result_large_err)]
+pub fn shaped(request: Request<()>) -> Result<Request<()>, Status> {
+    match bearer(&request).and_then(token::hash) {
+        Some(_) => Ok(request),
+        None => Err(Status::unauthenticated("a node's token is needed: Bearer <token>")),
+    }
+}
+
+/// The bearer token of a call.
+fn bearer<T>(request: &Request<T>) -> Option<&str> {
+    let value = request.metadata().get("authorization")?.to_str().ok()?;
+    value.strip_prefix("Bearer ")
+}
 /// The service.
 #[derive(Debug, Clone)]
 pub struct IngestService {
@@ -43,12 +63,7 @@ impl IngestService {
     /// token is missing, unknown or revoked.
     async fn shipper<T>(&self, request: &Request<T>) -> Result<Shipper, Status> {
         let peer = request.remote_addr().map(|a| a.to_string());
-        let token = request
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let Some(hash) = token.and_then(token::hash) else {
+        let Some(hash) = bearer(request).and_then(token::hash) else {
             return Err(Status::unauthenticated("a node's token is needed: Bearer <token>"));
         };
         let found = self.writer.token(&hash).await.map_err(|e| unavailable(&e))?;
@@ -56,7 +71,7 @@ impl IngestService {
             tracing::warn!(peer, "an ingest call with a token that is no node's");
             return Err(Status::unauthenticated("not a node's token"));
         };
-        let shipper = Shipper { node, peer };
+        let shipper = Shipper { node, token: hash, peer };
         if revoked {
             let refusal = Refusal::whole("a call with the node's revoked token");
             self.refuse(&shipper.node, &shipper, &refusal).await;
@@ -65,7 +80,8 @@ impl IngestService {
         Ok(shipper)
     }
 
-    /// Refuses a call that names another node than its token's, as an alarm.
+    /// Refuses a call that names another node than its token's, as an alarm (of the named
+    /// node when it is a node id, else of the token's).
     async fn claims(&self, shipper: &Shipper, claimed: &str) -> Result<(), Status> {
         if claimed == shipper.node {
             return Ok(());
@@ -74,7 +90,8 @@ impl IngestService {
             "a call under the id of node {claimed:?} with the token of node {:?}",
             shipper.node
         ));
-        self.refuse(claimed, shipper, &refusal).await;
+        let named = if crate::fleet::valid_node(claimed) { claimed } else { &shipper.node };
+        self.refuse(named, shipper, &refusal).await;
         Err(Status::permission_denied("this token does not ship for that node"))
     }
 
@@ -116,11 +133,16 @@ impl IngestService {
                 "events: at most {MAX_BATCH} in a batch"
             )));
         }
-        let batch = match Batch::read(request.events) {
-            Ok(batch) => batch,
-            Err(refusal) => return Err(self.failed(shipper, IngestError::Refused(refusal)).await),
+        // Hashing every event's content is the costly part: off the async workers.
+        let read = tokio::task::spawn_blocking(move || Batch::read(request.events)).await;
+        let batch = match read {
+            Ok(Ok(batch)) => batch,
+            Ok(Err(refusal)) => {
+                return Err(self.failed(shipper, IngestError::Refused(refusal)).await);
+            }
+            Err(_) => return Err(Status::internal("the batch's check stopped")),
         };
-        match self.writer.ship(&shipper.node, &batch).await {
+        match self.writer.ship(shipper, &batch).await {
             Ok((seq, stored)) => {
                 self.stored.inc_by(stored);
                 Ok(proto::ShipResponse { seq, stored })
@@ -163,10 +185,11 @@ impl FleetIngest for IngestService {
         let service = self.clone();
         tokio::spawn(async move {
             loop {
-                let answer = match batches.message().await {
-                    Ok(Some(batch)) => service.batch(&shipper, batch).await,
-                    Ok(None) => return,
-                    Err(status) => Err(status),
+                let answer = match tokio::time::timeout(IDLE, batches.message()).await {
+                    Ok(Ok(Some(batch))) => service.batch(&shipper, batch).await,
+                    Ok(Ok(None)) => return,
+                    Ok(Err(status)) => Err(status),
+                    Err(_) => Err(Status::deadline_exceeded("no batch for 5 minutes")),
                 };
                 let failed = answer.is_err();
                 if answers.send(answer).await.is_err() || failed {

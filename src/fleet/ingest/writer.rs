@@ -1,10 +1,12 @@
 //! The ingest service's side of the store: a checked batch written with binary `COPY` in one
 //! transaction, under the lock of the node's tree row (so that two ingest servers never
 //! interleave one node), the tree moved on in the same transaction; refusals recorded as
-//! alarms after it.
+//! alarms after it. Within one server, a node's batches also wait for each other before they
+//! take a connection, so that one node cannot hold the pool's connections waiting on its own
+//! row.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sqlx::{PgPool, Row};
@@ -35,10 +37,11 @@ pub enum IngestError {
     Tree,
 }
 
-/// Who made a call: the node its token is of, and the peer's address.
+/// Who made a call: the node its token is of, the token's hash, and the peer's address.
 #[derive(Debug, Clone)]
 pub struct Shipper {
     pub node: String,
+    pub token: String,
     pub peer: Option<String>,
 }
 
@@ -49,11 +52,24 @@ pub struct Writer {
     copy: String,
     /// When the partitions were last made sure of.
     partitioned: Mutex<Option<Instant>>,
+    /// Each node's turn on this server (registered nodes only: a call has its token by then).
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Writer {
     pub fn new(store: &FleetStore) -> Self {
-        Self { pool: store.pool().clone(), copy: copy::statement(), partitioned: Mutex::new(None) }
+        Self {
+            pool: store.pool().clone(),
+            copy: copy::statement(),
+            partitioned: Mutex::new(None),
+            turns: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `node`'s turn on this server.
+    fn turn(&self, node: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        turns.entry(node.to_owned()).or_default().clone()
     }
 
     /// The node a token's hash is of, and whether it is revoked; `None` for no node.
@@ -82,17 +98,26 @@ impl Writer {
         Ok((row.try_get(0)?, row.try_get(1)?))
     }
 
-    /// Stores the events of `batch` that extend what the store holds of `node`, or refuses the
-    /// batch whole. Returns the last seq the store holds after it, and how many it stored.
-    pub async fn ship(&self, node: &str, batch: &Batch) -> Result<(i64, u64), IngestError> {
-        self.partitions().await?;
+    /// Stores the events of `batch` that extend what the store holds of the shipper's node, or
+    /// refuses the batch whole. Returns the last seq the store holds after it, and how many it
+    /// stored. The token must still be the node's, unrevoked: a token replaced or revoked
+    /// stops at the next batch of a stream opened before.
+    pub async fn ship(&self, shipper: &Shipper, batch: &Batch) -> Result<(i64, u64), IngestError> {
+        let node = shipper.node.as_str();
+        self.partitions().await;
+        let turn = self.turn(node);
+        let _turn = turn.lock().await;
         let mut tx = self.pool.begin().await?;
+        // Another server's batch of the node holds the row at most this long.
+        sqlx::query("SET LOCAL lock_timeout = '10s'").execute(&mut *tx).await?;
         let row = sqlx::query(
-            "SELECT t.size, t.hash, t.edge, n.verifier_key, n.revoked_at IS NOT NULL
+            "SELECT t.size, t.hash, t.edge, n.verifier_key,
+                    n.revoked_at IS NOT NULL OR n.token_hash IS DISTINCT FROM $2
              FROM fleet_trees t JOIN fleet_nodes n ON n.node_id = t.node_id
              WHERE t.node_id = $1 FOR UPDATE OF t",
         )
         .bind(node)
+        .bind(&shipper.token)
         .fetch_optional(&mut *tx)
         .await?;
         let row = row.ok_or(IngestError::Unregistered)?;
@@ -215,21 +240,25 @@ impl Writer {
     }
 
     /// Makes sure the partitions of this month and of a week from now exist, at most once an
-    /// hour.
-    async fn partitions(&self) -> Result<(), sqlx::Error> {
-        let due = {
-            let last = self.partitioned.lock().unwrap_or_else(|e| e.into_inner());
-            last.is_none_or(|at| at.elapsed() >= PARTITIONS_EVERY)
-        };
-        if due {
-            sqlx::query(
-                "SELECT fleet_partition(now()), fleet_partition(now() + interval '7 days')",
-            )
-            .execute(&self.pool)
-            .await?;
-            *self.partitioned.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    /// hour (one caller at a time; the others go on). A failure is logged and asked again at
+    /// the next batch: a batch fails only if its own month's partition is missing.
+    async fn partitions(&self) {
+        {
+            let mut last = self.partitioned.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|at| at.elapsed() < PARTITIONS_EVERY) {
+                return;
+            }
+            *last = Some(Instant::now());
         }
-        Ok(())
+        let made = sqlx::query(
+            "SELECT fleet_partition(now()), fleet_partition(now() + interval '7 days')",
+        )
+        .execute(&self.pool)
+        .await;
+        if let Err(e) = made {
+            tracing::warn!("the fleet store's next partitions: {e}");
+            *self.partitioned.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
     }
 }
 
