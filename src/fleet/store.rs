@@ -272,6 +272,13 @@ impl FleetStore {
 
     /// A page from the place `at` (`beyond` it: `>` or `<`; anywhere when `None`), in `order`:
     /// both literals of this file, never input.
+    ///
+    /// With a time filter, the page is asked of each partition on its own (one arm of a
+    /// `UNION ALL` per partition, each pruned to it by its arrival range) and the arms merged:
+    /// asked of the whole table at once, PostgreSQL walks a partition that holds no match (an
+    /// older month, for `--since` a day back) key by key to the end before it answers
+    /// (BENCHMARKS.md, "Fleets: the ingest service"), while planned alone, each partition
+    /// reads its matches from the time index when they are few.
     async fn page(
         &self,
         node: Option<&str>,
@@ -287,11 +294,36 @@ impl FleetStore {
             Some(_) => format!("(node_id, seq) {beyond} ($1, $2)"),
             None => "true".to_owned(),
         };
-        let sql = format!(
-            "SELECT node_id, {} FROM fleet_events WHERE {place}{conditions}
-             ORDER BY {order} LIMIT {limit}",
-            columns()
-        );
+        let timed = filter.since.is_some() || filter.until.is_some();
+        let partitions = if timed { self.partitions().await? } else { Vec::new() };
+        let arm = |range: &str| {
+            format!(
+                "SELECT node_id, {} FROM fleet_events WHERE {place}{conditions}{range}
+                 ORDER BY {order} LIMIT {limit}",
+                columns()
+            )
+        };
+        // The partitions' bounds are bound after the filter's values.
+        let mut ranges = Vec::new();
+        let mut next = bound + values.len() + 1;
+        for (from, to) in &partitions {
+            let mut range = String::new();
+            if from.is_some() {
+                range.push_str(&format!(" AND received_at >= ${next}::timestamptz"));
+                next += 1;
+            }
+            if to.is_some() {
+                range.push_str(&format!(" AND received_at < ${next}::timestamptz"));
+                next += 1;
+            }
+            ranges.push(range);
+        }
+        let sql = if ranges.len() > 1 {
+            let arms: Vec<String> = ranges.iter().map(|r| format!("({})", arm(r))).collect();
+            format!("SELECT * FROM ({}) p ORDER BY {order} LIMIT {limit}", arms.join(" UNION ALL "))
+        } else {
+            arm("")
+        };
         let mut query = sqlx::query(AssertSqlSafe(sql));
         if let Some((node, seq)) = at {
             query = query.bind(node).bind(seq);
@@ -299,8 +331,41 @@ impl FleetStore {
         for value in values {
             query = query.bind(value);
         }
+        if ranges.len() > 1 {
+            for bound in partitions.into_iter().flat_map(|(from, to)| [from, to]).flatten() {
+                query = query.bind(bound);
+            }
+        }
         let rows = query.fetch_all(&self.pool).await?;
         rows.iter().map(|row| Ok((row.try_get(0)?, event(row)?))).collect()
+    }
+
+    /// The events' partitions, as their arrival ranges: (from, to), each a timestamp or
+    /// unbounded (`MINVALUE`, `MAXVALUE`), as PostgreSQL's catalog writes them.
+    async fn partitions(&self) -> Result<Vec<(Option<String>, Option<String>)>, FleetError> {
+        let rows = sqlx::query(
+            "SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i
+             JOIN pg_class c ON c.oid = i.inhrelid
+             WHERE i.inhparent = 'public.fleet_events'::regclass ORDER BY c.relname",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut ranges = Vec::new();
+        for row in rows {
+            let bound: String = row.try_get(0)?;
+            if !bound.starts_with("FOR VALUES FROM (") {
+                // A DEFAULT partition (not one the store makes): the table as one, then.
+                return Ok(Vec::new());
+            }
+            // `FOR VALUES FROM ('…') TO ('…')`, either side possibly MINVALUE or MAXVALUE.
+            let side = |after: &str| {
+                let rest = &bound[bound.find(after)? + after.len()..];
+                let value = &rest[..rest.find(')')?];
+                value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).map(str::to_owned)
+            };
+            ranges.push((side("FROM ("), side("TO (")));
+        }
+        Ok(ranges)
     }
 
     /// Counts of the events `range` selects, of `node` or of the whole fleet, by outcome, tool,

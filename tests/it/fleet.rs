@@ -558,3 +558,50 @@ async fn bad_fleet_input_gets_a_clear_error() {
     let stderr = serve(&toml.replace("127.0.0.1:1", "ingest.example:50070")).await;
     assert!(stderr.contains("in clear; use https://"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_filter_pages_in_order_across_the_months_partitions() {
+    let fleet = FleetDb::new(&cluster()).await;
+    // As the owner, two nodes' events, half of them in next month's partition.
+    sqlx::query(
+        "INSERT INTO fleet_events (node_id, seq, event_id, ts, kind, prev_hash, hash, received_at)
+         SELECT n, s, n || s, '2026-11-01T00:00:' || lpad(s::text, 2, '0') || 'Z', 'decision',
+                'p', 'h', CASE WHEN s <= 15 THEN now() ELSE now() + interval '1 month' END
+         FROM unnest(ARRAY['a', 'b']) n, generate_series(1, 30) s",
+    )
+    .execute(&fleet.pool)
+    .await
+    .unwrap();
+    let partitions: i64 = sqlx::query_scalar("SELECT count(DISTINCT tableoid) FROM fleet_events")
+        .fetch_one(&fleet.pool)
+        .await
+        .unwrap();
+    assert_eq!(partitions, 2);
+    let url = fleet.url();
+    let page = |args: &'static [&'static str]| {
+        let url = url.clone();
+        async move {
+            let mut all = vec!["query", "--postgres", &url, "--json"];
+            all.extend_from_slice(args);
+            let out = toolgate_async(&all).await;
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    format!("{}:{}", v["node_id"].as_str().unwrap(), v["seq"])
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let expected = |node: &str, seqs: std::ops::RangeInclusive<i64>| {
+        seqs.map(|s| format!("{node}:{s}")).collect::<Vec<_>>()
+    };
+    let since = page(&["--since", "2026-11-01T00:00:10Z", "--limit", "7"]).await;
+    assert_eq!(since, expected("a", 10..=16));
+    let until = page(&["--until", "2026-11-01T00:00:20Z", "--limit", "100"]).await;
+    assert_eq!(until, [expected("a", 1..=19), expected("b", 1..=19)].concat());
+    let both = page(&["--since", "2026-11-01T00:00:29Z", "--until", "2026-11-01T00:00:31Z"]).await;
+    assert_eq!(both, ["a:29", "a:30", "b:29", "b:30"]);
+}
