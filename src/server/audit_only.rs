@@ -19,7 +19,6 @@ use crate::fleet::store::FleetStore;
 use crate::grpc::{AuditService, Guard};
 use crate::listener::Listener;
 use crate::metrics::Metrics;
-use crate::proto;
 use crate::proto::audit_server::AuditServer;
 use crate::request::ArgsHasher;
 use crate::sidecar::conn;
@@ -50,10 +49,7 @@ pub async fn run_audit_only(
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    let reflection = serving::reflection()?;
     let audit_service = AuditServer::new(AuditService::new(
         Arc::new(fleet.clone()),
         guard,

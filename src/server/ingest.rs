@@ -17,7 +17,6 @@ use crate::fleet::ingest::{IngestService, Writer};
 use crate::fleet::store::FleetStore;
 use crate::listener::Listener;
 use crate::metrics::Metrics;
-use crate::proto;
 use crate::proto::fleet_ingest_server::FleetIngestServer;
 use crate::tls::Acceptor;
 
@@ -45,10 +44,7 @@ pub async fn run_ingest(
     let service = tonic::service::interceptor::InterceptedService::new(service, shaped);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<FleetIngestServer<IngestService>>().await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    let reflection = serving::reflection()?;
     tracing::info!("serving the fleet's ingest service");
     let serving = Arc::new(AtomicBool::new(true));
     let side = match http {

@@ -27,7 +27,6 @@ use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Gua
 use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::policy::PolicyError;
-use crate::proto;
 use crate::proto::admin_server::AdminServer;
 use crate::proto::approvals_server::ApprovalsServer;
 use crate::proto::audit_server::AuditServer;
@@ -190,10 +189,7 @@ pub async fn run(
     health.set_serving::<GateServer<GateService>>().await;
     health.set_serving::<AuditServer<AuditService>>().await;
     health.set_serving::<ApprovalsServer<ApprovalsService>>().await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    let reflection = serving::reflection()?;
     let guard = Guard::new(auth, store.writer.clone());
     // The console's, if it is served: every other holder of a writer handle is gone with the
     // services and the side port, so that the writer can finish at shutdown.

@@ -53,6 +53,19 @@ fn incoming(
         })
 }
 
+/// gRPC reflection over toolgate's protos and gRPC health's, as every port serves it.
+pub(super) fn reflection() -> Result<
+    tonic_reflection::server::v1::ServerReflectionServer<
+        impl tonic_reflection::server::v1::ServerReflection,
+    >,
+    tonic_reflection::server::Error,
+> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+}
+
 /// The gRPC server as every port runs it: its streams and calls bounded, and HTTP/2 keepalive
 /// on, so that a peer that vanished without closing its connection lets it go.
 pub(super) fn builder(limits: &Limits) -> tonic::transport::Server {

@@ -145,7 +145,9 @@ impl Writer {
                 .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
                 .collect::<Result<_, sqlx::Error>>()?
         };
-        let checked = batch.check(&held, &stored).map_err(IngestError::Refused)?;
+        // Checkpoints' signatures are verified here: off the async workers' turn.
+        let checked = tokio::task::block_in_place(|| batch.check(&held, &stored))
+            .map_err(IngestError::Refused)?;
         let Some(last) = checked.new.last() else { return Ok((size, 0)) };
         let mut copy_in = tx.copy_in_raw(&self.copy).await?;
         copy_in.send(copy::rows(node, checked.new)).await?;
@@ -193,11 +195,14 @@ impl Writer {
             .iter()
             .map(|r| Ok(((r.try_get(0)?, r.try_get(1)?), r.try_get(2)?)))
             .collect::<Result<_, sqlx::Error>>()?;
-        for c in cosignatures {
-            let held = lines.get(&(c.seq, c.witness.clone())).map(String::as_str);
-            cosignature(c, notes.get(&c.seq).map(String::as_str), held)
-                .map_err(IngestError::Refused)?;
-        }
+        // One Ed25519 verification each: off the async workers' turn.
+        tokio::task::block_in_place(|| {
+            cosignatures.iter().try_for_each(|c| {
+                let held = lines.get(&(c.seq, c.witness.clone())).map(String::as_str);
+                cosignature(c, notes.get(&c.seq).map(String::as_str), held)
+            })
+        })
+        .map_err(IngestError::Refused)?;
         let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         let stored = sqlx::query(
             "INSERT INTO fleet_cosignatures (node_id, seq, witness, size, time, line)
