@@ -23,8 +23,8 @@
 //!   group-committing writer, WAL checkpoints, read-only reads, the disk's space), `archive`
 //!   (the trail as C2SP tlog-tiles in an object store: its verification, S3 Object Lock, and
 //!   reading pruned events back) and `fleet` (the fleet's
-//!   PostgreSQL store through sqlx: its schema, whose `fleet_ingest` checks every batch on
-//!   arrival, and its reads).
+//!   PostgreSQL store through sqlx: its schema, the nodes' registry and tokens, the ingest
+//!   service that checks every batch before it writes it, and the store's reads).
 //! - Requests and state: [`request`] (wire requests validated and normalized; every rejection
 //!   names its field), `state` (what is rebuilt from the trail at start: session facts,
 //!   pending approvals, the tool definitions in force), `policy` (Cedar evaluation into an

@@ -37,7 +37,8 @@ pub enum FleetCommand {
     Revoke(NodeArgs),
     /// One line per node: last seq and when it arrived, lag, last checkpoint, alarms.
     Status(PostgresArgs),
-    /// Every batch the store refused, with the node, seq and what differed.
+    /// Every call the ingest service refused, with the node, shipper, peer, seq and what
+    /// differed.
     Alarms(PostgresArgs),
 }
 

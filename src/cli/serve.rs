@@ -199,7 +199,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
             crate::server::run_ingest(config, listener, http, url, shutdown).await?;
             return Ok(Exit::Ok);
         }
-        (Some(_), false, false) => anyhow::bail!("--postgres serves with --audit-only or --ingest"),
+        // From the environment, it may be meant for another process: a sidecar goes on.
+        (Some(url), false, false) => anyhow::ensure!(
+            std::env::var("TOOLGATE_AUDIT_POSTGRES_URL").is_ok_and(|env| env == url),
+            "--postgres serves with --audit-only or --ingest"
+        ),
         (None, _, _) => {}
     }
     crate::server::run(config, listener, http, crate::shutdown::signal()).await?;

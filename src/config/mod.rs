@@ -543,7 +543,7 @@ impl WitnessConfig {
 pub struct FleetConfig {
     /// This sidecar's name in the fleet, as registered with `toolgate fleet register`.
     pub node_id: Option<String>,
-    /// The ingest service: `http://host:port`, or `https://host:port` over TLS.
+    /// The ingest service: `https://host:port` over TLS (`http://` on loopback only).
     pub ingest_url: Option<String>,
     /// A file holding the node's token, as `toolgate fleet register` printed it.
     pub token_file: Option<PathBuf>,
@@ -555,7 +555,8 @@ pub struct FleetConfig {
     pub postgres_url: Option<String>,
     /// Most events per batch.
     pub batch_events: u32,
-    /// How often the shipper looks for new events once it has caught up.
+    /// The first pause after trouble, and how often cosignatures are looked for once caught
+    /// up (new events wake the shipper as they are committed).
     pub every_ms: u64,
 }
 

@@ -83,8 +83,8 @@ impl FleetStore {
         Ok(Self { pool: Self::options(url)?.connect(url).await? })
     }
 
-    /// Connects when first used, keeping at most `connections` (the shipper, the audit-only
-    /// server: a store that is down must not stop a start).
+    /// Connects when first used, keeping at most `connections` (the ingest and audit-only
+    /// servers: a store that is down must not stop a start).
     pub fn lazy(url: &str, connections: u32) -> Result<Self, FleetError> {
         let options = Self::options(url)?.max_connections(connections);
         Ok(Self { pool: options.connect_lazy(url)? })

@@ -8,8 +8,8 @@
 //! buffer.
 //!
 //! The sinks, one file each: [`index`] (the auditors' index beside the trail), [`otlp`] (log
-//! records to an OpenTelemetry collector), [`fleet`] (batches to the fleet's PostgreSQL
-//! store), [`subscribe`] (`Audit/Subscribe`'s live streams). A new sink implements [`Sink`] and is started with one line in
+//! records to an OpenTelemetry collector), [`fleet`] (batches through the fleet's ingest
+//! service), [`subscribe`] (`Audit/Subscribe`'s live streams). A new sink implements [`Sink`] and is started with one line in
 //! `server::tasks`.
 
 pub mod archive;

@@ -1,7 +1,7 @@
 //! Fleets against a real PostgreSQL (the cluster `scripts/test` starts): sidecars ship their
 //! trails to it concurrently, every event arrives once with its hash; a store that goes away
 //! delays no decision and is caught up; a rewritten node and a node shipping under another's
-//! id are refused by the store itself, and the alarm says which node, which seq and what.
+//! id are refused by the ingest service, and the alarm says which node, which seq and what.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -39,7 +39,7 @@ impl Refusal {
 fn shown(what: &str) -> String {
     let mut shown = String::new();
     for c in what.chars() {
-        if shown.len() >= MAX_WHAT {
+        if shown.chars().count() >= MAX_WHAT {
             shown.push('…');
             break;
         }

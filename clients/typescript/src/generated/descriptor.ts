@@ -1440,6 +1440,114 @@ export const descriptor = {
                   "id": 5
                 }
               }
+            },
+            "FleetIngest": {
+              "methods": {
+                "Position": {
+                  "requestType": "PositionRequest",
+                  "responseType": "PositionResponse"
+                },
+                "Ship": {
+                  "requestType": "ShipRequest",
+                  "requestStream": true,
+                  "responseType": "ShipResponse",
+                  "responseStream": true
+                },
+                "Cosign": {
+                  "requestType": "CosignRequest",
+                  "responseType": "CosignResponse"
+                }
+              }
+            },
+            "PositionRequest": {
+              "fields": {
+                "node_id": {
+                  "type": "string",
+                  "id": 1
+                }
+              }
+            },
+            "PositionResponse": {
+              "fields": {
+                "seq": {
+                  "type": "int64",
+                  "id": 1
+                },
+                "cosigned": {
+                  "type": "int64",
+                  "id": 2
+                }
+              }
+            },
+            "ShipRequest": {
+              "fields": {
+                "node_id": {
+                  "type": "string",
+                  "id": 1
+                },
+                "events": {
+                  "rule": "repeated",
+                  "type": "Event",
+                  "id": 2
+                }
+              }
+            },
+            "ShipResponse": {
+              "fields": {
+                "seq": {
+                  "type": "int64",
+                  "id": 1
+                },
+                "stored": {
+                  "type": "uint64",
+                  "id": 2
+                }
+              }
+            },
+            "Cosignature": {
+              "fields": {
+                "seq": {
+                  "type": "int64",
+                  "id": 1
+                },
+                "witness": {
+                  "type": "string",
+                  "id": 2
+                },
+                "size": {
+                  "type": "uint64",
+                  "id": 3
+                },
+                "time": {
+                  "type": "uint64",
+                  "id": 4
+                },
+                "line": {
+                  "type": "string",
+                  "id": 5
+                }
+              }
+            },
+            "CosignRequest": {
+              "fields": {
+                "node_id": {
+                  "type": "string",
+                  "id": 1
+                },
+                "cosignatures": {
+                  "rule": "repeated",
+                  "type": "Cosignature",
+                  "id": 2
+                }
+              }
+            },
+            "CosignResponse": {
+              "fields": {
+                "stored": {
+                  "type": "uint64",
+                  "id": 1
+                }
+              }
             }
           }
         }

@@ -65,7 +65,8 @@ class FleetIngestServicer:
         """Batches of the node's events, in seq order, each acknowledged once it is stored (or once
         the store is shown to hold it already: delivery is at least once, storage exactly once).
         A batch that does not extend what the store holds ends the stream with
-        FAILED_PRECONDITION, its refusal in the message; the store records it as an alarm.
+        FAILED_PRECONDITION, its refusal in the message; the store records it as an alarm. A
+        stream with no batch for 5 minutes ends with DEADLINE_EXCEEDED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,11 @@
+// Original file: proto/toolgate/v1/fleet.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface CosignResponse {
+  'stored'?: (number | string | Long);
+}
+
+export interface CosignResponse__Output {
+  'stored': (number);
+}

@@ -1,0 +1,13 @@
+// Original file: proto/toolgate/v1/fleet.proto
+
+import type { Event as _toolgate_v1_Event, Event__Output as _toolgate_v1_Event__Output } from '../../toolgate/v1/Event.js';
+
+export interface ShipRequest {
+  'node_id'?: (string);
+  'events'?: (_toolgate_v1_Event)[];
+}
+
+export interface ShipRequest__Output {
+  'node_id': (string);
+  'events': (_toolgate_v1_Event__Output)[];
+}

@@ -1,0 +1,13 @@
+// Original file: proto/toolgate/v1/fleet.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface ShipResponse {
+  'seq'?: (number | string | Long);
+  'stored'?: (number | string | Long);
+}
+
+export interface ShipResponse__Output {
+  'seq': (number);
+  'stored': (number);
+}
