@@ -37,9 +37,9 @@ pub enum FleetCommand {
     Revoke(NodeArgs),
     /// One line per node: last seq and when it arrived, lag, last checkpoint, alarms.
     Status(PostgresArgs),
-    /// Every call the ingest service refused, with the node, shipper, peer, seq and what
-    /// differed.
-    Alarms(PostgresArgs),
+    /// The calls the ingest service refused, with the node, shipper, peer, seq and what
+    /// differed: the last --limit of them.
+    Alarms(AlarmsArgs),
 }
 
 /// Arguments of `toolgate fleet register`.
@@ -58,6 +58,16 @@ pub struct RegisterArgs {
     /// lifted), keeping its key unless --key is given.
     #[arg(long)]
     pub reissue: bool,
+}
+
+/// Arguments of `toolgate fleet alarms`.
+#[derive(Debug, Args)]
+pub struct AlarmsArgs {
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Show the last this many (a node can make many alarms; they are counted all the same).
+    #[arg(long, default_value_t = 1000)]
+    pub limit: u32,
 }
 
 /// Arguments naming one node.
@@ -108,9 +118,13 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
                 println!("{}", status_line(&node));
             }
         }
-        FleetCommand::Alarms(pg) => {
-            let store = FleetStore::connect(&pg.url).await?;
-            let alarms = store.alarms().await?;
+        FleetCommand::Alarms(args) => {
+            let store = FleetStore::connect(&args.postgres.url).await?;
+            let (count, alarms) = store.alarms(args.limit).await?;
+            let earlier = count - i64::try_from(alarms.len()).unwrap_or(i64::MAX);
+            if earlier > 0 {
+                println!("({earlier} earlier alarms not shown: --limit)");
+            }
             for alarm in &alarms {
                 let seq = alarm.seq.map_or_else(|| "-".to_owned(), |s| s.to_string());
                 println!(
@@ -122,7 +136,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
                     alarm.what
                 );
             }
-            return Ok(if alarms.is_empty() { Exit::Ok } else { Exit::Failed });
+            return Ok(if count == 0 { Exit::Ok } else { Exit::Failed });
         }
     }
     Ok(Exit::Ok)

@@ -222,27 +222,34 @@ impl FleetStore {
             .collect()
     }
 
-    /// The alarms recorded, oldest first.
-    pub async fn alarms(&self) -> Result<Vec<Alarm>, FleetError> {
+    /// How many alarms are recorded, and the last `limit` of them, oldest first (a hostile
+    /// node can make many: they are never all read at once).
+    pub async fn alarms(&self, limit: u32) -> Result<(i64, Vec<Alarm>), FleetError> {
+        let count = sqlx::query("SELECT count(*) FROM fleet_alarms").fetch_one(&self.pool).await?;
+        let count: i64 = count.try_get(0)?;
         let rows = sqlx::query(
-            "SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
-                    node_id, coalesce(shipper, db_role), peer, seq, what
-             FROM fleet_alarms ORDER BY id",
+            "SELECT * FROM (
+                 SELECT id, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),
+                        node_id, coalesce(shipper, db_role), peer, seq, what
+                 FROM fleet_alarms ORDER BY id DESC LIMIT $1) a
+             ORDER BY id",
         )
+        .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
         rows.iter()
             .map(|row| {
                 Ok(Alarm {
-                    at: row.try_get(0)?,
-                    node_id: row.try_get(1)?,
-                    shipper: row.try_get(2)?,
-                    peer: row.try_get(3)?,
-                    seq: row.try_get(4)?,
-                    what: row.try_get(5)?,
+                    at: row.try_get(1)?,
+                    node_id: row.try_get(2)?,
+                    shipper: row.try_get(3)?,
+                    peer: row.try_get(4)?,
+                    seq: row.try_get(5)?,
+                    what: row.try_get(6)?,
                 })
             })
-            .collect()
+            .collect::<Result<_, FleetError>>()
+            .map(|alarms| (count, alarms))
     }
 
     /// At most `limit` events matching `filter`, of `node` or of every node, after the place

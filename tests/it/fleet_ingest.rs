@@ -205,6 +205,14 @@ async fn a_forged_rewritten_or_disordered_history_is_refused_whole_and_recorded(
     }
     let expected: Vec<_> = events.iter().map(|e| (e.seq, e.hash.clone())).collect();
     assert_eq!(fleet.events("a").await, expected, "nothing of a refused batch is stored");
+    // The operator's list: the last two, the rest counted.
+    let out =
+        toolgate_async(&["fleet", "alarms", "--postgres", &fleet.url(), "--limit", "2"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(listed.lines().filter(|l| l.starts_with("ALARM ")).count(), 2, "{listed}");
+    assert!(listed.starts_with("(5 earlier alarms not shown"), "{listed}");
+    assert!(listed.contains("a NUL character"), "{listed}");
     // A cosignature of an event that is no checkpoint.
     let mut client = client(&fleet.ingest.url).await;
     let cosignature = proto::Cosignature {
