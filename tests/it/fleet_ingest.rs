@@ -232,6 +232,8 @@ async fn a_forged_rewritten_or_disordered_history_is_refused_whole_and_recorded(
     let status = answers[0].as_ref().unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     assert!(status.message().starts_with("events:"), "{status:?}");
+    let (_, _, _, recorded) = alarms_with_shippers(&fleet).await.pop().unwrap();
+    assert_eq!(recorded, "events: at most 10000 in a batch");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

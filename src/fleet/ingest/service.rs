@@ -100,6 +100,13 @@ impl IngestService {
         self.writer.alarm(claimed, Some(shipper), refusal).await;
     }
 
+    /// Refuses a call that brings more than [`MAX_BATCH`] of `field`, as an alarm too.
+    async fn oversized(&self, shipper: &Shipper, field: &str, what: &str) -> Status {
+        let message = format!("{field}: at most {MAX_BATCH} in {what}");
+        self.refuse(&shipper.node, shipper, &Refusal::whole(message.clone())).await;
+        Status::invalid_argument(message)
+    }
+
     /// The status of a failed call; a refusal is recorded first.
     async fn failed(&self, shipper: &Shipper, error: IngestError) -> Status {
         match error {
@@ -129,9 +136,7 @@ impl IngestService {
     ) -> Result<proto::ShipResponse, Status> {
         self.claims(shipper, &request.node_id).await?;
         if request.events.len() > MAX_BATCH {
-            return Err(Status::invalid_argument(format!(
-                "events: at most {MAX_BATCH} in a batch"
-            )));
+            return Err(self.oversized(shipper, "events", "a batch").await);
         }
         // Hashing every event's content is the costly part: off the async workers.
         let read = tokio::task::spawn_blocking(move || Batch::read(request.events)).await;
@@ -208,9 +213,7 @@ impl FleetIngest for IngestService {
         let request = request.into_inner();
         self.claims(&shipper, &request.node_id).await?;
         if request.cosignatures.len() > MAX_BATCH {
-            return Err(Status::invalid_argument(format!(
-                "cosignatures: at most {MAX_BATCH} in a call"
-            )));
+            return Err(self.oversized(&shipper, "cosignatures", "a call").await);
         }
         match self.writer.cosign(&shipper.node, &request.cosignatures).await {
             Ok(stored) => Ok(Response::new(proto::CosignResponse { stored })),
