@@ -65,6 +65,11 @@ pub fn follower(
     metrics: &Metrics,
 ) -> Result<Option<Follower<Otlp>>, OtlpConfigError> {
     let Some(otlp) = &config.export.otlp else { return Ok(None) };
+    // An `[export.otlp]` section without an endpoint (the documented example, every key
+    // commented out) leaves the exporter off, as docs/configuration.md says.
+    if otlp.endpoint.trim().is_empty() {
+        return Ok(None);
+    }
     let endpoint = otlp.endpoint.trim_end_matches('/').to_owned();
     let web = endpoint.starts_with("http://") || endpoint.starts_with("https://");
     if !web {
@@ -299,6 +304,8 @@ mod tests {
         });
         let metrics = Metrics::default();
         assert!(follower(&config, &metrics).is_err());
+        config.export.otlp.as_mut().unwrap().endpoint = String::new();
+        assert!(follower(&config, &metrics).unwrap().is_none(), "no endpoint: off");
         config.export.otlp.as_mut().unwrap().endpoint = "http://collector:4317".into();
         let follower = follower(&config, &metrics).unwrap().unwrap();
         assert_eq!(follower.sink.cursor, PathBuf::from("toolgate.db.otlp-cursor"));
