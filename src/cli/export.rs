@@ -90,6 +90,11 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
     if args.format != Format::Csv && csv_only {
         anyhow::bail!("--bom, --manifest, --proofs and --postgres are for --format csv");
     }
+    // The proofs are computed from the trail's own tree: a server's export stream carries
+    // none, so `--proofs` without `--db` is refused rather than quietly left unwritten.
+    if args.proofs.is_some() && (args.source.db.is_none() || args.manifest.is_none()) {
+        anyhow::bail!("--proofs needs --db (the trail's file) and --manifest");
+    }
     let out: Box<dyn Write + Send> = match &args.output {
         Some(path) => Box::new(BufWriter::new(
             File::create(path).with_context(|| format!("cannot create `{}`", path.display()))?,
@@ -107,11 +112,6 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         None => None,
     };
     if args.format != Format::Csv {
-        let csv_only = args.bom || args.manifest.is_some() || args.postgres.is_some();
-        anyhow::ensure!(
-            !csv_only,
-            "--bom, --manifest, --proofs and --postgres are for --format csv"
-        );
         return lines(args, filter, out).await;
     }
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
