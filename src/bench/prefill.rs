@@ -24,7 +24,7 @@ pub async fn prefill_with(
 ) -> Result<(), StoreError> {
     let metrics = Arc::new(Metrics::default());
     let (store, thread) =
-        Store::open(path, Durability::Normal, &WriterConfig::default(), metrics).await?;
+        Store::open(path, Durability::Normal, &WriterConfig::default(), metrics, None).await?;
     let mut written = 0;
     while written < events {
         let chunk = CHUNK.min(events - written);

@@ -210,8 +210,15 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
             let checkpoint = if keys.is_empty() {
                 Checkpoint::read(&note).with_context(|| format!("{named} does not read"))?
             } else {
-                let signed = keys.iter().find_map(|key| Checkpoint::open(&note, key).ok());
-                signed.with_context(|| format!("{named} is not a checkpoint signed by a --key"))?
+                match keys.iter().find_map(|key| Checkpoint::open(&note, key).ok()) {
+                    Some(checkpoint) => checkpoint,
+                    // Say the real cause: a text that is no checkpoint (a size with a leading
+                    // zero, say) is not a key's fault.
+                    None => match Checkpoint::read(&note) {
+                        Err(error) => Err(error).context(format!("{named} does not read"))?,
+                        Ok(_) => anyhow::bail!("{named} is not signed by any --key"),
+                    },
+                }
             };
             let parsed = Note::parse(&note)?;
             let cosigned = witnesses.iter().filter(|w| w.cosigned(&parsed).is_some()).count();

@@ -416,7 +416,8 @@ mod tests {
         let metrics = Arc::new(crate::metrics::Metrics::default());
         let db = dir.path().join("t.db");
         let config = WriterConfig::default();
-        let (store, thread) = Store::open(&db, Durability::Normal, &config, metrics).await.unwrap();
+        let (store, thread) =
+            Store::open(&db, Durability::Normal, &config, metrics, None).await.unwrap();
         // 65,536 leaves make the first full tile of level 1, and 65,600 a partial one after it.
         for _ in 0..65_600 / 1000 {
             store.writer.append(vec![Record::new(Kind::Decision); 1000]).await.unwrap();

@@ -338,7 +338,7 @@ mod tests {
         let config = WriterConfig::default();
         let path = dir.path().join("trail.db");
         let (store, thread) =
-            Store::open(&path, Durability::Normal, &config, metrics.clone()).await.unwrap();
+            Store::open(&path, Durability::Normal, &config, metrics.clone(), None).await.unwrap();
         let records = (0..20).map(|_| Record::new(Kind::PolicyLoaded)).collect();
         store.writer.append(records).await.unwrap();
 

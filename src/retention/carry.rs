@@ -183,6 +183,7 @@ mod tests {
             Durability::Normal,
             &WriterConfig::default(),
             metrics,
+            None,
         )
         .await
         .unwrap();

@@ -44,12 +44,11 @@ pub async fn run_audit_only(
     let auth = Arc::new(Auth::new(&config.auth)?);
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let (store, writer_thread) =
-        Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
+        Store::open(&config.db, config.durability, &config.writer, metrics.clone(), None).await?;
     let guard = Guard::new(auth, store.writer.clone());
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
-    let reflection = serving::reflection()?;
     let audit_service = AuditServer::new(AuditService::new(
         Arc::new(fleet.clone()),
         guard,
@@ -87,10 +86,8 @@ pub async fn run_audit_only(
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<AuditServer<AuditService>>().await;
     };
-    let router = serving::builder(&config.limits)
-        .add_service(health_service)
-        .add_service(reflection)
-        .add_service(audit_service);
+    let router =
+        serving::reflected(&config.limits)?.add_service(health_service).add_service(audit_service);
     let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;

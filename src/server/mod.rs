@@ -112,8 +112,13 @@ pub async fn run(
     };
     let shipping = shipping.map(|follower| follower.reporting(reporting("fleet")));
     let exporting = exporting.map(|follower| follower.reporting(reporting("OTLP")));
+    let cadence = signer.clone().map(|signer| crate::store::Cadence {
+        signer,
+        every_events: config.checkpoints.every_events.max(1),
+    });
     let (store, writer_thread) =
-        Store::open(&config.db, config.durability, &config.writer, metrics.clone()).await?;
+        Store::open(&config.db, config.durability, &config.writer, metrics.clone(), cadence)
+            .await?;
     let state = State::rebuild(&config, &store.reader).await?;
     let gate = Gatekeeper::new(&config, state, store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
@@ -189,7 +194,6 @@ pub async fn run(
     health.set_serving::<GateServer<GateService>>().await;
     health.set_serving::<AuditServer<AuditService>>().await;
     health.set_serving::<ApprovalsServer<ApprovalsService>>().await;
-    let reflection = serving::reflection()?;
     let guard = Guard::new(auth, store.writer.clone());
     // The console's, if it is served: every other holder of a writer handle is gone with the
     // services and the side port, so that the writer can finish at shutdown.
@@ -263,9 +267,8 @@ pub async fn run(
         health.set_not_serving::<AuditServer<AuditService>>().await;
         health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
-    let router = serving::builder(&config.limits)
+    let router = serving::reflected(&config.limits)?
         .add_service(health_service)
-        .add_service(reflection)
         .add_service(gate_service)
         .add_service(audit_service)
         .add_service(approvals_service)

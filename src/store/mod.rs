@@ -30,7 +30,7 @@ use std::time::Duration;
 pub use prune::{Pruning, Session};
 pub use reader::{PAGE, Proving, Reader};
 pub use tree::Known;
-pub use writer::{PairedDecision, Writer, WriterThread};
+pub use writer::{Cadence, PairedDecision, Writer, WriterThread};
 
 /// How long a connection waits for a lock another one holds before it reports the file busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -105,6 +105,7 @@ impl Store {
         durability: Durability,
         config: &WriterConfig,
         metrics: Arc<Metrics>,
+        cadence: Option<Cadence>,
     ) -> Result<(Self, WriterThread), StoreError> {
         let lock = lock::TrailLock::acquire(path)?;
         let owned = path.to_owned();
@@ -118,7 +119,7 @@ impl Store {
         // makes below what the writer remembers read the index, not a scan of the trail.
         let reader = Reader::open(path).await?;
         index::IndexWriter::open(path)?.catch_up(&reader).await?;
-        let (writer, thread) = Writer::start(path, durability, config, metrics, lock)?;
+        let (writer, thread) = Writer::start(path, durability, config, metrics, lock, cadence)?;
         Ok((Self { writer, reader }, thread))
     }
 }

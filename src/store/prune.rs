@@ -345,7 +345,8 @@ mod tests {
         let db = dir.path().join("t.db");
         let metrics = Arc::new(crate::metrics::Metrics::default());
         let config = WriterConfig::default();
-        let (store, thread) = Store::open(&db, Durability::Normal, &config, metrics).await.unwrap();
+        let (store, thread) =
+            Store::open(&db, Durability::Normal, &config, metrics, None).await.unwrap();
         let (writer, reader) = (&store.writer, &store.reader);
         let decision =
             |n: usize| Record { reason: Some("x".repeat(n)), ..Record::new(Kind::Decision) };

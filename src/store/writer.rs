@@ -20,6 +20,8 @@ use super::recent::Recent;
 use super::row::{self, INSERT, SELECT};
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::note::NoteSigner;
 use crate::trail::{Chain, Event, Frontier, Hash, Kind, Outcome, Record, decode};
 
 /// Builds a job's records inside the writer's transaction, reading what it needs through a
@@ -29,6 +31,16 @@ type Build = Box<dyn FnOnce(&Lookup<'_>) -> Result<Vec<Record>, StoreError> + Se
 struct Job {
     build: Build,
     reply: oneshot::Sender<Result<Vec<Event>, StoreError>>,
+}
+
+/// How often the writer itself signs a checkpoint: after every `every_events` events, inside
+/// the transaction that appends the event which makes them due, so that no burst (one group
+/// may hold hundreds of events) stretches the gap between two checkpoints. The checkpoints
+/// that time and shutdown make due are the publisher's (`trust::publisher`).
+#[derive(Clone)]
+pub struct Cadence {
+    pub signer: Arc<NoteSigner>,
+    pub every_events: u64,
 }
 
 /// A cheaply cloneable handle that appends to the trail.
@@ -71,6 +83,7 @@ impl Writer {
         config: &WriterConfig,
         metrics: Arc<Metrics>,
         lock: super::lock::TrailLock,
+        cadence: Option<Cadence>,
     ) -> Result<(Self, WriterThread), StoreError> {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -88,7 +101,8 @@ impl Writer {
         conn.busy_timeout(super::BUSY_TIMEOUT)?;
         let chain = head(&conn)?;
         let tree = super::tree::catch_up(&mut conn, chain.seq)?;
-        let head = Tip { chain, tree };
+        let covered = last_checkpoint(&conn)?;
+        let head = Tip { chain, tree, covered };
         metrics.trail_length(head.chain.seq);
         let (stop_checkpoints, checkpoints) = std::sync::mpsc::channel();
         let (checkpointer, emptier) = super::wal::start(path, checkpoints)?;
@@ -96,7 +110,7 @@ impl Writer {
         let max_batch = config.max_batch.max(1);
         let delay = commit_delay();
         let (moved, committed) = watch::channel(head.chain.seq);
-        let batching = Batching { max_batch, delay, emptier, moved };
+        let batching = Batching { max_batch, delay, emptier, moved, cadence };
         let recent = Recent::new(head.chain.seq, super::recent::BOUND);
         let lookups = Lookups { recent, index: super::index::reading(path) };
         let writer = std::thread::Builder::new()
@@ -158,11 +172,13 @@ pub struct Lookup<'a> {
     index: Option<&'a Connection>,
 }
 
-/// Where the trail ends: the chain's head and the tree's frontier, which move together.
+/// Where the trail ends: the chain's head and the tree's frontier, which move together, and
+/// the seq of the last checkpoint, which covers every event before it.
 #[derive(Debug, Clone)]
 struct Tip {
     chain: Chain,
     tree: Frontier,
+    covered: i64,
 }
 
 /// A decision as an execution finds it.
@@ -364,6 +380,12 @@ fn head(conn: &Connection) -> Result<Chain, StoreError> {
     Ok(Chain { seq, hash })
 }
 
+/// The seq of the last checkpoint on the trail (0 for none), through the checkpoints' index.
+fn last_checkpoint(conn: &Connection) -> Result<i64, StoreError> {
+    let sql = "SELECT seq FROM events WHERE kind = 'checkpoint' ORDER BY seq DESC LIMIT 1";
+    Ok(conn.query_row(sql, [], |row| row.get(0)).optional()?.unwrap_or(0))
+}
+
 /// The fault suite's stand-in for a slow disk: a delay before every commit, from the
 /// environment variable [`COMMIT_DELAY_ENV`], which only the tests set. It is deliberately not
 /// a configuration key: nobody configures a slow disk.
@@ -386,13 +408,14 @@ struct Batching {
     emptier: super::wal::Emptier,
     /// Told the head's seq after each commit.
     moved: watch::Sender<i64>,
+    cadence: Option<Cadence>,
 }
 
 fn run(
     mut conn: Connection,
     mut jobs: mpsc::Receiver<Job>,
     mut head: Tip,
-    Batching { max_batch, delay, mut emptier, moved }: Batching,
+    Batching { max_batch, delay, mut emptier, moved, cadence }: Batching,
     mut lookups: Lookups,
     metrics: &Metrics,
 ) {
@@ -411,15 +434,23 @@ fn run(
             }
         }
         metrics.queue_depth(jobs.len());
-        commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, metrics);
+        commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, &cadence, metrics);
         if !unanswered.is_empty() && jobs.is_empty() {
-            commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, metrics);
+            commit(
+                &mut conn,
+                &mut head,
+                &mut lookups,
+                &mut batch,
+                &mut unanswered,
+                &cadence,
+                metrics,
+            );
         }
         moved.send_if_modified(|seq| std::mem::replace(seq, head.chain.seq) != head.chain.seq);
         emptier.empty_if_full(&conn);
     }
     if !unanswered.is_empty() {
-        commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, metrics);
+        commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, &cadence, metrics);
         moved.send_replace(head.chain.seq);
     }
     tracing::debug!(seq = head.chain.seq, "trail writer stopped");
@@ -459,6 +490,7 @@ fn commit(
     lookups: &mut Lookups,
     batch: &mut Vec<Job>,
     unanswered: &mut Vec<Record>,
+    cadence: &Option<Cadence>,
     metrics: &Metrics,
 ) {
     let before = head.clone();
@@ -474,7 +506,7 @@ fn commit(
         builds.push(Box::new(move |_| Ok(records)));
     }
     let started = std::time::Instant::now();
-    match write_group(conn, head, lookups, builds) {
+    match write_group(conn, head, lookups, builds, cadence.as_ref()) {
         Ok(groups) => {
             unanswered.clear();
             metrics.committed(groups.iter().flatten(), started.elapsed());
@@ -509,6 +541,7 @@ fn write_group(
     head: &mut Tip,
     lookups: &mut Lookups,
     builds: Vec<Build>,
+    cadence: Option<&Cadence>,
 ) -> Result<Vec<Vec<Event>>, StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut groups = Vec::with_capacity(builds.len());
@@ -522,22 +555,55 @@ fn write_group(
         let records = build(&lookup)?;
         let mut events = Vec::with_capacity(records.len());
         for record in records {
-            // INVARIANT: the head only moves forward inside a transaction; `commit` puts it
-            // back when the transaction fails. The event and the tree nodes its leaf completes
-            // are committed together.
-            let ts = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
-            let (event, next) = head.chain.link(record, uuid::Uuid::now_v7().to_string(), ts);
-            tx.prepare_cached(&INSERT)?.execute(params_from_iter(row::params(&event)))?;
-            super::tree::insert(&tx, &head.tree.push(&next.hash))?;
-            let key = (event.record.kind == Kind::Decision)
-                .then(|| super::index::idempotency_key(event.record.request.as_deref()))
-                .flatten();
-            lookups.recent.remember(&event, key);
-            head.chain = next;
-            events.push(event);
+            events.push(put(&tx, head, lookups, record)?);
+            // The checkpoint that the events make due goes in right behind them; it is the
+            // trail's, not the caller's, so it is not among the caller's events.
+            if let Some(Cadence { signer, every_events }) = cadence
+                && head.chain.seq - head.covered >= i64::try_from(*every_events).unwrap_or(i64::MAX)
+            {
+                let checkpoint = Checkpoint {
+                    origin: signer.key().name.clone(),
+                    size: head.tree.size(),
+                    root: head.tree.root(),
+                };
+                let note = checkpoint
+                    .sign(signer)
+                    .map_err(|_| StoreError::Tree("a checkpoint's text did not sign"))?;
+                put(
+                    &tx,
+                    head,
+                    lookups,
+                    Record { note: Some(note), ..Record::new(Kind::Checkpoint) },
+                )?;
+            }
         }
         groups.push(events);
     }
     tx.commit()?;
     Ok(groups)
+}
+
+/// Appends one record at the head: the event and the tree nodes its leaf completes.
+fn put(
+    tx: &rusqlite::Transaction<'_>,
+    head: &mut Tip,
+    lookups: &mut Lookups,
+    record: Record,
+) -> Result<Event, StoreError> {
+    // INVARIANT: the head only moves forward inside a transaction; `commit` puts it back when
+    // the transaction fails. The event and the tree nodes its leaf completes are committed
+    // together.
+    let ts = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
+    let (event, next) = head.chain.link(record, uuid::Uuid::now_v7().to_string(), ts);
+    tx.prepare_cached(&INSERT)?.execute(params_from_iter(row::params(&event)))?;
+    super::tree::insert(tx, &head.tree.push(&next.hash))?;
+    let key = (event.record.kind == Kind::Decision)
+        .then(|| super::index::idempotency_key(event.record.request.as_deref()))
+        .flatten();
+    lookups.recent.remember(&event, key);
+    head.chain = next;
+    if event.record.kind == Kind::Checkpoint {
+        head.covered = event.seq;
+    }
+    Ok(event)
 }

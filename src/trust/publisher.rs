@@ -2,9 +2,11 @@
 //! `every_ms`, whichever comes first, and once more at shutdown, it appends a `checkpoint`
 //! event whose note is the signed checkpoint of the tree of every event before it. The tree
 //! head is read and signed inside the writer's transaction, so the checkpoint covers exactly
-//! the events before it. It wakes at each commit of the writer (to count the events) and when
-//! `every_ms` is up; a checkpoint that cannot be committed now is tried again a moment later.
-//! It never delays a decision (it is one more append, queued like any other).
+//! the events before it. The writer itself signs the checkpoints `every_events` makes due
+//! (`store::Cadence`), so that a burst cannot stretch the gap; this task wakes when `every_ms`
+//! is up since the last checkpoint, and at shutdown; a checkpoint that cannot be committed now
+//! is tried again a moment later. It never delays a decision (it is one more append, queued
+//! like any other).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +20,7 @@ use crate::follow::Trail;
 use crate::store::{StoreError, Writer};
 use crate::trail::{Kind, Record};
 
-/// How long the task waits before it tries again after trouble, and how often it looks once
-/// the writer has stopped.
+/// How long the task waits before it tries again after trouble.
 const TICK: Duration = Duration::from_millis(100);
 
 /// Why checkpoints cannot be signed.
@@ -63,6 +64,9 @@ pub async fn append(writer: &Writer, signer: &Arc<NoteSigner>) -> Result<u64, St
 }
 
 /// Signs checkpoints until `stopping` turns true, then signs a last one if events came since.
+/// The writer signs the checkpoints that `every_events` makes due, in the transaction of the
+/// event that makes them due ([`crate::store::Cadence`]); this task signs those that
+/// `every_ms` makes due while events wait uncovered, and the last one.
 pub async fn run(
     writer: Writer,
     trail: Trail,
@@ -76,77 +80,62 @@ pub async fn run(
         every_ms = config.every_ms,
         "signing checkpoints"
     );
-    let Trail { reader, mut commits } = trail;
+    let Trail { reader, commits } = trail;
     let every = Duration::from_millis(config.every_ms.max(1));
-    let every_events = config.every_events.max(1);
-    // What the last checkpoint on the trail covers (and itself): nothing before the first.
-    let mut covered = match reader.last_checkpoint().await {
-        Ok(last) => last.map_or(0, |e| e.seq.unsigned_abs()),
-        Err(error) => {
-            tracing::error!(%error, "cannot read the last checkpoint; checkpoints are off");
-            return;
-        }
-    };
+    // When the last checkpoint was signed, as far as this task knows: a checkpoint the writer
+    // signed since moves it when the task next looks.
     let mut since = Instant::now();
-    // Whether events wait uncovered (then `every_ms` can make a checkpoint due), and the pause
-    // after trouble.
-    let (mut uncovered, mut pause) = (true, None);
     loop {
-        let wake = async {
-            match pause {
-                Some(pause) => tokio::time::sleep(pause).await,
-                None => {
-                    let due = async {
-                        match uncovered {
-                            true => tokio::time::sleep(every.saturating_sub(since.elapsed())).await,
-                            false => std::future::pending().await,
-                        }
-                    };
-                    tokio::select! {
-                        moved = commits.changed() => if moved.is_err() {
-                            tokio::time::sleep(TICK).await;
-                        },
-                        () = due => {}
-                    }
-                }
-            }
-        };
         let stop = tokio::select! {
             biased;
             _ = stopping.wait_for(|stop| *stop) => true,
-            () = wake => false,
+            () = tokio::time::sleep(every.saturating_sub(since.elapsed())) => false,
         };
-        pause = None;
-        let size = match reader.tree_size().await {
-            Ok(size) => size,
-            Err(error) if stop => {
-                tracing::error!(%error, "cannot read the tree's size: no last checkpoint");
-                return;
-            }
+        // What the last checkpoint covers (and itself), and the trail's size.
+        let covered = match reader.last_checkpoint().await {
+            Ok(last) => last.map(|e| (e.seq, e.ts)),
             Err(error) => {
-                tracing::warn!(%error, "cannot read the tree's size; retrying");
-                pause = Some(TICK);
+                tracing::warn!(%error, "cannot read the last checkpoint; retrying");
+                if stop {
+                    return;
+                }
+                since = Instant::now() - every + TICK;
                 continue;
             }
         };
-        let due =
-            size > covered && (stop || size - covered >= every_events || since.elapsed() >= every);
+        let size = *commits.borrow();
+        let (covered_seq, age) = match &covered {
+            Some((seq, ts)) => (*seq, age(ts)),
+            None => (0, None),
+        };
+        let due = size > covered_seq && (stop || age.is_none_or(|age| age >= every));
         if due {
             match append(&writer, &signer).await {
                 Ok(size) => {
                     tracing::debug!(size, "checkpoint signed");
-                    covered = size;
                     since = Instant::now();
                 }
                 Err(error) => {
                     tracing::warn!(%error, "checkpoint not recorded; retrying");
-                    pause = Some(TICK);
+                    since = Instant::now() - every + TICK;
                 }
             }
+        } else if size > covered_seq {
+            // Events wait, but the last checkpoint is younger than `every`: look again when
+            // it is `every` old.
+            since = Instant::now() - age.unwrap_or_default().min(every);
+        } else {
+            // Nothing waits: look again in `every`.
+            since = Instant::now();
         }
-        uncovered = size > covered;
         if stop {
             return;
         }
     }
+}
+
+/// How long ago an event's time was, if it reads as one and lies in the past.
+fn age(ts: &str) -> Option<Duration> {
+    let at = chrono::DateTime::parse_from_rfc3339(ts).ok()?;
+    (chrono::Utc::now() - at.with_timezone(&chrono::Utc)).to_std().ok()
 }

@@ -49,10 +49,34 @@ pub async fn signing_app(dir: &Path) -> (TestApp, String) {
     .await;
     for _ in 0..40 {
         app.client.clone().decide(request("read")).await.unwrap();
-        // The checkpointer looks every 100 ms: let it keep up, as it would at a real pace.
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     (app, key)
+}
+
+/// `every_events` is a promise, not a hint: under a burst that the writer commits in groups
+/// of many events, no more than `every_events` events ever go between two checkpoints.
+#[tokio::test]
+async fn a_burst_never_stretches_the_gap_between_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, _key) = signing_app(dir.path()).await;
+    let calls = (0..400).map(|i| {
+        let mut client = app.client.clone();
+        let mut call = request("read");
+        call.session_id = format!("burst-{}", i % 40);
+        async move { client.decide(call).await.unwrap() }
+    });
+    futures_util::future::join_all(calls).await;
+    let (_tmp, db) = app.stop().await;
+    let all = events(&Connection::open(&db).unwrap());
+    assert!(all.len() > 440, "the burst is on the trail");
+    let mut covered = 0;
+    for event in &all {
+        if event.record.kind == toolgate::trail::Kind::Checkpoint {
+            assert!(event.seq - covered <= 11, "a checkpoint at {} after {covered}", event.seq);
+            covered = event.seq;
+        }
+    }
+    assert!(all.len() as i64 - covered <= 11, "the last events are covered too");
 }
 
 async fn signed_trail() -> Signed {
@@ -120,7 +144,8 @@ fn verify(db: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let mut args = vec!["verify", "--db", db.to_str().unwrap()];
     args.extend_from_slice(extra);
     let out = toolgate(&args);
-    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    let said = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+    (out.status.code(), said)
 }
 
 #[tokio::test]
@@ -198,9 +223,34 @@ async fn a_checkpoint_signed_by_another_key_or_changed_is_refused() {
     let (stored, stored_out) = verify(&signed.db, &["--key", &other_key]);
 
     assert_ne!(foreign, Some(0), "{out}");
+    assert!(out.contains("is not signed by any --key"), "{out}");
     assert_ne!(edited, Some(0));
     assert_eq!(stored, Some(2), "the trail's checkpoints are not the other key's: {stored_out}");
     assert!(stored_out.contains("the checkpoint does not verify"), "{stored_out}");
+}
+
+/// A checkpoint refused for its text says so, not that a key did not sign it.
+#[tokio::test]
+async fn a_checkpoint_that_does_not_read_is_refused_for_its_text() {
+    let signed = signed_trail().await;
+    let key_file = signed.db.with_file_name("padded.key");
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let signer =
+        toolgate::trail::note::NoteSigner::parse(&std::fs::read_to_string(&key_file).unwrap())
+            .unwrap();
+    let text = std::fs::read_to_string(&signed.checkpoint).unwrap();
+    let lines: Vec<_> = text.split('\n').collect();
+    let padded = format!("{}\n0{}\n{}\n", lines[0], lines[1], lines[2]);
+    let padded_file = signed.checkpoint.with_file_name("padded.checkpoint");
+    std::fs::write(&padded_file, signer.sign(&padded).unwrap()).unwrap();
+
+    let (code, out) =
+        verify(&signed.db, &["--key", &key, "--checkpoint", padded_file.to_str().unwrap()]);
+
+    assert_ne!(code, Some(0), "{out}");
+    assert!(out.contains("leading zeros"), "{out}");
+    assert!(!out.contains("--key"), "{out}");
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use crate::trail::{Event, Kind, Outcome, Record};
 
 async fn open(path: &Path) -> (Store, crate::store::WriterThread) {
     let metrics = Arc::new(Metrics::default());
-    Store::open(path, Durability::Normal, &WriterConfig::default(), metrics).await.unwrap()
+    Store::open(path, Durability::Normal, &WriterConfig::default(), metrics, None).await.unwrap()
 }
 
 async fn close(store: Store, thread: crate::store::WriterThread) {
