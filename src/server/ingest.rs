@@ -44,7 +44,6 @@ pub async fn run_ingest(
     let service = tonic::service::interceptor::InterceptedService::new(service, shaped);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<FleetIngestServer<IngestService>>().await;
-    let reflection = serving::reflection()?;
     tracing::info!("serving the fleet's ingest service");
     let serving = Arc::new(AtomicBool::new(true));
     let side = match http {
@@ -63,10 +62,8 @@ pub async fn run_ingest(
         tracing::info!("shutting down: finishing the batches in flight");
         health.set_not_serving::<FleetIngestServer<IngestService>>().await;
     };
-    let router = serving::builder(&config.limits)
-        .add_service(health_service)
-        .add_service(reflection)
-        .add_service(service);
+    let router =
+        serving::reflected(&config.limits)?.add_service(health_service).add_service(service);
     let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, _) = serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);

@@ -53,22 +53,25 @@ fn incoming(
         })
 }
 
-/// gRPC reflection over toolgate's protos and gRPC health's, as every port serves it.
-pub(super) fn reflection() -> Result<
-    tonic_reflection::server::v1::ServerReflectionServer<
-        impl tonic_reflection::server::v1::ServerReflection,
-    >,
-    tonic_reflection::server::Error,
-> {
-    tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()
+/// The gRPC server as every port runs it (see [`builder`]), with reflection over toolgate's
+/// protos and gRPC health's in both its versions: `grpc.reflection.v1`, and `v1alpha` for the
+/// clients that still speak only that (Python's `grpcio-reflection`, older `grpcurl`).
+pub(super) fn reflected(
+    limits: &Limits,
+) -> Result<tonic::transport::server::Router, tonic_reflection::server::Error> {
+    let configure = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let v1 = configure().build_v1()?;
+    let v1alpha = configure().build_v1alpha()?;
+    Ok(builder(limits).add_service(v1).add_service(v1alpha))
 }
 
 /// The gRPC server as every port runs it: its streams and calls bounded, and HTTP/2 keepalive
 /// on, so that a peer that vanished without closing its connection lets it go.
-pub(super) fn builder(limits: &Limits) -> tonic::transport::Server {
+fn builder(limits: &Limits) -> tonic::transport::Server {
     let ms = Duration::from_millis;
     tonic::transport::Server::builder()
         .max_concurrent_streams(limits.max_concurrent_streams)

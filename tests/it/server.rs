@@ -50,6 +50,30 @@ async fn reflection_lists_the_gate_and_health_services() {
     assert!(names.contains(&"grpc.health.v1.Health".to_owned()), "{names:?}");
 }
 
+/// The clients that speak only reflection's `v1alpha` (Python's grpcio-reflection, older
+/// grpcurl) are answered too.
+#[tokio::test]
+async fn reflection_answers_v1alpha_clients_too() {
+    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
+    let app = spawn_app().await;
+    let mut reflection = ServerReflectionClient::new(app.channel.clone());
+    let ask = tonic_reflection::pb::v1alpha::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::FileContainingSymbol("toolgate.v1.Gate".into())),
+    };
+
+    let mut answers =
+        reflection.server_reflection_info(tokio_stream::iter([ask])).await.unwrap().into_inner();
+    let answer = answers.message().await.unwrap().unwrap();
+
+    let Some(MessageResponse::FileDescriptorResponse(files)) = answer.message_response else {
+        panic!("unexpected answer {answer:?}")
+    };
+    assert!(!files.file_descriptor_proto.is_empty());
+}
+
 #[tokio::test]
 async fn a_commit_that_does_not_finish_in_time_answers_unavailable_never_allow() {
     let mut app = spawn_app_with(|c| c.writer.commit_timeout_ms = 300).await;
