@@ -605,6 +605,21 @@ mod tests {
     }
 
     #[test]
+    fn a_built_in_tool_keeps_its_safety_and_action_and_a_new_one_must_say_its_safety() {
+        let config: Config = toml::from_str(
+            "[tools.read]\nresource_from = \"/path\"\n[tools.deploy]\nsafety = \"write\"\n",
+        )
+        .unwrap();
+        let registry = config.registry().unwrap();
+        assert_eq!(registry.get("read").unwrap().safety, Safety::ReadOnly);
+        assert_eq!(registry.get("read").unwrap().action, "fs.read");
+        assert_eq!(registry.default_action("deploy"), "deploy");
+        let config: Config = toml::from_str("[tools.deploy]\naction = \"release\"\n").unwrap();
+        let error = config.registry().unwrap_err().to_string();
+        assert!(error.contains("`deploy`: safety"), "{error}");
+    }
+
+    #[test]
     fn unknown_keys_are_refused() {
         assert!(toml::from_str::<Config>("listn = \"x\"").is_err());
     }

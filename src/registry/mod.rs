@@ -15,7 +15,7 @@ pub use normalize::{Normalization, Normalizer};
 pub use schema::{InputSchema, SchemaError};
 
 /// How dangerous running a tool is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Safety {
     /// Reads only; allowed by the default policy.
@@ -24,8 +24,10 @@ pub enum Safety {
     Write,
     /// Runs arbitrary commands; needs `allow_bash`.
     Bash,
-    /// Not in the registry; denied by the default policy.
+    /// Not in the registry; denied by the default policy. (A `[tools.X]` entry that leaves
+    /// `safety` out keeps the built-in tool's level, and is refused for any other tool.)
     #[serde(skip)]
+    #[default]
     Unknown,
 }
 
@@ -51,9 +53,13 @@ impl fmt::Display for Safety {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
-    /// Its safety level.
+    /// Its safety level. Optional for a built-in tool (it keeps its own); toolgate never
+    /// guesses how dangerous any other tool is.
+    #[serde(default)]
     pub safety: Safety,
-    /// The action a request for this tool takes when it names none.
+    /// The action a request for this tool takes when it names none: by default the built-in
+    /// tool's, or else the tool's name.
+    #[serde(default)]
     pub action: String,
     /// The resource type of its calls, whatever the harness says.
     #[serde(default)]
@@ -126,7 +132,17 @@ impl ToolRegistry {
 
     /// Adds a tool, or replaces the entry of one with the same name, compiling its input
     /// schema (a file is read now: a reload builds the registry again) and normalizations.
-    pub fn insert(&mut self, name: &str, spec: ToolSpec) -> Result<(), SchemaError> {
+    pub fn insert(&mut self, name: &str, mut spec: ToolSpec) -> Result<(), SchemaError> {
+        let known = self.tools.get(name);
+        if spec.safety == Safety::Unknown {
+            spec.safety = known.map(|known| known.safety).ok_or_else(|| {
+                let message = "not given: say how dangerous the tool is (read_only, write or bash)";
+                SchemaError::new(name, "safety", message.to_owned())
+            })?;
+        }
+        if spec.action.is_empty() {
+            spec.action = known.map_or_else(|| name.to_owned(), |known| known.action.clone());
+        }
         match &spec.input_schema {
             Some(source) => {
                 self.schemas.insert(name.to_owned(), InputSchema::compile(name, source)?)

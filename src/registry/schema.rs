@@ -14,12 +14,12 @@ const MAX_ERRORS: usize = 8;
 /// The longest mismatch reported, in characters.
 const MAX_ERROR_CHARS: usize = 200;
 
-/// Why a tool's input schema or normalizations cannot be used.
+/// Why a tool's entry (its safety level, input schema or normalizations) cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("tool `{tool}`: {field}: {message}")]
 pub struct SchemaError {
     pub tool: String,
-    /// `input_schema` or `normalize`.
+    /// `safety`, `input_schema` or `normalize`.
     pub field: &'static str,
     pub message: String,
 }
