@@ -12,8 +12,8 @@ use crate::text::escaped as printable;
 /// Arguments of `toolgate approvals`.
 #[derive(Debug, Args)]
 pub struct ApprovalsArgs {
-    /// The running server.
-    #[arg(long, global = true, default_value = "http://127.0.0.1:50051")]
+    /// The running server: `host:port`, `http(s)://host:port` or `unix:/path`.
+    #[arg(long, global = true, env = super::remote::SERVER_ENV, default_value = super::remote::DEFAULT_SERVER)]
     pub server: String,
     /// The environment variable holding the bearer token, when the server's auth is on.
     #[arg(long, global = true, default_value = super::remote::TOKEN_ENV)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::remote::{Authorized, TOKEN_ENV, connect};
+use super::remote::{Authorized, TOKEN_ENV, connect, server_or_default};
 use crate::audit::{At, Local, Trails};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
@@ -19,8 +19,9 @@ pub struct SourceArgs {
     /// Read this SQLite trail directly (read-only: a running server may keep writing it).
     #[arg(long, conflicts_with = "server")]
     pub db: Option<PathBuf>,
-    /// Ask this running server, for example `http://127.0.0.1:50051` (with the auditor's
-    /// token from `TOOLGATE_TOKEN` when its auth is on).
+    /// A running server: `host:port`, `http(s)://host:port` or `unix:/path` (by default
+    /// `$TOOLGATE_SERVER`, else 127.0.0.1:50051); the auditor's token from `TOOLGATE_TOKEN`
+    /// when its auth is on.
     #[arg(long)]
     pub server: Option<String>,
     /// With --db: the archive holding what retention pruned from the trail (`file:///…`,
@@ -50,36 +51,48 @@ impl SourceArgs {
                 };
                 Ok(Source::Db(Local::new(Reader::open(db).await?, archive)))
             }
-            (None, Some(url)) => {
-                let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+            (None, server) => {
+                let url = server_or_default(server.as_deref());
+                let (channel, bearer) = connect(&url, TOKEN_ENV).await?;
                 let client = AuditClient::with_interceptor(channel, bearer);
                 Ok(Source::Server(client.max_decoding_message_size(64 * 1024 * 1024)))
             }
-            (None, None) => anyhow::bail!("give --db PATH or --server URL"),
         }
     }
 }
 
 impl Source {
-    /// At most `limit` events matching `filter` after `seq`.
+    /// At most `limit` events matching `filter` after `seq`, oldest first.
     pub async fn page(
         &mut self,
         filter: &Filter,
         after: i64,
         limit: u32,
     ) -> anyhow::Result<Vec<Event>> {
+        self.page_from(filter, after, limit, false).await
+    }
+
+    /// At most `limit` events matching `filter` from `at`: after it oldest first, or before it
+    /// newest first (from the newest when 0).
+    pub async fn page_from(
+        &mut self,
+        filter: &Filter,
+        at: i64,
+        limit: u32,
+        newest_first: bool,
+    ) -> anyhow::Result<Vec<Event>> {
         match self {
             Self::Db(trail) => {
-                let at = At { node: "", seq: after };
-                let page = trail.query(None, filter, at, limit, false).await?;
+                let at = At { node: "", seq: at };
+                let page = trail.query(None, filter, at, limit, newest_first).await?;
                 Ok(page.into_iter().map(|(_, event)| event).collect())
             }
             Self::Server(client) => {
                 let request = proto::QueryRequest {
                     filter: Some(filter.to_proto()),
                     page_size: limit,
-                    page_token: after.to_string(),
-                    newest_first: false,
+                    page_token: at.to_string(),
+                    newest_first,
                 };
                 let events = client.query(request).await?.into_inner().events;
                 events

@@ -16,7 +16,7 @@ use crate::config::Durability;
 /// Arguments of `toolgate bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Benchmark this running server (for example `http://127.0.0.1:50051`, or `https://…` with
+    /// Benchmark this running server (`host:port`, `http://host:port`, or `https://…` with
     /// `TOOLGATE_CA_CERT`) instead of starting one per durability on a fresh database.
     #[arg(long)]
     pub server: Option<String>,

@@ -16,9 +16,11 @@ use crate::store::Reader;
 #[derive(Debug, Args)]
 pub struct CheckpointArgs {
     /// The SQLite trail (read-only).
-    #[arg(long, required_unless_present = "server")]
+    #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Ask this running server (the auditor role when auth is on).
+    /// A running server: `host:port`, `http(s)://host:port` or `unix:/path` (by default
+    /// `$TOOLGATE_SERVER`, else 127.0.0.1:50051); the auditor's token from `TOOLGATE_TOKEN`
+    /// when its auth is on.
     #[arg(long, conflicts_with = "db")]
     pub server: Option<String>,
 }
@@ -26,8 +28,9 @@ pub struct CheckpointArgs {
 /// Prints the latest checkpoint; exit 1 when the trail has none.
 pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
     let note = match (&args.server, &args.db) {
-        (Some(url), _) => {
-            let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+        (server, None) => {
+            let url = super::remote::server_or_default(server.as_deref());
+            let (channel, bearer) = connect(&url, TOKEN_ENV).await?;
             let mut client = AuditClient::with_interceptor(channel, bearer);
             match client
                 .checkpoint(proto::CheckpointRequest { size: 0, node_id: String::new() })
@@ -38,7 +41,7 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
                 Err(status) => return Err(status.into()),
             }
         }
-        (None, Some(db)) => {
+        (_, Some(db)) => {
             let reader = Reader::open(db).await?;
             let last = match reader.last_checkpoint().await? {
                 Some(event) => Some(reader.cosigned_note(&event).await?),
@@ -47,7 +50,6 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
             reader.close().await;
             last
         }
-        (None, None) => anyhow::bail!("give --db PATH or --server URL"),
     };
     match note {
         Some(note) => {

@@ -30,8 +30,8 @@ pub enum Harness {
 /// Arguments of `toolgate hook claude`.
 #[derive(Debug, Args)]
 pub struct ClaudeArgs {
-    /// The running sidecar.
-    #[arg(long, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
+    /// The running server: `host:port`, `http(s)://host:port` or `unix:/path`.
+    #[arg(long, env = super::remote::SERVER_ENV, default_value = super::remote::DEFAULT_SERVER)]
     pub server: String,
     /// A configuration file whose `[hooks.claude]` section applies.
     #[arg(long, env = "TOOLGATE_CONFIG")]

@@ -36,7 +36,7 @@ pub struct McpArgs {
     /// auditors' commands [default: `unix:` and the trail's path with `.sock` added].
     #[arg(long, conflicts_with = "server")]
     pub grpc_listen: Option<String>,
-    /// A running sidecar to decide and record through, `http://host:port` or
+    /// A running sidecar to decide and record through, `host:port`, `http(s)://host:port` or
     /// `unix:/path/to.sock`, instead of an embedded one: many gateways on one host then share
     /// one trail and one writer.
     #[arg(long, env = "TOOLGATE_SERVER")]

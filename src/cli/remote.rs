@@ -13,6 +13,19 @@ use tonic::{Request, Status};
 /// The environment variable the commands read the bearer token from.
 pub const TOKEN_ENV: &str = "TOOLGATE_TOKEN";
 
+/// The server a command asks when it is given neither `--server` nor a file to read: the
+/// `TOOLGATE_SERVER` environment variable, else the address `serve` listens on by default.
+pub const SERVER_ENV: &str = "TOOLGATE_SERVER";
+pub const DEFAULT_SERVER: &str = "127.0.0.1:50051";
+
+/// The server `given`, or else the default one ([`SERVER_ENV`], [`DEFAULT_SERVER`]).
+pub fn server_or_default(given: Option<&str>) -> String {
+    match given {
+        Some(url) => url.to_owned(),
+        None => std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_SERVER.to_owned()),
+    }
+}
+
 /// The PEM file of the CA that issued an `https://` server's certificate.
 pub const CA_ENV: &str = "TOOLGATE_CA_CERT";
 /// The PEM files of the client certificate and its key, for mutual TLS.
@@ -53,11 +66,18 @@ impl Interceptor for Bearer {
     }
 }
 
-/// The endpoint of `url`: over TLS if it is `https://`, trusting the CA in `TOOLGATE_CA_CERT`
-/// and presenting the certificate in `TOOLGATE_CLIENT_CERT` and `TOOLGATE_CLIENT_KEY` if set.
+/// The endpoint of a server in any of the forms every `--server` takes: `host:port` (plain
+/// HTTP/2, as `serve --listen` names it), `http://host:port`, `https://host:port`, or
+/// `unix:/path`. Over TLS if it is `https://`, trusting the CA in `TOOLGATE_CA_CERT` and
+/// presenting the certificate in `TOOLGATE_CLIENT_CERT` and `TOOLGATE_CLIENT_KEY` if set.
 pub fn endpoint(url: &str) -> anyhow::Result<Endpoint> {
-    let endpoint = Endpoint::from_shared(url.to_owned())
-        .with_context(|| format!("`{url}` is not a server URL"))?;
+    let uri = match url.contains("://") || url.starts_with("unix:") {
+        true => url.to_owned(),
+        false => format!("http://{url}"),
+    };
+    let endpoint = Endpoint::from_shared(uri).with_context(|| {
+        format!("`{url}` is not a server address (host:port, http(s)://host:port or unix:/path)")
+    })?;
     if !url.starts_with("https://") {
         return Ok(endpoint);
     }

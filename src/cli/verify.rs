@@ -29,7 +29,9 @@ pub struct VerifyArgs {
     /// exported row must also stand unchanged in it.
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Ask this running server to verify its trail.
+    /// Ask a running server to verify its trail: `host:port`, `http(s)://host:port` or `unix:/path` (by default
+    /// `$TOOLGATE_SERVER`, else 127.0.0.1:50051); the auditor's token from `TOOLGATE_TOKEN`
+    /// when its auth is on.
     #[arg(long, conflicts_with_all = ["db", "csv"])]
     pub server: Option<String>,
     /// Verify the fleet store (`postgres://…`): every node's chain, tree and checkpoints, the
@@ -182,7 +184,8 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         }
         findings
     } else {
-        anyhow::bail!("give --db PATH, --server URL or --csv FILE");
+        remote(&super::remote::server_or_default(None), args.from, args.to, args.node.clone())
+            .await?
     };
     progress.finish_and_clear();
     Ok(print(&findings))
