@@ -83,7 +83,14 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
         let (channel, bearer) = connect(url, TOKEN_ENV).await?;
         let mut client = GateClient::with_interceptor(channel, bearer);
         let answer = client.decide(case.request()).await?.into_inner();
-        println!("outcome: {}", answer.outcome().as_str_name());
+        // The trail's name of the outcome, as offline (`require_approval`, not the wire's).
+        let outcome: Outcome = answer
+            .outcome()
+            .as_str_name()
+            .to_ascii_lowercase()
+            .parse()
+            .map_err(|()| anyhow::anyhow!("the server answered no outcome"))?;
+        println!("outcome: {outcome}");
         println!("reason: {}", answer.reason);
         println!("policies: {}", answer.policy_ids.join(", "));
         println!("args_hash: {}", answer.args_hash);
@@ -91,7 +98,7 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
             println!("rewritten_args: {}", answer.rewritten_args_json);
         }
         println!("recorded: decision {} at seq {}", answer.decision_id, answer.seq);
-        return Ok(Exit::Ok);
+        return Ok(Exit::Decided(outcome));
     }
     let config = config(args.config.as_deref())?;
     let engine = PolicyEngine::load(args.policy.as_deref(), entities(&config)?)?;
@@ -114,5 +121,5 @@ pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
             .json
         );
     }
-    Ok(Exit::Ok)
+    Ok(Exit::Decided(verdict.outcome))
 }

@@ -1,6 +1,7 @@
 //! The `toolgate` command line: one file per subcommand, each with its arguments and its
 //! function. Exit codes: 0 ok, 1 error (or a failed policy check or test), 2 the trail's chain
-//! is broken (or a hook blocks the call).
+//! is broken (or a hook blocks the call, or `decide` denies); `decide` also exits 3, 4 or 5 for
+//! `require_approval`, `dry_run` and `rewrite`.
 
 mod approvals;
 mod archive;
@@ -26,6 +27,8 @@ mod witness;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::trail::Outcome;
 
 pub use approvals::{ApprovalsArgs, approvals};
 pub use archive::{ArchiveArgs, archive};
@@ -76,7 +79,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Check and test policy files.
     Policy(PolicyArgs),
-    /// Try one request against a policy file or a running server.
+    /// Try one request against a policy file or a running server (exit 0 allow, 2 deny, 3
+    /// require_approval, 4 dry_run, 5 rewrite).
     Decide(DecideArgs),
     /// List, approve and reject the calls waiting for a verdict on a running server.
     Approvals(ApprovalsArgs),
@@ -110,14 +114,20 @@ pub enum Exit {
     Broken,
     /// A hook blocks the call (exit code 2, as Claude Code expects).
     Blocked,
+    /// `decide`'s answer: 0 only when the call may run as asked (`allow`); 2 for `deny` (as
+    /// Cedar's CLI); 3 `require_approval`, 4 `dry_run`, 5 `rewrite`.
+    Decided(Outcome),
 }
 
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         match exit {
-            Exit::Ok => Self::SUCCESS,
+            Exit::Ok | Exit::Decided(Outcome::Allow) => Self::SUCCESS,
             Exit::Failed => Self::FAILURE,
-            Exit::Broken | Exit::Blocked => Self::from(2),
+            Exit::Broken | Exit::Blocked | Exit::Decided(Outcome::Deny) => Self::from(2),
+            Exit::Decided(Outcome::RequireApproval) => Self::from(3),
+            Exit::Decided(Outcome::DryRun) => Self::from(4),
+            Exit::Decided(Outcome::Rewrite) => Self::from(5),
         }
     }
 }
@@ -184,9 +194,64 @@ pub fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(exit) => exit.into(),
+        // The reader of the output went away (`toolgate export | head`): as `cat` does.
+        Err(e) if closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", said(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Whether `error` comes from writing to a reader that went away.
+fn closed_pipe(error: &anyhow::Error) -> bool {
+    let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
+    error.chain().any(|cause| {
+        // The CSV writer's error names its I/O error as its kind, not as its source (and the
+        // trail's CSV error is it, transparently).
+        let csv = match cause.downcast_ref::<crate::trail::csv::CsvError>() {
+            Some(crate::trail::csv::CsvError::Csv(error)) => Some(error.kind()),
+            _ => cause.downcast_ref::<csv::Error>().map(csv::Error::kind),
+        };
+        cause.downcast_ref::<std::io::Error>().is_some_and(broken)
+            || matches!(csv, Some(csv::ErrorKind::Io(io)) if broken(io))
+    })
+}
+
+/// An error as a person reads it: each cause once (a cause whose text the message before it
+/// already ends with is not said again), and a server's refusal as its message and what the
+/// code means, not gRPC's stock description of the code.
+fn said(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let part = match cause.downcast_ref::<tonic::Status>() {
+            Some(status) => refusal(status),
+            None => cause.to_string(),
+        };
+        if text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// A server's refusal, in a sentence with a hint where one helps.
+fn refusal(status: &tonic::Status) -> String {
+    use tonic::Code;
+    let message = status.message();
+    let hint = match status.code() {
+        Code::Unauthenticated => " (set TOOLGATE_TOKEN to a token the server knows)",
+        Code::PermissionDenied => " (the token's role does not allow this)",
+        Code::Unavailable => " (is the server running, and is this its address?)",
+        Code::Unimplemented => " (the server does not serve this call: another version?)",
+        _ => "",
+    };
+    match message.is_empty() {
+        true => format!("the server refused: {:?}{hint}", status.code()),
+        false => format!("the server refused: {message}{hint}"),
     }
 }

@@ -104,7 +104,7 @@ fn decide_offline_shows_outcome_reason_and_policies() {
     let out = toolgate(&["decide", "--tool", "write", "--args", r#"{"path":"a.txt"}"#]);
 
     let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(out.status.code(), Some(2), "a deny exits 2, as Cedar's CLI: {text}");
     assert!(text.contains("outcome: deny"), "{text}");
     assert!(text.contains("reason: tool requires allow_write=true: write"), "{text}");
     assert!(text.contains("policies: default.write_requires_allow_write"), "{text}");
@@ -126,6 +126,7 @@ fn decide_offline_shows_the_rewritten_arguments() {
     ]);
 
     let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}");
     assert!(text.contains("outcome: rewrite"), "{text}");
     assert!(
         text.contains(r#"rewritten_args: {"command":"git clean -fd","dry_run":true}"#),
@@ -137,10 +138,13 @@ fn decide_offline_shows_the_rewritten_arguments() {
 async fn decide_against_a_server_is_recorded() {
     let app = spawn_app().await;
 
-    let out = toolgate_async(&["decide", "--server", &app.url, "--tool", "read"]).await;
+    // The address as `serve --listen` names it: every --server takes host:port.
+    let address = app.url.trim_start_matches("http://");
+    let out = toolgate_async(&["decide", "--server", address, "--tool", "read"]).await;
 
     let text = stdout(&out);
-    assert!(text.contains("outcome: ALLOW"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("outcome: allow"), "the trail's name, as offline: {text}");
     assert!(text.contains("recorded: decision"), "{text}");
     assert!(rows(&app.db).iter().any(|r| r.kind == "decision"));
 }
