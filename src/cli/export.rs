@@ -188,7 +188,27 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         std::fs::write(path, serde_json::to_string_pretty(&manifest)? + "\n")
             .with_context(|| format!("cannot write `{}`", path.display()))?;
     }
+    let range = match (written.first_seq, written.last_seq) {
+        (Some(first), Some(last)) => format!(" (seq {first}–{last})"),
+        _ => String::new(),
+    };
+    let mut also = Vec::new();
+    also.extend(args.manifest.iter().map(|path| format!("the manifest to {}", path.display())));
+    also.extend(args.proofs.iter().map(|path| format!("the proofs to {}", path.display())));
+    summarize(args.output.as_deref(), written.rows, &range, &also);
     Ok(Exit::Ok)
+}
+
+/// Says on stderr what an export wrote to a file (to standard output it says nothing, so that
+/// a pipe gets the rows alone).
+fn summarize(output: Option<&std::path::Path>, rows: u64, range: &str, also: &[String]) {
+    let Some(path) = output else { return };
+    let mut said = format!("exported {rows} events{range} to {}", path.display());
+    for more in also {
+        said.push_str(", ");
+        said.push_str(more);
+    }
+    eprintln!("{said}");
 }
 
 /// Writes the matching events one per line, as JSON lines or OCSF events.
@@ -199,7 +219,8 @@ async fn lines(
 ) -> anyhow::Result<Exit> {
     let instance = args.instance.clone().unwrap_or_else(crate::siem::host_name);
     let mut source = args.source.open().await?;
-    let mut after = 0;
+    let (mut after, mut rows) = (0, 0u64);
+    let progress = ProgressBar::new_spinner();
     loop {
         let page = source.page(&filter, after, PAGE).await?;
         for event in &page {
@@ -210,11 +231,15 @@ async fn lines(
             writeln!(out, "{line}")?;
             after = event.seq;
         }
+        rows += page.len() as u64;
+        progress.set_position(rows);
         if page.len() < PAGE as usize {
             break;
         }
     }
+    progress.finish_and_clear();
     out.flush()?;
+    summarize(args.output.as_deref(), rows, "", &[]);
     Ok(Exit::Ok)
 }
 

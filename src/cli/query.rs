@@ -18,9 +18,16 @@ pub struct QueryArgs {
     /// One JSON object per line, with every stored field, instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Most events to print.
+    /// Most events to print; when more match, a line on stderr says how to get the rest.
     #[arg(long, default_value_t = 1000)]
     pub limit: u64,
+    /// The newest events first (the default is oldest first).
+    #[arg(long, conflicts_with = "postgres")]
+    pub newest_first: bool,
+    /// Start after this seq (oldest first), or with --newest-first before it: where a page
+    /// cut by --limit left off.
+    #[arg(long, conflicts_with = "postgres")]
+    pub from: Option<i64>,
     /// Read the fleet store (`postgres://…`) instead: every node's events, in (node, seq)
     /// order, each with its `node_id`.
     #[arg(long, conflicts_with_all = ["db", "server"])]
@@ -30,7 +37,7 @@ pub struct QueryArgs {
     pub node: Option<String>,
 }
 
-/// Prints the matching events in `seq` order.
+/// Prints the matching events in `seq` order (or the newest first).
 pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
     let filter = args.filter.filter()?;
     if let Some(url) = &args.postgres {
@@ -38,14 +45,21 @@ pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
     }
     let mut source = args.source.open().await?;
     let mut table = Vec::new();
-    let (mut printed, mut after) = (0u64, 0);
+    let newest_first = args.newest_first;
+    let (mut printed, mut at) = (0u64, args.from.unwrap_or(0));
+    // Whether the pages ran out before the limit did.
+    let mut ended = false;
     while printed < args.limit {
         let want = u32::try_from(args.limit - printed).unwrap_or(PAGE).min(PAGE);
-        let page = source.page(&filter, after, want).await?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
+        let page = source.page_from(&filter, at, want, newest_first).await?;
+        let Some(last) = page.last() else {
+            ended = true;
+            break;
+        };
+        at = last.seq;
         printed += page.len() as u64;
         let short = page.len() < want as usize;
+        ended = short;
         if args.json {
             for event in &page {
                 println!("{}", serde_json::to_string(event)?);
@@ -59,6 +73,15 @@ pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
     }
     if !args.json {
         print_table(&table);
+    }
+    // A page cut by the limit says so, and where the rest starts, unless nothing is left.
+    let more = !ended && !source.page_from(&filter, at, 1, newest_first).await?.is_empty();
+    if more {
+        let order = if newest_first { " --newest-first" } else { "" };
+        eprintln!(
+            "toolgate query: stopped at --limit {}; more events match: add{order} --from {at} for the next page",
+            args.limit
+        );
     }
     Ok(Exit::Ok)
 }
@@ -101,6 +124,11 @@ async fn fleet(
     }
     if !json {
         print_rows(&table);
+    }
+    if printed >= limit {
+        eprintln!(
+            "toolgate query: stopped at --limit {limit}; more events may match: raise --limit or narrow the filter (--node, --since)"
+        );
     }
     Ok(Exit::Ok)
 }
