@@ -267,6 +267,17 @@ pub async fn run(
         health.set_not_serving::<AuditServer<AuditService>>().await;
         health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
     };
+    // The one line an operator looks for: serving, where, on what, how guarded.
+    tracing::info!(
+        grpc = %listener.describe(),
+        http = config.http_listen.as_deref().unwrap_or("off"),
+        db = %config.db.display(),
+        policy = %config.policy.as_ref().map_or("built-in".into(), |p| p.display().to_string()),
+        auth = if config.auth.enabled() { "on" } else { "off" },
+        tls = config.tls.mode(),
+        console = config.console.enabled,
+        "serving"
+    );
     let router = serving::reflected(&config.limits)?
         .add_service(health_service)
         .add_service(gate_service)
