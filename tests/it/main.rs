@@ -13,6 +13,7 @@ mod checkpoints;
 mod console;
 mod decide;
 mod disk;
+mod docs;
 mod execute;
 mod export_proofs;
 mod facts;
