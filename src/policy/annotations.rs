@@ -42,16 +42,18 @@ pub fn outcome_annotations(
 }
 
 /// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}`, `{resource}` and
-/// `{task_type}` stand for the request's values.
+/// `{task_type}` stand for the request's values; an empty one reads `(none)` (an empty task
+/// type, `default`), so that a reason never has a hole where a value should be.
 pub fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
     if !template.contains('{') {
         return template.to_owned();
     }
+    let value = |text: &str| if text.is_empty() { "(none)".to_owned() } else { text.to_owned() };
     template
-        .replace("{tool}", &req.tool)
-        .replace("{action}", &req.action)
-        .replace("{actor}", &req.actor.id)
+        .replace("{tool}", &value(&req.tool))
+        .replace("{action}", &value(&req.action))
+        .replace("{actor}", &value(&req.actor.id))
         .replace("{safety}", safety.as_str())
-        .replace("{resource}", &req.resource.id)
-        .replace("{task_type}", &req.task_type)
+        .replace("{resource}", &value(&req.resource.id))
+        .replace("{task_type}", if req.task_type.is_empty() { "default" } else { &req.task_type })
 }

@@ -468,6 +468,17 @@ mod tests {
     }
 
     #[test]
+    fn a_reason_never_has_a_hole_where_a_value_is_empty() {
+        let engine = PolicyEngine::parse(
+            "t",
+            "@id(\"p\") @reason(\"a deploy to {resource} in {task_type}\") forbid(principal, action, resource);",
+        )
+        .unwrap();
+        let verdict = evaluate(&engine, "read", false);
+        assert_eq!(verdict.reason, "a deploy to (none) in default");
+    }
+
+    #[test]
     fn nothing_permitted_is_told_apart_from_forbidden() {
         let engine =
             PolicyEngine::parse("t", "permit(principal, action, resource) when { false };")
