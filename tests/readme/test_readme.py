@@ -1,0 +1,171 @@
+"""Every command block of README.md, run as a newcomer would run it, against the built binary.
+
+Each ```sh block runs in order, in one scratch directory holding a copy of what the commands
+name (examples/, clients/python), so that state carries from block to block as it does for a
+reader (the trail the agent leaves is the one `query` then reads). `cargo run --release --` and
+`toolgate` both run $TOOLGATE_BIN. A `serve` starts in the background on the README's own
+addresses and is stopped with SIGTERM at the end of its block, as a reader would press Ctrl-C.
+`pip` and `python` are a fresh virtual environment's, so `pip install ./clients/python` installs
+from the registry as it would on a new machine. Each command must exit as EXPECTED says (0
+unless listed); the commands in SKIPPED are not run, and the test says which and why.
+"""
+
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import venv
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("TOOLGATE_BIN", str(ROOT / "target" / "debug" / "toolgate"))
+
+# Commands not run here, by a word they contain, and why.
+SKIPPED = {
+    "./scripts/test": "the test command itself, which runs this test",
+    "grpcurl": "grpcurl is in neither Debian's archive nor the language registries; the same "
+    "Decide through reflection is tested with grpcio-reflection (clients/python/tests)",
+}
+
+# Commands that end with another exit code by design, by their start.
+EXPECTED = {
+    "toolgate decide --tool write": 2,  # the default policy denies a write without allow_write
+}
+
+# The addresses the README's commands use.
+GRPC = ("127.0.0.1", 50051)
+HTTP = ("127.0.0.1", 9464)
+
+
+def commands(block: str) -> list[str]:
+    """The commands of a shell block: continuation lines (and a quote across lines) joined,
+    comment lines left out."""
+    joined, pending = [], ""
+    for line in block.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        if (pending + line).count("'") % 2 == 1:
+            pending += line + "\n"
+            continue
+        line = pending + line
+        pending = ""
+        if line.strip() and not line.lstrip().startswith("#"):
+            joined.append(line.strip())
+    return joined
+
+
+def blocks(text: str) -> list[tuple[int, str]]:
+    """The ```sh blocks of a Markdown text, each with its first line's number."""
+    found, current, start = [], None, 0
+    for n, line in enumerate(text.splitlines(), 1):
+        if current is None and line.strip() == "```sh":
+            current, start = [], n + 1
+        elif current is not None and line.strip() == "```":
+            found.append((start, "\n".join(current)))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return found
+
+
+def free(address: tuple[str, int]) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(address) != 0
+
+
+def wait_until_listening(address: tuple[str, int], server: subprocess.Popen, log: pathlib.Path):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"the server exited with {server.returncode}:\n{log.read_text()}")
+        if not free(address):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the server did not listen on {address} within 60 s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """A scratch checkout: the files the commands name, and a fresh virtual environment."""
+    where = tmp_path_factory.mktemp("readme")
+    ignore = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache")
+    shutil.copytree(ROOT / "examples", where / "examples", ignore=ignore)
+    shutil.copytree(ROOT / "clients" / "python", where / "clients" / "python", ignore=ignore)
+    venv.create(where / ".venv", with_pip=True)
+    return where
+
+
+def test_every_command_block_of_the_readme_runs(scratch):
+    for address in (GRPC, HTTP):
+        assert free(address), f"{address} is taken: the README's commands need it"
+    shims = scratch / ".shims"
+    shims.mkdir()
+    (shims / "toolgate").write_text(f'#!/bin/sh\nexec "{BIN}" "$@"\n')
+    (shims / "cargo").write_text(
+        "#!/bin/sh\n"
+        '[ "$1 $2 $3" = "run --release --" ] || { echo "cargo $*: not a README command" >&2; exit 99; }\n'
+        f'shift 3\nexec "{BIN}" "$@"\n'
+    )
+    for shim in shims.iterdir():
+        shim.chmod(0o755)
+    env = dict(os.environ)
+    env["PATH"] = f"{shims}:{scratch / '.venv' / 'bin'}:{env['PATH']}"
+    env.pop("TOOLGATE_TOKEN", None)
+    env.pop("TOOLGATE_SERVER", None)
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+
+    ran, skipped = [], []
+    text = (ROOT / "README.md").read_text()
+    for line, block in blocks(text):
+        servers = []
+        try:
+            for command in commands(block):
+                why = next((why for word, why in SKIPPED.items() if word in command), None)
+                if why:
+                    skipped.append(f"README.md:{line}: {command[:60]}: {why}")
+                    continue
+                words = command.split("#")[0].split()
+                if "serve" in words[:5]:
+                    log = scratch / f"serve-{line}.log"
+                    server = subprocess.Popen(
+                        ["bash", "-c", command], cwd=scratch, env=env,
+                        stdout=subprocess.DEVNULL, stderr=log.open("w"), start_new_session=True,
+                    )
+                    servers.append(server)
+                    wait_until_listening(GRPC, server, log)
+                    ran.append(command)
+                    continue
+                done = subprocess.run(
+                    ["bash", "-c", command], cwd=scratch, env=env,
+                    capture_output=True, text=True, timeout=600,
+                )
+                normalized = " ".join(words).replace("cargo run --release --", "toolgate")
+                expected = next((code for start, code in EXPECTED.items()
+                                 if normalized.startswith(start)), 0)
+                assert done.returncode == expected, (
+                    f"README.md:{line}: `{command}` exited {done.returncode}, "
+                    f"not {expected}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+                )
+                ran.append(command)
+        finally:
+            for server in servers:
+                os.killpg(server.pid, signal.SIGTERM)
+            for server in servers:
+                assert server.wait(timeout=30) == 0, f"README.md:{line}: the server did not stop cleanly"
+            for address in (GRPC, HTTP):
+                deadline = time.monotonic() + 10
+                while not free(address) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+    print("ran:", *ran, sep="\n  ", file=sys.stderr)
+    print("skipped:", *skipped, sep="\n  ", file=sys.stderr)
+    assert len(ran) >= 15, ran
+    # The trail the agent and the other commands left verifies.
+    verified = subprocess.run([BIN, "verify", "--db", "toolgate.db"], cwd=scratch,
+                              capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
