@@ -71,25 +71,33 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
             }
         }
     };
+    // What each count counts: the outcomes are the decisions'; tools and actors count every
+    // event that names one (a call's decision, execution and approval steps alike).
     let sections = [
-        ("outcome", &stats.by_outcome),
-        ("tool", &stats.by_tool),
-        ("actor", &stats.by_actor),
-        ("kind", &stats.by_kind),
+        ("outcome", "decisions", &stats.by_outcome),
+        ("tool", "events", &stats.by_tool),
+        ("actor", "events", &stats.by_actor),
+        ("kind", "events", &stats.by_kind),
     ];
     if args.json {
         let mut object =
             serde_json::json!({ "since": since, "until": until, "total": stats.total });
-        for (name, counts) in sections {
+        for (name, _, counts) in sections {
             object[format!("by_{name}")] =
                 counts.iter().map(|(k, n)| (k.clone(), serde_json::json!(n))).collect();
         }
         println!("{}", crate::text::json_escaped(&object.to_string()));
         return Ok(Exit::Ok);
     }
-    println!("events: {}", stats.total);
-    for (name, counts) in sections {
-        println!("\nby {name}:");
+    let kind = |name: &str| stats.by_kind.iter().find(|(k, _)| k == name).map_or(0, |(_, n)| *n);
+    println!(
+        "events: {} (decisions: {}, executions: {})",
+        stats.total,
+        kind("decision"),
+        kind("execution")
+    );
+    for (name, counted, counts) in sections {
+        println!("\nby {name} ({counted}):");
         let counts: Vec<(String, _)> =
             counts.iter().map(|(key, count)| (crate::text::escaped(key), count)).collect();
         let width = counts.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);

@@ -148,7 +148,23 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         };
         let checks =
             CsvChecks { filtered: args.filtered, manifest: manifest.as_ref(), anchors, proofs };
-        verify_csv(file, checks, trail.as_ref(), on_page).await?.into()
+        let mut findings: Findings =
+            verify_csv(file, checks, trail.as_ref(), on_page).await?.into();
+        // Rows missing between seqs are what a filtered export looks like: say so.
+        let gaps = findings.problems.iter().any(|problem| problem.ends_with(": missing"));
+        if gaps && !args.filtered && manifest.is_none() {
+            let hint = "hint: rows are missing between seqs, as in an export made with a filter \
+                        (--session, --since, …): verify it with --filtered, or with its --manifest";
+            findings.anchored = Some(
+                findings
+                    .anchored
+                    .into_iter()
+                    .chain([hint.to_owned()])
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        findings
     } else if let Some(db) = &args.db {
         let anchors = anchors(&args, None)?;
         let reader = Reader::open(db).await?;

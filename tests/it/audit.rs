@@ -491,6 +491,14 @@ async fn a_filtered_export_verifies_row_by_row_and_against_the_trail() {
     ])
     .await;
     let (intact, out) = run(&["verify", "--csv", &csv, "--manifest", &manifest, "--db", &db]).await;
+    // Without --filtered or the manifest, the gaps are problems, and the output says why.
+    let (unsaid, unsaid_out) = run(&["verify", "--csv", &csv]).await;
+    assert_eq!(unsaid, 2, "{unsaid_out}");
+    assert!(unsaid_out.contains(": missing"), "{unsaid_out}");
+    assert!(
+        unsaid_out.contains("verify it with --filtered, or with its --manifest"),
+        "{unsaid_out}"
+    );
     let text = std::fs::read_to_string(&csv_path).unwrap();
     std::fs::write(&csv_path, text.replacen(",alice,", ",mallory,", 1)).unwrap();
     let (edited, edited_out) = run(&["verify", "--csv", &csv, "--filtered", "--db", &db]).await;
@@ -537,6 +545,14 @@ async fn stats_from_the_command_line_counts_what_grpc_counts() {
     let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(stats["total"], rows(&app.db).len());
     assert_eq!(stats["by_outcome"]["deny"], 3);
+    // The table says what it counts: events, of which decisions, and the outcomes are theirs.
+    let db = app.db.to_str().unwrap().to_owned();
+    let (_, table) = run(&["stats", "--db", &db]).await;
+    let decisions = rows(&app.db).iter().filter(|r| r.kind == "decision").count();
+    let head = format!("events: {} (decisions: {decisions}, executions: ", rows(&app.db).len());
+    assert!(table.starts_with(&head), "{table}");
+    assert!(table.contains("\nby outcome (decisions):\n"), "{table}");
+    assert!(table.contains("\nby tool (events):\n"), "{table}");
 }
 
 #[tokio::test]
