@@ -1,0 +1,108 @@
+"""The deployment examples against the tools that judge them: the Kubernetes sidecar against
+Kubernetes' published schema (kubernetes-validate, strict), its toolgate configuration against
+the real binary, and the systemd unit against systemd-analyze. The container image has its own
+smoke test (scripts/container smoke), run by scripts/test."""
+
+import hashlib
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("TOOLGATE_BIN", str(ROOT / "target" / "debug" / "toolgate"))
+SIDECAR = ROOT / "deploy" / "kubernetes" / "sidecar.yaml"
+UNIT = ROOT / "deploy" / "systemd" / "toolgate.service"
+KUBERNETES = "1.31"
+
+
+def validate(path: pathlib.Path) -> subprocess.CompletedProcess:
+    tool = pathlib.Path(sys.executable).parent / "kubernetes-validate"
+    return subprocess.run([str(tool), "--strict", "-k", KUBERNETES, str(path)],
+                          capture_output=True, text=True)
+
+
+def test_the_sidecar_example_matches_the_kubernetes_schema(tmp_path):
+    checked = validate(SIDECAR)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    kinds = [doc["kind"] for doc in yaml.safe_load_all(SIDECAR.read_text())]
+    assert kinds == ["ConfigMap", "Secret", "PersistentVolumeClaim", "Deployment"], kinds
+    # The check is strict: a misspelt field fails it.
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(SIDECAR.read_text().replace("containerPort: 9464", "containerPortz: 9464"))
+    assert validate(broken).returncode != 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_sidecars_configuration_serves_with_its_secrets(tmp_path):
+    docs = {doc["kind"]: doc for doc in yaml.safe_load_all(SIDECAR.read_text())}
+    config = tmp_path / "toolgate.toml"
+    config.write_text(docs["ConfigMap"]["data"]["toolgate.toml"])
+    secret = docs["Secret"]["stringData"]
+    # The token's digest in the configuration is the Secret's token's.
+    digest = hashlib.sha256(secret["agent-token"].encode()).hexdigest()
+    assert digest in config.read_text()
+    key = subprocess.run([BIN, "keygen", "--name", "toolgate/agent", "--out", str(tmp_path / "k")],
+                         capture_output=True, text=True, check=True)
+    assert key.returncode == 0
+    port = free_port()
+    env = dict(os.environ, TOOLGATE_CHECKPOINT_KEY=(tmp_path / "k").read_text())
+    # Where the Pod mounts them, here in the scratch directory; the side port on loopback.
+    server = subprocess.Popen(
+        [BIN, "serve", "--config", str(config), "--db", str(tmp_path / "toolgate.db"),
+         "--listen", f"unix:{tmp_path / 'toolgate.sock'}", "--http-listen", f"127.0.0.1:{port}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "server.log", "w"),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+                    assert answer.status == 200
+                    break
+            except OSError:
+                assert server.poll() is None, (tmp_path / "server.log").read_text()
+                assert time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+                time.sleep(0.1)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
+    # It signed its last checkpoint with the Secret's key at shutdown.
+    printed = subprocess.run([BIN, "checkpoint", "--db", str(tmp_path / "toolgate.db")],
+                             capture_output=True, text=True)
+    assert printed.returncode == 0 and printed.stdout.startswith("toolgate/agent\n"), printed
+
+
+def systemd_analyze() -> str:
+    tool = shutil.which("systemd-analyze")
+    assert tool, "the unit's tests need systemd-analyze (Debian: apt-get install systemd)"
+    return tool
+
+
+def test_the_systemd_unit_verifies_and_is_hardened(tmp_path):
+    # systemd-analyze verify checks that ExecStart's program exists: point it at the build.
+    unit = tmp_path / "toolgate.service"
+    unit.write_text(UNIT.read_text().replace("/usr/local/bin/toolgate", BIN))
+    verified = subprocess.run([systemd_analyze(), "verify", str(unit)], capture_output=True, text=True)
+    said = verified.stdout + verified.stderr
+    assert verified.returncode == 0, said
+    # Unknown or misspelt settings are only warnings to systemd: here they fail.
+    assert "Unknown key" not in said and "Failed to parse" not in said, said
+    exposure = subprocess.run(
+        # The threshold is on systemd's 0–100 scale: 20 is an exposure of 2.0 ("OK").
+        [systemd_analyze(), "security", "--offline=true", "--threshold=20", str(unit)],
+        capture_output=True, text=True,
+    )
+    assert exposure.returncode == 0, exposure.stdout[-3000:]
