@@ -218,8 +218,8 @@ fn closed_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
-/// An error as a person reads it: each cause once (a cause whose text the message before it
-/// already ends with is not said again), and a server's refusal as its message and what the
+/// An error as a person reads it: each cause once (a cause that repeats the end of what was
+/// said is not said again), and a server's refusal as its message and what the
 /// code means, not gRPC's stock description of the code.
 fn said(error: &anyhow::Error) -> String {
     let mut text = String::new();
@@ -228,7 +228,10 @@ fn said(error: &anyhow::Error) -> String {
             Some(status) => refusal(status),
             None => cause.to_string(),
         };
-        if text.ends_with(&part) {
+        // Said already: the cause is the end of what was said, or says only that end again
+        // with a prefix of its own (`Error code 26: file is not a database`).
+        let said = text.rsplit(": ").next().unwrap_or_default();
+        if text.ends_with(&part) || (!said.is_empty() && part.ends_with(said)) {
             continue;
         }
         if !text.is_empty() {

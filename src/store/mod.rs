@@ -44,7 +44,7 @@ use crate::metrics::Metrics;
 pub enum StoreError {
     #[error("cannot migrate the trail (migration {number}): {source}")]
     Migrate { number: i64, source: rusqlite::Error },
-    #[error("trail writer: {0}")]
+    #[error("the trail's database: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("the commit failed (see the writer's log)")]
     CommitFailed,

@@ -79,6 +79,10 @@ def test_the_sidecars_configuration_serves_with_its_secrets(tmp_path):
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
+    # Its log, written to a file, says where it serves, and holds no terminal colour codes.
+    log = (tmp_path / "server.log").read_text()
+    assert " serving grpc=unix:" in log, log
+    assert "\x1b[" not in log, log
     # It signed its last checkpoint with the Secret's key at shutdown.
     printed = subprocess.run([BIN, "checkpoint", "--db", str(tmp_path / "toolgate.db")],
                              capture_output=True, text=True)

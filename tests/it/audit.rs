@@ -598,3 +598,29 @@ async fn a_command_whose_reader_went_away_ends_quietly() {
         assert!(stderr.is_empty(), "{args:?}: {stderr}");
     }
 }
+
+/// An error is said once, in words: each cause once, and a server's refusal without gRPC's
+/// stock text of its code.
+#[tokio::test]
+async fn the_command_line_says_an_error_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, "not a database, at some length so that SQLite reads a header").unwrap();
+    let out = toolgate_async(&["query", "--db", junk.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: the trail's database: file is not a database\n"
+    );
+
+    let app = crate::helpers::spawn_app_with(|c| {
+        c.auth.tokens.push(crate::helpers::token("agent", "s3cret", r#"["agent"]"#, &["alice"]));
+    })
+    .await;
+    let out = toolgate_async(&["query", "--server", &app.url]).await;
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.starts_with("error: the server refused: "), "{said}");
+    assert!(said.contains("set TOOLGATE_TOKEN"), "{said}");
+    assert!(!said.contains("The request does not have valid authentication"), "{said}");
+}
