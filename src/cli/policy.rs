@@ -34,8 +34,28 @@ pub enum PolicyCommand {
     Test(TestArgs),
     /// Re-evaluate the decisions recorded on a trail under another policy; print what changes.
     Replay(ReplayArgs),
-    /// Print what toolgate hands a policy: principal, action, resource and every context record.
-    Schema,
+    /// Print what toolgate hands a policy as a Cedar schema (principal, actions, resource and
+    /// every context record, typed), for Cedar's validator; `--format text` for prose.
+    Schema(SchemaArgs),
+}
+
+/// Arguments of `toolgate policy schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// `cedar`: a Cedar schema (the configuration's actions, groups and actor attributes);
+    /// `text`: the same in words.
+    #[arg(long, value_enum, default_value = "cedar")]
+    pub format: SchemaFormat,
+    /// A configuration file whose `[tools]`, `[action_groups]` and `[actors]` apply.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// The forms of `toolgate policy schema`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaFormat {
+    Cedar,
+    Text,
 }
 
 /// Arguments of `toolgate policy replay`.
@@ -71,6 +91,13 @@ pub struct TestArgs {
     /// A configuration file whose `[tools]` extend the registry, as the server would load it.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Run only the cases whose name contains this text (exit 1 when none does).
+    #[arg(long)]
+    pub case: Option<String>,
+    /// One JSON object per case (name, ok, outcome, reason, policies, problems), then one with
+    /// the totals.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs a policy subcommand.
@@ -79,8 +106,14 @@ pub async fn policy(args: PolicyArgs) -> anyhow::Result<Exit> {
         PolicyCommand::Check(args) => Ok(check(&args)),
         PolicyCommand::Test(args) => test(&args),
         PolicyCommand::Replay(args) => replay(&args).await,
-        PolicyCommand::Schema => {
-            print!("{}", crate::policy::describe_shape());
+        PolicyCommand::Schema(args) => {
+            match args.format {
+                SchemaFormat::Text => print!("{}", crate::policy::describe_shape()),
+                SchemaFormat::Cedar => {
+                    let config = config(args.config.as_deref())?;
+                    print!("{}", crate::policy::cedar_schema(&config, &config.registry()?));
+                }
+            }
             Ok(Exit::Ok)
         }
     }
@@ -221,6 +254,10 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
     let (mut passed, mut failed) = (0, 0);
     for (i, case) in cases.case.iter().enumerate() {
         let name = if case.name.is_empty() { format!("case {}", i + 1) } else { case.name.clone() };
+        if args.case.as_ref().is_some_and(|wanted| !name.contains(wanted.as_str())) {
+            continue;
+        }
+        let mut answered = None;
         let problems = match ActionRequest::from_proto(case.request(), &limits, &registry) {
             Err(e) => vec![format!("the request is invalid: {e}")],
             Ok(req) => {
@@ -242,18 +279,39 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
                 {
                     problems.push(format!("policies {:?}, expected {ids:?}", verdict.policy_ids));
                 }
+                answered = Some(verdict);
                 problems
             }
         };
-        if problems.is_empty() {
-            passed += 1;
+        let ok = problems.is_empty();
+        if ok {
+            passed += 1
+        } else {
+            failed += 1
+        }
+        if args.json {
+            let line = serde_json::json!({
+                "name": name,
+                "ok": ok,
+                "outcome": answered.as_ref().map(|v| v.outcome.as_str()),
+                "reason": answered.as_ref().map(|v| v.reason.as_str()),
+                "policies": answered.as_ref().map(|v| &v.policy_ids),
+                "problems": problems,
+            });
+            println!("{}", crate::text::json_escaped(&line.to_string()));
+        } else if ok {
             println!("ok {name}");
         } else {
-            failed += 1;
             println!("FAILED {name}: {}", problems.join("; "));
         }
     }
-    println!("{passed} passed, {failed} failed");
+    if let Some(wanted) = args.case.as_ref().filter(|_| passed + failed == 0) {
+        anyhow::bail!("no case's name contains {wanted:?}");
+    }
+    match args.json {
+        true => println!("{}", serde_json::json!({ "passed": passed, "failed": failed })),
+        false => println!("{passed} passed, {failed} failed"),
+    }
     Ok(if failed > 0 { Exit::Failed } else { Exit::Ok })
 }
 

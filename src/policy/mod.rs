@@ -7,11 +7,13 @@ mod annotations;
 mod context;
 mod directory;
 mod engine;
+mod schema;
 mod shape;
 mod slice;
 
 pub use directory::entities;
 pub use engine::{PolicyEngine, PolicyError, Verdict};
+pub use schema::cedar_schema;
 pub use shape::describe as describe_shape;
 
 /// The outcome is the trail's: the policy decides it, the trail records it.

@@ -47,7 +47,7 @@ const VALUES: [(&str, &str); 2] = [
 
 /// The records that hold free-form attributes: the call's arguments (normalized, as toolgate
 /// checked and hashed them), and the harness's own context.
-const FREE_FORM: [&str; 2] = ["args", "harness"];
+pub(super) const FREE_FORM: [&str; 2] = ["args", "harness"];
 
 /// The shape as text, for `toolgate policy schema`.
 pub fn describe() -> String {

@@ -182,6 +182,11 @@ impl ToolRegistry {
         self.tools.get(tool)
     }
 
+    /// The default actions of the registered tools (the actions a policy can expect).
+    pub fn actions(&self) -> impl Iterator<Item = &str> {
+        self.tools.values().map(|spec| spec.action.as_str())
+    }
+
     /// The safety level of a tool; [`Safety::Unknown`] when it is not registered.
     pub fn safety(&self, tool: &str) -> Safety {
         self.get(tool).map_or(Safety::Unknown, |spec| spec.safety)

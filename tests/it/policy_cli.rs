@@ -36,7 +36,9 @@ fn policy_schema_lists_the_context_and_check_names_a_misspelled_attribute() {
     )
     .unwrap();
 
-    let schema = toolgate(&["policy", "schema"]);
+    let schema = toolgate(&["policy", "schema", "--format", "text"]);
+    let cedar =
+        toolgate(&["policy", "schema", "--config", "examples/policies/finance/toolgate.toml"]);
     let check = toolgate(&["policy", "check", typo.to_str().unwrap()]);
 
     assert!(
@@ -44,8 +46,46 @@ fn policy_schema_lists_the_context_and_check_names_a_misspelled_attribute() {
         "{}",
         stdout(&schema)
     );
+    // A Cedar schema Cedar reads, with the configuration's actions.
+    let (cedar_schema, _) =
+        cedar_policy::Schema::from_cedarschema_str(&stdout(&cedar)).expect("a Cedar schema");
+    let actions: Vec<String> = cedar_schema.actions().map(|a| a.to_string()).collect();
+    assert!(actions.contains(&r#"Action::"invoice.approve""#.to_owned()), "{actions:?}");
     assert_eq!(check.status.code(), Some(1));
     assert!(stdout(&check).contains("`context.options.allow_wirte`"), "{}", stdout(&check));
+}
+
+#[test]
+fn policy_test_runs_one_case_and_speaks_json() {
+    let dir = "examples/policies/finance";
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "policy",
+            "test",
+            "examples/policies/finance/policy.cedar",
+            "--cases",
+            "examples/policies/finance/cases.toml",
+            "--config",
+            "examples/policies/finance/toolgate.toml",
+        ];
+        args.extend_from_slice(extra);
+        toolgate(&args)
+    };
+    let all = run(&["--json"]);
+    let one = run(&["--json", "--case", "small invoices"]);
+    let none = run(&["--case", "no such case"]);
+
+    let lines = |out: &std::process::Output| -> Vec<serde_json::Value> {
+        stdout(out).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let (all, one) = (lines(&all), lines(&one));
+    assert!(all.len() > 2, "{dir}: {all:?}");
+    assert_eq!(one.len(), 2, "{one:?}");
+    assert_eq!(one[0]["name"], "small invoices are approved");
+    assert_eq!((one[0]["ok"].as_bool(), one[0]["outcome"].as_str()), (Some(true), Some("allow")));
+    assert_eq!(one[1], serde_json::json!({ "passed": 1, "failed": 0 }));
+    assert_eq!(all.last().unwrap()["passed"].as_u64(), Some(all.len() as u64 - 1));
+    assert_eq!(none.status.code(), Some(1));
 }
 
 #[test]
