@@ -509,6 +509,49 @@ async fn a_filtered_export_verifies_row_by_row_and_against_the_trail() {
     assert!(edited_out.contains("differs from the trail"), "{edited_out}");
 }
 
+/// `export --proofs` needs the trail's file: through a server it is refused, not left unwritten
+/// with a manifest that names it. And without --db or --server the commands ask the default
+/// server, `$TOOLGATE_SERVER`, in the `host:port` form `serve --listen` prints.
+#[tokio::test]
+async fn proofs_need_the_file_and_the_default_server_is_asked() {
+    let mut app = spawn_app().await;
+    populate(&mut app).await;
+    let dir = app.dir.path();
+    let (csv, manifest, proofs) = (dir.join("e.csv"), dir.join("e.json"), dir.join("e.proofs"));
+    let out = toolgate_async(&[
+        "export",
+        "--server",
+        &app.url,
+        "-o",
+        csv.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--proofs",
+        proofs.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--proofs needs --db"));
+    assert!(!manifest.exists() && !proofs.exists());
+
+    let address = app.url.trim_start_matches("http://").to_owned();
+    // Off the runtime the server under test runs on.
+    let asked = tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::cargo_bin("toolgate")
+            .unwrap()
+            .args(["query", "--json", "--session", "s1"])
+            .env("TOOLGATE_SERVER", &address)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(asked.status.success(), "{}", String::from_utf8_lossy(&asked.stderr));
+    let (_, from_db) =
+        run(&["query", "--db", app.db.to_str().unwrap(), "--json", "--session", "s1"]).await;
+    assert_eq!(String::from_utf8(asked.stdout).unwrap(), from_db);
+}
+
 #[tokio::test]
 async fn the_grpc_export_streams_the_same_file_as_the_command_line() {
     let mut app = spawn_app().await;
