@@ -30,7 +30,7 @@ use std::time::Duration;
 pub use prune::{Pruning, Session};
 pub use reader::{PAGE, Proving, Reader};
 pub use tree::Known;
-pub use writer::{Cadence, PairedDecision, Writer, WriterThread};
+pub use writer::{Cadence, PairedDecision, Writer, WriterThread, checkpoint_record};
 
 /// How long a connection waits for a lock another one holds before it reports the file busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -33,10 +33,11 @@ struct Job {
     reply: oneshot::Sender<Result<Vec<Event>, StoreError>>,
 }
 
-/// How often the writer itself signs a checkpoint: after every `every_events` events, inside
-/// the transaction that appends the event which makes them due, so that no burst (one group
-/// may hold hundreds of events) stretches the gap between two checkpoints. The checkpoints
-/// that time and shutdown make due are the publisher's (`trust::publisher`).
+/// How often the writer itself signs a checkpoint: once `every_events` events wait uncovered,
+/// right behind the call whose events made it due, inside the same transaction, so that no
+/// burst (one group may hold hundreds of events) stretches the gap between two checkpoints.
+/// One call's events are never split (a call appends one to three; a prune carries more). The
+/// checkpoints that time and shutdown make due are the publisher's (`trust::publisher`).
 #[derive(Clone)]
 pub struct Cadence {
     pub signer: Arc<NoteSigner>,
@@ -510,6 +511,8 @@ fn commit(
         Ok(groups) => {
             unanswered.clear();
             metrics.committed(groups.iter().flatten(), started.elapsed());
+            // The trail's length counts the writer's own checkpoints too, not only the callers'.
+            metrics.trail_length(head.chain.seq);
             tracing::debug!(
                 jobs,
                 seq = head.chain.seq,
@@ -556,31 +559,38 @@ fn write_group(
         let mut events = Vec::with_capacity(records.len());
         for record in records {
             events.push(put(&tx, head, lookups, record)?);
-            // The checkpoint that the events make due goes in right behind them; it is the
-            // trail's, not the caller's, so it is not among the caller's events.
-            if let Some(Cadence { signer, every_events }) = cadence
-                && head.chain.seq - head.covered >= i64::try_from(*every_events).unwrap_or(i64::MAX)
-            {
-                let checkpoint = Checkpoint {
-                    origin: signer.key().name.clone(),
-                    size: head.tree.size(),
-                    root: head.tree.root(),
-                };
-                let note = checkpoint
-                    .sign(signer)
-                    .map_err(|_| StoreError::Tree("a checkpoint's text did not sign"))?;
-                put(
-                    &tx,
-                    head,
-                    lookups,
-                    Record { note: Some(note), ..Record::new(Kind::Checkpoint) },
-                )?;
+        }
+        // The checkpoint the job's events make due goes in right behind them: never among one
+        // job's events (a prune predicts its own seq), and the trail's, not the caller's.
+        if let Some(cadence) = cadence
+            && head.chain.seq - head.covered
+                >= i64::try_from(cadence.every_events).unwrap_or(i64::MAX)
+        {
+            match checkpoint_record(&cadence.signer, head.tree.size(), head.tree.root()) {
+                Ok(record) => {
+                    put(&tx, head, lookups, record)?;
+                }
+                // A checkpoint is an attestation the publisher can make later; it never fails
+                // the callers' events. (Signing cannot fail for a key that parsed.)
+                Err(error) => {
+                    tracing::error!(%error, "the writer's checkpoint did not sign");
+                    head.covered = head.chain.seq;
+                }
             }
         }
         groups.push(events);
     }
     tx.commit()?;
     Ok(groups)
+}
+
+/// The `checkpoint` record of the tree of `size` events with `root`, signed.
+pub fn checkpoint_record(signer: &NoteSigner, size: u64, root: Hash) -> Result<Record, StoreError> {
+    let checkpoint = Checkpoint { origin: signer.key().name.clone(), size, root };
+    let note = checkpoint
+        .sign(signer)
+        .map_err(|_| StoreError::Tree("a checkpoint's text did not sign"))?;
+    Ok(Record { note: Some(note), ..Record::new(Kind::Checkpoint) })
 }
 
 /// Appends one record at the head: the event and the tree nodes its leaf completes.

@@ -1,24 +1,22 @@
-//! The task that signs checkpoints as the trail grows: every `every_events` events or
-//! `every_ms`, whichever comes first, and once more at shutdown, it appends a `checkpoint`
-//! event whose note is the signed checkpoint of the tree of every event before it. The tree
-//! head is read and signed inside the writer's transaction, so the checkpoint covers exactly
-//! the events before it. The writer itself signs the checkpoints `every_events` makes due
-//! (`store::Cadence`), so that a burst cannot stretch the gap; this task wakes when `every_ms`
-//! is up since the last checkpoint, and at shutdown; a checkpoint that cannot be committed now
-//! is tried again a moment later. It never delays a decision (it is one more append, queued
-//! like any other).
+//! Signed checkpoints as the trail grows: a `checkpoint` event whose note is the signed
+//! checkpoint of the tree of every event before it, at least every `every_events` events, at
+//! least every `every_ms` while events come, and once more at shutdown. The tree head is read
+//! and signed inside the writer's transaction, so the checkpoint covers exactly the events
+//! before it. The writer itself signs those `every_events` makes due (`store::Cadence`), so
+//! that a burst cannot stretch the gap; this task signs those `every_ms` makes due, waking when
+//! the last checkpoint is that old, and the last one at shutdown. A checkpoint that cannot be
+//! committed now is tried again a moment later. It never delays a decision (it is one more
+//! append, queued like any other).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::checkpoint::Checkpoint;
 use super::note::NoteSigner;
 use crate::config::CheckpointsConfig;
 use crate::follow::Trail;
-use crate::store::{StoreError, Writer};
-use crate::trail::{Kind, Record};
+use crate::store::{StoreError, Writer, checkpoint_record};
 
 /// How long the task waits before it tries again after trouble.
 const TICK: Duration = Duration::from_millis(100);
@@ -53,11 +51,7 @@ pub async fn append(writer: &Writer, signer: &Arc<NoteSigner>) -> Result<u64, St
     let events = writer
         .append_with(move |lookup| {
             let (size, root) = lookup.tree_head();
-            let checkpoint = Checkpoint { origin: signer.key().name.clone(), size, root };
-            let note = checkpoint
-                .sign(&signer)
-                .map_err(|_| StoreError::Tree("a checkpoint's text did not sign"))?;
-            Ok(vec![Record { note: Some(note), ..Record::new(Kind::Checkpoint) }])
+            Ok(vec![checkpoint_record(&signer, size, root)?])
         })
         .await?;
     Ok(events.last().map_or(0, |e| e.seq.unsigned_abs()))
@@ -82,52 +76,60 @@ pub async fn run(
     );
     let Trail { reader, commits } = trail;
     let every = Duration::from_millis(config.every_ms.max(1));
-    // When the last checkpoint was signed, as far as this task knows: a checkpoint the writer
-    // signed since moves it when the task next looks.
-    let mut since = Instant::now();
+    // When to look next: when the last checkpoint is `every` old, as far as this task knows (a
+    // checkpoint the writer signed since moves it when the task looks).
+    let mut next = Instant::now() + every;
     loop {
         let stop = tokio::select! {
             biased;
             _ = stopping.wait_for(|stop| *stop) => true,
-            () = tokio::time::sleep(every.saturating_sub(since.elapsed())) => false,
+            () = tokio::time::sleep_until(next.into()) => false,
         };
-        // What the last checkpoint covers (and itself), and the trail's size.
-        let covered = match reader.last_checkpoint().await {
-            Ok(last) => last.map(|e| (e.seq, e.ts)),
+        // What the last checkpoint covers (and itself), and the trail's size: at shutdown from
+        // the file, since the commit signal follows the callers' answers.
+        let sized = match stop {
+            true => reader.tree_size().await.map(|size| i64::try_from(size).unwrap_or(i64::MAX)),
+            false => Ok(*commits.borrow()),
+        };
+        let looked = match (reader.last_checkpoint().await, sized) {
+            (Ok(last), Ok(size)) => Ok((last.map(|e| (e.seq, e.ts)), size)),
+            (Err(error), _) | (_, Err(error)) => Err(error),
+        };
+        let (covered, size) = match looked {
+            Ok(looked) => looked,
             Err(error) => {
-                tracing::warn!(%error, "cannot read the last checkpoint; retrying");
+                tracing::warn!(%error, "cannot read the last checkpoint or the tree's size; retrying");
                 if stop {
                     return;
                 }
-                since = Instant::now() - every + TICK;
+                next = Instant::now() + TICK;
                 continue;
             }
         };
-        let size = *commits.borrow();
         let (covered_seq, age) = match &covered {
             Some((seq, ts)) => (*seq, age(ts)),
             None => (0, None),
         };
         let due = size > covered_seq && (stop || age.is_none_or(|age| age >= every));
-        if due {
+        next = if due {
             match append(&writer, &signer).await {
                 Ok(size) => {
                     tracing::debug!(size, "checkpoint signed");
-                    since = Instant::now();
+                    Instant::now() + every
                 }
                 Err(error) => {
                     tracing::warn!(%error, "checkpoint not recorded; retrying");
-                    since = Instant::now() - every + TICK;
+                    Instant::now() + TICK
                 }
             }
         } else if size > covered_seq {
             // Events wait, but the last checkpoint is younger than `every`: look again when
             // it is `every` old.
-            since = Instant::now() - age.unwrap_or_default().min(every);
+            Instant::now() + every.saturating_sub(age.unwrap_or_default())
         } else {
             // Nothing waits: look again in `every`.
-            since = Instant::now();
-        }
+            Instant::now() + every
+        };
         if stop {
             return;
         }
