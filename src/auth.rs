@@ -277,11 +277,20 @@ pub enum BadAuth {
     Digest(String),
     #[error("[[auth.certificates]] `{0}` is listed twice")]
     DuplicateSubject(String),
+    /// Two entries with one digest: one token, two meanings (the later would silently win).
+    #[error("[[auth.tokens]] `{0}` and `{1}` have the same sha256: give each its own token")]
+    DuplicateToken(String, String),
 }
 
 impl Auth {
     /// The tokens and certificates of `config`.
     pub fn new(config: &AuthConfig) -> Result<Self, BadAuth> {
+        let mut ids_by_digest = HashMap::new();
+        for spec in &config.tokens {
+            if let Some(first) = ids_by_digest.insert(spec.sha256.to_ascii_lowercase(), &spec.id) {
+                return Err(BadAuth::DuplicateToken(first.clone(), spec.id.clone()));
+            }
+        }
         let tokens = config
             .tokens
             .iter()
@@ -478,5 +487,23 @@ mod tests {
         assert!(caller.may_act_as("bob"));
         assert!(!caller.may_act_as("bobby"));
         assert!(!caller.may_act_as("team-b/agent-1"));
+    }
+
+    #[test]
+    fn one_token_under_two_entries_is_refused() {
+        let entry = |id: &str, sha256: &str| TokenSpec {
+            id: id.into(),
+            sha256: sha256.into(),
+            roles: vec![],
+            actors: vec![],
+            harness_approvals: false,
+        };
+        let digest = token_digest("replace-me");
+        let config = AuthConfig {
+            tokens: vec![entry("agent", &digest), entry("auditor", &digest.to_uppercase())],
+            ..Default::default()
+        };
+        let refused = Auth::new(&config).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("`agent` and `auditor` have the same sha256"), "{refused}");
     }
 }
