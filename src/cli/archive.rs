@@ -125,7 +125,7 @@ async fn get(archive: &Archive, from: u64, to: Option<u64>) -> anyhow::Result<Ex
         .context("the archive's checkpoint does not read")?
         .size;
     let to = to.unwrap_or(size).min(size);
-    let mut out = CsvWriter::new(std::io::stdout().lock(), false)?;
+    let mut out = CsvWriter::new(super::Stdout, false)?;
     let wanted = |seq: i64| (from..=to).contains(&seq.unsigned_abs()) && seq > 0;
     let tiles = tiles::at_level(size, 0).filter(|t| t.first() + t.width >= from && t.first() < to);
     for tile in tiles {
@@ -140,6 +140,6 @@ async fn get(archive: &Archive, from: u64, to: Option<u64>) -> anyhow::Result<Ex
             }
         }
     }
-    drop(out.finish()?);
+    out.finish()?;
     Ok(Exit::Ok)
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::Args;
 
 use super::remote::{Authorized, TOKEN_ENV, connect, server_or_default};
@@ -53,7 +54,13 @@ impl SourceArgs {
             }
             (None, server) => {
                 let url = server_or_default(server.as_deref());
-                let (channel, bearer) = connect(&url, TOKEN_ENV).await?;
+                let connected = connect(&url, TOKEN_ENV).await;
+                let (channel, bearer) = match server {
+                    Some(_) => connected?,
+                    None => {
+                        connected.context("no --db or --server given: asked the default server")?
+                    }
+                };
                 let client = AuditClient::with_interceptor(channel, bearer);
                 Ok(Source::Server(client.max_decoding_message_size(64 * 1024 * 1024)))
             }

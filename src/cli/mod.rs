@@ -194,7 +194,8 @@ pub fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(exit) => exit.into(),
-        // The reader of the output went away (`toolgate export | head`): as `cat` does.
+        // The reader of the output went away (`toolgate export | head`): end quietly, with
+        // success, as a shell pipeline expects of its writer.
         Err(e) if closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", said(&e));
@@ -203,9 +204,36 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Whether `error` comes from writing to a reader that went away.
+/// Standard output for the commands that write to it through a writer: a write to a reader
+/// that went away fails as [`StdoutClosed`], so that only that ends a command quietly, and not
+/// a broken pipe of another connection (a server's, a database's).
+pub(crate) struct Stdout;
+
+/// Standard output's reader went away.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+pub(crate) struct StdoutClosed;
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        std::io::stdout().write(bytes).map_err(closed)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().flush().map_err(closed)
+    }
+}
+
+fn closed(error: std::io::Error) -> std::io::Error {
+    match error.kind() {
+        std::io::ErrorKind::BrokenPipe => std::io::Error::new(error.kind(), StdoutClosed),
+        _ => error,
+    }
+}
+
+/// Whether `error` comes from writing to standard output after its reader went away.
 fn closed_pipe(error: &anyhow::Error) -> bool {
-    let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
+    let stdout = |io: &std::io::Error| io.get_ref().is_some_and(|inner| inner.is::<StdoutClosed>());
     error.chain().any(|cause| {
         // The CSV writer's error names its I/O error as its kind, not as its source (and the
         // trail's CSV error is it, transparently).
@@ -213,8 +241,8 @@ fn closed_pipe(error: &anyhow::Error) -> bool {
             Some(crate::trail::csv::CsvError::Csv(error)) => Some(error.kind()),
             _ => cause.downcast_ref::<csv::Error>().map(csv::Error::kind),
         };
-        cause.downcast_ref::<std::io::Error>().is_some_and(broken)
-            || matches!(csv, Some(csv::ErrorKind::Io(io)) if broken(io))
+        cause.downcast_ref::<std::io::Error>().is_some_and(stdout)
+            || matches!(csv, Some(csv::ErrorKind::Io(io)) if stdout(io))
     })
 }
 
@@ -231,7 +259,8 @@ fn said(error: &anyhow::Error) -> String {
         // Said already: the cause is the end of what was said, or says only that end again
         // with a prefix of its own (`Error code 26: file is not a database`).
         let said = text.rsplit(": ").next().unwrap_or_default();
-        if text.ends_with(&part) || (!said.is_empty() && part.ends_with(said)) {
+        let ends = |whole: &str, end: &str| whole == end || whole.ends_with(&format!(": {end}"));
+        if ends(&text, &part) || (!said.is_empty() && ends(&part, said)) {
             continue;
         }
         if !text.is_empty() {

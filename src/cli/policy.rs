@@ -111,7 +111,7 @@ pub async fn policy(args: PolicyArgs) -> anyhow::Result<Exit> {
                 SchemaFormat::Text => print!("{}", crate::policy::describe_shape()),
                 SchemaFormat::Cedar => {
                     let config = config(args.config.as_deref())?;
-                    print!("{}", crate::policy::cedar_schema(&config, &config.registry()?));
+                    print!("{}", crate::policy::cedar_schema(&config, &config.registry()?)?);
                 }
             }
             Ok(Exit::Ok)

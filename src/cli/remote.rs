@@ -71,14 +71,17 @@ impl Interceptor for Bearer {
 /// `unix:/path`. Over TLS if it is `https://`, trusting the CA in `TOOLGATE_CA_CERT` and
 /// presenting the certificate in `TOOLGATE_CLIENT_CERT` and `TOOLGATE_CLIENT_KEY` if set.
 pub fn endpoint(url: &str) -> anyhow::Result<Endpoint> {
-    let uri = match url.contains("://") || url.starts_with("unix:") {
+    let lower = url.to_ascii_lowercase();
+    let uri = match lower.contains("://") || lower.starts_with("unix:") {
         true => url.to_owned(),
+        // A bare host is toolgate's port on it, as `serve --listen` defaults to.
+        false if !url.contains(':') => format!("http://{url}:50051"),
         false => format!("http://{url}"),
     };
     let endpoint = Endpoint::from_shared(uri).with_context(|| {
         format!("`{url}` is not a server address (host:port, http(s)://host:port or unix:/path)")
     })?;
-    if !url.starts_with("https://") {
+    if !lower.starts_with("https://") {
         return Ok(endpoint);
     }
     let pem = |var: &str| -> anyhow::Result<Option<Vec<u8>>> {
