@@ -43,20 +43,35 @@ fn quoted(text: &str) -> String {
     format!("\"{}\"", text.escape_default())
 }
 
+/// An actor attribute with values of two types: a Cedar schema gives each attribute one.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "[actors] attribute `{0}` has values of two types, {1} and {2}: a Cedar schema gives it one"
+)]
+pub struct AttributeTypes(String, String, String);
+
 /// The schema for `config` and its tool registry.
-pub fn cedar_schema(config: &Config, registry: &ToolRegistry) -> String {
+pub fn cedar_schema(config: &Config, registry: &ToolRegistry) -> Result<String, AttributeTypes> {
     let mut out = String::from(
         "// toolgate's policy schema (`toolgate policy schema`), for Cedar's validator.\n\
          // context.args (the call's arguments) and context.harness (the harness's context) are\n\
          // free-form: a Cedar schema cannot declare them, so a policy that reads them does not\n\
          // validate against this schema (toolgate checks the rest of `context` at load).\n\n",
     );
-    // The actors' attributes, optional: each actor has only its own.
+    // The actors' attributes, optional: each actor has only its own. (A record-valued one is
+    // left out: its shape is each actor's own.)
     let mut attributes: BTreeMap<&str, String> = BTreeMap::new();
     for spec in config.actors.values() {
         for (name, value) in &spec.attributes {
-            if let Some(kind) = value_type(value) {
-                attributes.entry(name).or_insert(kind);
+            let Some(kind) = value_type(value) else { continue };
+            match attributes.get(name.as_str()) {
+                Some(known) if *known != kind => {
+                    return Err(AttributeTypes(name.clone(), known.clone(), kind));
+                }
+                Some(_) => {}
+                None => {
+                    attributes.insert(name, kind);
+                }
             }
         }
     }
@@ -85,31 +100,35 @@ pub fn cedar_schema(config: &Config, registry: &ToolRegistry) -> String {
     }
     out.push_str("};\n\n");
 
-    // The groups are actions too; each action is in the groups that list it.
+    // The groups are actions too (a group may be in a group); each action is in the groups
+    // that list it, as `directory::entities` makes them.
     let groups = &config.action_groups;
-    let mut actions: BTreeSet<&str> = registry.actions().collect();
-    actions.extend(groups.values().flatten().map(String::as_str));
-    for group in groups.keys() {
-        actions.remove(group.as_str());
-        let _ = writeln!(out, "action {};", quoted(group));
-    }
-    for action in actions {
+    let within = |action: &str| {
         let parents: Vec<String> = groups
             .iter()
             .filter(|(_, members)| members.iter().any(|m| m == action))
             .map(|(group, _)| quoted(group))
             .collect();
-        let within = match parents.is_empty() {
+        match parents.is_empty() {
             true => String::new(),
             false => format!(" in [{}]", parents.join(", ")),
-        };
+        }
+    };
+    let mut actions: BTreeSet<&str> = registry.actions().collect();
+    actions.extend(groups.values().flatten().map(String::as_str));
+    for group in groups.keys() {
+        actions.remove(group.as_str());
+        let _ = writeln!(out, "action {}{};", quoted(group), within(group));
+    }
+    for action in actions {
         let _ = writeln!(
             out,
-            "action {}{within} appliesTo {{ principal: [Actor], resource: [Resource], context: Context }};",
-            quoted(action)
+            "action {}{} appliesTo {{ principal: [Actor], resource: [Resource], context: Context }};",
+            quoted(action),
+            within(action)
         );
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -119,7 +138,7 @@ mod tests {
     use super::*;
 
     fn schema(config: &Config) -> Schema {
-        let text = cedar_schema(config, &config.registry().unwrap());
+        let text = cedar_schema(config, &config.registry().unwrap()).unwrap();
         Schema::from_cedarschema_str(&text).map(|(schema, _)| schema).unwrap_or_else(|e| {
             panic!("{e:?}\n{text}");
         })
@@ -135,10 +154,20 @@ mod tests {
     }
 
     #[test]
+    fn an_attribute_of_two_types_is_refused() {
+        let config: Config = toml::from_str(
+            "[actors.alice]\nattributes = { level = 3 }\n[actors.bob]\nattributes = { level = \"high\" }\n",
+        )
+        .unwrap();
+        let refused = cedar_schema(&config, &config.registry().unwrap()).unwrap_err();
+        assert!(refused.to_string().contains("`level` has values of two types"), "{refused}");
+    }
+
+    #[test]
     fn configured_actions_groups_and_attributes_are_in_it_and_a_typo_is_caught() {
         let config: Config = toml::from_str(
             "[tools.deploy]\nsafety = \"bash\"\naction = \"release.deploy\"\n\
-             [action_groups]\nreleases = [\"release.deploy\"]\n\
+             [action_groups]\nreleases = [\"ops\"]\nops = [\"release.deploy\"]\n\
              [actors.alice]\nroles = [\"admin\"]\nattributes = { team = \"payments\", level = 3 }\n",
         )
         .unwrap();
