@@ -20,6 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("TOOLGATE_BIN", str(ROOT / "target" / "debug" / "toolgate"))
 SIDECAR = ROOT / "deploy" / "kubernetes" / "sidecar.yaml"
 UNIT = ROOT / "deploy" / "systemd" / "toolgate.service"
+SYSTEMD = ROOT / "deploy" / "systemd"
 KUBERNETES = "1.31"
 
 
@@ -48,8 +49,16 @@ def free_port() -> int:
 
 def test_the_sidecars_configuration_serves_with_its_secrets(tmp_path):
     docs = {doc["kind"]: doc for doc in yaml.safe_load_all(SIDECAR.read_text())}
+    port = free_port()
+    # The ConfigMap's own settings, its side port beyond loopback (which needs its auth) among
+    # them; only the paths the Pod mounts move into the scratch directory, and the port is free.
+    text = docs["ConfigMap"]["data"]["toolgate.toml"]
+    assert 'http_listen = "0.0.0.0:9464"' in text
+    text = (text.replace("/var/lib/toolgate/", f"{tmp_path}/")
+                .replace("/run/toolgate/", f"{tmp_path}/")
+                .replace("0.0.0.0:9464", f"0.0.0.0:{port}"))
     config = tmp_path / "toolgate.toml"
-    config.write_text(docs["ConfigMap"]["data"]["toolgate.toml"])
+    config.write_text(text)
     secret = docs["Secret"]["stringData"]
     # The token's digest in the configuration is the Secret's token's.
     digest = hashlib.sha256(secret["agent-token"].encode()).hexdigest()
@@ -57,12 +66,13 @@ def test_the_sidecars_configuration_serves_with_its_secrets(tmp_path):
     key = subprocess.run([BIN, "keygen", "--name", "toolgate/agent", "--out", str(tmp_path / "k")],
                          capture_output=True, text=True, check=True)
     assert key.returncode == 0
-    port = free_port()
+    # A key of the form the Secret holds (its value there is a placeholder to replace).
     env = dict(os.environ, TOOLGATE_CHECKPOINT_KEY=(tmp_path / "k").read_text())
-    # Where the Pod mounts them, here in the scratch directory; the side port on loopback.
+    env.pop("TOOLGATE_LISTEN", None)
+    env.pop("TOOLGATE_HTTP_LISTEN", None)
+    env.pop("TOOLGATE_DB", None)
     server = subprocess.Popen(
-        [BIN, "serve", "--config", str(config), "--db", str(tmp_path / "toolgate.db"),
-         "--listen", f"unix:{tmp_path / 'toolgate.sock'}", "--http-listen", f"127.0.0.1:{port}"],
+        [BIN, "serve", "--config", str(config)],
         env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "server.log", "w"),
     )
     try:
@@ -81,7 +91,7 @@ def test_the_sidecars_configuration_serves_with_its_secrets(tmp_path):
         assert server.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
     # Its log, written to a file, says where it serves, and holds no terminal colour codes.
     log = (tmp_path / "server.log").read_text()
-    assert " serving grpc=unix:" in log, log
+    assert " serving grpc=unix:" in log and f'http="0.0.0.0:{port}"' in log and 'auth="on"' in log, log
     assert "\x1b[" not in log, log
     # It signed its last checkpoint with the Secret's key at shutdown.
     printed = subprocess.run([BIN, "checkpoint", "--db", str(tmp_path / "toolgate.db")],
@@ -110,3 +120,35 @@ def test_the_systemd_unit_verifies_and_is_hardened(tmp_path):
         capture_output=True, text=True,
     )
     assert exposure.returncode == 0, exposure.stdout[-3000:]
+
+
+def test_the_systemd_configuration_and_user_are_what_the_unit_needs(tmp_path):
+    # The user and group the unit runs as, made by systemd-sysusers in a scratch root.
+    (tmp_path / "root" / "etc").mkdir(parents=True)
+    made = subprocess.run(
+        [shutil.which("systemd-sysusers") or "systemd-sysusers", f"--root={tmp_path / 'root'}",
+         str(SYSTEMD / "toolgate.sysusers")], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "root" / "etc" / "passwd").read_text().startswith("toolgate:")
+    assert "\nUser=toolgate\nGroup=toolgate\n" in UNIT.read_text()
+    # The configuration serves with the unit's command line, its socket open to the group.
+    text = (SYSTEMD / "toolgate.toml").read_text().replace("/run/toolgate/", f"{tmp_path}/")
+    config = tmp_path / "toolgate.toml"
+    config.write_text(text)
+    server = subprocess.Popen(
+        [BIN, "serve", "--config", str(config), "--db", str(tmp_path / "toolgate.db")],
+        stdout=subprocess.DEVNULL, stderr=open(tmp_path / "server.log", "w"),
+    )
+    try:
+        socket_path = tmp_path / "toolgate.sock"
+        deadline = time.monotonic() + 30
+        while not socket_path.exists():
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+            time.sleep(0.05)
+        assert oct(socket_path.stat().st_mode & 0o777) == "0o660"
+        decided = subprocess.run([BIN, "decide", "--server", f"unix:{socket_path}", "--tool", "read"],
+                                 capture_output=True, text=True)
+        assert decided.returncode == 0, decided.stdout + decided.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
