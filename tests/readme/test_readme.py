@@ -7,11 +7,14 @@ reader (the trail the agent leaves is the one `query` then reads). `cargo run --
 addresses and is stopped with SIGTERM at the end of its block, as a reader would press Ctrl-C.
 `pip` and `python` are a fresh virtual environment's, so `pip install ./clients/python` installs
 from the registry as it would on a new machine. Each command must exit as EXPECTED says (0
-unless listed); the commands in SKIPPED are not run, and the test says which and why.
+unless listed); the commands in SKIPPED are not run, and the test says which and why; grpcurl, in no registry here, is replaced by the same call made
+the way it makes it (server reflection, then the request from the same JSON). What a command
+shows is checked where the README says what it shows (SHOWS).
 """
 
 import os
 import pathlib
+import shlex
 import shutil
 import signal
 import socket
@@ -28,14 +31,56 @@ BIN = os.environ.get("TOOLGATE_BIN", str(ROOT / "target" / "debug" / "toolgate")
 # Commands not run here, by a word they contain, and why.
 SKIPPED = {
     "./scripts/test": "the test command itself, which runs this test",
-    "grpcurl": "grpcurl is in neither Debian's archive nor the language registries; the same "
-    "Decide through reflection is tested with grpcio-reflection (clients/python/tests)",
+}
+
+# Commands run another way, by a word they contain: why, and what runs instead.
+REPLACED = {
+    "grpcurl": "grpcurl is in neither Debian's archive nor the language registries: the same "
+    "Decide, discovered over server reflection and sent from the same JSON, with grpcio-reflection",
 }
 
 # Commands that end with another exit code by design, by their start.
 EXPECTED = {
     "toolgate decide --tool write": 2,  # the default policy denies a write without allow_write
 }
+
+# What a command's output must hold, by its start: what the README says it shows.
+SHOWS = {
+    "toolgate query --db toolgate.db --since 1h": ["seq  ts", "decision", "execution", "approval_approved",
+                                                   "loop detected"],
+    "toolgate export --db toolgate.db -o trail.csv": ["exported "],
+    "toolgate verify --csv": ["intact:"],
+    "toolgate query --db toolgate.db --since 24h --outcome deny": ["tool requires allow_write=true: write"],
+    "toolgate export --db toolgate.db --session s1": ["exported 1 events"],
+    "toolgate verify --db toolgate.db": ["intact:"],
+    "toolgate stats": ["by outcome (decisions):"],
+    "toolgate policy check": ["ok examples/policies/coding/policy.cedar"],
+    "toolgate policy test": [", 0 failed"],
+    "toolgate decide --tool write": ["outcome: deny"],
+}
+
+
+def decide_as_grpcurl_would(command: str) -> dict:
+    """The README's grpcurl call: its JSON and address from the command, the method found over
+    server reflection, the request built from the JSON with the discovered types alone."""
+    import grpc
+    from google.protobuf import descriptor_pool, json_format, message_factory
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+        ProtoReflectionDescriptorDatabase,
+    )
+
+    words = shlex.split(command, comments=True)
+    body, address, method = words[words.index("-d") + 1], words[-2], words[-1]
+    service, name = method.rsplit("/", 1)
+    with grpc.insecure_channel(address) as channel:
+        pool = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
+        found = pool.FindServiceByName(service).FindMethodByName(name)
+        request = json_format.Parse(body, message_factory.GetMessageClass(found.input_type)())
+        call = channel.unary_unary(
+            f"/{method}", request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=message_factory.GetMessageClass(found.output_type).FromString,
+        )
+        return json_format.MessageToDict(call(request, timeout=10))
 
 # The addresses the README's commands use.
 GRPC = ("127.0.0.1", 50051)
@@ -50,7 +95,9 @@ def commands(block: str) -> list[str]:
         if line.rstrip().endswith("\\"):
             pending += line.rstrip()[:-1] + " "
             continue
-        if (pending + line).count("'") % 2 == 1:
+        try:
+            shlex.split(pending + line, comments=True)
+        except ValueError:  # a quote still open: the command goes on on the next line
             pending += line + "\n"
             continue
         line = pending + line
@@ -120,18 +167,41 @@ def test_every_command_block_of_the_readme_runs(scratch):
     env.pop("TOOLGATE_SERVER", None)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
-    ran, skipped = [], []
+    ran, skipped, replaced = [], [], []
     text = (ROOT / "README.md").read_text()
-    for line, block in blocks(text):
-        servers = []
-        try:
+    # A server started by one block serves the blocks after it, as in a reader's other terminal,
+    # until a block starts another (the reader stopped the first) or the README ends.
+    servers: list[subprocess.Popen] = []
+
+    def stop(servers, line):
+        for server in servers:
+            os.killpg(server.pid, signal.SIGTERM)
+        for server in servers:
+            assert server.wait(timeout=30) == 0, f"README.md:{line}: the server did not stop cleanly"
+        for address in (GRPC, HTTP):
+            deadline = time.monotonic() + 10
+            while not free(address) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        servers.clear()
+
+    try:
+        for line, block in blocks(text):
             for command in commands(block):
                 why = next((why for word, why in SKIPPED.items() if word in command), None)
                 if why:
                     skipped.append(f"README.md:{line}: {command[:60]}: {why}")
                     continue
+                if "grpcurl" in command:
+                    answer = decide_as_grpcurl_would(command)
+                    # What the README's comment says comes back.
+                    assert answer["outcome"] == "DENY", answer
+                    assert answer["reason"] == "tool requires allow_write=true: write", answer
+                    assert answer["policyIds"] == ["default.write_requires_allow_write"], answer
+                    replaced.append(f"README.md:{line}: {command[:60]}: {REPLACED['grpcurl']}")
+                    continue
                 words = command.split("#")[0].split()
                 if "serve" in words[:5]:
+                    stop(servers, line)
                     log = scratch / f"serve-{line}.log"
                     server = subprocess.Popen(
                         ["bash", "-c", command], cwd=scratch, env=env,
@@ -152,18 +222,19 @@ def test_every_command_block_of_the_readme_runs(scratch):
                     f"README.md:{line}: `{command}` exited {done.returncode}, "
                     f"not {expected}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
                 )
+                for start, shown in SHOWS.items():
+                    if normalized.startswith(start):
+                        for needle in shown:
+                            assert needle in done.stdout + done.stderr, (
+                                f"README.md:{line}: `{command}` does not show {needle!r}:\n"
+                                f"{done.stdout[-3000:]}\n{done.stderr[-2000:]}"
+                            )
                 ran.append(command)
-        finally:
-            for server in servers:
-                os.killpg(server.pid, signal.SIGTERM)
-            for server in servers:
-                assert server.wait(timeout=30) == 0, f"README.md:{line}: the server did not stop cleanly"
-            for address in (GRPC, HTTP):
-                deadline = time.monotonic() + 10
-                while not free(address) and time.monotonic() < deadline:
-                    time.sleep(0.1)
+    finally:
+        stop(servers, "end")
     print("ran:", *ran, sep="\n  ", file=sys.stderr)
     print("skipped:", *skipped, sep="\n  ", file=sys.stderr)
+    print("run another way:", *replaced, sep="\n  ", file=sys.stderr)
     assert len(ran) >= 15, ran
     # The trail the agent and the other commands left verifies.
     verified = subprocess.run([BIN, "verify", "--db", "toolgate.db"], cwd=scratch,
