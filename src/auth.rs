@@ -285,13 +285,7 @@ pub enum BadAuth {
 impl Auth {
     /// The tokens and certificates of `config`.
     pub fn new(config: &AuthConfig) -> Result<Self, BadAuth> {
-        let mut ids_by_digest = HashMap::new();
-        for spec in &config.tokens {
-            if let Some(first) = ids_by_digest.insert(spec.sha256.to_ascii_lowercase(), &spec.id) {
-                return Err(BadAuth::DuplicateToken(first.clone(), spec.id.clone()));
-            }
-        }
-        let tokens = config
+        let tokens: Vec<Token> = config
             .tokens
             .iter()
             .map(|spec| {
@@ -307,6 +301,12 @@ impl Auth {
                 Ok(Token { digest, caller })
             })
             .collect::<Result<_, _>>()?;
+        let mut ids_by_digest = HashMap::new();
+        for token in &tokens {
+            if let Some(first) = ids_by_digest.insert(token.digest, &token.caller.id) {
+                return Err(BadAuth::DuplicateToken(first.clone(), token.caller.id.clone()));
+            }
+        }
         let mut certificates = HashMap::new();
         for spec in &config.certificates {
             let caller = Caller {

@@ -169,6 +169,8 @@ impl Writer {
 pub struct Lookup<'a> {
     tx: &'a rusqlite::Transaction<'a>,
     tree: &'a Frontier,
+    /// The seq of the last checkpoint (0 for none).
+    covered: i64,
     recent: &'a Recent,
     index: Option<&'a Connection>,
 }
@@ -197,6 +199,11 @@ impl Lookup<'_> {
     /// The tree of every event before this point: its size and root.
     pub fn tree_head(&self) -> (u64, Hash) {
         (self.tree.size(), self.tree.root())
+    }
+
+    /// Whether a checkpoint covers every event before this point (the last event is one).
+    pub fn covered(&self) -> bool {
+        u64::try_from(self.covered).is_ok_and(|covered| covered == self.tree.size())
     }
 
     /// The writer's transaction, for the writes of this module's siblings that add no event
@@ -454,6 +461,20 @@ fn run(
         commit(&mut conn, &mut head, &mut lookups, &mut batch, &mut unanswered, &cadence, metrics);
         moved.send_replace(head.chain.seq);
     }
+    // The last word is a checkpoint: whatever committed after the publisher's last one (a
+    // late call's events, an `undelivered` record) is covered before the trail closes.
+    if let Some(cadence) = cadence.filter(|_| head.chain.seq > head.covered) {
+        let last: Build = Box::new(move |lookup| {
+            let (size, root) = lookup.tree_head();
+            Ok(vec![checkpoint_record(&cadence.signer, size, root)?])
+        });
+        match write_group(&mut conn, &mut head, &mut lookups, vec![last], None) {
+            Ok(_) => {
+                moved.send_replace(head.chain.seq);
+            }
+            Err(error) => tracing::error!(%error, "the trail's last checkpoint was not committed"),
+        }
+    }
     tracing::debug!(seq = head.chain.seq, "trail writer stopped");
 }
 
@@ -552,6 +573,7 @@ fn write_group(
         let lookup = Lookup {
             tx: &tx,
             tree: &head.tree,
+            covered: head.covered,
             recent: &lookups.recent,
             index: lookups.index.as_ref(),
         };
