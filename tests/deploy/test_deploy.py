@@ -142,12 +142,17 @@ def test_the_systemd_configuration_and_user_are_what_the_unit_needs(tmp_path):
     try:
         socket_path = tmp_path / "toolgate.sock"
         deadline = time.monotonic() + 30
-        while not socket_path.exists():
+        # The mode is set just after the bind: wait for it.
+        while not (socket_path.exists() and socket_path.stat().st_mode & 0o777 == 0o660):
             assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()
             time.sleep(0.05)
-        assert oct(socket_path.stat().st_mode & 0o777) == "0o660"
-        decided = subprocess.run([BIN, "decide", "--server", f"unix:{socket_path}", "--tool", "read"],
-                                 capture_output=True, text=True)
+        decide = [BIN, "decide", "--server", f"unix:{socket_path}", "--tool", "read", "--actor", "agent/a"]
+        # Reaching the socket is not a role: auth is on.
+        anonymous = subprocess.run(decide, capture_output=True, text=True,
+                                   env={k: v for k, v in os.environ.items() if k != "TOOLGATE_TOKEN"})
+        assert anonymous.returncode == 1 and "set TOOLGATE_TOKEN" in anonymous.stderr, anonymous
+        decided = subprocess.run(decide, capture_output=True, text=True,
+                                 env=dict(os.environ, TOOLGATE_TOKEN="replace-me-agent"))
         assert decided.returncode == 0, decided.stdout + decided.stderr
     finally:
         server.send_signal(signal.SIGTERM)
