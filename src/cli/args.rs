@@ -2,10 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 
-use super::remote::{Authorized, TOKEN_ENV, connect, server_or_default};
+use super::remote::{Authorized, TOKEN_ENV, connect_to};
 use crate::audit::{At, Local, Trails};
 use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
@@ -53,14 +52,7 @@ impl SourceArgs {
                 Ok(Source::Db(Local::new(Reader::open(db).await?, archive)))
             }
             (None, server) => {
-                let url = server_or_default(server.as_deref());
-                let connected = connect(&url, TOKEN_ENV).await;
-                let (channel, bearer) = match server {
-                    Some(_) => connected?,
-                    None => {
-                        connected.context("no --db or --server given: asked the default server")?
-                    }
-                };
+                let (channel, bearer) = connect_to(server.as_deref(), TOKEN_ENV).await?;
                 let client = AuditClient::with_interceptor(channel, bearer);
                 Ok(Source::Server(client.max_decoding_message_size(64 * 1024 * 1024)))
             }

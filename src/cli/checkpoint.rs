@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Exit;
-use super::remote::{TOKEN_ENV, connect};
+use super::remote::{TOKEN_ENV, connect_to};
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 
@@ -29,8 +29,7 @@ pub struct CheckpointArgs {
 pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
     let note = match (&args.server, &args.db) {
         (server, None) => {
-            let url = super::remote::server_or_default(server.as_deref());
-            let (channel, bearer) = connect(&url, TOKEN_ENV).await?;
+            let (channel, bearer) = connect_to(server.as_deref(), TOKEN_ENV).await?;
             let mut client = AuditClient::with_interceptor(channel, bearer);
             match client
                 .checkpoint(proto::CheckpointRequest { size: 0, node_id: String::new() })

@@ -18,11 +18,18 @@ pub const TOKEN_ENV: &str = "TOOLGATE_TOKEN";
 pub const SERVER_ENV: &str = "TOOLGATE_SERVER";
 pub const DEFAULT_SERVER: &str = "127.0.0.1:50051";
 
-/// The server `given`, or else the default one ([`SERVER_ENV`], [`DEFAULT_SERVER`]).
-pub fn server_or_default(given: Option<&str>) -> String {
+/// Connects to the server `given`, or else to the default one ([`SERVER_ENV`], else
+/// [`DEFAULT_SERVER`]), saying so when that one cannot be reached; with the token from
+/// `token_env`.
+pub async fn connect_to(given: Option<&str>, token_env: &str) -> anyhow::Result<(Channel, Bearer)> {
     match given {
-        Some(url) => url.to_owned(),
-        None => std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_SERVER.to_owned()),
+        Some(url) => connect(url, token_env).await,
+        None => {
+            let url = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_SERVER.to_owned());
+            connect(&url, token_env)
+                .await
+                .context("no --db or --server given: asked the default server")
+        }
     }
 }
 

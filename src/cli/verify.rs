@@ -10,7 +10,7 @@ use clap::Args;
 use indicatif::ProgressBar;
 
 use super::Exit;
-use super::remote::{TOKEN_ENV, connect};
+use super::remote::{TOKEN_ENV, connect_to};
 use crate::audit::{
     Anchors, CsvChecks, Manifest, ProofsReader, Report, Witnesses, verify_csv, verify_fleet,
     verify_trail,
@@ -117,7 +117,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         }
         fleet_findings(reports)
     } else if let Some(url) = &args.server {
-        remote(url, args.from, args.to, args.node.clone()).await?
+        remote(Some(url), args.from, args.to, args.node.clone()).await?
     } else if let Some(csv) = &args.csv {
         let file = File::open(csv).with_context(|| format!("cannot open `{}`", csv.display()))?;
         let trail = match &args.db {
@@ -200,8 +200,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         }
         findings
     } else {
-        remote(&super::remote::server_or_default(None), args.from, args.to, args.node.clone())
-            .await?
+        remote(None, args.from, args.to, args.node.clone()).await?
     };
     progress.finish_and_clear();
     Ok(print(&findings))
@@ -389,12 +388,12 @@ fn fleet_findings(reports: Vec<(String, Report)>) -> Findings {
 }
 
 async fn remote(
-    url: &str,
+    server: Option<&str>,
     from: i64,
     to: Option<i64>,
     node: Option<String>,
 ) -> anyhow::Result<Findings> {
-    let (channel, bearer) = connect(url, TOKEN_ENV).await?;
+    let (channel, bearer) = connect_to(server, TOKEN_ENV).await?;
     let mut client = AuditClient::with_interceptor(channel, bearer);
     let request = proto::VerifyRequest {
         from_seq: from.unsigned_abs(),
