@@ -7,7 +7,8 @@
 --   toolgate_ingest   what the ingest service (`toolgate serve --ingest`) does: read the
 --                     nodes' registry, trees, events and cosignatures; insert events,
 --                     cosignatures and alarms; move a node's tree on; have the month's
---                     partition made (fleet_partition runs as the owner). It cannot register,
+--                     partition made (fleet_partition runs as the owner); read where retention
+--                     cut each node. It cannot register,
 --                     revoke or re-key a node, and nobody changes or deletes a stored row (the
 --                     triggers refuse it).
 --   toolgate_auditor  may read the tables, and nothing else.
@@ -31,17 +32,19 @@ BEGIN
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 
-REVOKE ALL ON fleet_nodes, fleet_events, fleet_trees, fleet_cosignatures, fleet_alarms FROM PUBLIC;
+REVOKE ALL ON fleet_nodes, fleet_events, fleet_trees, fleet_cosignatures, fleet_alarms,
+    fleet_holds, fleet_prunes FROM PUBLIC;
 -- Nobody but the owner creates objects here, temporary ones included.
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 DO $$
 BEGIN
     EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database());
 END $$;
-GRANT SELECT ON fleet_nodes, fleet_events, fleet_trees, fleet_cosignatures TO toolgate_ingest;
+GRANT SELECT ON fleet_nodes, fleet_events, fleet_trees, fleet_cosignatures, fleet_prunes
+    TO toolgate_ingest;
 GRANT INSERT ON fleet_events, fleet_cosignatures, fleet_alarms TO toolgate_ingest;
 GRANT UPDATE (size, hash, edge) ON fleet_trees TO toolgate_ingest;
 GRANT USAGE ON SEQUENCE fleet_alarms_id_seq TO toolgate_ingest;
 GRANT EXECUTE ON FUNCTION fleet_partition(TIMESTAMPTZ) TO toolgate_ingest;
-GRANT SELECT ON fleet_nodes, fleet_events, fleet_trees, fleet_cosignatures, fleet_alarms
-    TO toolgate_auditor;
+GRANT SELECT ON fleet_nodes, fleet_events, fleet_trees, fleet_cosignatures, fleet_alarms,
+    fleet_holds, fleet_prunes TO toolgate_auditor;

@@ -193,17 +193,11 @@ pub async fn holds(
     first: i64,
     through: i64,
 ) -> Result<Vec<String>, HoldsError> {
-    let Some(note) = archive.get("checkpoint").await? else {
-        return Ok(vec!["checkpoint: missing".into()]);
-    };
-    let checkpoint = match Checkpoint::open(&String::from_utf8_lossy(&note), key) {
-        Ok(checkpoint) => checkpoint,
-        Err(e) => return Ok(vec![format!("checkpoint: {e}")]),
-    };
     let (first, through) = (first.max(1).unsigned_abs(), through.unsigned_abs());
-    if checkpoint.size < through {
-        return Ok(vec![format!("checkpoint: covers {} events, not {through}", checkpoint.size)]);
-    }
+    let checkpoint = match covering(archive, key, through).await? {
+        Ok(checkpoint) => checkpoint,
+        Err(problem) => return Ok(vec![problem]),
+    };
     let mut problems = Vec::new();
     if reader.root(checkpoint.size).await? != checkpoint.root {
         problems.push("checkpoint: its root is not the trail's at its size".into());
@@ -220,27 +214,65 @@ pub async fn holds(
             problems.push(format!("{}: the trail holds {} of its events", tile.path(), kept.len()));
             continue;
         }
-        let skip = usize::try_from(skip).map_err(|_| HoldsError::Range)?;
-        let leaves: Vec<Hash> = kept.iter().filter_map(|e| decode(&e.hash)).collect();
-        let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
-        let bundle = archive.get(&tile.entries_path()).await?;
-        let bundle = bundle.as_deref().and_then(tiles::read_entry_bundle);
-        let held = bundle.as_ref().map(|b| b.iter().skip(skip).map(Vec::as_slice));
-        if held.is_none_or(|held| held.ne(leaves.iter().map(|l| &l[..]))) {
-            problems.push(format!("{}: not the trail's leaves", tile.entries_path()));
-        }
-        let hash_tile = archive.get(&tile.path()).await?;
-        let held = hash_tile.as_deref().and_then(|b| tiles::read_hash_tile(b, tile.width));
-        if held.as_ref().map(|h| &h[skip..]) != Some(&hashes[..]) {
-            problems.push(format!("{}: not the trail's hashes", tile.path()));
-        }
-        let events = archive.get(&tile.events_path()).await?.unwrap_or_default();
-        let held: Option<Vec<Event>> = rows_of(&events, tile.width)
-            .ok()
-            .and_then(|rows| rows.into_iter().map(Result::ok).collect());
-        if held.as_ref().map(|h| h.get(skip..)) != Some(Some(&kept[..])) {
-            problems.push(format!("{}: not the trail's events", tile.events_path()));
-        }
+        problems.extend(tile_holds(archive, tile, skip, &kept).await?);
+    }
+    Ok(problems)
+}
+
+/// The archive's checkpoint, signed by `key`, when it covers `through` events; otherwise the
+/// problem, naming the object.
+pub async fn covering(
+    archive: &Archive,
+    key: &NoteVerifier,
+    through: u64,
+) -> Result<Result<Checkpoint, String>, ArchiveError> {
+    let Some(note) = archive.get("checkpoint").await? else {
+        return Ok(Err("checkpoint: missing".into()));
+    };
+    let checkpoint = match Checkpoint::open(&String::from_utf8_lossy(&note), key) {
+        Ok(checkpoint) => checkpoint,
+        Err(e) => return Ok(Err(format!("checkpoint: {e}"))),
+    };
+    if checkpoint.size < through {
+        return Ok(Err(format!("checkpoint: covers {} events, not {through}", checkpoint.size)));
+    }
+    Ok(Ok(checkpoint))
+}
+
+/// Whether the level-0 `tile` (as wide as the archive's checkpoint makes it) holds `kept`, the
+/// trail's events from its leaf `skip` on, exactly: the entry bundle's leaves, the hash tile's
+/// hashes and the archived events. The problems found, each naming its object.
+pub async fn tile_holds(
+    archive: &Archive,
+    tile: Tile,
+    skip: u64,
+    kept: &[Event],
+) -> Result<Vec<String>, HoldsError> {
+    let mut problems = Vec::new();
+    let skip = usize::try_from(skip).map_err(|_| HoldsError::Range)?;
+    let end = skip.saturating_add(kept.len());
+    let leaves: Vec<Hash> = kept.iter().filter_map(|e| decode(&e.hash)).collect();
+    let hashes: Vec<Hash> = leaves.iter().map(|leaf| leaf_hash(leaf)).collect();
+    let bundle = archive.get(&tile.entries_path()).await?;
+    let bundle = bundle.as_deref().and_then(tiles::read_entry_bundle);
+    let bundle = bundle.filter(|b| b.len() as u64 == tile.width);
+    let held = bundle.as_ref().and_then(|b| b.get(skip..end));
+    if leaves.len() != kept.len()
+        || held.is_none_or(|held| held.iter().map(Vec::as_slice).ne(leaves.iter().map(|l| &l[..])))
+    {
+        problems.push(format!("{}: not the trail's leaves", tile.entries_path()));
+    }
+    let hash_tile = archive.get(&tile.path()).await?;
+    let held = hash_tile.as_deref().and_then(|b| tiles::read_hash_tile(b, tile.width));
+    if held.as_ref().and_then(|h| h.get(skip..end)) != Some(&hashes[..]) {
+        problems.push(format!("{}: not the trail's hashes", tile.path()));
+    }
+    let events = archive.get(&tile.events_path()).await?.unwrap_or_default();
+    let held: Option<Vec<Event>> = rows_of(&events, tile.width)
+        .ok()
+        .and_then(|rows| rows.into_iter().map(Result::ok).collect());
+    if held.as_ref().and_then(|h| h.get(skip..end)) != Some(kept) {
+        problems.push(format!("{}: not the trail's events", tile.events_path()));
     }
     Ok(problems)
 }

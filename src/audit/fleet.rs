@@ -5,7 +5,8 @@
 //! cosignatures by them.
 
 use crate::fleet::store::{FleetError, FleetStore};
-use crate::trail::{Frontier, Kind, Link, Problem, Verifier, decode};
+use crate::fleet::tree_of;
+use crate::trail::{Frontier, Kind, Link, Prefix, Problem, Verifier, decode};
 use crate::trust::cosignature::CosignatureVerifier;
 use crate::trust::note::{Note, NoteVerifier};
 
@@ -41,12 +42,7 @@ pub async fn verify_fleet(
             let valid = match last {
                 Some((seq, note)) => {
                     let lines = store.cosignature_lines(&status.node_id, seq).await?;
-                    let cosigned = Note::parse(&lines.into_iter().fold(note, |n, l| n + &l));
-                    let note = cosigned.ok();
-                    let valid = |w: &&CosignatureVerifier| {
-                        note.as_ref().is_some_and(|n| w.cosigned(n).is_some())
-                    };
-                    witnesses.keys.iter().filter(valid).count()
+                    cosigned_by(note, lines, &witnesses.keys)
                 }
                 None => 0,
             };
@@ -65,6 +61,14 @@ pub async fn verify_fleet(
     Ok(reports)
 }
 
+/// How many of `keys` cosigned the checkpoint `note`, of the cosignature `lines` the store
+/// holds for it.
+pub(crate) fn cosigned_by(note: String, lines: Vec<String>, keys: &[CosignatureVerifier]) -> usize {
+    let note = Note::parse(&lines.into_iter().fold(note, |n, l| n + &l)).ok();
+    let valid = |w: &&CosignatureVerifier| note.as_ref().is_some_and(|n| w.cosigned(n).is_some());
+    keys.iter().filter(valid).count()
+}
+
 /// The node's report, and its last checkpoint that verified (seq and note).
 async fn verify_node(
     store: &FleetStore,
@@ -73,7 +77,25 @@ async fn verify_node(
 ) -> Result<(Report, Option<(i64, String)>), FleetError> {
     let mut report = Report { signatures_checked: !keys.is_empty(), ..Report::default() };
     let (mut verifier, mut tree, mut after) = (Verifier::default(), Frontier::default(), 0);
-    let mut covered = 0;
+    // Retention dropped the node's first events: its chain and tree go on from the cut.
+    if let Some(cut) = store.last_cut(node).await? {
+        let start = decode(&cut.hash).zip(tree_of(cut.through, &cut.edge));
+        let Some((hash, cut_tree)) = start else {
+            let why = "the record of retention's last cut of the node does not read".into();
+            report.problems.push(Problem::CheckpointUnsigned { seq: cut.through, why });
+            return Ok((report, None));
+        };
+        report.pruned = Some(Prefix {
+            through: cut.through,
+            seq: cut.checkpoint,
+            hash,
+            root: cut_tree.root(),
+            archive: cut.archive,
+        });
+        (verifier, tree, after) =
+            (Verifier::starting_at(cut.through + 1, hash), cut_tree, cut.through);
+    }
+    let mut covered = after;
     let mut last = None;
     loop {
         let events = store.events(node, after, PAGE).await?;

@@ -233,7 +233,7 @@ async fn stored_roots(
 
 /// A checkpoint event's note read: signed by one of `keys` (when any is given; `unsigned`
 /// says why not), or merely read when none is.
-pub(super) fn read_checkpoint(
+pub(crate) fn read_checkpoint(
     note: &str,
     keys: &[NoteVerifier],
     unsigned: &str,

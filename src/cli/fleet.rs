@@ -4,9 +4,14 @@
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 
+use std::collections::BTreeMap;
+
 use super::Exit;
+use crate::audit::Witnesses;
 use crate::fleet::URL_ENV;
 use crate::fleet::store::{FleetStore, NodeStatus};
+use crate::retention::fleet::{Round, Rules, Step, prune as prune_round};
+use crate::text::escaped;
 use crate::trust::note::NoteVerifier;
 
 /// The store to talk to.
@@ -40,6 +45,69 @@ pub enum FleetCommand {
     /// The calls the ingest service refused, with the node, shipper, peer, seq and what
     /// differed: the last --limit of them.
     Alarms(AlarmsArgs),
+    /// Record where a node archives its trail (its `[archive] url` and options): `fleet
+    /// prune` drops its events only once it finds them there.
+    Archive(NodeArchiveArgs),
+    /// Set a legal hold, which stops every `fleet prune`, or release it (--release). Every
+    /// change is kept.
+    Hold(HoldArgs),
+    /// Drop the store's oldest partitions once they take no event younger than
+    /// --max-age-days, and only when every node's events in them are verified in the store,
+    /// covered by a signed checkpoint it keeps and held exactly by the node's archive; each
+    /// drop recorded. Run as the store's owner.
+    Prune(PruneArgs),
+}
+
+/// Arguments of `toolgate fleet archive`.
+#[derive(Debug, Args)]
+pub struct NodeArchiveArgs {
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// The node's id.
+    #[arg(long)]
+    pub node: String,
+    /// The node's archive, as its `[archive] url` names it (`s3://bucket/prefix`,
+    /// `file:///…`).
+    #[arg(long = "url")]
+    pub location: String,
+    /// An option of the archive's store, `name=value` as `[archive] options` (repeatable;
+    /// never a secret: credentials come from the environment of `fleet prune`).
+    #[arg(long = "option", value_parser = super::archive::option)]
+    pub options: Vec<(String, String)>,
+}
+
+/// Arguments of `toolgate fleet hold`.
+#[derive(Debug, Args)]
+pub struct HoldArgs {
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Why (a case, a ticket): kept with the change.
+    #[arg(long)]
+    pub reason: String,
+    /// Release the hold instead of setting it.
+    #[arg(long)]
+    pub release: bool,
+}
+
+/// Arguments of `toolgate fleet prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Drop a partition once the newest event it can take arrived at least this many days ago
+    /// (a fraction is allowed).
+    #[arg(long)]
+    pub max_age_days: f64,
+    /// A witness's cosignature verifier key: the checkpoint that covers a node's dropped
+    /// events must carry its valid cosignature. Repeatable.
+    #[arg(long)]
+    pub witness: Vec<String>,
+    /// How many of the --witness keys must have cosigned it (k of n); all of them when absent.
+    #[arg(long, requires = "witness")]
+    pub witnesses_required: Option<usize>,
+    /// Say what would be dropped, and drop nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `toolgate fleet register`.
@@ -138,8 +206,79 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             }
             return Ok(if count == 0 { Exit::Ok } else { Exit::Failed });
         }
+        FleetCommand::Archive(args) => {
+            check_node(&args.node)?;
+            let options: BTreeMap<String, String> = args.options.into_iter().collect();
+            // Refused here as `fleet prune` would refuse it: a bad URL, a secret among the
+            // options.
+            crate::archive::Archive::open(&args.location, &options)?;
+            let options = (!options.is_empty()).then(|| serde_json::to_string(&options));
+            let store = FleetStore::connect(&args.postgres.url).await?;
+            store.set_archive(&args.node, &args.location, options.transpose()?.as_deref()).await?;
+            println!("node {:?} archives to {}", args.node, escaped(&args.location));
+        }
+        FleetCommand::Hold(args) => {
+            let store = FleetStore::connect(&args.postgres.url).await?;
+            store.set_hold(!args.release, &args.reason).await?;
+            println!("legal hold {}", if args.release { "released" } else { "set" });
+        }
+        FleetCommand::Prune(args) => return prune(args).await,
     }
     Ok(Exit::Ok)
+}
+
+/// `toolgate fleet prune`: one round, each partition's step on a line.
+async fn prune(args: PruneArgs) -> anyhow::Result<Exit> {
+    anyhow::ensure!(
+        args.max_age_days.is_finite() && args.max_age_days >= 0.0,
+        "--max-age-days is a number of days, 0 or more"
+    );
+    let (keys, required) = super::verify::witnesses(&args.witness, args.witnesses_required)?;
+    let rules = Rules { max_age_days: args.max_age_days, witnesses: Witnesses { keys, required } };
+    let store = FleetStore::connect(&args.postgres.url).await?;
+    let steps = match prune_round(&store, &rules, args.dry_run).await? {
+        Round::Held(hold) => {
+            println!(
+                "a legal hold is in force (set {} by {}: {}): nothing is dropped",
+                hold.at,
+                escaped(&hold.by),
+                escaped(&hold.reason)
+            );
+            return Ok(Exit::Ok);
+        }
+        Round::Steps(steps) => steps,
+    };
+    if steps.is_empty() {
+        println!("no partition is old enough to drop");
+    }
+    let mut exit = Exit::Ok;
+    for step in &steps {
+        let (partition, cuts, verb) = match step {
+            Step::Dropped(partition, cuts) => (partition, cuts, "dropped"),
+            Step::Droppable(partition, cuts) => (partition, cuts, "would drop"),
+            Step::Kept(partition, why) => {
+                println!("kept {}: {}", partition.name, escaped(why));
+                exit = Exit::Failed;
+                continue;
+            }
+        };
+        println!(
+            "{verb} {} (events that arrived before {})",
+            partition.name,
+            partition.to.as_deref().unwrap_or("-")
+        );
+        for cut in cuts {
+            println!(
+                "  node {:?}: seq {}–{}, covered by the checkpoint at seq {}, verified in {}",
+                cut.node_id,
+                cut.first,
+                cut.through,
+                cut.checkpoint,
+                escaped(&cut.archive)
+            );
+        }
+    }
+    Ok(exit)
 }
 
 /// One node's line of `fleet status`. Ids, roles and times come from the store (the node

@@ -108,7 +108,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         super::fleet::check_node(node)?;
     }
     let findings = if let Some(url) = &args.postgres {
-        let (keys, required) = witnesses(&args)?;
+        let (keys, required) = witnesses(&args.witness, args.witnesses_required)?;
         let store = FleetStore::connect(url).await?;
         let witnesses = Witnesses { keys, required };
         let reports = verify_fleet(&store, args.node.as_deref(), &witnesses).await?;
@@ -214,7 +214,7 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
         .iter()
         .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let (witnesses, required) = witnesses(args)?;
+    let (witnesses, required) = witnesses(&args.witness, args.witnesses_required)?;
     let given = match &args.checkpoint {
         Some(path) => Some((
             std::fs::read_to_string(path)
@@ -248,15 +248,19 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
 }
 
 /// The --witness keys (a key given twice is one witness) and how many must have cosigned.
-fn witnesses(args: &VerifyArgs) -> anyhow::Result<(Vec<CosignatureVerifier>, usize)> {
-    let mut witnesses = args
-        .witness
+/// The `--witness` keys given, each once, and how many of them must have cosigned
+/// (`--witnesses-required`; all of them when absent).
+pub(super) fn witnesses(
+    keys: &[String],
+    required: Option<usize>,
+) -> anyhow::Result<(Vec<CosignatureVerifier>, usize)> {
+    let mut witnesses = keys
         .iter()
         .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
     witnesses.sort_by_key(CosignatureVerifier::encode);
     witnesses.dedup_by(|a, b| a.key == b.key);
-    let required = args.witnesses_required.unwrap_or(witnesses.len());
+    let required = required.unwrap_or(witnesses.len());
     anyhow::ensure!(
         required <= witnesses.len(),
         "--witnesses-required {required} is more than the {} --witness keys given",
@@ -381,6 +385,15 @@ fn fleet_findings(reports: Vec<(String, Report)>) -> Findings {
             if report.signatures_checked { "signed" } else { "no key registered" },
             report.uncovered
         ));
+        if let Some(cut) = &report.pruned {
+            lines.push(format!(
+                "node {node:?}: seq 1–{} were dropped from the store by retention, after they were verified in the node's archive {} and covered by the checkpoint at seq {}; the store's events go on from seq {}",
+                cut.through,
+                crate::text::escaped(&cut.archive),
+                cut.seq,
+                cut.through + 1
+            ));
+        }
         findings.last = report.last.or(findings.last);
     }
     findings.anchored = (!lines.is_empty()).then(|| lines.join("\n"));

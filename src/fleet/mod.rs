@@ -9,9 +9,11 @@
 //! - [`token`]: the token a node ships with, which alone says which node it is.
 //! - [`ingest`]: the ingest service: authenticate, check, write.
 //! - [`store`]: the store through sqlx: the nodes' registry and the auditors' reads.
+//! - [`cuts`]: what retention dropped from the store, its legal holds, the nodes' archives.
 //!
 //! The sidecar's side, which ships its trail, is a follower's sink: `follow::fleet`.
 
+pub mod cuts;
 pub mod ingest;
 pub mod schema;
 pub mod store;
@@ -19,6 +21,16 @@ pub mod token;
 
 /// The environment variable that may hold the store's URL (and its password).
 pub const URL_ENV: &str = "TOOLGATE_FLEET_POSTGRES_URL";
+
+/// The tree of `size` leaves whose right edge the store kept (one hash per set bit of the
+/// size, as `fleet_trees` and `fleet_prunes` keep it); `None` when the edge is not one.
+pub fn tree_of(size: i64, edge: &[Vec<u8>]) -> Option<crate::trail::Frontier> {
+    let mut hashes = edge.iter();
+    let tree = crate::trail::Frontier::of(u64::try_from(size).ok()?, |_| {
+        hashes.next().and_then(|h| <[u8; 32]>::try_from(h.as_slice()).ok()).ok_or(())
+    });
+    tree.ok().filter(|_| hashes.next().is_none())
+}
 
 /// What a node id is, as refusals say it.
 pub const NODE_ID: &str = "1 to 128 letters, digits, `.`, `_` or `-`";

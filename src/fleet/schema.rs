@@ -2,7 +2,8 @@
 //! sqlx's migrator (its `_sqlx_migrations` table), by the role that is to own the tables and
 //! the partitions. The first two migrations are the store as it was when PostgreSQL checked
 //! each batch itself; the third drops those checks (the ingest service makes them) and
-//! partitions the events, rewriting no row. A store is always migrated through all three.
+//! partitions the events, rewriting no row; the fourth records legal holds and what retention
+//! dropped (`super::prune`). A store is always migrated through all of them.
 
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 use sqlx::{PgPool, SqlSafeStr};
@@ -10,6 +11,7 @@ use sqlx::{PgPool, SqlSafeStr};
 const ED25519: &str = include_str!("../../migrations/postgres/0001_ed25519.sql");
 const FLEET: &str = include_str!("../../migrations/postgres/0002_fleet.sql");
 const INGEST: &str = include_str!("../../migrations/postgres/0003_ingest_service.sql");
+const RETENTION: &str = include_str!("../../migrations/postgres/0004_retention.sql");
 
 /// The migrations, in order.
 fn migrator() -> Migrator {
@@ -26,6 +28,7 @@ fn migrator() -> Migrator {
         migration(1, "ed25519", ED25519),
         migration(2, "fleet", FLEET),
         migration(3, "ingest service", INGEST),
+        migration(4, "retention", RETENTION),
     ])
 }
 
@@ -47,7 +50,7 @@ mod tests {
         files.sort();
         assert_eq!(
             files,
-            ["0001_ed25519.sql", "0002_fleet.sql", "0003_ingest_service.sql"],
+            ["0001_ed25519.sql", "0002_fleet.sql", "0003_ingest_service.sql", "0004_retention.sql"],
             "a new file needs its line in migrator()"
         );
         assert_eq!(migrator().migrations.len(), files.len());

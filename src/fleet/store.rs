@@ -24,6 +24,9 @@ pub enum FleetError {
     Random(getrandom::Error),
     #[error("node {0:?} is not registered")]
     NoSuchNode(String),
+    /// The store changed between a decision and the act it decided (nothing was done).
+    #[error("the fleet store changed meanwhile: {0}")]
+    Changed(String),
 }
 
 /// One node as the store knows it.
@@ -45,6 +48,15 @@ pub struct NodeStatus {
     pub cosigned_size: Option<i64>,
     pub witnesses: i64,
     pub alarms: i64,
+}
+
+/// A partition of the events: its table's name and the arrival times it takes, from (inclusive)
+/// and to (exclusive), `None` for unbounded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub name: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
 }
 
 /// A refused call, as recorded.
@@ -313,7 +325,7 @@ impl FleetStore {
         // The partitions' bounds are bound after the filter's values.
         let mut ranges = Vec::new();
         let mut next = bound + values.len() + 1;
-        for (from, to) in &partitions {
+        for Partition { from, to, .. } in &partitions {
             let mut range = String::new();
             if from.is_some() {
                 range.push_str(&format!(" AND received_at >= ${next}::timestamptz"));
@@ -339,7 +351,7 @@ impl FleetStore {
             query = query.bind(value);
         }
         if ranges.len() > 1 {
-            for bound in partitions.into_iter().flat_map(|(from, to)| [from, to]).flatten() {
+            for bound in partitions.into_iter().flat_map(|p| [p.from, p.to]).flatten() {
                 query = query.bind(bound);
             }
         }
@@ -347,21 +359,21 @@ impl FleetStore {
         rows.iter().map(|row| Ok((row.try_get(0)?, event(row)?))).collect()
     }
 
-    /// The events' partitions, as their arrival ranges: (from, to), each a timestamp or
-    /// unbounded (`MINVALUE`, `MAXVALUE`), as PostgreSQL's catalog writes them.
-    async fn partitions(&self) -> Result<Vec<(Option<String>, Option<String>)>, FleetError> {
+    /// The events' partitions, by name, with their arrival ranges (each bound a timestamp or
+    /// unbounded: `MINVALUE`, `MAXVALUE`), as PostgreSQL's catalog writes them; none when a
+    /// partition is not one the store makes (a DEFAULT partition: the table as one, then).
+    pub(super) async fn partitions(&self) -> Result<Vec<Partition>, FleetError> {
         let rows = sqlx::query(
-            "SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i
+            "SELECT c.relname::TEXT, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i
              JOIN pg_class c ON c.oid = i.inhrelid
              WHERE i.inhparent = 'public.fleet_events'::regclass ORDER BY c.relname",
         )
         .fetch_all(&self.pool)
         .await?;
-        let mut ranges = Vec::new();
+        let mut partitions = Vec::new();
         for row in rows {
-            let bound: String = row.try_get(0)?;
+            let bound: String = row.try_get(1)?;
             if !bound.starts_with("FOR VALUES FROM (") {
-                // A DEFAULT partition (not one the store makes): the table as one, then.
                 return Ok(Vec::new());
             }
             // `FOR VALUES FROM ('…') TO ('…')`, either side possibly MINVALUE or MAXVALUE.
@@ -370,9 +382,13 @@ impl FleetStore {
                 let value = &rest[..rest.find(')')?];
                 value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).map(str::to_owned)
             };
-            ranges.push((side("FROM ("), side("TO (")));
+            partitions.push(Partition {
+                name: row.try_get(0)?,
+                from: side("FROM ("),
+                to: side("TO ("),
+            });
         }
-        Ok(ranges)
+        Ok(partitions)
     }
 
     /// Counts of the events `range` selects, of `node` or of the whole fleet, by outcome, tool,

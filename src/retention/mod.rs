@@ -6,8 +6,10 @@
 //! checks the archive holds that range exactly as the file does (`archive::check::holds`),
 //! records the prune as an event, and deletes the range a batch per commit. A legal hold stops
 //! it all. It never delays a decision: each step is one short append, queued like any other.
+//! The fleet store's retention, by partition, is `fleet.rs`.
 
 pub mod carry;
+pub mod fleet;
 mod rules;
 
 use std::time::Duration;

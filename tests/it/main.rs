@@ -21,6 +21,7 @@ mod faults;
 mod fleet;
 mod fleet_audit;
 mod fleet_ingest;
+mod fleet_retention;
 mod fleet_upgrade;
 mod fleet_witnessed;
 mod helpers;

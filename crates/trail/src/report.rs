@@ -30,7 +30,8 @@ pub struct Report {
 }
 
 /// The first events of a trail, pruned from its file: 1 through `through`, the chain hash of
-/// the last and the root of their tree, as the `prune` event at `seq` records them.
+/// the last and the root of their tree, as the `prune` event at `seq` records them. (Of a
+/// node of a fleet store: as retention recorded its cut, `seq` the checkpoint that covered it.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prefix {
     pub through: i64,

@@ -77,6 +77,9 @@ pub struct Held {
     pub hash: String,
     /// The node's registered checkpoint verifier key.
     pub key: Option<String>,
+    /// The last seq retention dropped from the store (0 for none): events up to it are no
+    /// longer there to compare a batch with, and are passed over.
+    pub pruned: i64,
 }
 
 /// A batch that extends what the store holds.
@@ -119,9 +122,12 @@ impl Batch {
         Ok(Self { events: read, links })
     }
 
-    /// The seqs of the batch's events the store holds already, when it holds up to `size`.
-    pub fn held_seqs(&self, size: i64) -> Vec<i64> {
-        self.events.iter().map(|e| e.seq).filter(|&seq| seq >= 1 && seq <= size).collect()
+    /// The seqs of the batch's events the store holds already (up to its tree's size, after
+    /// what retention dropped).
+    pub fn held_seqs(&self, held: &Held) -> Vec<i64> {
+        let size = i64::try_from(held.frontier.size()).unwrap_or(i64::MAX);
+        let held = |seq: &i64| *seq > held.pruned.max(0) && *seq <= size;
+        self.events.iter().map(|e| e.seq).filter(held).collect()
     }
 
     /// Checks the batch against what the store holds: `held`, and `stored`, the stored hashes
@@ -145,6 +151,10 @@ impl Batch {
                     seq,
                     "hash mismatch (the event's content does not hash to its hash)",
                 ));
+            }
+            if first_new.is_none() && (1..=held.pruned).contains(&seq) {
+                // Dropped by retention: the store has nothing to compare it with.
+                continue;
             }
             if first_new.is_none() && (1..=size).contains(&seq) {
                 match stored.get(&seq) {
@@ -268,4 +278,60 @@ pub fn cosignature(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grpc::event_to_proto;
+    use crate::trail::{GENESIS_HASH, Record, event_hash};
+
+    /// `n` chained decisions from seq 1.
+    fn trail(n: i64) -> Vec<Event> {
+        let mut prev = GENESIS_HASH;
+        (1..=n)
+            .map(|seq| {
+                let mut event = Event {
+                    seq,
+                    event_id: format!("e{seq}"),
+                    ts: "2026-12-03T12:00:00.000000Z".into(),
+                    record: Record::new(Kind::Decision),
+                    prev_hash: hex::encode(prev),
+                    hash: String::new(),
+                };
+                prev = event_hash(&prev, &event);
+                event.hash = hex::encode(prev);
+                event
+            })
+            .collect()
+    }
+
+    fn batch(events: &[Event]) -> Batch {
+        Batch::read(events.iter().cloned().map(event_to_proto).collect()).unwrap()
+    }
+
+    /// What the store holds after events 1 … `size`, of which retention dropped 1 … `pruned`.
+    fn held(events: &[Event], size: usize, pruned: i64) -> Held {
+        let mut frontier = Frontier::default();
+        for event in &events[..size] {
+            frontier.push(&crate::trail::decode(&event.hash).unwrap());
+        }
+        Held { frontier, hash: events[size - 1].hash.clone(), key: None, pruned }
+    }
+
+    #[test]
+    fn events_retention_dropped_are_passed_over_and_the_rest_checked_as_ever() {
+        let events = trail(8);
+        let held = held(&events, 6, 4);
+        let replay = batch(&events[2..]);
+        assert_eq!(replay.held_seqs(&held), [5, 6]);
+        let stored: HashMap<i64, String> =
+            events[4..6].iter().map(|e| (e.seq, e.hash.clone())).collect();
+        let checked = replay.check(&held, &stored).unwrap();
+        assert_eq!(checked.new.iter().map(|e| e.seq).collect::<Vec<_>>(), [7, 8]);
+        // A kept event shipped changed is still a rewrite.
+        let mut changed = stored.clone();
+        changed.insert(5, events[0].hash.clone());
+        assert_eq!(replay.check(&held, &changed).unwrap_err().seq, Some(5));
+    }
 }

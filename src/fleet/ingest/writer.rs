@@ -14,8 +14,9 @@ use sqlx::{PgPool, Row};
 use super::check::{Batch, Held, Refusal, cosignature};
 use super::copy;
 use crate::fleet::store::FleetStore;
+use crate::fleet::tree_of;
 use crate::proto;
-use crate::trail::{Frontier, GENESIS_HASH};
+use crate::trail::GENESIS_HASH;
 
 /// How often the month's partitions are made sure of (they are made ahead, a week early).
 const PARTITIONS_EVERY: Duration = Duration::from_secs(3600);
@@ -112,7 +113,9 @@ impl Writer {
         sqlx::query("SET LOCAL lock_timeout = '10s'").execute(&mut *tx).await?;
         let row = sqlx::query(
             "SELECT t.size, t.hash, t.edge, n.verifier_key,
-                    n.revoked_at IS NOT NULL OR n.token_hash IS DISTINCT FROM $2
+                    n.revoked_at IS NOT NULL OR n.token_hash IS DISTINCT FROM $2,
+                    (SELECT coalesce(max(p.through_seq), 0) FROM fleet_prunes p
+                     WHERE p.node_id = t.node_id)
              FROM fleet_trees t JOIN fleet_nodes n ON n.node_id = t.node_id
              WHERE t.node_id = $1 FOR UPDATE OF t",
         )
@@ -126,11 +129,13 @@ impl Writer {
         }
         let size: i64 = row.try_get(0)?;
         let held = Held {
-            frontier: frontier(size, row.try_get(2)?)?,
+            frontier: tree_of(size, &row.try_get::<Vec<Vec<u8>>, _>(2)?)
+                .ok_or(IngestError::Tree)?,
             hash: if size == 0 { hex::encode(GENESIS_HASH) } else { row.try_get(1)? },
             key: row.try_get(3)?,
+            pruned: row.try_get(5)?,
         };
-        let seqs = batch.held_seqs(size);
+        let seqs = batch.held_seqs(&held);
         let stored: HashMap<i64, String> = if seqs.is_empty() {
             HashMap::new()
         } else {
@@ -171,6 +176,17 @@ impl Writer {
         node: &str,
         cosignatures: &[proto::Cosignature],
     ) -> Result<u64, IngestError> {
+        // Those of checkpoints retention dropped from the store are no longer checked, nor
+        // kept: the node's archive holds the checkpoint, and its witnesses the cosignature.
+        let pruned = sqlx::query(
+            "SELECT coalesce(max(through_seq), 0) FROM fleet_prunes WHERE node_id = $1",
+        )
+        .bind(node)
+        .fetch_one(&self.pool)
+        .await?
+        .try_get::<i64, _>(0)?;
+        let cosignatures: Vec<&proto::Cosignature> =
+            cosignatures.iter().filter(|c| c.seq > pruned).collect();
         let seqs: Vec<i64> = cosignatures.iter().map(|c| c.seq).collect();
         let notes = sqlx::query(
             "SELECT seq, coalesce(note, '') FROM fleet_events
@@ -267,36 +283,24 @@ impl Writer {
     }
 }
 
-/// The tree of `size` leaves whose right edge the store kept.
-fn frontier(size: i64, edge: Vec<Vec<u8>>) -> Result<Frontier, IngestError> {
-    let size = u64::try_from(size).map_err(|_| IngestError::Tree)?;
-    let mut hashes = edge.into_iter();
-    let frontier = Frontier::of(size, |_| {
-        hashes.next().and_then(|h| <[u8; 32]>::try_from(h).ok()).ok_or(IngestError::Tree)
-    })?;
-    if hashes.next().is_some() {
-        return Err(IngestError::Tree);
-    }
-    Ok(frontier)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trail::Frontier;
 
     #[test]
     fn a_tree_kept_as_its_edge_grows_on_as_the_same_tree() {
         let mut grown = Frontier::default();
         for size in 0..70u8 {
             let kept: Vec<Vec<u8>> = grown.edge().map(|h| h.to_vec()).collect();
-            let read = frontier(i64::from(size), kept.clone()).unwrap();
+            let read = tree_of(i64::from(size), &kept).unwrap();
             assert_eq!(read, grown, "size {size}");
             assert_eq!(read.root(), grown.root());
             grown.push(&[size]);
         }
         let edge: Vec<Vec<u8>> = grown.edge().map(|h| h.to_vec()).collect();
-        assert!(matches!(frontier(70, edge[1..].to_vec()), Err(IngestError::Tree)));
-        assert!(matches!(frontier(71, edge.clone()), Err(IngestError::Tree)));
-        assert!(matches!(frontier(-1, edge), Err(IngestError::Tree)));
+        assert_eq!(tree_of(70, &edge[1..]), None);
+        assert_eq!(tree_of(71, &edge), None);
+        assert_eq!(tree_of(-1, &edge), None);
     }
 }

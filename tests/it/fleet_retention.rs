@@ -1,0 +1,197 @@
+//! The fleet store's retention against a real PostgreSQL, a real ingest server and a real
+//! sidecar archiving its trail: an old partition leaves the store only once the node's events
+//! in it are in the node's archive exactly, covered by a signed checkpoint the store keeps,
+//! and no legal hold is in force; the drop is recorded, `verify --postgres` goes on from the
+//! cut, and the node keeps shipping after it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use sqlx::Row;
+use toolgate::trail::checkpoint::Checkpoint;
+
+use crate::archive::{archived, config};
+use crate::fleet::{FleetDb, caught_up, cluster, decide_n, shipping};
+use crate::helpers::{start, toolgate_async};
+use crate::witnesses::keygen;
+
+/// Re-partitions a fresh store so that the events arriving in the next `seconds` go to
+/// `fleet_events_old`, and those after to `fleet_events_new` (to the month the store made
+/// next): what a month does, in seconds. Returns the cut's time.
+async fn split(fleet: &FleetDb, seconds: u32) -> String {
+    let at: String = sqlx::query(
+        "SELECT to_char((now() + $1 * interval '1 second') AT TIME ZONE 'UTC',
+                        'YYYY-MM-DD HH24:MI:SS.US+00')",
+    )
+    .bind(f64::from(seconds))
+    .fetch_one(&fleet.pool)
+    .await
+    .unwrap()
+    .get(0);
+    let sql = format!(
+        "ALTER TABLE fleet_events DETACH PARTITION fleet_events_before;
+         DROP TABLE fleet_events_before;
+         CREATE TABLE fleet_events_old (LIKE fleet_events INCLUDING DEFAULTS);
+         ALTER TABLE fleet_events ATTACH PARTITION fleet_events_old
+             FOR VALUES FROM (MINVALUE) TO ('{at}');
+         CREATE TABLE fleet_events_new (LIKE fleet_events INCLUDING DEFAULTS);
+         DO $$ BEGIN
+             EXECUTE format('ALTER TABLE fleet_events ATTACH PARTITION fleet_events_new
+                             FOR VALUES FROM (%L) TO (%L)', '{at}'::timestamptz,
+                            date_trunc('month', now(), 'UTC') + interval '1 month');
+         END $$;"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&fleet.pool).await.unwrap();
+    at
+}
+
+async fn number(fleet: &FleetDb, sql: &str) -> i64 {
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).fetch_one(&fleet.pool).await.unwrap().get(0)
+}
+
+async fn exists(fleet: &FleetDb, table: &str) -> bool {
+    sqlx::query("SELECT to_regclass($1) IS NOT NULL")
+        .bind(format!("public.{table}"))
+        .fetch_one(&fleet.pool)
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// `toolgate fleet ARGS… --postgres URL`: exit code and stdout.
+async fn fleet_cli(fleet: &FleetDb, args: &[&str]) -> (i32, String) {
+    let url = fleet.url();
+    let out = toolgate_async(&[&["fleet"], args, &["--postgres", &url]].concat()).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
+}
+
+/// A copy of the archive at `from` whose events object of its first tile has its first row
+/// changed.
+fn tampered_copy(from: &Path, to: &Path) {
+    let copy = std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
+    assert!(copy.success());
+    let note = std::fs::read_to_string(to.join("checkpoint")).unwrap();
+    let size = Checkpoint::read(&note).unwrap().size;
+    let events = match size {
+        256.. => to.join("toolgate/events/000"),
+        width => to.join(format!("toolgate/events/000.p/{width}")),
+    };
+    let text = std::fs::read_to_string(&events).unwrap();
+    // The first event's row (the header is the first line).
+    let at = text.find('\n').unwrap() + text[text.find('\n').unwrap()..].find("read").unwrap();
+    std::fs::write(&events, format!("{}rEad{}", &text[..at], &text[at + 4..])).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, key) = keygen(dir.path(), "toolgate/node-a", false);
+    let (_, witness) = keygen(dir.path(), "witness.test/w1", true);
+    let archive = dir.path().join("archive");
+    let fleet = FleetDb::new(&cluster()).await;
+    let cut_at = split(&fleet, 6).await;
+    let to = fleet.node_with_key("a", Some(&key)).await;
+    let trail = tempfile::tempdir().unwrap();
+    let mut node = config(trail.path(), &key_file, &archive);
+    node.checkpoints.every_events = 10;
+    node.fleet = shipping("a", &to);
+    let app = start(node, trail).await;
+
+    // The first events arrive before the cut, the next after it.
+    decide_n(&app, 40).await;
+    // The writer's checkpoint of the last of them comes within its 200 ms.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    caught_up(&fleet, "a", &app.db).await;
+    let old = number(&fleet, "SELECT count(*) FROM fleet_events_old").await;
+    assert!(old >= 40, "{old} events before the cut");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while number(&fleet, &format!("SELECT count(*) FILTER (WHERE now() > '{cut_at}')")).await == 0 {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    decide_n(&app, 40).await;
+    archived(&archive, old.unsigned_abs() + 10).await;
+    caught_up(&fleet, "a", &app.db).await;
+    assert_eq!(number(&fleet, "SELECT count(*) FROM fleet_events_old").await, old);
+    let prune = ["prune", "--max-age-days", "0"];
+
+    // No archive known: kept.
+    let (code, out) = fleet_cli(&fleet, &prune).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("kept fleet_events_old: node \"a\": no archive registered"), "{out}");
+
+    // An archive that does not hold the events as the store does: kept.
+    let tampered = dir.path().join("tampered");
+    tampered_copy(&archive, &tampered);
+    let url = format!("file://{}", tampered.display());
+    let (code, out) = fleet_cli(&fleet, &["archive", "--node", "a", "--url", &url]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = fleet_cli(&fleet, &prune).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not the trail's events"), "{out}");
+    assert!(exists(&fleet, "fleet_events_old").await);
+
+    // The real archive, under a legal hold: kept, and said so.
+    let url = format!("file://{}", archive.display());
+    let (code, out) = fleet_cli(&fleet, &["archive", "--node", "a", "--url", &url]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = fleet_cli(&fleet, &["hold", "--reason", "case 7"]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = fleet_cli(&fleet, &prune).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("a legal hold is in force") && out.contains("case 7"), "{out}");
+    assert!(exists(&fleet, "fleet_events_old").await);
+    let (code, out) = fleet_cli(&fleet, &["hold", "--release", "--reason", "case 7 closed"]).await;
+    assert_eq!(code, 0, "{out}");
+
+    // A witness required that never cosigned: kept.
+    let (code, out) = fleet_cli(&fleet, &[&prune[..], &["--witness", &witness]].concat()).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("with 1 of the witnesses' cosignatures"), "{out}");
+
+    // A dry run says what would go, and nothing goes.
+    let (code, out) = fleet_cli(&fleet, &[&prune[..], &["--dry-run"]].concat()).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("would drop fleet_events_old"), "{out}");
+    assert!(exists(&fleet, "fleet_events_old").await);
+
+    // Then it goes, recorded.
+    let (code, out) = fleet_cli(&fleet, &prune).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("dropped fleet_events_old"), "{out}");
+    assert!(out.contains(&format!("node \"a\": seq 1–{old}, covered by the checkpoint")), "{out}");
+    assert!(!exists(&fleet, "fleet_events_old").await);
+    let recorded = "SELECT first_seq * 1000000 + through_seq FROM fleet_prunes
+                    WHERE node_id = 'a' AND partition_name = 'fleet_events_old'";
+    assert_eq!(number(&fleet, recorded).await, 1_000_000 + old);
+    assert_eq!(number(&fleet, "SELECT min(seq) FROM fleet_events").await, old + 1);
+    let held = "SELECT count(*) FROM fleet_holds";
+    assert_eq!(number(&fleet, held).await, 2, "both changes of the hold are kept");
+
+    // The store verifies from the cut, and the node ships on after it.
+    let verify = ["verify", "--postgres", &fleet.url(), "--node", "a"];
+    let out = toolgate_async(&verify).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains(&format!("seq 1–{old} were dropped from the store by retention")));
+    decide_n(&app, 20).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let head = number(&fleet, "SELECT max(seq) FROM fleet_events").await;
+        let here = rusqlite::Connection::open(&app.db)
+            .unwrap()
+            .query_row("SELECT max(seq) FROM events", [], |r| r.get::<_, i64>(0))
+            .unwrap();
+        if head == here {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the store holds up to {head}, the trail {here}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let out = toolgate_async(&verify).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(fleet.alarms().await.is_empty(), "{:?}", fleet.alarms().await);
+    app.stop().await;
+}
