@@ -7,22 +7,14 @@
 use crate::fleet::store::{FleetError, FleetStore};
 use crate::fleet::tree_of;
 use crate::trail::{Frontier, Kind, Link, Prefix, Problem, Verifier, decode};
-use crate::trust::cosignature::CosignatureVerifier;
-use crate::trust::note::{Note, NoteVerifier};
+use crate::trust::cosignature::Witnesses;
+use crate::trust::note::NoteVerifier;
 
 use super::Report;
 use super::verify::read_checkpoint;
 
 /// Events read per page.
 const PAGE: u32 = 1000;
-
-/// Witnesses whose cosignatures the last checkpoint of every node must carry: `required` of
-/// the `keys`.
-#[derive(Debug, Default)]
-pub struct Witnesses {
-    pub keys: Vec<CosignatureVerifier>,
-    pub required: usize,
-}
 
 /// Verifies `node` (every node when `None`): one report per node, in node order.
 pub async fn verify_fleet(
@@ -42,7 +34,7 @@ pub async fn verify_fleet(
             let valid = match last {
                 Some((seq, note)) => {
                     let lines = store.cosignature_lines(&status.node_id, seq).await?;
-                    cosigned_by(note, lines, &witnesses.keys)
+                    witnesses.count(&note, &lines)
                 }
                 None => 0,
             };
@@ -59,14 +51,6 @@ pub async fn verify_fleet(
         reports.push((status.node_id, report));
     }
     Ok(reports)
-}
-
-/// How many of `keys` cosigned the checkpoint `note`, of the cosignature `lines` the store
-/// holds for it.
-pub(crate) fn cosigned_by(note: String, lines: Vec<String>, keys: &[CosignatureVerifier]) -> usize {
-    let note = Note::parse(&lines.into_iter().fold(note, |n, l| n + &l)).ok();
-    let valid = |w: &&CosignatureVerifier| note.as_ref().is_some_and(|n| w.cosigned(n).is_some());
-    keys.iter().filter(valid).count()
 }
 
 /// The node's report, and its last checkpoint that verified (seq and note).

@@ -13,12 +13,12 @@ pub mod health;
 mod trails;
 mod verify;
 
+pub use crate::trail::cosignature::Witnesses;
 pub use crate::trail::export::CsvChecks;
 pub use crate::trail::proofs::{ProofsReader, ProofsWriter};
 pub use crate::trail::{Anchors, MANIFEST_FORMAT, Manifest, Report};
 pub use export::{Export, ExportError, Origin, SharedBuffer};
-pub(crate) use fleet::cosigned_by;
-pub use fleet::{Witnesses, verify_fleet};
+pub use fleet::verify_fleet;
 pub use trails::{At, Local, Trails};
 pub(crate) use verify::read_checkpoint;
 pub use verify::{verify_csv, verify_trail};

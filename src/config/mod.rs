@@ -23,10 +23,12 @@ use serde::Deserialize;
 
 mod console;
 mod export;
+mod ingest;
 mod mcp;
 
 pub use console::ConsoleConfig;
 pub use export::{ExportConfig, OtlpConfig, OtlpProtocol};
+pub use ingest::IngestConfig;
 pub use mcp::McpConfig;
 
 use crate::auth::AuthConfig;
@@ -106,6 +108,8 @@ pub struct Config {
     pub retention: RetentionConfig,
     /// The archive the trail is published to as tlog-tiles; off unless a URL is given.
     pub archive: ArchiveConfig,
+    /// What the fleet's ingest service requires of the nodes (`serve --ingest` only).
+    pub ingest: IngestConfig,
 }
 
 impl Default for Config {
@@ -139,6 +143,7 @@ impl Default for Config {
             disk: DiskConfig::default(),
             retention: RetentionConfig::default(),
             archive: ArchiveConfig::default(),
+            ingest: IngestConfig::default(),
         }
     }
 }

@@ -346,7 +346,7 @@ impl Sink for Archiver {
         Ok(i64::try_from(through).unwrap_or(i64::MAX))
     }
 
-    async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+    async fn take(&mut self, _reader: &Reader, events: Vec<Event>) -> Result<Taken, Trouble> {
         let through = events.last().map_or(0, |e| e.seq);
         let counted = events.len() as u64;
         for event in events {
@@ -368,7 +368,7 @@ impl Sink for Archiver {
             self.looked = Instant::now();
             self.publish().await?;
         }
-        Ok(Taken { through, counted })
+        Ok(Taken { through, counted, waits: false })
     }
 
     async fn caught_up(&mut self, _reader: &Reader, _through: i64) -> Result<(), Trouble> {
@@ -405,7 +405,7 @@ mod tests {
             if events.is_empty() {
                 break;
             }
-            at = sink.take(events).await.unwrap().through;
+            at = sink.take(reader, events).await.unwrap().through;
         }
         sink.caught_up(reader, at).await.unwrap();
     }

@@ -42,6 +42,9 @@ pub const TOKEN_ENV: &str = "TOOLGATE_FLEET_TOKEN";
 /// The most bytes of events one batch carries (the ingest service takes 32 MiB messages).
 const MAX_BATCH_BYTES: usize = 16 << 20;
 
+/// The most cosignatures one batch carries (as many as the ingest service takes).
+const COSIGNATURES: u32 = 10_000;
+
 /// Why `[fleet]` is refused at start.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetConfigError {
@@ -85,6 +88,9 @@ pub struct Fleet {
     shipping: Option<Shipping>,
     /// The checkpoint seq the store's cosignatures stand at; asked again after any trouble.
     cosigned: Option<i64>,
+    /// The fleet awaits its witnesses' cosignatures of a checkpoint after this seq, which the
+    /// store holds, before it takes the events after it: nothing is sent until one is here.
+    awaiting: Option<i64>,
     cosignatures: Counter,
 }
 
@@ -118,8 +124,15 @@ pub fn follower(
         "fleet_shipped_cosignatures",
         "Witness cosignatures stored in the fleet store by this node's shipper",
     );
-    let sink =
-        Fleet { client, node: node.clone(), batch, shipping: None, cosigned: None, cosignatures };
+    let sink = Fleet {
+        client,
+        node: node.clone(),
+        batch,
+        shipping: None,
+        cosigned: None,
+        awaiting: None,
+        cosignatures,
+    };
     let every = Duration::from_millis(config.every_ms.max(1));
     let follower =
         Follower::new(sink, batch, every).looking_every(every).coalescing(super::COALESCE);
@@ -207,6 +220,11 @@ impl Fleet {
     }
 }
 
+/// A cosignature as the ingest service takes it.
+fn cosignature_to_proto(c: crate::query::Cosignature) -> proto::Cosignature {
+    proto::Cosignature { seq: c.seq, witness: c.witness, size: c.size, time: c.time, line: c.line }
+}
+
 /// The trouble a failed call is: a refusal (an alarm at the service) or a failure.
 fn trouble(status: &Status) -> Trouble {
     let message = format!("the fleet's ingest service: {}", status.message());
@@ -231,13 +249,29 @@ impl Sink for Fleet {
     /// The last seq the store holds for the node; its cosignatures are asked again too.
     async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
         self.shipping = None;
+        self.awaiting = None;
         let (seq, cosigned) = self.position().await?;
         self.cosigned = Some(cosigned);
         Ok(seq)
     }
 
     /// One batch (as much of it as fits a message) on the stream; acknowledged once stored.
-    async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+    async fn take(&mut self, reader: &Reader, events: Vec<Event>) -> Result<Taken, Trouble> {
+        let (first, last) = match (events.first(), events.last()) {
+            (Some(first), Some(last)) => (first.seq, last.seq),
+            _ => return Err(Trouble::Failed("nothing to ship".into())),
+        };
+        // The cosignatures of the batch's checkpoints go with them.
+        let mut cosignatures = reader
+            .cosignatures_after(first - 1, last, COSIGNATURES)
+            .await
+            .map_err(|e| Trouble::Failed(format!("cannot read the trail: {e}")))?;
+        if let Some(held) = self.awaiting {
+            if !cosignatures.iter().any(|c| c.seq > held) {
+                return Ok(Taken { through: held, counted: 0, waits: true });
+            }
+            self.awaiting = None;
+        }
         let mut batch = Vec::with_capacity(events.len());
         let mut bytes = 0;
         for event in events {
@@ -248,9 +282,19 @@ impl Sink for Fleet {
             }
             batch.push(event);
         }
-        let request = proto::ShipRequest { node_id: self.node.clone(), events: batch };
+        let sent = batch.last().map_or(0, |e| i64::try_from(e.seq).unwrap_or(i64::MAX));
+        cosignatures.retain(|c| c.seq <= sent);
+        let request = proto::ShipRequest {
+            node_id: self.node.clone(),
+            events: batch,
+            cosignatures: cosignatures.into_iter().map(cosignature_to_proto).collect(),
+        };
         match self.send(request).await {
-            Ok(ack) => Ok(Taken { through: ack.seq, counted: ack.stored }),
+            Ok(ack) => {
+                let waits = ack.awaiting_witnesses;
+                self.awaiting = waits.then_some(ack.seq);
+                Ok(Taken { through: ack.seq, counted: ack.stored, waits })
+            }
             Err(status) => {
                 self.shipping = None;
                 Err(trouble(&status))
@@ -273,16 +317,7 @@ impl Sink for Fleet {
         let full = batch.len() >= self.batch as usize;
         let request = proto::CosignRequest {
             node_id: self.node.clone(),
-            cosignatures: batch
-                .into_iter()
-                .map(|c| proto::Cosignature {
-                    seq: c.seq,
-                    witness: c.witness,
-                    size: c.size,
-                    time: c.time,
-                    line: c.line,
-                })
-                .collect(),
+            cosignatures: batch.into_iter().map(cosignature_to_proto).collect(),
         };
         let stored = self.client.cosign(request).await.map_err(|s| {
             self.cosigned = None;

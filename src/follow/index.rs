@@ -56,10 +56,10 @@ impl Sink for Index {
         self.index.resume(reader).await.map_err(failed)
     }
 
-    async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+    async fn take(&mut self, _reader: &Reader, events: Vec<Event>) -> Result<Taken, Trouble> {
         let through = events.last().map_or(0, |e| e.seq);
         let counted = events.len() as u64;
         self.index.add(events).await.map_err(failed)?;
-        Ok(Taken { through, counted })
+        Ok(Taken { through, counted, waits: false })
     }
 }

@@ -213,7 +213,7 @@ impl<S: Sink> Follower<S> {
             return Ok(false);
         };
         let full = events.len() == batch as usize;
-        let taken = match self.sink.take(events).await {
+        let taken = match self.sink.take(reader, events).await {
             Ok(taken) => taken,
             Err(trouble) => {
                 self.count((&trouble).into());
@@ -225,7 +225,7 @@ impl<S: Sink> Follower<S> {
         *cursor = Some(taken.through);
         self.stands(taken.through);
         self.lag(reader, taken.through, commits).await;
-        let more = full || taken.through < last;
+        let more = !taken.waits && (full || taken.through < last);
         if !more {
             self.sink
                 .caught_up(reader, taken.through)
@@ -320,14 +320,18 @@ mod tests {
             Ok(self.took.lock().unwrap().last().map_or(0, |(_, seq)| *seq))
         }
 
-        async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+        async fn take(&mut self, _reader: &Reader, events: Vec<Event>) -> Result<Taken, Trouble> {
             if events.len() > self.most {
                 return Err(Trouble::TooLarge(format!("{} events", events.len())));
             }
             let mut took = self.took.lock().unwrap();
             took.extend(events.iter().map(|e| (events.len(), e.seq)));
             self.moved.notify_one();
-            Ok(Taken { through: events[events.len() - 1].seq, counted: events.len() as u64 })
+            Ok(Taken {
+                through: events[events.len() - 1].seq,
+                counted: events.len() as u64,
+                waits: false,
+            })
         }
     }
 

@@ -133,7 +133,7 @@ impl Sink for Otlp {
 
     /// Sends the events as one request (a prefix of them, if all would be too large), then
     /// keeps the cursor.
-    async fn take(&mut self, mut events: Vec<Event>) -> Result<Taken, Trouble> {
+    async fn take(&mut self, _reader: &Reader, mut events: Vec<Event>) -> Result<Taken, Trouble> {
         let mut request = request_of(&events, &self.origin);
         while request.encoded_len() > MAX_REQUEST_BYTES && events.len() > 1 {
             events.truncate(events.len() / 2);
@@ -165,7 +165,7 @@ impl Sink for Otlp {
                 Trouble::Failed(format!("cannot keep the cursor in {file}: {e}"))
             })?;
         self.acknowledged = Some(seq);
-        Ok(Taken { through: seq, counted: events.len() as u64 })
+        Ok(Taken { through: seq, counted: events.len() as u64, waits: false })
     }
 }
 

@@ -12,6 +12,10 @@ pub struct Taken {
     pub through: i64,
     /// How many events it counts as delivered (for its metrics).
     pub counted: u64,
+    /// The destination takes no more until the sink's [`Sink::caught_up`] work is done (a
+    /// fleet that requires the witnesses' cosignatures of a checkpoint before the events after
+    /// it): the follower calls it, then waits for the next commit or look.
+    pub waits: bool,
 }
 
 /// Why a sink did not take a batch.
@@ -52,8 +56,13 @@ pub trait Sink: Send + 'static {
     /// so that a restart of either side resumes where the destination stands.
     fn resume(&mut self, reader: &Reader) -> impl Future<Output = Result<i64, Trouble>> + Send;
 
-    /// Delivers `events` (at least one, in order, each after the last it took).
-    fn take(&mut self, events: Vec<Event>) -> impl Future<Output = Result<Taken, Trouble>> + Send;
+    /// Delivers `events` (at least one, in order, each after the last it took), read from
+    /// `reader`, which it may read more of.
+    fn take(
+        &mut self,
+        reader: &Reader,
+        events: Vec<Event>,
+    ) -> impl Future<Output = Result<Taken, Trouble>> + Send;
 
     /// Once it holds everything up to `through`: any work that follows the events.
     fn caught_up(

@@ -29,14 +29,14 @@ impl Sink for Subscriber {
         Ok(self.after)
     }
 
-    async fn take(&mut self, events: Vec<Event>) -> Result<Taken, Trouble> {
+    async fn take(&mut self, _reader: &Reader, events: Vec<Event>) -> Result<Taken, Trouble> {
         let counted = events.len() as u64;
         for event in events {
             let seq = event.seq;
             self.events.send(Ok((self.wire)(event))).await.map_err(|_| Trouble::Gone)?;
             self.after = seq;
         }
-        Ok(Taken { through: self.after, counted })
+        Ok(Taken { through: self.after, counted, waits: false })
     }
 
     /// The caller hears why, and the stream ends.

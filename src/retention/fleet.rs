@@ -20,10 +20,11 @@ use std::collections::BTreeMap;
 use crate::archive::Archive;
 use crate::archive::check::{self, tile_holds};
 use crate::archive::tiles::{Tile, WIDTH};
-use crate::audit::{Witnesses, cosigned_by, read_checkpoint};
+use crate::audit::read_checkpoint;
 use crate::fleet::cuts::{Cut, Hold, Range};
 use crate::fleet::store::{FleetError, FleetStore, Partition};
 use crate::fleet::tree_of;
+use crate::trail::cosignature::Witnesses;
 use crate::trail::note::NoteVerifier;
 use crate::trail::{Event, Frontier, GENESIS_HASH, Kind, Verifier, decode};
 
@@ -268,8 +269,8 @@ impl Walk<'_> {
             return Ok(true);
         }
         let lines = self.store.cosignature_lines(&self.range.node_id, event.seq).await?;
-        let note = event.record.note.clone().unwrap_or_default();
-        Ok(cosigned_by(note, lines, &witnesses.keys) >= witnesses.required)
+        let note = event.record.note.as_deref().unwrap_or_default();
+        Ok(witnesses.satisfied(note, &lines))
     }
 
     /// The problems of the archive's level-0 tile of `page` (one tile's events) with the

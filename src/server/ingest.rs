@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::net::TcpListener;
 
 use super::{ServerError, serving};
-use crate::config::Config;
+use crate::config::{Config, IngestConfig};
 use crate::fleet::ingest::service::shaped;
 use crate::fleet::ingest::{IngestService, Writer};
 use crate::fleet::store::FleetStore;
@@ -19,6 +19,7 @@ use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::proto::fleet_ingest_server::FleetIngestServer;
 use crate::tls::Acceptor;
+use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
 
 /// Connections to the fleet store the server keeps at most.
 const CONNECTIONS: u32 = 16;
@@ -39,7 +40,8 @@ pub async fn run_ingest(
     let metrics = Arc::new(Metrics::default());
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
     let store = FleetStore::lazy(postgres_url, CONNECTIONS)?;
-    let service = IngestService::new(Writer::new(&store), &metrics);
+    let witnesses = required_witnesses(&config.ingest)?;
+    let service = IngestService::new(Writer::new(&store, witnesses), &metrics);
     let service = FleetIngestServer::new(service).max_decoding_message_size(MAX_MESSAGE);
     let service = tonic::service::interceptor::InterceptedService::new(service, shaped);
     let (health, health_service) = tonic_health::server::health_reporter();
@@ -73,4 +75,22 @@ pub async fn run_ingest(
     store.close().await;
     tracing::info!("stopped");
     Ok(served?)
+}
+
+/// `[ingest]`'s witnesses, their keys read, and how many are required (all, by default).
+fn required_witnesses(config: &IngestConfig) -> Result<Witnesses, ServerError> {
+    let wrong = ServerError::Ingest;
+    let keys = config
+        .witnesses
+        .iter()
+        .map(|key| CosignatureVerifier::parse(key).map_err(|e| wrong(format!("witnesses: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let required = config.witnesses_required.unwrap_or(keys.len());
+    if required > keys.len() {
+        return Err(wrong(format!(
+            "witnesses_required = {required}, more than the {} witnesses given",
+            keys.len()
+        )));
+    }
+    Ok(Witnesses { keys, required })
 }

@@ -76,6 +76,8 @@ pub enum ServerError {
     ArchiveUnsigned,
     #[error("[retention] needs [archive]: nothing leaves the trail that is not archived")]
     RetentionUnarchived,
+    #[error("[ingest] {0}")]
+    Ingest(String),
 }
 
 /// Serves until `shutdown` resolves.

@@ -86,6 +86,11 @@ impl FleetDb {
         Registered { ingest: self.ingest.url.clone(), token_file }
     }
 
+    /// The URL the store's own ingest server logs in with.
+    pub fn ingest_role_url(&self) -> String {
+        self.role_url(&format!("{}_ingest", self.name))
+    }
+
     pub fn role_url(&self, role: &str) -> String {
         let host = self.base.split_once('@').unwrap().1;
         format!("postgres://{role}@{host}/{}", self.name)
@@ -145,10 +150,24 @@ impl Ingest {
 
     /// The same, on `port`.
     pub async fn start_on(postgres: &str, port: u16) -> Self {
+        Self::start_configured(postgres, port, "").await
+    }
+
+    /// One with the configuration file `toml`, on an ephemeral port.
+    pub async fn start_with(postgres: &str, toml: &str) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::start_configured(postgres, port, toml).await
+    }
+
+    async fn start_configured(postgres: &str, port: u16, toml: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("ingest.toml");
+        std::fs::write(&config, toml).unwrap();
         let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("toolgate"))
             .args(["serve", "--ingest", "--postgres", postgres, "--listen"])
             .arg(format!("127.0.0.1:{port}"))
+            .arg("--config")
+            .arg(&config)
             .arg("--db")
             .arg(dir.path().join("unused.db"))
             .stdout(std::process::Stdio::null())

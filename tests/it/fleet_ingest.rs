@@ -90,7 +90,9 @@ pub async fn ship(
     let mut answers = Vec::new();
     for batch in batches {
         let events = wire(&batch);
-        send.send(ShipRequest { node_id: node.to_owned(), events }).await.unwrap();
+        send.send(ShipRequest { node_id: node.to_owned(), events, cosignatures: vec![] })
+            .await
+            .unwrap();
         match acks.message().await {
             Ok(Some(ack)) => answers.push(Ok((ack.seq, ack.stored))),
             Ok(None) => break,
@@ -267,11 +269,23 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
     let (send, queue) = mpsc::channel(1);
     let mut acks =
         ingest.ship(with(ReceiverStream::new(queue), Some(&a))).await.unwrap().into_inner();
-    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[..3]) }).await.unwrap();
+    send.send(ShipRequest {
+        node_id: "a".into(),
+        events: wire(&events[..3]),
+        cosignatures: vec![],
+    })
+    .await
+    .unwrap();
     assert_eq!(acks.message().await.unwrap().unwrap().seq, 3);
     let out = toolgate_async(&["fleet", "revoke", "--postgres", &fleet.url(), "--node", "a"]).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[3..]) }).await.unwrap();
+    send.send(ShipRequest {
+        node_id: "a".into(),
+        events: wire(&events[3..]),
+        cosignatures: vec![],
+    })
+    .await
+    .unwrap();
     assert_eq!(acks.message().await.unwrap_err().code(), Code::PermissionDenied);
     assert_eq!(fleet.events("a").await.len(), 3);
     let status = toolgate_async(&["fleet", "status", "--postgres", &fleet.url()]).await;
@@ -287,11 +301,23 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
     let (send, queue) = mpsc::channel(1);
     let mut acks =
         ingest.ship(with(ReceiverStream::new(queue), Some(&fresh))).await.unwrap().into_inner();
-    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[3..4]) }).await.unwrap();
+    send.send(ShipRequest {
+        node_id: "a".into(),
+        events: wire(&events[3..4]),
+        cosignatures: vec![],
+    })
+    .await
+    .unwrap();
     assert_eq!(acks.message().await.unwrap().unwrap().seq, 4);
     let out = toolgate_async(&args).await;
     let newest = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    send.send(ShipRequest { node_id: "a".into(), events: wire(&events[4..]) }).await.unwrap();
+    send.send(ShipRequest {
+        node_id: "a".into(),
+        events: wire(&events[4..]),
+        cosignatures: vec![],
+    })
+    .await
+    .unwrap();
     assert_eq!(acks.message().await.unwrap_err().code(), Code::PermissionDenied);
     let new = ship(&fleet.ingest.url, &newest, "a", vec![events[3..].to_vec()]).await;
     assert_eq!(new[0].as_ref().unwrap(), &(6, 2));

@@ -8,7 +8,7 @@ use sqlx::Row;
 use toolgate::config::{CheckpointsConfig, Config};
 
 use crate::checkpoints::rechain;
-use crate::fleet::{FleetDb, caught_up, cluster, decide_n, shipping};
+use crate::fleet::{FleetDb, Ingest, caught_up, cluster, decide_n, shipping};
 use crate::helpers::{spawn_app_with, start, toolgate_async};
 use crate::witnesses::{cosigned_checkpoint, keygen, start_witness, witness_config};
 
@@ -158,6 +158,62 @@ async fn a_checkpoint_not_signed_by_the_registered_key_is_refused_on_arrival() {
         // Nothing of the refused batch is merged: the store ends before the checkpoint.
         let stored = fleet.events(node).await;
         assert!(stored.iter().all(|(seq, _)| *seq < first), "{stored:?}");
+        decide_n(&app, 2).await;
+        app.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_that_requires_witnesses_stores_only_through_a_checkpoint_they_cosigned() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-a", false);
+    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
+    let (_, absent_key) = keygen(dir.path(), "witness.test/w2", true);
+    let witness =
+        start_witness(&witness_file, &dir.path().join("w1.db"), &[&log_key], "127.0.0.1:0");
+    let fleet = FleetDb::new(&cluster()).await;
+    for (required, node) in [(&witness_key, "a"), (&absent_key, "b")] {
+        // An ingest server of its own, requiring the one witness.
+        let toml = format!("[ingest]\nwitnesses = [\"{required}\"]\n");
+        let ingest = Ingest::start_with(&fleet.ingest_role_url(), &toml).await;
+        let mut to = fleet.node_with_key(node, Some(&log_key)).await;
+        to.ingest = ingest.url.clone();
+        let app = spawn_app_with(|c| {
+            c.checkpoints = CheckpointsConfig {
+                witnesses: vec![witness_config(&witness.url, &witness_key)],
+                ..checkpoints(&log_file)
+            };
+            c.fleet = shipping(node, &to);
+        })
+        .await;
+        decide_n(&app, 30).await;
+        cosigned_checkpoint(&app.db, 1, 30).await;
+        match node {
+            // Its witness cosigns: the store catches up with the whole trail, and each batch
+            // ended at a checkpoint the witness cosigned.
+            "a" => caught_up(&fleet, node, &app.db).await,
+            // A witness that never cosigns: the store holds nothing of it, and waits (no
+            // alarm: waiting is no misbehaviour).
+            _ => {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                assert!(fleet.events(node).await.is_empty());
+            }
+        }
+        let head = "SELECT coalesce(max(seq), 0) FROM fleet_events WHERE node_id = $1";
+        let head: i64 = sqlx::query(head).bind(node).fetch_one(&fleet.pool).await.unwrap().get(0);
+        let cosigned = "SELECT count(*) FROM fleet_events e WHERE e.node_id = $1 AND e.seq = $2
+            AND e.kind = 'checkpoint' AND EXISTS (SELECT 1 FROM fleet_cosignatures c
+                                                  WHERE c.node_id = e.node_id AND c.seq = e.seq)";
+        let cosigned: i64 = sqlx::query(cosigned)
+            .bind(node)
+            .bind(head)
+            .fetch_one(&fleet.pool)
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(cosigned, i64::from(node == "a"), "node {node}: head {head}");
+        assert!(fleet.alarms().await.is_empty(), "{:?}", fleet.alarms().await);
+        // The node decides on, whatever the fleet awaits.
         decide_n(&app, 2).await;
         app.stop().await;
     }

@@ -106,6 +106,30 @@ impl CosignatureVerifier {
     }
 }
 
+/// Witnesses a checkpoint must carry the cosignatures of: `required` of the `keys` (k of n).
+#[derive(Debug, Clone, Default)]
+pub struct Witnesses {
+    pub keys: Vec<CosignatureVerifier>,
+    pub required: usize,
+}
+
+impl Witnesses {
+    /// How many of the keys cosigned the checkpoint `note`, given the cosignature `lines`
+    /// held for it (each a signature line, newline-terminated).
+    pub fn count(&self, note: &str, lines: &[String]) -> usize {
+        let note = Note::parse(&lines.iter().fold(note.to_owned(), |n, l| n + l)).ok();
+        let valid =
+            |w: &&CosignatureVerifier| note.as_ref().is_some_and(|n| w.cosigned(n).is_some());
+        self.keys.iter().filter(valid).count()
+    }
+
+    /// Whether `required` of the keys cosigned the checkpoint `note` (always, when none is
+    /// required).
+    pub fn satisfied(&self, note: &str, lines: &[String]) -> bool {
+        self.required == 0 || self.count(note, lines) >= self.required
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

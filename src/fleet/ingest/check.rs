@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::grpc::event_from_proto;
 use crate::proto;
 use crate::trail::checkpoint::Checkpoint;
-use crate::trail::cosignature::CosignatureVerifier;
+use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
 use crate::trail::note::{Note, NoteVerifier};
 use crate::trail::{Event, Frontier, Kind, Link};
 
@@ -61,11 +61,13 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// A batch as read from the wire: each event with its link (its content hashed).
+/// A batch as read from the wire: each event with its link (its content hashed), and the
+/// cosignatures of its checkpoints.
 #[derive(Debug)]
 pub struct Batch {
     events: Vec<Event>,
     links: Vec<Link>,
+    cosignatures: Vec<proto::Cosignature>,
 }
 
 /// What the store holds of the node, read under its lock.
@@ -89,6 +91,11 @@ pub struct Checked<'a> {
     pub new: &'a [Event],
     /// The node's tree over every stored event once they are.
     pub frontier: Frontier,
+    /// The witnesses' cosignatures of the checkpoints among `new`, each verified.
+    pub cosignatures: Vec<&'a proto::Cosignature>,
+    /// The fleet requires witnesses, and the batch's events after its last checkpoint they
+    /// cosigned are left out of `new`.
+    pub awaiting: bool,
 }
 
 /// Whether `text` is a SHA-256 as the trail writes it: 64 lower-case hex digits.
@@ -98,7 +105,10 @@ fn lower_hex(text: &str) -> bool {
 
 impl Batch {
     /// Reads the wire's events; refuses the first that no trail could hold.
-    pub fn read(events: Vec<proto::Event>) -> Result<Self, Refusal> {
+    pub fn read(
+        events: Vec<proto::Event>,
+        cosignatures: Vec<proto::Cosignature>,
+    ) -> Result<Self, Refusal> {
         let mut read: Vec<Event> = Vec::with_capacity(events.len());
         for event in events {
             let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
@@ -119,7 +129,7 @@ impl Batch {
             read.push(event);
         }
         let links = read.iter().map(Link::of).collect();
-        Ok(Self { events: read, links })
+        Ok(Self { events: read, links, cosignatures })
     }
 
     /// The seqs of the batch's events the store holds already (up to its tree's size, after
@@ -134,18 +144,25 @@ impl Batch {
     /// of the events of [`Batch::held_seqs`]. Events the store holds must be shipped unchanged;
     /// the new ones must follow on from its head, seq by seq, each linked to the one before;
     /// each checkpoint must be of the store's own tree of the events before it, signed by the
-    /// node's registered key.
+    /// node's registered key; each cosignature of a new checkpoint must verify. When the fleet
+    /// requires `witnesses`, the new events stop at the last checkpoint they cosigned.
     pub fn check(
         &self,
         held: &Held,
         stored: &HashMap<i64, String>,
+        witnesses: &Witnesses,
     ) -> Result<Checked<'_>, Refusal> {
         let size = i64::try_from(held.frontier.size()).unwrap_or(i64::MAX);
         let mut frontier = held.frontier.clone();
         let mut prev = held.hash.as_str();
         let mut first_new = None;
+        let mut cosignatures = Vec::new();
+        // Where the stored events end when the fleet requires witnesses: after the last
+        // checkpoint they cosigned, with the tree there.
+        let mut witnessed: Option<(usize, Frontier)> = None;
         for (i, (event, link)) in self.events.iter().zip(&self.links).enumerate() {
             let seq = event.seq;
+
             if !lower_hex(&event.hash) || !lower_hex(&event.prev_hash) || !link.content_matches {
                 return Err(Refusal::at(
                     seq,
@@ -186,15 +203,38 @@ impl Batch {
                     format!("broken link (prev_hash is not the stored hash of seq {})", next - 1),
                 ));
             }
+            let mut lines = None;
             if event.record.kind == Kind::Checkpoint {
                 checkpoint(event, &frontier, held.key.as_deref())?;
+                let note = event.record.note.as_deref().unwrap_or_default();
+                let its: Vec<&proto::Cosignature> =
+                    self.cosignatures.iter().filter(|c| c.seq == seq).collect();
+                for c in &its {
+                    cosignature(c, Some(note), None)?;
+                }
+                lines = Some(its.iter().map(|c| c.line.clone()).collect::<Vec<_>>());
+                cosignatures.extend(its);
             }
             frontier.push_leaf(link.leaf);
             prev = &event.hash;
             first_new.get_or_insert(i);
+            let note = event.record.note.as_deref().unwrap_or_default();
+            if lines.is_some_and(|lines| witnesses.satisfied(note, &lines)) {
+                witnessed = Some((i + 1, frontier.clone()));
+            }
         }
-        let new = first_new.map_or(&[][..], |i| &self.events[i..]);
-        Ok(Checked { new, frontier })
+        let Some(first) = first_new else {
+            return Ok(Checked { new: &[], frontier, cosignatures, awaiting: false });
+        };
+        if witnesses.required == 0 {
+            let new = &self.events[first..];
+            return Ok(Checked { new, frontier, cosignatures, awaiting: false });
+        }
+        let (end, frontier) = witnessed.unwrap_or((first, held.frontier.clone()));
+        let new = &self.events[first..end];
+        let last = new.last().map_or(0, |e| e.seq);
+        cosignatures.retain(|c| c.seq <= last);
+        Ok(Checked { new, frontier, cosignatures, awaiting: end < self.events.len() })
     }
 }
 
@@ -307,7 +347,7 @@ mod tests {
     }
 
     fn batch(events: &[Event]) -> Batch {
-        Batch::read(events.iter().cloned().map(event_to_proto).collect()).unwrap()
+        Batch::read(events.iter().cloned().map(event_to_proto).collect(), Vec::new()).unwrap()
     }
 
     /// What the store holds after events 1 … `size`, of which retention dropped 1 … `pruned`.
@@ -327,11 +367,12 @@ mod tests {
         assert_eq!(replay.held_seqs(&held), [5, 6]);
         let stored: HashMap<i64, String> =
             events[4..6].iter().map(|e| (e.seq, e.hash.clone())).collect();
-        let checked = replay.check(&held, &stored).unwrap();
+        let none = Witnesses::default();
+        let checked = replay.check(&held, &stored, &none).unwrap();
         assert_eq!(checked.new.iter().map(|e| e.seq).collect::<Vec<_>>(), [7, 8]);
         // A kept event shipped changed is still a rewrite.
         let mut changed = stored.clone();
         changed.insert(5, events[0].hash.clone());
-        assert_eq!(replay.check(&held, &changed).unwrap_err().seq, Some(5));
+        assert_eq!(replay.check(&held, &changed, &none).unwrap_err().seq, Some(5));
     }
 }

@@ -139,7 +139,12 @@ impl IngestService {
             return Err(self.oversized(shipper, "events", "a batch").await);
         }
         // Hashing every event's content is the costly part: off the async workers.
-        let read = tokio::task::spawn_blocking(move || Batch::read(request.events)).await;
+        if request.cosignatures.len() > MAX_BATCH {
+            return Err(self.oversized(shipper, "cosignatures", "a batch").await);
+        }
+        let read =
+            tokio::task::spawn_blocking(move || Batch::read(request.events, request.cosignatures))
+                .await;
         let batch = match read {
             Ok(Ok(batch)) => batch,
             Ok(Err(refusal)) => {
@@ -148,9 +153,9 @@ impl IngestService {
             Err(_) => return Err(Status::internal("the batch's check stopped")),
         };
         match self.writer.ship(shipper, &batch).await {
-            Ok((seq, stored)) => {
+            Ok((seq, stored, awaiting)) => {
                 self.stored.inc_by(stored);
-                Ok(proto::ShipResponse { seq, stored })
+                Ok(proto::ShipResponse { seq, stored, awaiting_witnesses: awaiting })
             }
             Err(e) => Err(self.failed(shipper, e).await),
         }

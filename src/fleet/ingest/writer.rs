@@ -17,6 +17,7 @@ use crate::fleet::store::FleetStore;
 use crate::fleet::tree_of;
 use crate::proto;
 use crate::trail::GENESIS_HASH;
+use crate::trail::cosignature::Witnesses;
 
 /// How often the month's partitions are made sure of (they are made ahead, a week early).
 const PARTITIONS_EVERY: Duration = Duration::from_secs(3600);
@@ -55,15 +56,19 @@ pub struct Writer {
     partitioned: Mutex<Option<Instant>>,
     /// Each node's turn on this server (registered nodes only: a call has its token by then).
     turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The witnesses whose cosignatures of a checkpoint the fleet requires before the events
+    /// after it (`[ingest]`; none required by default).
+    witnesses: Witnesses,
 }
 
 impl Writer {
-    pub fn new(store: &FleetStore) -> Self {
+    pub fn new(store: &FleetStore, witnesses: Witnesses) -> Self {
         Self {
             pool: store.pool().clone(),
             copy: copy::statement(),
             partitioned: Mutex::new(None),
             turns: Mutex::new(HashMap::new()),
+            witnesses,
         }
     }
 
@@ -100,10 +105,15 @@ impl Writer {
     }
 
     /// Stores the events of `batch` that extend what the store holds of the shipper's node, or
-    /// refuses the batch whole. Returns the last seq the store holds after it, and how many it
-    /// stored. The token must still be the node's, unrevoked: a token replaced or revoked
-    /// stops at the next batch of a stream opened before.
-    pub async fn ship(&self, shipper: &Shipper, batch: &Batch) -> Result<(i64, u64), IngestError> {
+    /// refuses the batch whole. Returns the last seq the store holds after it, how many it
+    /// stored, and whether the fleet awaits its witnesses' cosignatures of a later checkpoint
+    /// before the batch's events it left out. The token must still be the node's,
+    /// unrevoked: a token replaced or revoked stops at the next batch of a stream opened before.
+    pub async fn ship(
+        &self,
+        shipper: &Shipper,
+        batch: &Batch,
+    ) -> Result<(i64, u64, bool), IngestError> {
         let node = shipper.node.as_str();
         self.partitions().await;
         let turn = self.turn(node);
@@ -128,12 +138,13 @@ impl Writer {
             return Err(IngestError::Revoked);
         }
         let size: i64 = row.try_get(0)?;
+        let pruned: i64 = row.try_get(5)?;
         let held = Held {
             frontier: tree_of(size, &row.try_get::<Vec<Vec<u8>>, _>(2)?)
                 .ok_or(IngestError::Tree)?,
             hash: if size == 0 { hex::encode(GENESIS_HASH) } else { row.try_get(1)? },
             key: row.try_get(3)?,
-            pruned: row.try_get(5)?,
+            pruned,
         };
         let seqs = batch.held_seqs(&held);
         let stored: HashMap<i64, String> = if seqs.is_empty() {
@@ -151,9 +162,9 @@ impl Writer {
                 .collect::<Result<_, sqlx::Error>>()?
         };
         // Checkpoints' signatures are verified here: off the async workers' turn.
-        let checked = tokio::task::block_in_place(|| batch.check(&held, &stored))
+        let checked = tokio::task::block_in_place(|| batch.check(&held, &stored, &self.witnesses))
             .map_err(IngestError::Refused)?;
-        let Some(last) = checked.new.last() else { return Ok((size, 0)) };
+        let Some(last) = checked.new.last() else { return Ok((size, 0, checked.awaiting)) };
         let mut copy_in = tx.copy_in_raw(&self.copy).await?;
         copy_in.send(copy::rows(node, checked.new)).await?;
         let count = copy_in.finish().await?;
@@ -165,8 +176,9 @@ impl Writer {
             .bind(edge)
             .execute(&mut *tx)
             .await?;
+        insert_cosignatures(&mut tx, node, &checked.cosignatures).await?;
         tx.commit().await?;
-        Ok((last.seq, count))
+        Ok((last.seq, count, checked.awaiting))
     }
 
     /// Stores witnesses' cosignatures of `node`'s stored checkpoints, each checked; refuses the
@@ -219,23 +231,8 @@ impl Writer {
             })
         })
         .map_err(IngestError::Refused)?;
-        let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        let stored = sqlx::query(
-            "INSERT INTO fleet_cosignatures (node_id, seq, witness, size, time, line)
-             SELECT $1, c.seq, c.witness, c.size, c.time, c.line
-             FROM unnest($2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::BIGINT[], $6::TEXT[])
-                 AS c(seq, witness, size, time, line)
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(node)
-        .bind(seqs)
-        .bind(cosignatures.iter().map(|c| c.witness.as_str()).collect::<Vec<_>>())
-        .bind(cosignatures.iter().map(|c| int(c.size)).collect::<Vec<_>>())
-        .bind(cosignatures.iter().map(|c| int(c.time)).collect::<Vec<_>>())
-        .bind(cosignatures.iter().map(|c| c.line.as_str()).collect::<Vec<_>>())
-        .execute(&self.pool)
-        .await?;
-        Ok(stored.rows_affected())
+        let mut connection = self.pool.acquire().await?;
+        Ok(insert_cosignatures(&mut connection, node, &cosignatures).await?)
     }
 
     /// Records a refusal: the node the call claimed to be of, who made it, and what differed.
@@ -281,6 +278,35 @@ impl Writer {
             *self.partitioned.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
     }
+}
+
+/// Stores `node`'s cosignatures, each checked already; those the store holds stay as they
+/// are. Returns how many were new.
+async fn insert_cosignatures(
+    connection: &mut sqlx::PgConnection,
+    node: &str,
+    cosignatures: &[&proto::Cosignature],
+) -> Result<u64, sqlx::Error> {
+    if cosignatures.is_empty() {
+        return Ok(0);
+    }
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let stored = sqlx::query(
+        "INSERT INTO fleet_cosignatures (node_id, seq, witness, size, time, line)
+         SELECT $1, c.seq, c.witness, c.size, c.time, c.line
+         FROM unnest($2::BIGINT[], $3::TEXT[], $4::BIGINT[], $5::BIGINT[], $6::TEXT[])
+             AS c(seq, witness, size, time, line)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(node)
+    .bind(cosignatures.iter().map(|c| c.seq).collect::<Vec<_>>())
+    .bind(cosignatures.iter().map(|c| c.witness.as_str()).collect::<Vec<_>>())
+    .bind(cosignatures.iter().map(|c| int(c.size)).collect::<Vec<_>>())
+    .bind(cosignatures.iter().map(|c| int(c.time)).collect::<Vec<_>>())
+    .bind(cosignatures.iter().map(|c| c.line.as_str()).collect::<Vec<_>>())
+    .execute(&mut *connection)
+    .await?;
+    Ok(stored.rows_affected())
 }
 
 #[cfg(test)]

@@ -1489,6 +1489,11 @@ export const descriptor = {
                   "rule": "repeated",
                   "type": "Event",
                   "id": 2
+                },
+                "cosignatures": {
+                  "rule": "repeated",
+                  "type": "Cosignature",
+                  "id": 3
                 }
               }
             },
@@ -1501,6 +1506,10 @@ export const descriptor = {
                 "stored": {
                   "type": "uint64",
                   "id": 2
+                },
+                "awaiting_witnesses": {
+                  "type": "bool",
+                  "id": 3
                 }
               }
             },

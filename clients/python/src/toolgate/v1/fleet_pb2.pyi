@@ -22,20 +22,24 @@ class PositionResponse(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., cosigned: _Optional[int] = ...) -> None: ...
 
 class ShipRequest(_message.Message):
-    __slots__ = ("node_id", "events")
+    __slots__ = ("node_id", "events", "cosignatures")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    COSIGNATURES_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     events: _containers.RepeatedCompositeFieldContainer[_audit_pb2.Event]
-    def __init__(self, node_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_audit_pb2.Event, _Mapping]]] = ...) -> None: ...
+    cosignatures: _containers.RepeatedCompositeFieldContainer[Cosignature]
+    def __init__(self, node_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_audit_pb2.Event, _Mapping]]] = ..., cosignatures: _Optional[_Iterable[_Union[Cosignature, _Mapping]]] = ...) -> None: ...
 
 class ShipResponse(_message.Message):
-    __slots__ = ("seq", "stored")
+    __slots__ = ("seq", "stored", "awaiting_witnesses")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     STORED_FIELD_NUMBER: _ClassVar[int]
+    AWAITING_WITNESSES_FIELD_NUMBER: _ClassVar[int]
     seq: int
     stored: int
-    def __init__(self, seq: _Optional[int] = ..., stored: _Optional[int] = ...) -> None: ...
+    awaiting_witnesses: bool
+    def __init__(self, seq: _Optional[int] = ..., stored: _Optional[int] = ..., awaiting_witnesses: _Optional[bool] = ...) -> None: ...
 
 class Cosignature(_message.Message):
     __slots__ = ("seq", "witness", "size", "time", "line")

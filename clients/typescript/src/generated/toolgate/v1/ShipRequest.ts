@@ -1,13 +1,16 @@
 // Original file: proto/toolgate/v1/fleet.proto
 
 import type { Event as _toolgate_v1_Event, Event__Output as _toolgate_v1_Event__Output } from '../../toolgate/v1/Event.js';
+import type { Cosignature as _toolgate_v1_Cosignature, Cosignature__Output as _toolgate_v1_Cosignature__Output } from '../../toolgate/v1/Cosignature.js';
 
 export interface ShipRequest {
   'node_id'?: (string);
   'events'?: (_toolgate_v1_Event)[];
+  'cosignatures'?: (_toolgate_v1_Cosignature)[];
 }
 
 export interface ShipRequest__Output {
   'node_id': (string);
   'events': (_toolgate_v1_Event__Output)[];
+  'cosignatures': (_toolgate_v1_Cosignature__Output)[];
 }
