@@ -376,3 +376,28 @@ async fn two_ingest_servers_never_interleave_a_node_and_one_killed_mid_batch_los
     assert!(fleet.alarms().await.is_empty(), "{:?}", fleet.alarms().await);
     drop(proc);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_that_keeps_being_refused_stores_a_bounded_number_of_alarms() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let (a, b) = (token(&fleet, "a").await, token(&fleet, "b").await);
+    let mut client = client(&fleet.ingest.url).await;
+    for _ in 0..150 {
+        let call = client.position(with(PositionRequest { node_id: "b".into() }, Some(&a)));
+        assert_eq!(call.await.unwrap_err().code(), Code::PermissionDenied);
+    }
+    let alarms = alarms_with_shippers(&fleet).await;
+    // A minute's budget, then the notice: 101 rows, not 150.
+    assert_eq!(alarms.len(), 101, "{:?}", alarms.last());
+    assert!(alarms.iter().all(|(_, shipper, _, _)| shipper.as_deref() == Some("a")));
+    assert!(
+        alarms[..100]
+            .iter()
+            .all(|(node, _, _, what)| node == "b" && what.contains("under the id of node"))
+    );
+    assert!(alarms[100].3.contains("more than 100 refusals of this token in a minute"));
+    // Another token's refusals have their own budget.
+    let call = client.position(with(PositionRequest { node_id: "a".into() }, Some(&b)));
+    assert_eq!(call.await.unwrap_err().code(), Code::PermissionDenied);
+    assert_eq!(alarms_with_shippers(&fleet).await.len(), 102);
+}

@@ -97,7 +97,7 @@ impl IngestService {
 
     async fn refuse(&self, claimed: &str, shipper: &Shipper, refusal: &Refusal) {
         self.refused.inc();
-        self.writer.alarm(claimed, Some(shipper), refusal).await;
+        self.writer.alarm(claimed, shipper, refusal).await;
     }
 
     /// Refuses a call that brings more than [`MAX_BATCH`] of `field`, as an alarm too.

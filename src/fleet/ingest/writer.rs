@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{PgPool, Row};
 
+use super::budget::{Budget, PER_MINUTE, Spend};
 use super::check::{Batch, Held, Refusal, cosignature};
 use super::copy;
 use crate::fleet::store::FleetStore;
@@ -59,6 +60,8 @@ pub struct Writer {
     /// The witnesses whose cosignatures of a checkpoint the fleet requires before the events
     /// after it (`[ingest]`; none required by default).
     witnesses: Witnesses,
+    /// How many alarms each token may have stored a minute.
+    budget: Budget,
 }
 
 impl Writer {
@@ -69,6 +72,7 @@ impl Writer {
             partitioned: Mutex::new(None),
             turns: Mutex::new(HashMap::new()),
             witnesses,
+            budget: Budget::default(),
         }
     }
 
@@ -235,11 +239,36 @@ impl Writer {
         Ok(insert_cosignatures(&mut connection, node, &cosignatures).await?)
     }
 
-    /// Records a refusal: the node the call claimed to be of, who made it, and what differed.
-    /// The server's log has it too, should the store not take it.
-    pub async fn alarm(&self, claimed: &str, by: Option<&Shipper>, refusal: &Refusal) {
-        let shipper = by.map(|s| s.node.as_str());
-        let peer = by.and_then(|s| s.peer.as_deref());
+    /// Records a refusal: the node the call claimed to be of, who made it, and what differed,
+    /// within the token's budget (`budget.rs`). The server's log has it too, should the store
+    /// not take it.
+    pub async fn alarm(&self, claimed: &str, by: &Shipper, refusal: &Refusal) {
+        let (spend, ended) = self.budget.spend(&by.node, Instant::now());
+        if let Some(counted) = ended {
+            tracing::warn!(
+                shipper = %by.node,
+                "fleet alarms: {counted} more refusals of this token in its last minute over \
+                 the budget were counted, not stored one by one"
+            );
+        }
+        match spend {
+            Spend::Count => {}
+            Spend::Record => self.record(claimed, by, refusal).await,
+            Spend::RecordAndNotice => {
+                self.record(claimed, by, refusal).await;
+                let notice = Refusal::whole(format!(
+                    "more than {PER_MINUTE} refusals of this token in a minute: the rest of the \
+                     minute's are counted in the ingest server's log, not stored one by one"
+                ));
+                self.record(claimed, by, &notice).await;
+            }
+        }
+    }
+
+    /// Stores one alarm.
+    async fn record(&self, claimed: &str, by: &Shipper, refusal: &Refusal) {
+        let shipper = Some(by.node.as_str());
+        let peer = by.peer.as_deref();
         tracing::warn!(node = %claimed, shipper, peer, "fleet alarm: {refusal}");
         let recorded = sqlx::query(
             "INSERT INTO fleet_alarms (node_id, seq, what, shipper, peer)
