@@ -61,8 +61,21 @@ async fn verify_node(
 ) -> Result<(Report, Option<(i64, String)>), FleetError> {
     let mut report = Report { signatures_checked: !keys.is_empty(), ..Report::default() };
     let (mut verifier, mut tree, mut after) = (Verifier::default(), Frontier::default(), 0);
-    // Retention dropped the node's first events: its chain and tree go on from the cut.
-    if let Some(cut) = store.last_cut(node).await? {
+    // Retention dropped the node's first events: its chain and tree go on from the cut, each
+    // cut starting where the one before ended, and nothing stored at or below it.
+    let cuts = store.cuts(node).await?;
+    for (before, cut) in std::iter::once(0).chain(cuts.iter().map(|c| c.through)).zip(&cuts) {
+        if cut.first != before + 1 {
+            report.problems.push(Problem::PruneUnrecorded { seq: cut.through });
+        }
+    }
+    if let Some(cut) = cuts.last() {
+        let below = store.held_through(node, cut.through).await?;
+        if below > 0 {
+            report.problems.push(Problem::BelowCut { seq: cut.through, count: below });
+        }
+    }
+    if let Some(cut) = cuts.into_iter().next_back() {
         let start = decode(&cut.hash).zip(tree_of(cut.through, &cut.edge));
         let Some((hash, cut_tree)) = start else {
             let why = "the record of retention's last cut of the node does not read".into();

@@ -7,7 +7,6 @@ use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 
 use super::Exit;
-use crate::audit::Witnesses;
 use crate::fleet::URL_ENV;
 use crate::fleet::store::{FleetStore, NodeStatus};
 use crate::retention::fleet::{Round, Rules, Step, prune as prune_round};
@@ -233,8 +232,8 @@ async fn prune(args: PruneArgs) -> anyhow::Result<Exit> {
         args.max_age_days.is_finite() && args.max_age_days >= 0.0,
         "--max-age-days is a number of days, 0 or more"
     );
-    let (keys, required) = super::verify::witnesses(&args.witness, args.witnesses_required)?;
-    let rules = Rules { max_age_days: args.max_age_days, witnesses: Witnesses { keys, required } };
+    let witnesses = super::verify::witnesses(&args.witness, args.witnesses_required)?;
+    let rules = Rules { max_age_days: args.max_age_days, witnesses };
     let store = FleetStore::connect(&args.postgres.url).await?;
     let steps = match prune_round(&store, &rules, args.dry_run).await? {
         Round::Held(hold) => {

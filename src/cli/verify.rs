@@ -108,9 +108,8 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         super::fleet::check_node(node)?;
     }
     let findings = if let Some(url) = &args.postgres {
-        let (keys, required) = witnesses(&args.witness, args.witnesses_required)?;
+        let witnesses = witnesses(&args.witness, args.witnesses_required)?;
         let store = FleetStore::connect(url).await?;
-        let witnesses = Witnesses { keys, required };
         let reports = verify_fleet(&store, args.node.as_deref(), &witnesses).await?;
         if let Some(node) = args.node.as_ref().filter(|_| reports.is_empty()) {
             anyhow::bail!("the fleet store has no node {node:?}");
@@ -214,7 +213,8 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
         .iter()
         .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let (witnesses, required) = witnesses(&args.witness, args.witnesses_required)?;
+    let Witnesses { keys: witnesses, required } =
+        witnesses(&args.witness, args.witnesses_required)?;
     let given = match &args.checkpoint {
         Some(path) => Some((
             std::fs::read_to_string(path)
@@ -250,23 +250,12 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
 /// The --witness keys (a key given twice is one witness) and how many must have cosigned.
 /// The `--witness` keys given, each once, and how many of them must have cosigned
 /// (`--witnesses-required`; all of them when absent).
-pub(super) fn witnesses(
-    keys: &[String],
-    required: Option<usize>,
-) -> anyhow::Result<(Vec<CosignatureVerifier>, usize)> {
-    let mut witnesses = keys
+pub(super) fn witnesses(keys: &[String], required: Option<usize>) -> anyhow::Result<Witnesses> {
+    let keys = keys
         .iter()
         .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    witnesses.sort_by_key(CosignatureVerifier::encode);
-    witnesses.dedup_by(|a, b| a.key == b.key);
-    let required = required.unwrap_or(witnesses.len());
-    anyhow::ensure!(
-        required <= witnesses.len(),
-        "--witnesses-required {required} is more than the {} --witness keys given",
-        witnesses.len()
-    );
-    Ok((witnesses, required))
+    Witnesses::of(keys, required).map_err(|e| anyhow::anyhow!("--witnesses-required: {e}"))
 }
 
 /// The archive as verified and joined to the trail.

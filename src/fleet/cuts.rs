@@ -52,25 +52,43 @@ pub struct Archived {
 const RFC3339: &str = "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
 
 impl FleetStore {
-    /// The last cut retention made of `node`, if any.
-    pub async fn last_cut(&self, node: &str) -> Result<Option<Cut>, FleetError> {
-        let row = sqlx::query(
+    /// Every cut retention made of `node`, in seq order.
+    pub async fn cuts(&self, node: &str) -> Result<Vec<Cut>, FleetError> {
+        let rows = sqlx::query(
             "SELECT node_id, first_seq, through_seq, through_hash, edge, checkpoint_seq, archive
-             FROM fleet_prunes WHERE node_id = $1 ORDER BY through_seq DESC LIMIT 1",
+             FROM fleet_prunes WHERE node_id = $1 ORDER BY through_seq",
         )
         .bind(node)
-        .fetch_optional(self.pool())
+        .fetch_all(self.pool())
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        Ok(Some(Cut {
-            node_id: row.try_get(0)?,
-            first: row.try_get(1)?,
-            through: row.try_get(2)?,
-            hash: row.try_get(3)?,
-            edge: row.try_get(4)?,
-            checkpoint: row.try_get(5)?,
-            archive: row.try_get(6)?,
-        }))
+        rows.iter()
+            .map(|row| {
+                Ok(Cut {
+                    node_id: row.try_get(0)?,
+                    first: row.try_get(1)?,
+                    through: row.try_get(2)?,
+                    hash: row.try_get(3)?,
+                    edge: row.try_get(4)?,
+                    checkpoint: row.try_get(5)?,
+                    archive: row.try_get(6)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The last cut retention made of `node`, if any.
+    pub async fn last_cut(&self, node: &str) -> Result<Option<Cut>, FleetError> {
+        Ok(self.cuts(node).await?.pop())
+    }
+
+    /// How many events of `node` the store holds at or below `seq`.
+    pub async fn held_through(&self, node: &str, seq: i64) -> Result<i64, FleetError> {
+        let row = sqlx::query("SELECT count(*) FROM fleet_events WHERE node_id = $1 AND seq <= $2")
+            .bind(node)
+            .bind(seq)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(row.try_get(0)?)
     }
 
     /// The last legal hold set or released, if any ever was.
@@ -155,22 +173,8 @@ impl FleetStore {
 
     /// Each node's events in `partition`, in node order.
     pub async fn ranges(&self, partition: &Partition) -> Result<Vec<Range>, FleetError> {
-        let sql = format!(
-            "SELECT node_id, min(seq), max(seq), count(*) FROM public.{} GROUP BY node_id
-             ORDER BY node_id",
-            quoted(&partition.name)
-        );
-        let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(self.pool()).await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Range {
-                    node_id: row.try_get(0)?,
-                    first: row.try_get(1)?,
-                    through: row.try_get(2)?,
-                    count: row.try_get(3)?,
-                })
-            })
-            .collect()
+        let mut connection = self.pool().acquire().await?;
+        Ok(ranges(&mut connection, partition).await?)
     }
 
     /// Drops `partition`, recording `cuts` (what it took from each node), in one transaction;
@@ -201,11 +205,18 @@ impl FleetStore {
             .execute(&mut *tx)
             .await?;
         let name = quoted(&partition.name);
-        let count = sqlx::query(AssertSqlSafe(format!("SELECT count(*) FROM public.{name}")))
-            .fetch_one(&mut *tx)
-            .await?;
-        let taken: i64 = cuts.iter().map(|c| c.through - c.first + 1).sum();
-        if count.try_get::<i64, _>(0)? != taken {
+        // The partition's events, read again under the lock: exactly the ranges the cuts take.
+        let held = ranges(&mut tx, partition).await?;
+        let taken: Vec<Range> = cuts
+            .iter()
+            .map(|c| Range {
+                node_id: c.node_id.clone(),
+                first: c.first,
+                through: c.through,
+                count: c.through - c.first + 1,
+            })
+            .collect();
+        if held != taken {
             return Err(FleetError::Changed(format!("{} holds other events", partition.name)));
         }
         for cut in cuts {
@@ -235,6 +246,29 @@ impl FleetStore {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Each node's events in `partition`, in node order.
+async fn ranges(
+    connection: &mut sqlx::PgConnection,
+    partition: &Partition,
+) -> Result<Vec<Range>, sqlx::Error> {
+    let sql = format!(
+        "SELECT node_id, min(seq), max(seq), count(*) FROM public.{} GROUP BY node_id
+         ORDER BY node_id",
+        quoted(&partition.name)
+    );
+    let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(&mut *connection).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Range {
+                node_id: row.try_get(0)?,
+                first: row.try_get(1)?,
+                through: row.try_get(2)?,
+                count: row.try_get(3)?,
+            })
+        })
+        .collect()
 }
 
 /// A table's name as an SQL identifier: double-quoted, its double quotes doubled.

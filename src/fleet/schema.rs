@@ -3,7 +3,7 @@
 //! the partitions. The first two migrations are the store as it was when PostgreSQL checked
 //! each batch itself; the third drops those checks (the ingest service makes them) and
 //! partitions the events, rewriting no row; the fourth records legal holds and what retention
-//! dropped (`super::prune`). A store is always migrated through all of them.
+//! dropped (`retention::fleet`). A store is always migrated through all of them.
 
 use sqlx::migrate::{MigrateError, Migration, MigrationType, Migrator};
 use sqlx::{PgPool, SqlSafeStr};

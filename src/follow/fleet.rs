@@ -88,9 +88,13 @@ pub struct Fleet {
     shipping: Option<Shipping>,
     /// The checkpoint seq the store's cosignatures stand at; asked again after any trouble.
     cosigned: Option<i64>,
-    /// The fleet awaits its witnesses' cosignatures of a checkpoint after this seq, which the
-    /// store holds, before it takes the events after it: nothing is sent until one is here.
-    awaiting: Option<i64>,
+    /// The fleet has said it requires witnesses: every batch then goes no further than the
+    /// node's last checkpoint its witnesses cosigned, with that checkpoint.
+    witnessed_fleet: bool,
+    /// The store's head when the fleet last said it awaits witnesses, and the node's last
+    /// cosigned checkpoint then (its seq and how many cosignatures): nothing is sent again
+    /// until that changes.
+    awaiting: Option<(i64, Option<(i64, usize)>)>,
     cosignatures: Counter,
 }
 
@@ -130,6 +134,7 @@ pub fn follower(
         batch,
         shipping: None,
         cosigned: None,
+        witnessed_fleet: false,
         awaiting: None,
         cosignatures,
     };
@@ -220,6 +225,24 @@ impl Fleet {
     }
 }
 
+/// The node's last checkpoint its witnesses cosigned: its seq, tree size, note and
+/// cosignatures.
+struct Cosigned {
+    seq: i64,
+    size: u64,
+    note: String,
+    cosignatures: Vec<crate::query::Cosignature>,
+}
+
+async fn latest_cosigned(reader: &Reader) -> Result<Option<Cosigned>, crate::store::StoreError> {
+    let Some(seq) = reader.last_cosigned().await? else { return Ok(None) };
+    let Some(event) = reader.event(seq).await? else { return Ok(None) };
+    let note = event.record.note.unwrap_or_default();
+    let Ok(checkpoint) = crate::trail::checkpoint::Checkpoint::read(&note) else { return Ok(None) };
+    let cosignatures = reader.cosignatures(seq).await?;
+    Ok(Some(Cosigned { seq, size: checkpoint.size, note, cosignatures }))
+}
+
 /// A cosignature as the ingest service takes it.
 fn cosignature_to_proto(c: crate::query::Cosignature) -> proto::Cosignature {
     proto::Cosignature { seq: c.seq, witness: c.witness, size: c.size, time: c.time, line: c.line }
@@ -261,18 +284,29 @@ impl Sink for Fleet {
             (Some(first), Some(last)) => (first.seq, last.seq),
             _ => return Err(Trouble::Failed("nothing to ship".into())),
         };
-        // The cosignatures of the batch's checkpoints go with them.
-        let mut cosignatures = reader
-            .cosignatures_after(first - 1, last, COSIGNATURES)
-            .await
-            .map_err(|e| Trouble::Failed(format!("cannot read the trail: {e}")))?;
-        if let Some(held) = self.awaiting {
-            if !cosignatures.iter().any(|c| c.seq > held) {
-                return Ok(Taken { through: held, counted: 0, waits: true });
+        let unreadable =
+            |e: crate::store::StoreError| Trouble::Failed(format!("cannot read the trail: {e}"));
+        let held = first - 1;
+        let wait = Taken { through: held, counted: 0, waits: true };
+        // A fleet that requires witnesses takes events only as far as a checkpoint they
+        // cosigned: the node's last, sent with the batch.
+        let mut later = None;
+        if self.witnessed_fleet {
+            let Some(latest) = latest_cosigned(reader).await.map_err(unreadable)? else {
+                return Ok(wait);
+            };
+            let seen = Some((latest.seq, latest.cosignatures.len()));
+            if latest.seq <= held || self.awaiting == Some((held, seen)) {
+                return Ok(wait);
             }
-            self.awaiting = None;
+            later = Some(latest);
         }
-        let mut batch = Vec::with_capacity(events.len());
+        let reach = later.as_ref().map_or(last, |l| l.seq.min(last));
+        // The cosignatures of the batch's checkpoints go with them.
+        let mut cosignatures =
+            reader.cosignatures_after(held, reach, COSIGNATURES).await.map_err(unreadable)?;
+        let events = events.into_iter().take_while(|e| e.seq <= reach);
+        let mut batch = Vec::new();
         let mut bytes = 0;
         for event in events {
             let event = event_to_proto(event);
@@ -284,15 +318,35 @@ impl Sink for Fleet {
         }
         let sent = batch.last().map_or(0, |e| i64::try_from(e.seq).unwrap_or(i64::MAX));
         cosignatures.retain(|c| c.seq <= sent);
+        let seen = later.as_ref().map(|l| (l.seq, l.cosignatures.len()));
+        let witnessed = match later.filter(|l| l.seq > sent) {
+            Some(later) => {
+                let size = u64::try_from(sent).unwrap_or(0);
+                let proof = reader.consistency_proof(size, later.size).await.map_err(unreadable)?;
+                Some(proto::Witnessed {
+                    seq: later.seq,
+                    note: later.note,
+                    cosignatures: later
+                        .cosignatures
+                        .into_iter()
+                        .map(cosignature_to_proto)
+                        .collect(),
+                    proof: proof.iter().map(|h| h.to_vec()).collect(),
+                })
+            }
+            None => None,
+        };
         let request = proto::ShipRequest {
             node_id: self.node.clone(),
             events: batch,
             cosignatures: cosignatures.into_iter().map(cosignature_to_proto).collect(),
+            witnessed,
         };
         match self.send(request).await {
             Ok(ack) => {
                 let waits = ack.awaiting_witnesses;
-                self.awaiting = waits.then_some(ack.seq);
+                self.witnessed_fleet |= waits;
+                self.awaiting = waits.then_some((ack.seq, seen));
                 Ok(Taken { through: ack.seq, counted: ack.stored, waits })
             }
             Err(status) => {

@@ -15,7 +15,7 @@
 //! A legal hold stops it all. The first partition that may not go stops the round (a node's
 //! cut is always a prefix of what the store held), and says why.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::archive::Archive;
 use crate::archive::check::{self, tile_holds};
@@ -61,11 +61,18 @@ pub async fn prune(store: &FleetStore, rules: &Rules, dry_run: bool) -> Result<R
         return Ok(Round::Held(hold));
     }
     let mut steps = Vec::new();
+    // The cuts of this round, by node: a dry run records none, and the next partition of a
+    // node starts where its last one would have ended.
+    let mut cut_here: HashMap<String, Cut> = HashMap::new();
     for partition in store.old_partitions(rules.max_age_days).await? {
         let mut cuts = Vec::new();
         let mut kept = None;
         for range in store.ranges(&partition).await? {
-            match cut(store, &range, rules).await? {
+            let last = match cut_here.get(&range.node_id) {
+                Some(cut) => Some(cut.clone()),
+                None => store.last_cut(&range.node_id).await?,
+            };
+            match cut(store, &range, last, rules).await? {
                 Ok(cut) => cuts.push(cut),
                 Err(why) => {
                     kept = Some(format!("node {:?}: {why}", range.node_id));
@@ -77,17 +84,18 @@ pub async fn prune(store: &FleetStore, rules: &Rules, dry_run: bool) -> Result<R
             steps.push(Step::Kept(partition, why));
             break;
         }
+        cut_here.extend(cuts.iter().map(|cut| (cut.node_id.clone(), cut.clone())));
         if dry_run {
             steps.push(Step::Droppable(partition, cuts));
             continue;
         }
         match store.drop_partition(&partition, &cuts).await {
             Ok(()) => steps.push(Step::Dropped(partition, cuts)),
-            Err(FleetError::Changed(why)) => {
-                steps.push(Step::Kept(partition, why));
+            // The round's report keeps what it dropped before.
+            Err(e) => {
+                steps.push(Step::Kept(partition, e.to_string()));
                 break;
             }
-            Err(e) => return Err(e),
         }
     }
     Ok(Round::Steps(steps))
@@ -97,6 +105,7 @@ pub async fn prune(store: &FleetStore, rules: &Rules, dry_run: bool) -> Result<R
 async fn cut(
     store: &FleetStore,
     range: &Range,
+    last: Option<Cut>,
     rules: &Rules,
 ) -> Result<Result<Cut, String>, FleetError> {
     let node = range.node_id.as_str();
@@ -124,7 +133,6 @@ async fn cut(
         Ok(archive) => archive,
         Err(e) => return Ok(Err(e.to_string())),
     };
-    let last = store.last_cut(node).await?;
     let (after, prev, edge) = match &last {
         Some(cut) => (cut.through, decode(&cut.hash), cut.edge.clone()),
         None => (0, Some(GENESIS_HASH), Vec::new()),

@@ -77,20 +77,15 @@ pub async fn run_ingest(
     Ok(served?)
 }
 
-/// `[ingest]`'s witnesses, their keys read, and how many are required (all, by default).
+/// `[ingest]`'s witnesses, their keys read, each once, and how many are required (all, by
+/// default).
 fn required_witnesses(config: &IngestConfig) -> Result<Witnesses, ServerError> {
-    let wrong = ServerError::Ingest;
     let keys = config
         .witnesses
         .iter()
-        .map(|key| CosignatureVerifier::parse(key).map_err(|e| wrong(format!("witnesses: {e}"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let required = config.witnesses_required.unwrap_or(keys.len());
-    if required > keys.len() {
-        return Err(wrong(format!(
-            "witnesses_required = {required}, more than the {} witnesses given",
-            keys.len()
-        )));
-    }
-    Ok(Witnesses { keys, required })
+        .map(|key| CosignatureVerifier::parse(key))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ServerError::Ingest(format!("witnesses: {e}")))?;
+    Witnesses::of(keys, config.witnesses_required)
+        .map_err(|e| ServerError::Ingest(format!("witnesses_required: {e}")))
 }

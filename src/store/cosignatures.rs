@@ -42,6 +42,11 @@ pub(super) fn after(
     stmt.query_map(params![seq, through, limit], read)?.collect()
 }
 
+/// The seq of the last checkpoint event any witness cosigned, if any.
+pub(super) fn last(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT max(seq) FROM cosignatures")?.query_row([], |row| row.get(0))
+}
+
 fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Cosignature> {
     Ok(Cosignature {
         seq: row.get(0)?,

@@ -390,6 +390,11 @@ impl Reader {
         self.with(move |conn| super::cosignatures::after(conn, seq, through, limit)).await
     }
 
+    /// The seq of the last checkpoint event any witness cosigned, if any.
+    pub async fn last_cosigned(&self) -> Result<Option<i64>, StoreError> {
+        self.with(super::cosignatures::last).await
+    }
+
     /// A checkpoint event's note with its witnesses' cosignature lines appended: the note a
     /// signed-note verifier opens with the keys it trusts.
     pub async fn cosigned_note(&self, checkpoint: &Event) -> Result<String, StoreError> {

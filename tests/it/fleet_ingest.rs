@@ -90,9 +90,14 @@ pub async fn ship(
     let mut answers = Vec::new();
     for batch in batches {
         let events = wire(&batch);
-        send.send(ShipRequest { node_id: node.to_owned(), events, cosignatures: vec![] })
-            .await
-            .unwrap();
+        send.send(ShipRequest {
+            node_id: node.to_owned(),
+            events,
+            cosignatures: vec![],
+            witnessed: None,
+        })
+        .await
+        .unwrap();
         match acks.message().await {
             Ok(Some(ack)) => answers.push(Ok((ack.seq, ack.stored))),
             Ok(None) => break,
@@ -273,6 +278,7 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
         node_id: "a".into(),
         events: wire(&events[..3]),
         cosignatures: vec![],
+        witnessed: None,
     })
     .await
     .unwrap();
@@ -283,6 +289,7 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
         node_id: "a".into(),
         events: wire(&events[3..]),
         cosignatures: vec![],
+        witnessed: None,
     })
     .await
     .unwrap();
@@ -305,6 +312,7 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
         node_id: "a".into(),
         events: wire(&events[3..4]),
         cosignatures: vec![],
+        witnessed: None,
     })
     .await
     .unwrap();
@@ -315,6 +323,7 @@ async fn a_token_ships_for_its_own_node_only_and_a_revoked_one_not_at_all() {
         node_id: "a".into(),
         events: wire(&events[4..]),
         cosignatures: vec![],
+        witnessed: None,
     })
     .await
     .unwrap();
@@ -395,7 +404,8 @@ async fn a_token_that_keeps_being_refused_stores_a_bounded_number_of_alarms() {
             .iter()
             .all(|(node, _, _, what)| node == "b" && what.contains("under the id of node"))
     );
-    assert!(alarms[100].3.contains("more than 100 refusals of this token in a minute"));
+    let notice = "more than 100 refusals \"a call under the id of node\" of this token in a minute";
+    assert!(alarms[100].3.contains(notice), "{}", alarms[100].3);
     // Another token's refusals have their own budget.
     let call = client.position(with(PositionRequest { node_id: "a".into() }, Some(&b)));
     assert_eq!(call.await.unwrap_err().code(), Code::PermissionDenied);

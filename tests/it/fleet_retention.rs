@@ -15,34 +15,48 @@ use crate::fleet::{FleetDb, caught_up, cluster, decide_n, shipping};
 use crate::helpers::{start, toolgate_async};
 use crate::witnesses::keygen;
 
-/// Re-partitions a fresh store so that the events arriving in the next `seconds` go to
-/// `fleet_events_old`, and those after to `fleet_events_new` (to the month the store made
-/// next): what a month does, in seconds. Returns the cut's time.
-async fn split(fleet: &FleetDb, seconds: u32) -> String {
-    let at: String = sqlx::query(
-        "SELECT to_char((now() + $1 * interval '1 second') AT TIME ZONE 'UTC',
-                        'YYYY-MM-DD HH24:MI:SS.US+00')",
-    )
-    .bind(f64::from(seconds))
-    .fetch_one(&fleet.pool)
-    .await
-    .unwrap()
-    .get(0);
+/// Re-partitions a fresh store so that the events arriving in the next `seconds[0]` seconds go
+/// to `fleet_events_old`, those until `seconds[1]` to `fleet_events_mid`, and those after to
+/// `fleet_events_new` (to the month the store made next): what months do, in seconds. Returns
+/// the two cuts' times.
+async fn split(fleet: &FleetDb, seconds: [u32; 2]) -> [String; 2] {
+    let at = |s: u32| {
+        sqlx::query(
+            "SELECT to_char((now() + $1 * interval '1 second') AT TIME ZONE 'UTC',
+                            'YYYY-MM-DD HH24:MI:SS.US+00')",
+        )
+        .bind(f64::from(s))
+        .fetch_one(&fleet.pool)
+    };
+    let (first, second): (String, String) =
+        (at(seconds[0]).await.unwrap().get(0), at(seconds[1]).await.unwrap().get(0));
     let sql = format!(
         "ALTER TABLE fleet_events DETACH PARTITION fleet_events_before;
          DROP TABLE fleet_events_before;
          CREATE TABLE fleet_events_old (LIKE fleet_events INCLUDING DEFAULTS);
          ALTER TABLE fleet_events ATTACH PARTITION fleet_events_old
-             FOR VALUES FROM (MINVALUE) TO ('{at}');
+             FOR VALUES FROM (MINVALUE) TO ('{first}');
+         CREATE TABLE fleet_events_mid (LIKE fleet_events INCLUDING DEFAULTS);
+         ALTER TABLE fleet_events ATTACH PARTITION fleet_events_mid
+             FOR VALUES FROM ('{first}') TO ('{second}');
          CREATE TABLE fleet_events_new (LIKE fleet_events INCLUDING DEFAULTS);
          DO $$ BEGIN
              EXECUTE format('ALTER TABLE fleet_events ATTACH PARTITION fleet_events_new
-                             FOR VALUES FROM (%L) TO (%L)', '{at}'::timestamptz,
+                             FOR VALUES FROM (%L) TO (%L)', '{second}'::timestamptz,
                             date_trunc('month', now(), 'UTC') + interval '1 month');
          END $$;"
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&fleet.pool).await.unwrap();
-    at
+    [first, second]
+}
+
+/// Waits until the store's clock is past `at`.
+async fn past(fleet: &FleetDb, at: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while number(fleet, &format!("SELECT count(*) FILTER (WHERE now() > '{at}')")).await == 0 {
+        assert!(Instant::now() < deadline);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 async fn number(fleet: &FleetDb, sql: &str) -> i64 {
@@ -65,6 +79,21 @@ async fn fleet_cli(fleet: &FleetDb, args: &[&str]) -> (i32, String) {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
+}
+
+/// A copy of the archive at `from` whose entry bundle of its first tile has a byte of its first
+/// leaf changed.
+fn tampered_bundle(from: &Path, to: &Path) {
+    let copy = std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
+    assert!(copy.success());
+    let note = std::fs::read_to_string(to.join("checkpoint")).unwrap();
+    let bundle = match Checkpoint::read(&note).unwrap().size {
+        256.. => to.join("tile/entries/000"),
+        width => to.join(format!("tile/entries/000.p/{width}")),
+    };
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    bytes[2] ^= 1; // after the first entry's 2-byte length
+    std::fs::write(&bundle, bytes).unwrap();
 }
 
 /// A copy of the archive at `from` whose events object of its first tile has its first row
@@ -91,7 +120,7 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     let (_, witness) = keygen(dir.path(), "witness.test/w1", true);
     let archive = dir.path().join("archive");
     let fleet = FleetDb::new(&cluster()).await;
-    let cut_at = split(&fleet, 6).await;
+    let cuts = split(&fleet, [6, 10]).await;
     let to = fleet.node_with_key("a", Some(&key)).await;
     let trail = tempfile::tempdir().unwrap();
     let mut node = config(trail.path(), &key_file, &archive);
@@ -99,20 +128,22 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     node.fleet = shipping("a", &to);
     let app = start(node, trail).await;
 
-    // The first events arrive before the cut, the next after it.
+    // The first events arrive before the first cut, the next before the second, the rest
+    // after it. The writer's checkpoint of the last of each comes within its 200 ms.
     decide_n(&app, 40).await;
-    // The writer's checkpoint of the last of them comes within its 200 ms.
     tokio::time::sleep(Duration::from_secs(1)).await;
     caught_up(&fleet, "a", &app.db).await;
     let old = number(&fleet, "SELECT count(*) FROM fleet_events_old").await;
     assert!(old >= 40, "{old} events before the cut");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while number(&fleet, &format!("SELECT count(*) FILTER (WHERE now() > '{cut_at}')")).await == 0 {
-        assert!(Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    past(&fleet, &cuts[0]).await;
+    decide_n(&app, 20).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    caught_up(&fleet, "a", &app.db).await;
+    let mid = old + number(&fleet, "SELECT count(*) FROM fleet_events_mid").await;
+    assert!(mid >= old + 20, "{mid}");
+    past(&fleet, &cuts[1]).await;
     decide_n(&app, 40).await;
-    archived(&archive, old.unsigned_abs() + 10).await;
+    archived(&archive, mid.unsigned_abs() + 10).await;
     caught_up(&fleet, "a", &app.db).await;
     assert_eq!(number(&fleet, "SELECT count(*) FROM fleet_events_old").await, old);
     let prune = ["prune", "--max-age-days", "0"];
@@ -132,6 +163,14 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("not the trail's events"), "{out}");
     assert!(exists(&fleet, "fleet_events_old").await);
+    let tampered = dir.path().join("tampered-bundle");
+    tampered_bundle(&archive, &tampered);
+    let url = format!("file://{}", tampered.display());
+    let (code, out) = fleet_cli(&fleet, &["archive", "--node", "a", "--url", &url]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = fleet_cli(&fleet, &prune).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not the trail's leaves"), "{out}");
 
     // The real archive, under a legal hold: kept, and said so.
     let url = format!("file://{}", archive.display());
@@ -151,10 +190,12 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("with 1 of the witnesses' cosignatures"), "{out}");
 
-    // A dry run says what would go, and nothing goes.
+    // A dry run says what would go, each partition after the one before, and nothing goes.
     let (code, out) = fleet_cli(&fleet, &[&prune[..], &["--dry-run"]].concat()).await;
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("would drop fleet_events_old"), "{out}");
+    assert!(out.contains("would drop fleet_events_mid"), "{out}");
+    assert!(out.contains(&format!("node \"a\": seq {}–{mid}, covered", old + 1)), "{out}");
     assert!(exists(&fleet, "fleet_events_old").await);
 
     // Then it goes, recorded.
@@ -162,11 +203,16 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("dropped fleet_events_old"), "{out}");
     assert!(out.contains(&format!("node \"a\": seq 1–{old}, covered by the checkpoint")), "{out}");
+    assert!(out.contains("dropped fleet_events_mid"), "{out}");
     assert!(!exists(&fleet, "fleet_events_old").await);
+    assert!(!exists(&fleet, "fleet_events_mid").await);
     let recorded = "SELECT first_seq * 1000000 + through_seq FROM fleet_prunes
                     WHERE node_id = 'a' AND partition_name = 'fleet_events_old'";
     assert_eq!(number(&fleet, recorded).await, 1_000_000 + old);
-    assert_eq!(number(&fleet, "SELECT min(seq) FROM fleet_events").await, old + 1);
+    let recorded = "SELECT first_seq * 1000000 + through_seq FROM fleet_prunes
+                    WHERE node_id = 'a' AND partition_name = 'fleet_events_mid'";
+    assert_eq!(number(&fleet, recorded).await, (old + 1) * 1_000_000 + mid);
+    assert_eq!(number(&fleet, "SELECT min(seq) FROM fleet_events").await, mid + 1);
     let held = "SELECT count(*) FROM fleet_holds";
     assert_eq!(number(&fleet, held).await, 2, "both changes of the hold are kept");
 
@@ -175,7 +221,7 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     let out = toolgate_async(&verify).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains(&format!("seq 1–{old} were dropped from the store by retention")));
+    assert!(stdout.contains(&format!("seq 1–{mid} were dropped from the store by retention")));
     decide_n(&app, 20).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use sqlx::Row;
-use toolgate::config::{CheckpointsConfig, Config};
+use toolgate::config::{CheckpointsConfig, Config, FleetConfig};
 
 use crate::checkpoints::rechain;
 use crate::fleet::{FleetDb, Ingest, caught_up, cluster, decide_n, shipping};
@@ -183,7 +183,9 @@ async fn a_fleet_that_requires_witnesses_stores_only_through_a_checkpoint_they_c
                 witnesses: vec![witness_config(&witness.url, &witness_key)],
                 ..checkpoints(&log_file)
             };
-            c.fleet = shipping(node, &to);
+            // Batches of 3 events: the checkpoint the witness cosigned (the node's latest) is
+            // past every batch but the last, and comes with it, proven to cover it.
+            c.fleet = FleetConfig { batch_events: 3, ..shipping(node, &to) };
         })
         .await;
         decide_n(&app, 30).await;

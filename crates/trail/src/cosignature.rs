@@ -114,6 +114,21 @@ pub struct Witnesses {
 }
 
 impl Witnesses {
+    /// `required` of `keys` (all of them when `None`), each key counted once; refused when more
+    /// are required than there are keys.
+    pub fn of(mut keys: Vec<CosignatureVerifier>, required: Option<usize>) -> Result<Self, String> {
+        keys.sort_by_key(CosignatureVerifier::encode);
+        keys.dedup_by(|a, b| a.encode() == b.encode());
+        let required = required.unwrap_or(keys.len());
+        if required > keys.len() {
+            return Err(format!(
+                "{required} witnesses required, more than the {} keys given",
+                keys.len()
+            ));
+        }
+        Ok(Self { keys, required })
+    }
+
     /// How many of the keys cosigned the checkpoint `note`, given the cosignature `lines`
     /// held for it (each a signature line, newline-terminated).
     pub fn count(&self, note: &str, lines: &[String]) -> usize {

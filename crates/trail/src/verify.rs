@@ -49,6 +49,9 @@ pub enum Problem {
     /// The checkpoint given covers `size` events, some of them pruned from the file, which
     /// therefore cannot be checked against it.
     CheckpointPruned { size: u64 },
+    /// A store holds `count` events at or below `seq`, where its record of a prune says its
+    /// copy starts after: they came in after the prune, around the checks.
+    BelowCut { seq: i64, count: i64 },
 }
 
 impl Problem {
@@ -63,7 +66,8 @@ impl Problem {
             | Self::DiffersFromTrail { seq }
             | Self::NotProven { seq }
             | Self::PruneUnrecorded { seq }
-            | Self::PruneUnsigned { seq } => seq,
+            | Self::PruneUnsigned { seq }
+            | Self::BelowCut { seq, .. } => seq,
             Self::Gap { from, .. } => from,
             Self::CheckpointRoot { seq, .. }
             | Self::CheckpointUnsigned { seq, .. }
@@ -97,6 +101,7 @@ impl Problem {
             Self::PruneUnrecorded { .. } => "prune_unrecorded",
             Self::PruneUnsigned { .. } => "prune_unsigned",
             Self::CheckpointPruned { .. } => "checkpoint_pruned",
+            Self::BelowCut { .. } => "below_cut",
         }
     }
 }
@@ -161,6 +166,10 @@ impl fmt::Display for Problem {
             Self::CheckpointPruned { size } => write!(
                 f,
                 "the checkpoint given covers {size} events, some pruned from this file: check it against the archive (toolgate archive verify) or give a later one"
+            ),
+            Self::BelowCut { seq, count } => write!(
+                f,
+                "seq {seq}: {count} event(s) at or below this seq are stored, where retention dropped the store's copy through it (they came in after the prune)"
             ),
         }
     }

@@ -10,7 +10,7 @@ use crate::proto;
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
 use crate::trail::note::{Note, NoteVerifier};
-use crate::trail::{Event, Frontier, Kind, Link};
+use crate::trail::{Event, Frontier, Hash, Kind, Link, verify_consistency};
 
 /// Why a batch (or a cosignature) was refused: the first seq that did not fit, when there is
 /// one, and what differed. Recorded as an alarm, and told to the node.
@@ -68,6 +68,8 @@ pub struct Batch {
     events: Vec<Event>,
     links: Vec<Link>,
     cosignatures: Vec<proto::Cosignature>,
+    /// A later checkpoint said to cover the events, cosigned.
+    witnessed: Option<proto::Witnessed>,
 }
 
 /// What the store holds of the node, read under its lock.
@@ -79,9 +81,10 @@ pub struct Held {
     pub hash: String,
     /// The node's registered checkpoint verifier key.
     pub key: Option<String>,
-    /// The last seq retention dropped from the store (0 for none): events up to it are no
-    /// longer there to compare a batch with, and are passed over.
-    pub pruned: i64,
+    /// The last seq retention dropped from the store, and its hash: events up to it are no
+    /// longer there to compare a batch with, and are passed over, but the one at the cut
+    /// must have the hash recorded there.
+    pub pruned: Option<(i64, String)>,
 }
 
 /// A batch that extends what the store holds.
@@ -108,6 +111,7 @@ impl Batch {
     pub fn read(
         events: Vec<proto::Event>,
         cosignatures: Vec<proto::Cosignature>,
+        witnessed: Option<proto::Witnessed>,
     ) -> Result<Self, Refusal> {
         let mut read: Vec<Event> = Vec::with_capacity(events.len());
         for event in events {
@@ -129,14 +133,15 @@ impl Batch {
             read.push(event);
         }
         let links = read.iter().map(Link::of).collect();
-        Ok(Self { events: read, links, cosignatures })
+        Ok(Self { events: read, links, cosignatures, witnessed })
     }
 
     /// The seqs of the batch's events the store holds already (up to its tree's size, after
     /// what retention dropped).
     pub fn held_seqs(&self, held: &Held) -> Vec<i64> {
         let size = i64::try_from(held.frontier.size()).unwrap_or(i64::MAX);
-        let held = |seq: &i64| *seq > held.pruned.max(0) && *seq <= size;
+        let pruned = held.pruned.as_ref().map_or(0, |(through, _)| *through);
+        let held = |seq: &i64| *seq > pruned && *seq <= size;
         self.events.iter().map(|e| e.seq).filter(held).collect()
     }
 
@@ -169,8 +174,16 @@ impl Batch {
                     "hash mismatch (the event's content does not hash to its hash)",
                 ));
             }
-            if first_new.is_none() && (1..=held.pruned).contains(&seq) {
-                // Dropped by retention: the store has nothing to compare it with.
+            if let Some((through, hash)) = held.pruned.as_ref().filter(|(t, _)| seq <= *t) {
+                // Dropped by retention: the store has nothing to compare it with, but the
+                // hash at the cut.
+                if seq == *through && event.hash != *hash {
+                    let what = format!(
+                        "rewritten (retention recorded hash {hash} at its cut, the node shipped {})",
+                        event.hash
+                    );
+                    return Err(Refusal::at(seq, what));
+                }
                 continue;
             }
             if first_new.is_none() && (1..=size).contains(&seq) {
@@ -230,6 +243,15 @@ impl Batch {
             let new = &self.events[first..];
             return Ok(Checked { new, frontier, cosignatures, awaiting: false });
         }
+        // A later checkpoint, cosigned, may cover every event of the batch.
+        let later =
+            self.witnessed.as_ref().filter(|w| w.seq > self.events.last().map_or(0, |e| e.seq));
+        if let Some(later) = later
+            && covers(later, &frontier, held.key.as_deref(), witnesses)?
+        {
+            let new = &self.events[first..];
+            return Ok(Checked { new, frontier, cosignatures, awaiting: false });
+        }
         let (end, frontier) = witnessed.unwrap_or((first, held.frontier.clone()));
         let new = &self.events[first..end];
         let last = new.last().map_or(0, |e| e.seq);
@@ -264,6 +286,13 @@ fn checkpoint(event: &Event, tree: &Frontier, key: Option<&str>) -> Result<(), R
             ),
         ));
     }
+    signed(seq, note, key).map(|_| ())
+}
+
+/// The checkpoint `note` of the event at `seq`, signed by the node's registered `key`.
+fn signed(seq: i64, note: &str, key: Option<&str>) -> Result<Checkpoint, Refusal> {
+    let read = Checkpoint::read(note)
+        .map_err(|e| Refusal::at(seq, format!("a checkpoint that does not read: {e}")))?;
     let Some(key) = key else {
         return Err(Refusal::at(seq, "a checkpoint from a node registered without a verifier key"));
     };
@@ -278,7 +307,46 @@ fn checkpoint(event: &Event, tree: &Frontier, key: Option<&str>) -> Result<(), R
             ),
         )
     })?;
-    Ok(())
+    Ok(read)
+}
+
+/// Whether `later`, a checkpoint after the batch, covers the batch's events (whose tree is
+/// `tree`) with the cosignatures `witnesses` requires: signed by the node's key, each
+/// cosignature verified, and its tree proven to extend theirs. A forged one is refused;
+/// one too few witnesses cosigned covers nothing.
+fn covers(
+    later: &proto::Witnessed,
+    tree: &Frontier,
+    key: Option<&str>,
+    witnesses: &Witnesses,
+) -> Result<bool, Refusal> {
+    let checkpoint = signed(later.seq, &later.note, key)?;
+    for c in &later.cosignatures {
+        if c.seq != later.seq {
+            return Err(Refusal::at(
+                c.seq,
+                "a cosignature of another checkpoint than it came with",
+            ));
+        }
+        cosignature(c, Some(&later.note), None)?;
+    }
+    let proof: Option<Vec<Hash>> =
+        later.proof.iter().map(|h| <[u8; 32]>::try_from(h.as_slice()).ok()).collect();
+    let proven = proof.is_some_and(|proof| {
+        let (old, new) = (tree.size(), checkpoint.size);
+        verify_consistency(old, new, &tree.root(), &checkpoint.root, &proof)
+    });
+    if !proven || checkpoint.size < tree.size() {
+        return Err(Refusal::at(
+            later.seq,
+            format!(
+                "a later checkpoint whose tree is not proven to extend the {} events stored",
+                tree.size()
+            ),
+        ));
+    }
+    let lines: Vec<String> = later.cosignatures.iter().map(|c| c.line.clone()).collect();
+    Ok(witnesses.satisfied(&later.note, &lines))
 }
 
 /// Checks a witness's cosignature of the node's event at its seq: `checkpoint` is that event's
@@ -347,15 +415,17 @@ mod tests {
     }
 
     fn batch(events: &[Event]) -> Batch {
-        Batch::read(events.iter().cloned().map(event_to_proto).collect(), Vec::new()).unwrap()
+        let events = events.iter().cloned().map(event_to_proto).collect();
+        Batch::read(events, Vec::new(), None).unwrap()
     }
 
     /// What the store holds after events 1 … `size`, of which retention dropped 1 … `pruned`.
-    fn held(events: &[Event], size: usize, pruned: i64) -> Held {
+    fn held(events: &[Event], size: usize, pruned: usize) -> Held {
         let mut frontier = Frontier::default();
         for event in &events[..size] {
             frontier.push(&crate::trail::decode(&event.hash).unwrap());
         }
+        let pruned = Some((pruned as i64, events[pruned - 1].hash.clone()));
         Held { frontier, hash: events[size - 1].hash.clone(), key: None, pruned }
     }
 
@@ -374,5 +444,11 @@ mod tests {
         let mut changed = stored.clone();
         changed.insert(5, events[0].hash.clone());
         assert_eq!(replay.check(&held, &changed, &none).unwrap_err().seq, Some(5));
+        // And so is the event at the cut, shipped with another hash than the one recorded.
+        let mut cut_changed = held.clone();
+        cut_changed.pruned = Some((4, events[0].hash.clone()));
+        let refused = replay.check(&cut_changed, &stored, &none).unwrap_err();
+        assert_eq!(refused.seq, Some(4));
+        assert!(refused.what.starts_with("rewritten (retention recorded hash"));
     }
 }

@@ -142,9 +142,14 @@ impl IngestService {
         if request.cosignatures.len() > MAX_BATCH {
             return Err(self.oversized(shipper, "cosignatures", "a batch").await);
         }
-        let read =
-            tokio::task::spawn_blocking(move || Batch::read(request.events, request.cosignatures))
-                .await;
+        let later = request.witnessed.as_ref().map_or(0, |w| w.cosignatures.len());
+        if later > MAX_BATCH {
+            return Err(self.oversized(shipper, "witnessed.cosignatures", "a batch").await);
+        }
+        let read = tokio::task::spawn_blocking(move || {
+            Batch::read(request.events, request.cosignatures, request.witnessed)
+        })
+        .await;
         let batch = match read {
             Ok(Ok(batch)) => batch,
             Ok(Err(refusal)) => {

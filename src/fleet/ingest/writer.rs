@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{PgPool, Row};
 
-use super::budget::{Budget, PER_MINUTE, Spend};
+use super::budget::{Budget, PER_MINUTE, Spend, kind};
 use super::check::{Batch, Held, Refusal, cosignature};
 use super::copy;
 use crate::fleet::store::FleetStore;
@@ -128,9 +128,11 @@ impl Writer {
         let row = sqlx::query(
             "SELECT t.size, t.hash, t.edge, n.verifier_key,
                     n.revoked_at IS NOT NULL OR n.token_hash IS DISTINCT FROM $2,
-                    (SELECT coalesce(max(p.through_seq), 0) FROM fleet_prunes p
-                     WHERE p.node_id = t.node_id)
+                    c.through_seq, c.through_hash
              FROM fleet_trees t JOIN fleet_nodes n ON n.node_id = t.node_id
+             LEFT JOIN LATERAL (SELECT p.through_seq, p.through_hash FROM fleet_prunes p
+                                WHERE p.node_id = t.node_id ORDER BY p.through_seq DESC
+                                LIMIT 1) c ON true
              WHERE t.node_id = $1 FOR UPDATE OF t",
         )
         .bind(node)
@@ -142,7 +144,10 @@ impl Writer {
             return Err(IngestError::Revoked);
         }
         let size: i64 = row.try_get(0)?;
-        let pruned: i64 = row.try_get(5)?;
+        let pruned = match row.try_get::<Option<i64>, _>(5)? {
+            Some(through) => Some((through, row.try_get::<String, _>(6)?)),
+            None => None,
+        };
         let held = Held {
             frontier: tree_of(size, &row.try_get::<Vec<Vec<u8>>, _>(2)?)
                 .ok_or(IngestError::Tree)?,
@@ -243,22 +248,23 @@ impl Writer {
     /// within the token's budget (`budget.rs`). The server's log has it too, should the store
     /// not take it.
     pub async fn alarm(&self, claimed: &str, by: &Shipper, refusal: &Refusal) {
-        let (spend, ended) = self.budget.spend(&by.node, Instant::now());
+        let kind = kind(&refusal.what);
+        let (spend, ended) = self.budget.spend(&by.token, kind, Instant::now());
         if let Some(counted) = ended {
             tracing::warn!(
                 shipper = %by.node,
-                "fleet alarms: {counted} more refusals of this token in its last minute over \
-                 the budget were counted, not stored one by one"
+                "fleet alarms: {counted} more refusals \"{kind}\" of this token in its last \
+                 minute over the budget were counted, not stored one by one"
             );
         }
         match spend {
             Spend::Count => {}
             Spend::Record => self.record(claimed, by, refusal).await,
-            Spend::RecordAndNotice => {
-                self.record(claimed, by, refusal).await;
+            Spend::Notice => {
                 let notice = Refusal::whole(format!(
-                    "more than {PER_MINUTE} refusals of this token in a minute: the rest of the \
-                     minute's are counted in the ingest server's log, not stored one by one"
+                    "more than {PER_MINUTE} refusals \"{kind}\" of this token in a minute: the \
+                     rest of the minute's are counted in the ingest server's log, not stored one \
+                     by one"
                 ));
                 self.record(claimed, by, &notice).await;
             }

@@ -1494,6 +1494,32 @@ export const descriptor = {
                   "rule": "repeated",
                   "type": "Cosignature",
                   "id": 3
+                },
+                "witnessed": {
+                  "type": "Witnessed",
+                  "id": 4
+                }
+              }
+            },
+            "Witnessed": {
+              "fields": {
+                "seq": {
+                  "type": "int64",
+                  "id": 1
+                },
+                "note": {
+                  "type": "string",
+                  "id": 2
+                },
+                "cosignatures": {
+                  "rule": "repeated",
+                  "type": "Cosignature",
+                  "id": 3
+                },
+                "proof": {
+                  "rule": "repeated",
+                  "type": "bytes",
+                  "id": 4
                 }
               }
             },

@@ -44,6 +44,7 @@ export interface ProtoGrpcType {
       SubscribeRequest: MessageTypeDefinition
       VerifyRequest: MessageTypeDefinition
       VerifyResponse: MessageTypeDefinition
+      Witnessed: MessageTypeDefinition
     }
   }
 }

@@ -22,14 +22,28 @@ class PositionResponse(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., cosigned: _Optional[int] = ...) -> None: ...
 
 class ShipRequest(_message.Message):
-    __slots__ = ("node_id", "events", "cosignatures")
+    __slots__ = ("node_id", "events", "cosignatures", "witnessed")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     COSIGNATURES_FIELD_NUMBER: _ClassVar[int]
+    WITNESSED_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     events: _containers.RepeatedCompositeFieldContainer[_audit_pb2.Event]
     cosignatures: _containers.RepeatedCompositeFieldContainer[Cosignature]
-    def __init__(self, node_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_audit_pb2.Event, _Mapping]]] = ..., cosignatures: _Optional[_Iterable[_Union[Cosignature, _Mapping]]] = ...) -> None: ...
+    witnessed: Witnessed
+    def __init__(self, node_id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[_audit_pb2.Event, _Mapping]]] = ..., cosignatures: _Optional[_Iterable[_Union[Cosignature, _Mapping]]] = ..., witnessed: _Optional[_Union[Witnessed, _Mapping]] = ...) -> None: ...
+
+class Witnessed(_message.Message):
+    __slots__ = ("seq", "note", "cosignatures", "proof")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    COSIGNATURES_FIELD_NUMBER: _ClassVar[int]
+    PROOF_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    note: str
+    cosignatures: _containers.RepeatedCompositeFieldContainer[Cosignature]
+    proof: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, seq: _Optional[int] = ..., note: _Optional[str] = ..., cosignatures: _Optional[_Iterable[_Union[Cosignature, _Mapping]]] = ..., proof: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class ShipResponse(_message.Message):
     __slots__ = ("seq", "stored", "awaiting_witnesses")
