@@ -47,8 +47,8 @@ CREATE TRIGGER fleet_prunes_append_only BEFORE UPDATE OR DELETE ON fleet_prunes
 CREATE TRIGGER fleet_prunes_no_truncate BEFORE TRUNCATE ON fleet_prunes
     FOR EACH STATEMENT EXECUTE FUNCTION fleet_append_only();
 
--- An event's arrival time is taken when it is written, under the node's lock (the time of the
--- statement, not of its transaction's start): a node's later events never arrive earlier,
+-- An event's arrival time is taken when it is written, under the node's lock (the time its
+-- COPY statement started, not its transaction): a node's later events never arrive earlier,
 -- even through two ingest servers, so that each partition holds whole runs of a node's seqs
--- and retention can cut it.
-ALTER TABLE fleet_events ALTER COLUMN received_at SET DEFAULT clock_timestamp();
+-- and retention can cut it. (Stable within the statement: COPY still inserts in batches.)
+ALTER TABLE fleet_events ALTER COLUMN received_at SET DEFAULT statement_timestamp();

@@ -26,6 +26,7 @@ use crate::proto;
 use crate::proto::fleet_ingest_client::FleetIngestClient;
 use crate::store::Reader;
 use crate::trail::Event;
+use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
 
 /// Its metrics: `toolgate_fleet_shipped_events_total`, `toolgate_fleet_lag_events`, ….
 const NAMES: SinkNames = SinkNames {
@@ -88,12 +89,14 @@ pub struct Fleet {
     shipping: Option<Shipping>,
     /// The checkpoint seq the store's cosignatures stand at; asked again after any trouble.
     cosigned: Option<i64>,
-    /// The fleet has said it requires witnesses: every batch then goes no further than the
-    /// node's last checkpoint its witnesses cosigned, with that checkpoint.
-    witnessed_fleet: bool,
-    /// The store's head when the fleet last said it awaits witnesses, and the node's last
-    /// cosigned checkpoint then (its seq and how many cosignatures): nothing is sent again
-    /// until that changes.
+    /// The witnesses the fleet said it requires: every batch then goes no further than the
+    /// node's last checkpoint they cosigned, with that checkpoint. Asked again after trouble.
+    fleet_witnesses: Option<Witnesses>,
+    /// That checkpoint, found before the batch was read.
+    later: Option<Cosigned>,
+    /// The store's head when the fleet last said it awaits witnesses and stored nothing, and
+    /// the checkpoint the node had for it then (its seq and how many cosignatures): nothing
+    /// is read or sent again until that changes.
     awaiting: Option<(i64, Option<(i64, usize)>)>,
     cosignatures: Counter,
 }
@@ -134,7 +137,8 @@ pub fn follower(
         batch,
         shipping: None,
         cosigned: None,
-        witnessed_fleet: false,
+        fleet_witnesses: None,
+        later: None,
         awaiting: None,
         cosignatures,
     };
@@ -225,8 +229,9 @@ impl Fleet {
     }
 }
 
-/// The node's last checkpoint its witnesses cosigned: its seq, tree size, note and
+/// The node's last checkpoint its fleet's witnesses cosigned: its seq, tree size, note and
 /// cosignatures.
+#[derive(Debug)]
 struct Cosigned {
     seq: i64,
     size: u64,
@@ -234,13 +239,29 @@ struct Cosigned {
     cosignatures: Vec<crate::query::Cosignature>,
 }
 
-async fn latest_cosigned(reader: &Reader) -> Result<Option<Cosigned>, crate::store::StoreError> {
-    let Some(seq) = reader.last_cosigned().await? else { return Ok(None) };
-    let Some(event) = reader.event(seq).await? else { return Ok(None) };
-    let note = event.record.note.unwrap_or_default();
-    let Ok(checkpoint) = crate::trail::checkpoint::Checkpoint::read(&note) else { return Ok(None) };
-    let cosignatures = reader.cosignatures(seq).await?;
-    Ok(Some(Cosigned { seq, size: checkpoint.size, note, cosignatures }))
+/// The node's last checkpoint after `held` that `witnesses` cosigned (among the first
+/// [`COSIGNATURES`] cosignatures after it), if any.
+async fn latest_cosigned(
+    reader: &Reader,
+    held: i64,
+    witnesses: &Witnesses,
+) -> Result<Option<Cosigned>, crate::store::StoreError> {
+    let mut all = reader.cosignatures_after(held, i64::MAX, COSIGNATURES).await?;
+    while let Some(seq) = all.last().map(|c| c.seq) {
+        let split = all.partition_point(|c| c.seq < seq);
+        let cosignatures = all.split_off(split);
+        let Some(event) = reader.event(seq).await? else { continue };
+        let note = event.record.note.unwrap_or_default();
+        let Ok(checkpoint) = crate::trail::checkpoint::Checkpoint::read(&note) else {
+            tracing::warn!(seq, "the trail's cosignatures at seq {seq} are of no checkpoint");
+            continue;
+        };
+        let lines: Vec<String> = cosignatures.iter().map(|c| c.line.clone()).collect();
+        if witnesses.satisfied(&note, &lines) {
+            return Ok(Some(Cosigned { seq, size: checkpoint.size, note, cosignatures }));
+        }
+    }
+    Ok(None)
 }
 
 /// A cosignature as the ingest service takes it.
@@ -273,12 +294,30 @@ impl Sink for Fleet {
     async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
         self.shipping = None;
         self.awaiting = None;
+        self.fleet_witnesses = None;
         let (seq, cosigned) = self.position().await?;
         self.cosigned = Some(cosigned);
         Ok(seq)
     }
 
     /// One batch (as much of it as fits a message) on the stream; acknowledged once stored.
+    /// With a fleet that requires witnesses: finds the node's last checkpoint they cosigned,
+    /// and waits when there is none after the store's head, or the same as when the fleet last
+    /// took nothing.
+    async fn waits(&mut self, reader: &Reader, from: i64) -> Result<bool, Trouble> {
+        let Some(witnesses) = &self.fleet_witnesses else { return Ok(false) };
+        let latest = latest_cosigned(reader, from, witnesses)
+            .await
+            .map_err(|e| Trouble::Failed(format!("cannot read the trail: {e}")))?;
+        let Some(latest) = latest else { return Ok(true) };
+        let seen = Some((latest.seq, latest.cosignatures.len()));
+        if self.awaiting == Some((from, seen)) {
+            return Ok(true);
+        }
+        self.later = Some(latest);
+        Ok(false)
+    }
+
     async fn take(&mut self, reader: &Reader, events: Vec<Event>) -> Result<Taken, Trouble> {
         let (first, last) = match (events.first(), events.last()) {
             (Some(first), Some(last)) => (first.seq, last.seq),
@@ -287,19 +326,11 @@ impl Sink for Fleet {
         let unreadable =
             |e: crate::store::StoreError| Trouble::Failed(format!("cannot read the trail: {e}"));
         let held = first - 1;
-        let wait = Taken { through: held, counted: 0, waits: true };
         // A fleet that requires witnesses takes events only as far as a checkpoint they
-        // cosigned: the node's last, sent with the batch.
-        let mut later = None;
-        if self.witnessed_fleet {
-            let Some(latest) = latest_cosigned(reader).await.map_err(unreadable)? else {
-                return Ok(wait);
-            };
-            let seen = Some((latest.seq, latest.cosignatures.len()));
-            if latest.seq <= held || self.awaiting == Some((held, seen)) {
-                return Ok(wait);
-            }
-            later = Some(latest);
+        // cosigned: the node's last, found by `waits`, sent with the batch.
+        let later = self.later.take().filter(|l| l.seq > held);
+        if self.fleet_witnesses.is_some() && later.is_none() {
+            return Ok(Taken { through: held, counted: 0, waits: true });
         }
         let reach = later.as_ref().map_or(last, |l| l.seq.min(last));
         // The cosignatures of the batch's checkpoints go with them.
@@ -345,9 +376,17 @@ impl Sink for Fleet {
         match self.send(request).await {
             Ok(ack) => {
                 let waits = ack.awaiting_witnesses;
-                self.witnessed_fleet |= waits;
-                self.awaiting = waits.then_some((ack.seq, seen));
-                Ok(Taken { through: ack.seq, counted: ack.stored, waits })
+                if waits {
+                    let keys =
+                        ack.witnesses.iter().filter_map(|k| CosignatureVerifier::parse(k).ok());
+                    let required = usize::try_from(ack.witnesses_required).ok();
+                    self.fleet_witnesses =
+                        Some(Witnesses::of(keys.collect(), required).unwrap_or_default());
+                }
+                // Waiting starts once a batch stored nothing: after progress, the next window
+                // may hold what the fleet takes.
+                self.awaiting = (waits && ack.stored == 0).then_some((ack.seq, seen));
+                Ok(Taken { through: ack.seq, counted: ack.stored, waits: waits && ack.stored == 0 })
             }
             Err(status) => {
                 self.shipping = None;

@@ -197,6 +197,10 @@ impl<S: Sink> Follower<S> {
             }
         };
         *cursor = Some(from);
+        if self.sink.waits(reader, from).await.inspect_err(|t| self.count(t.into()))? {
+            self.sink.caught_up(reader, from).await.inspect_err(|t| self.count(t.into()))?;
+            return Ok(false);
+        }
         let events = match reader.query(&self.filter, from, batch).await {
             Ok(events) => events,
             Err(error) => {

@@ -56,6 +56,17 @@ pub trait Sink: Send + 'static {
     /// so that a restart of either side resumes where the destination stands.
     fn resume(&mut self, reader: &Reader) -> impl Future<Output = Result<i64, Trouble>> + Send;
 
+    /// Whether it takes nothing now, from after `from` (a fleet awaiting its witnesses),
+    /// asked before a batch is read: the follower then does the [`Sink::caught_up`] work and
+    /// waits for the next commit or look.
+    fn waits(
+        &mut self,
+        _reader: &Reader,
+        _from: i64,
+    ) -> impl Future<Output = Result<bool, Trouble>> + Send {
+        async { Ok(false) }
+    }
+
     /// Delivers `events` (at least one, in order, each after the last it took), read from
     /// `reader`, which it may read more of.
     fn take(

@@ -116,9 +116,15 @@ pub struct Witnesses {
 impl Witnesses {
     /// `required` of `keys` (all of them when `None`), each key counted once; refused when more
     /// are required than there are keys.
-    pub fn of(mut keys: Vec<CosignatureVerifier>, required: Option<usize>) -> Result<Self, String> {
-        keys.sort_by_key(CosignatureVerifier::encode);
-        keys.dedup_by(|a, b| a.encode() == b.encode());
+    pub fn of(keys: Vec<CosignatureVerifier>, required: Option<usize>) -> Result<Self, String> {
+        // One public key is one witness, under whatever names it is given.
+        let mut unique: Vec<CosignatureVerifier> = Vec::with_capacity(keys.len());
+        for key in keys {
+            if !unique.iter().any(|k| k.verifying == key.verifying) {
+                unique.push(key);
+            }
+        }
+        let keys = unique;
         let required = required.unwrap_or(keys.len());
         if required > keys.len() {
             return Err(format!(
@@ -126,7 +132,17 @@ impl Witnesses {
                 keys.len()
             ));
         }
+        if required == 0 && !keys.is_empty() {
+            return Err("0 witnesses required of the keys given: give no keys instead".into());
+        }
         Ok(Self { keys, required })
+    }
+
+    /// Whether `key` (a cosignature verifier key as a cosignature names it) is one of these.
+    pub fn knows(&self, key: &str) -> bool {
+        CosignatureVerifier::parse(key).is_ok_and(|key| {
+            self.keys.iter().any(|k| k.verifying == key.verifying && k.key == key.key)
+        })
     }
 
     /// How many of the keys cosigned the checkpoint `note`, given the cosignature `lines`
@@ -192,5 +208,26 @@ mod tests {
         let log = NoteSigner::from_seed("example.com/toolgate", [0x11; 32]);
         assert!(CosignatureVerifier::parse(&log.verifier().encode()).is_err());
         assert_ne!(Cosigner::new(&log).key.id, log.key().id);
+    }
+
+    #[test]
+    fn witnesses_count_one_public_key_once_and_require_at_least_one_of_those_given() {
+        let w1 = CosignatureVerifier::parse(VERIFIER).unwrap();
+        let other = Cosigner::new(&NoteSigner::from_seed("witness.example/w2", [0x33; 32]));
+        let keys = vec![w1.clone(), w1.clone(), other.verifier()];
+        let witnesses = Witnesses::of(keys, None).unwrap();
+        assert_eq!((witnesses.keys.len(), witnesses.required), (2, 2));
+        assert!(Witnesses::of(vec![w1.clone()], Some(2)).is_err());
+        assert!(Witnesses::of(vec![w1.clone()], Some(0)).is_err());
+        assert_eq!(Witnesses::of(Vec::new(), None).unwrap().required, 0);
+        // The known key's cosignature counts; the other's absence makes two of two unmet.
+        let one = Witnesses::of(vec![w1.clone()], None).unwrap();
+        assert!(one.knows(VERIFIER) && !one.knows(&other.verifier().encode()));
+        // (A note's signature lines follow its text after a blank line.)
+        let note = format!("{CHECKPOINT}\n");
+        assert!(one.satisfied(&note, &[LINE.to_owned()]));
+        assert!(!witnesses.satisfied(&note, &[LINE.to_owned()]));
+        assert_eq!(witnesses.count(&note, &[LINE.to_owned()]), 1);
+        assert_eq!(witnesses.count(&note, &[]), 0);
     }
 }

@@ -20,6 +20,10 @@ pub struct Refusal {
     pub what: String,
 }
 
+/// The most bytes of a later checkpoint's note a batch may come with (a checkpoint is a few
+/// hundred).
+const MAX_NOTE: usize = 8192;
+
 /// The most characters of a refusal's text: it may quote what a node sent.
 const MAX_WHAT: usize = 512;
 
@@ -133,6 +137,12 @@ impl Batch {
             read.push(event);
         }
         let links = read.iter().map(Link::of).collect();
+        if let Some(later) = witnessed.as_ref().filter(|w| w.note.len() > MAX_NOTE) {
+            return Err(Refusal::at(
+                later.seq,
+                format!("a checkpoint note of more than {MAX_NOTE} bytes"),
+            ));
+        }
         Ok(Self { events: read, links, cosignatures, witnessed })
     }
 
@@ -321,6 +331,17 @@ fn covers(
     witnesses: &Witnesses,
 ) -> Result<bool, Refusal> {
     let checkpoint = signed(later.seq, &later.note, key)?;
+    if i64::try_from(checkpoint.size).ok() != later.seq.checked_sub(1) {
+        return Err(Refusal::at(
+            later.seq,
+            format!(
+                "a checkpoint of size {} said to be the event at seq {}",
+                checkpoint.size, later.seq
+            ),
+        ));
+    }
+    // Only the fleet's witnesses count, each once: the others are not even verified.
+    let mut counted: Vec<&proto::Cosignature> = Vec::new();
     for c in &later.cosignatures {
         if c.seq != later.seq {
             return Err(Refusal::at(
@@ -328,7 +349,10 @@ fn covers(
                 "a cosignature of another checkpoint than it came with",
             ));
         }
-        cosignature(c, Some(&later.note), None)?;
+        if witnesses.knows(&c.witness) && !counted.iter().any(|k| k.witness == c.witness) {
+            cosignature(c, Some(&later.note), None)?;
+            counted.push(c);
+        }
     }
     let proof: Option<Vec<Hash>> =
         later.proof.iter().map(|h| <[u8; 32]>::try_from(h.as_slice()).ok()).collect();
@@ -345,7 +369,7 @@ fn covers(
             ),
         ));
     }
-    let lines: Vec<String> = later.cosignatures.iter().map(|c| c.line.clone()).collect();
+    let lines: Vec<String> = counted.iter().map(|c| c.line.clone()).collect();
     Ok(witnesses.satisfied(&later.note, &lines))
 }
 

@@ -160,7 +160,21 @@ impl IngestService {
         match self.writer.ship(shipper, &batch).await {
             Ok((seq, stored, awaiting)) => {
                 self.stored.inc_by(stored);
-                Ok(proto::ShipResponse { seq, stored, awaiting_witnesses: awaiting })
+                let required = self.writer.witnesses();
+                let (witnesses, witnesses_required) = match awaiting {
+                    true => (
+                        required.keys.iter().map(|k| k.encode()).collect(),
+                        u32::try_from(required.required).unwrap_or(u32::MAX),
+                    ),
+                    false => (Vec::new(), 0),
+                };
+                Ok(proto::ShipResponse {
+                    seq,
+                    stored,
+                    awaiting_witnesses: awaiting,
+                    witnesses,
+                    witnesses_required,
+                })
             }
             Err(e) => Err(self.failed(shipper, e).await),
         }

@@ -65,6 +65,13 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// The witnesses the fleet requires (none required: `[ingest]` has none).
+    pub fn witnesses(&self) -> &Witnesses {
+        &self.witnesses
+    }
+}
+
+impl Writer {
     pub fn new(store: &FleetStore, witnesses: Witnesses) -> Self {
         Self {
             pool: store.pool().clone(),
@@ -125,6 +132,8 @@ impl Writer {
         let mut tx = self.pool.begin().await?;
         // Another server's batch of the node holds the row at most this long.
         sqlx::query("SET LOCAL lock_timeout = '10s'").execute(&mut *tx).await?;
+        // No partition is dropped between the read of the node's cut and that of its events.
+        sqlx::query("LOCK TABLE fleet_events IN ACCESS SHARE MODE").execute(&mut *tx).await?;
         let row = sqlx::query(
             "SELECT t.size, t.hash, t.edge, n.verifier_key,
                     n.revoked_at IS NOT NULL OR n.token_hash IS DISTINCT FROM $2,

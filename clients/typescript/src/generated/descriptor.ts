@@ -1536,6 +1536,15 @@ export const descriptor = {
                 "awaiting_witnesses": {
                   "type": "bool",
                   "id": 3
+                },
+                "witnesses": {
+                  "rule": "repeated",
+                  "type": "string",
+                  "id": 4
+                },
+                "witnesses_required": {
+                  "type": "uint32",
+                  "id": 5
                 }
               }
             },

@@ -46,14 +46,18 @@ class Witnessed(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., note: _Optional[str] = ..., cosignatures: _Optional[_Iterable[_Union[Cosignature, _Mapping]]] = ..., proof: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class ShipResponse(_message.Message):
-    __slots__ = ("seq", "stored", "awaiting_witnesses")
+    __slots__ = ("seq", "stored", "awaiting_witnesses", "witnesses", "witnesses_required")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     STORED_FIELD_NUMBER: _ClassVar[int]
     AWAITING_WITNESSES_FIELD_NUMBER: _ClassVar[int]
+    WITNESSES_FIELD_NUMBER: _ClassVar[int]
+    WITNESSES_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     seq: int
     stored: int
     awaiting_witnesses: bool
-    def __init__(self, seq: _Optional[int] = ..., stored: _Optional[int] = ..., awaiting_witnesses: _Optional[bool] = ...) -> None: ...
+    witnesses: _containers.RepeatedScalarFieldContainer[str]
+    witnesses_required: int
+    def __init__(self, seq: _Optional[int] = ..., stored: _Optional[int] = ..., awaiting_witnesses: _Optional[bool] = ..., witnesses: _Optional[_Iterable[str]] = ..., witnesses_required: _Optional[int] = ...) -> None: ...
 
 class Cosignature(_message.Message):
     __slots__ = ("seq", "witness", "size", "time", "line")
