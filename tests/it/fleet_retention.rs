@@ -81,36 +81,31 @@ async fn fleet_cli(fleet: &FleetDb, args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
 }
 
-/// A copy of the archive at `from` whose entry bundle of its first tile has a byte of its first
-/// leaf changed.
-fn tampered_bundle(from: &Path, to: &Path) {
+/// A copy of the archive at `from`, at `to`, with the object of its first tile under `under`
+/// (`tile/entries`, `toolgate/events`) changed by `change`.
+fn tampered(from: &Path, to: &Path, under: &str, change: impl FnOnce(&mut Vec<u8>)) {
     let copy = std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
     assert!(copy.success());
     let note = std::fs::read_to_string(to.join("checkpoint")).unwrap();
-    let bundle = match Checkpoint::read(&note).unwrap().size {
-        256.. => to.join("tile/entries/000"),
-        width => to.join(format!("tile/entries/000.p/{width}")),
+    let object = match Checkpoint::read(&note).unwrap().size {
+        256.. => to.join(format!("{under}/000")),
+        width => to.join(format!("{under}/000.p/{width}")),
     };
-    let mut bytes = std::fs::read(&bundle).unwrap();
-    bytes[2] ^= 1; // after the first entry's 2-byte length
-    std::fs::write(&bundle, bytes).unwrap();
+    let mut bytes = std::fs::read(&object).unwrap();
+    change(&mut bytes);
+    std::fs::write(&object, bytes).unwrap();
 }
 
-/// A copy of the archive at `from` whose events object of its first tile has its first row
-/// changed.
-fn tampered_copy(from: &Path, to: &Path) {
-    let copy = std::process::Command::new("cp").arg("-r").arg(from).arg(to).status().unwrap();
-    assert!(copy.success());
-    let note = std::fs::read_to_string(to.join("checkpoint")).unwrap();
-    let size = Checkpoint::read(&note).unwrap().size;
-    let events = match size {
-        256.. => to.join("toolgate/events/000"),
-        width => to.join(format!("toolgate/events/000.p/{width}")),
-    };
-    let text = std::fs::read_to_string(&events).unwrap();
-    // The first event's row (the header is the first line).
-    let at = text.find('\n').unwrap() + text[text.find('\n').unwrap()..].find("read").unwrap();
-    std::fs::write(&events, format!("{}rEad{}", &text[..at], &text[at + 4..])).unwrap();
+/// Registers `archive` as node a's, and expects `fleet prune` to keep the old partition,
+/// saying `why`.
+async fn kept_for(fleet: &FleetDb, archive: &Path, why: &str) {
+    let url = format!("file://{}", archive.display());
+    let (code, out) = fleet_cli(fleet, &["archive", "--node", "a", "--url", &url]).await;
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = fleet_cli(fleet, &["prune", "--max-age-days", "0"]).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(why), "{out}");
+    assert!(exists(fleet, "fleet_events_old").await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,24 +148,19 @@ async fn an_old_partition_goes_only_archived_verified_covered_and_unheld() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("kept fleet_events_old: node \"a\": no archive registered"), "{out}");
 
-    // An archive that does not hold the events as the store does: kept.
-    let tampered = dir.path().join("tampered");
-    tampered_copy(&archive, &tampered);
-    let url = format!("file://{}", tampered.display());
-    let (code, out) = fleet_cli(&fleet, &["archive", "--node", "a", "--url", &url]).await;
-    assert_eq!(code, 0, "{out}");
-    let (code, out) = fleet_cli(&fleet, &prune).await;
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("not the trail's events"), "{out}");
-    assert!(exists(&fleet, "fleet_events_old").await);
-    let tampered = dir.path().join("tampered-bundle");
-    tampered_bundle(&archive, &tampered);
-    let url = format!("file://{}", tampered.display());
-    let (code, out) = fleet_cli(&fleet, &["archive", "--node", "a", "--url", &url]).await;
-    assert_eq!(code, 0, "{out}");
-    let (code, out) = fleet_cli(&fleet, &prune).await;
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("not the trail's leaves"), "{out}");
+    // An archive that does not hold the events as the store does: kept. Its first event's
+    // row changed (the header is the first line), or a byte of its first leaf (after the
+    // entry's 2-byte length).
+    let events = dir.path().join("tampered-events");
+    tampered(&archive, &events, "toolgate/events", |bytes| {
+        let row = bytes.iter().position(|b| *b == b'\n').unwrap();
+        let at = row + bytes[row..].windows(4).position(|w| w == b"read").unwrap();
+        bytes[at + 1] = b'E';
+    });
+    kept_for(&fleet, &events, "not the trail's events").await;
+    let bundle = dir.path().join("tampered-bundle");
+    tampered(&archive, &bundle, "tile/entries", |bytes| bytes[2] ^= 1);
+    kept_for(&fleet, &bundle, "not the trail's leaves").await;
 
     // The real archive, under a legal hold: kept, and said so.
     let url = format!("file://{}", archive.display());

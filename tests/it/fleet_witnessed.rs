@@ -10,7 +10,7 @@ use toolgate::config::{CheckpointsConfig, Config, FleetConfig};
 use crate::checkpoints::rechain;
 use crate::fleet::{FleetDb, Ingest, caught_up, cluster, decide_n, shipping};
 use crate::helpers::{spawn_app_with, start, toolgate_async};
-use crate::witnesses::{cosigned_checkpoint, keygen, start_witness, witness_config};
+use crate::witnesses::{WitnessProc, cosigned_checkpoint, keygen, start_witness, witness_config};
 
 fn checkpoints(key_file: &std::path::Path) -> CheckpointsConfig {
     CheckpointsConfig {
@@ -25,14 +25,28 @@ async fn count(fleet: &FleetDb, sql: &'static str) -> i64 {
     sqlx::query(sql).fetch_one(&fleet.pool).await.unwrap().get(0)
 }
 
+/// A node's log key and a witness of it, running, and another witness's key that cosigns
+/// nothing.
+struct Witnessed {
+    log_file: std::path::PathBuf,
+    log_key: String,
+    witness_key: String,
+    absent_key: String,
+    witness: WitnessProc,
+}
+
+fn witnessed(dir: &std::path::Path) -> Witnessed {
+    let (log_file, log_key) = keygen(dir, "toolgate/node-a", false);
+    let (witness_file, witness_key) = keygen(dir, "witness.test/w1", true);
+    let (_, absent_key) = keygen(dir, "witness.test/w2", true);
+    let witness = start_witness(&witness_file, &dir.join("w1.db"), &[&log_key], "127.0.0.1:0");
+    Witnessed { log_file, log_key, witness_key, absent_key, witness }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkpoints_and_cosignatures_arrive_checked_and_verify_demands_them() {
     let dir = tempfile::tempdir().unwrap();
-    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-a", false);
-    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
-    let (_, absent_key) = keygen(dir.path(), "witness.test/w2", true);
-    let witness =
-        start_witness(&witness_file, &dir.path().join("w1.db"), &[&log_key], "127.0.0.1:0");
+    let Witnessed { log_file, log_key, witness_key, absent_key, witness } = witnessed(dir.path());
     let fleet = FleetDb::new(&cluster()).await;
     let url = fleet.node_with_key("a", Some(&log_key)).await;
     let app = spawn_app_with(|c| {
@@ -166,11 +180,7 @@ async fn a_checkpoint_not_signed_by_the_registered_key_is_refused_on_arrival() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_that_requires_witnesses_stores_only_through_a_checkpoint_they_cosigned() {
     let dir = tempfile::tempdir().unwrap();
-    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-a", false);
-    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
-    let (_, absent_key) = keygen(dir.path(), "witness.test/w2", true);
-    let witness =
-        start_witness(&witness_file, &dir.path().join("w1.db"), &[&log_key], "127.0.0.1:0");
+    let Witnessed { log_file, log_key, witness_key, absent_key, witness } = witnessed(dir.path());
     let fleet = FleetDb::new(&cluster()).await;
     for (required, node) in [(&witness_key, "a"), (&absent_key, "b")] {
         // An ingest server of its own, requiring the one witness.
