@@ -177,7 +177,6 @@ impl Batch {
         let mut witnessed: Option<(usize, Frontier)> = None;
         for (i, (event, link)) in self.events.iter().zip(&self.links).enumerate() {
             let seq = event.seq;
-
             if !lower_hex(&event.hash) || !lower_hex(&event.prev_hash) || !link.content_matches {
                 return Err(Refusal::at(
                     seq,
