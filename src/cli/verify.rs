@@ -19,7 +19,7 @@ use crate::fleet::store::FleetStore;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 use crate::trust::checkpoint::Checkpoint;
-use crate::trust::cosignature::CosignatureVerifier;
+use crate::trust::cosignature::WitnessesError;
 use crate::trust::note::{Note, NoteVerifier};
 
 /// Arguments of `toolgate verify`.
@@ -247,15 +247,13 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
     Ok(Anchors { checkpoint, keys, cosigned, cosignatures_required: required })
 }
 
-/// The --witness keys (a key given twice is one witness) and how many must have cosigned.
 /// The `--witness` keys given, each once, and how many of them must have cosigned
 /// (`--witnesses-required`; all of them when absent).
 pub(super) fn witnesses(keys: &[String], required: Option<usize>) -> anyhow::Result<Witnesses> {
-    let keys = keys
-        .iter()
-        .map(|key| CosignatureVerifier::parse(key).with_context(|| format!("--witness `{key}`")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    Witnesses::of(keys, required).map_err(|e| anyhow::anyhow!("--witnesses-required: {e}"))
+    Witnesses::parse(keys, required).map_err(|e| match e {
+        WitnessesError::Key(..) => anyhow::anyhow!("--witness {e}"),
+        WitnessesError::Required(_) => anyhow::anyhow!("--witnesses-required: {e}"),
+    })
 }
 
 /// The archive as verified and joined to the trail.

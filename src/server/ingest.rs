@@ -19,7 +19,7 @@ use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::proto::fleet_ingest_server::FleetIngestServer;
 use crate::tls::Acceptor;
-use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
+use crate::trail::cosignature::{Witnesses, WitnessesError};
 
 /// Connections to the fleet store the server keeps at most.
 const CONNECTIONS: u32 = 16;
@@ -80,12 +80,8 @@ pub async fn run_ingest(
 /// `[ingest]`'s witnesses, their keys read, each once, and how many are required (all, by
 /// default).
 fn required_witnesses(config: &IngestConfig) -> Result<Witnesses, ServerError> {
-    let keys = config
-        .witnesses
-        .iter()
-        .map(|key| CosignatureVerifier::parse(key))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ServerError::Ingest(format!("witnesses: {e}")))?;
-    Witnesses::of(keys, config.witnesses_required)
-        .map_err(|e| ServerError::Ingest(format!("witnesses_required: {e}")))
+    Witnesses::parse(&config.witnesses, config.witnesses_required).map_err(|e| match e {
+        WitnessesError::Key(..) => ServerError::Ingest(format!("witnesses: {e}")),
+        WitnessesError::Required(_) => ServerError::Ingest(format!("witnesses_required: {e}")),
+    })
 }

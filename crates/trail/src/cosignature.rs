@@ -106,6 +106,17 @@ impl CosignatureVerifier {
     }
 }
 
+/// Why a set of witnesses is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum WitnessesError {
+    /// A verifier key that does not read, as given.
+    #[error("`{0}`: {1}")]
+    Key(String, NoteError),
+    /// More required than given, or none of those given.
+    #[error("{0}")]
+    Required(String),
+}
+
 /// Witnesses a checkpoint must carry the cosignatures of: `required` of the `keys` (k of n).
 #[derive(Debug, Clone, Default)]
 pub struct Witnesses {
@@ -116,7 +127,10 @@ pub struct Witnesses {
 impl Witnesses {
     /// `required` of `keys` (all of them when `None`), each key counted once; refused when more
     /// are required than there are keys.
-    pub fn of(keys: Vec<CosignatureVerifier>, required: Option<usize>) -> Result<Self, String> {
+    pub fn of(
+        keys: Vec<CosignatureVerifier>,
+        required: Option<usize>,
+    ) -> Result<Self, WitnessesError> {
         // One public key is one witness, under whatever names it is given.
         let mut unique: Vec<CosignatureVerifier> = Vec::with_capacity(keys.len());
         for key in keys {
@@ -127,15 +141,27 @@ impl Witnesses {
         let keys = unique;
         let required = required.unwrap_or(keys.len());
         if required > keys.len() {
-            return Err(format!(
+            return Err(WitnessesError::Required(format!(
                 "{required} witnesses required, more than the {} keys given",
                 keys.len()
-            ));
+            )));
         }
         if required == 0 && !keys.is_empty() {
-            return Err("0 witnesses required of the keys given: give no keys instead".into());
+            let why = "0 witnesses required of the keys given: give no keys instead";
+            return Err(WitnessesError::Required(why.into()));
         }
         Ok(Self { keys, required })
+    }
+
+    /// [`Witnesses::of`] the verifier keys as text (`toolgate keygen --witness` prints them).
+    pub fn parse(keys: &[String], required: Option<usize>) -> Result<Self, WitnessesError> {
+        let keys = keys
+            .iter()
+            .map(|key| {
+                CosignatureVerifier::parse(key).map_err(|e| WitnessesError::Key(key.clone(), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::of(keys, required)
     }
 
     /// Whether `key` (a cosignature verifier key as a cosignature names it) is one of these.
