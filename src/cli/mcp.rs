@@ -80,7 +80,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     let mcp = config.mcp.clone();
     let limits = config.limits.clone();
     let front = match (&args.listen, &args.upstream) {
-        (Some(listen), Some(upstream)) => Some(front(&config, listen, upstream).await?),
+        (Some(listen), Some(upstream)) => Some(front(&mut config, listen, upstream).await?),
         _ => None,
     };
     // The embedded sidecar, with auth on, knows the gateway by a token of its own, minted now
@@ -109,7 +109,8 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     let relay = async {
         match front {
             Some(front) => {
-                let proxy = Proxy::new(gate, front.upstream, front.auth, caller.session);
+                let proxy =
+                    Proxy::new(gate, front.upstream, (front.auth, front.resource), caller.session);
                 crate::mcp::serve(front.listener, proxy, &limits, crate::shutdown::signal())
                     .await?;
                 Ok(Ended::ClientLeft)
@@ -162,15 +163,20 @@ fn gateway_token(config: &mut Config, name: &str) -> anyhow::Result<String> {
     Ok(token)
 }
 
-/// The Streamable HTTP front: its listener, the server behind it, and the clients' tokens.
+/// The Streamable HTTP front: its listener, the server behind it, the clients' tokens, and the
+/// OAuth resource it is.
 struct Front {
     listener: tokio::net::TcpListener,
     upstream: reqwest::Url,
     auth: Option<Auth>,
+    resource: crate::mcp::Resource,
 }
 
-/// Binds the front (loopback unless auth is on) and prints its endpoint.
-async fn front(config: &Config, listen: &str, upstream: &str) -> anyhow::Result<Front> {
+/// Binds the front (loopback unless auth is on) and prints its endpoint. As an OAuth resource
+/// server it takes only the access tokens issued for it: the configured issuers' tokens whose
+/// audience is its resource URL. The embedded sidecar, which the gateway calls with the
+/// client's token, takes that audience too; the token never goes further.
+async fn front(config: &mut Config, listen: &str, upstream: &str) -> anyhow::Result<Front> {
     let upstream =
         reqwest::Url::parse(upstream).with_context(|| format!("`{upstream}` is not a URL"))?;
     anyhow::ensure!(
@@ -178,16 +184,29 @@ async fn front(config: &Config, listen: &str, upstream: &str) -> anyhow::Result<
         "the upstream must be an http:// or https:// URL"
     );
     // The MCP endpoint is plain HTTP: beyond loopback, a TLS proxy belongs in front of it.
-    check_exposure("the MCP endpoint", listen, (!config.auth.tokens.is_empty(), false), false)?;
-    let auth = match config.auth.enabled() {
-        true => Some(Auth::new(&config.auth)?),
-        false => None,
-    };
+    let bearer = !config.auth.tokens.is_empty() || !config.auth.issuers.is_empty();
+    check_exposure("the MCP endpoint", listen, (bearer, false), false)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot listen on `{listen}`"))?;
-    println!("http://{}/mcp", listener.local_addr()?);
-    Ok(Front { listener, upstream, auth })
+    let endpoint = format!("http://{}/mcp", listener.local_addr()?);
+    let resource = config.mcp.resource.clone().unwrap_or_else(|| endpoint.clone());
+    let mut front_auth = config.auth.clone();
+    for issuer in &mut front_auth.issuers {
+        issuer.audiences = vec![resource.clone()];
+    }
+    for issuer in &mut config.auth.issuers {
+        if !issuer.audiences.contains(&resource) {
+            issuer.audiences.push(resource.clone());
+        }
+    }
+    let auth = match front_auth.enabled() {
+        true => Some(Auth::new(&front_auth)?),
+        false => None,
+    };
+    let issuers = front_auth.issuers.iter().map(|issuer| issuer.issuer.clone()).collect();
+    println!("{endpoint}");
+    Ok(Front { listener, upstream, auth, resource: crate::mcp::Resource::new(resource, issuers)? })
 }
 
 /// The sidecar the gateway runs in process, on its own listener.

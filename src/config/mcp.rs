@@ -31,6 +31,10 @@ pub struct McpConfig {
     /// How long the upstream server gets to exit after its stdin closed, in milliseconds,
     /// before it is sent SIGTERM, and as long again before SIGKILL.
     pub exit_grace_ms: u64,
+    /// Streamable HTTP: the gateway's URL as its clients know it (`https://host/mcp`), the
+    /// OAuth resource its access tokens must name as their audience [default: the listening
+    /// address's `http://…/mcp`].
+    pub resource: Option<String>,
 }
 
 impl Default for McpConfig {
@@ -43,6 +47,7 @@ impl Default for McpConfig {
             approval_wait_seconds: 15 * 60,
             hide_never_allowed: false,
             exit_grace_ms: 3000,
+            resource: None,
         }
     }
 }

@@ -70,8 +70,8 @@ impl Gatekeeper {
                 "" => "withdrawn by the agent".to_owned(),
                 reason => reason.to_owned(),
             };
-            self.record_verdict(approval, Kind::ApprovalWithdrawn, None, comment, Outcome::Deny)
-                .await
+            let by = (Kind::ApprovalWithdrawn, None, caller.map(|c| c.id.as_str()));
+            self.record_verdict(approval, by, comment, Outcome::Deny).await
         }
         .await;
         if withdrawn.is_err() {
@@ -136,7 +136,7 @@ impl Gatekeeper {
         let recorded = self
             .record_verdict_pinning(
                 approval,
-                (Kind::ApprovalApproved, Some(approver)),
+                (Kind::ApprovalApproved, Some(approver), caller.map(|c| c.id.as_str())),
                 comment,
                 Outcome::Allow,
                 false,
@@ -174,7 +174,8 @@ impl Gatekeeper {
                 Outcome::Deny
             };
             let comment = verdict.comment.clone();
-            self.record_verdict(approval, kind, Some(approver), comment, outcome).await
+            let by = (kind, Some(approver), caller.map(|c| c.id.as_str()));
+            self.record_verdict(approval, by, comment, outcome).await
         }
         .await;
         if judged.is_err() {
@@ -198,7 +199,9 @@ impl Gatekeeper {
                 "no verdict within {} s: expired, the timeout verdict is {outcome}",
                 self.approvals.ttl().as_secs()
             );
-            match self.record_verdict(approval, Kind::ApprovalExpired, None, comment, outcome).await
+            match self
+                .record_verdict(approval, (Kind::ApprovalExpired, None, None), comment, outcome)
+                .await
             {
                 Ok(_) => expired += 1,
                 Err(e) => {
@@ -253,24 +256,24 @@ impl Gatekeeper {
         Ok(())
     }
 
-    /// Commits a verdict event, then publishes the verdict to whoever waits. An approver's
+    /// Commits a verdict event of `kind`, by `approver` (the actor named) and `identity` (the
+    /// caller that gave it), then publishes the verdict to whoever waits. An approver's
     /// approval pins the tool definition the call named.
     async fn record_verdict(
         &self,
         approval: Approval,
-        kind: Kind,
-        approver: Option<&str>,
+        by: (Kind, Option<&str>, Option<&str>),
         comment: String,
         outcome: Outcome,
     ) -> Result<Approval, Error> {
-        self.record_verdict_pinning(approval, (kind, approver), comment, outcome, true).await
+        self.record_verdict_pinning(approval, by, comment, outcome, true).await
     }
 
     /// The same, pinning the call's definition only when `pins` (never for a harness's word).
     async fn record_verdict_pinning(
         &self,
         approval: Approval,
-        (kind, approver): (Kind, Option<&str>),
+        (kind, approver, identity): (Kind, Option<&str>, Option<&str>),
         comment: String,
         outcome: Outcome,
         pins: bool,
@@ -278,7 +281,8 @@ impl Gatekeeper {
         let Some(state) = verdict_state(kind) else {
             return Err(Error::Unavailable(format!("{kind} is not a verdict")));
         };
-        let mut records = vec![approval.verdict_record(kind, approver, &comment, outcome)];
+        let by = (kind, approver, identity);
+        let mut records = vec![approval.verdict_record(by, &comment, outcome)];
         if let (Kind::ApprovalApproved, Some(approver), true) = (kind, approver, pins) {
             let decision_id = &approval.decision_id;
             records.extend(self.accepted_definition(&approval.request, approver, decision_id));

@@ -255,15 +255,21 @@ impl Gatekeeper {
         }
     }
 
-    /// Decides a proposed tool call and records the decision.
+    /// Decides a proposed tool call, asked by `identity` (with auth on), and records the
+    /// decision.
     #[allow(clippy::expect_used)] // see the INVARIANT inside
-    pub async fn decide(&self, raw: proto::DecideRequest) -> Result<Decision, Error> {
+    pub async fn decide(
+        &self,
+        raw: proto::DecideRequest,
+        identity: Option<String>,
+    ) -> Result<Decision, Error> {
         let about = refusal::About::call(&raw);
         let registry = self.registry.load();
         let mut req = match ActionRequest::from_proto(raw, &self.limits, &registry) {
             Ok(req) => req,
             Err(e) => return Err(self.invalid(Rpc::Decide, e, about).await),
         };
+        req.identity = identity;
         if self.hasher.is_keyed() {
             // INVARIANT: the arguments were canonicalized once already by `from_proto`.
             req.args_hash = self.hasher.hash(&req.args).expect("canonicalized before").hash;

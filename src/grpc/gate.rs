@@ -56,7 +56,7 @@ impl proto::gate_server::Gate for GateService {
         let caller = self.guard.check(&request, Rpc::Decide).await?;
         let req = request.into_inner();
         self.check_actor(caller.as_ref(), req.actor.as_ref(), Rpc::Decide).await?;
-        let decision = self.gate.decide(req).await?;
+        let decision = self.gate.decide(req, caller.map(|c| c.id)).await?;
         let verdict = decision.verdict;
         tracing::debug!(outcome = %verdict.outcome, seq = decision.seq, "decided");
         Ok(Response::new(DecideResponse {

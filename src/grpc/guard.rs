@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Status};
 
-use crate::auth::{Auth, Caller, Rpc};
+use crate::auth::{Auth, Caller, Presented, Rpc};
 use crate::error::FieldError;
 use crate::gate::refusal;
 use crate::store::Writer;
@@ -30,7 +30,7 @@ impl Guard {
         request: &Request<T>,
         rpc: Rpc,
     ) -> Result<Option<Caller>, Status> {
-        match self.auth.authorize(request, rpc) {
+        match self.auth.authorize(Presented::of(request), rpc).await {
             Ok(caller) => Ok(caller),
             Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
         }
@@ -39,13 +39,10 @@ impl Guard {
     /// The holder of `token` signing in to the console, when it may read the trail or judge
     /// approvals (`None` while auth is off); otherwise the refusal, recorded.
     pub async fn sign_in(&self, token: &str) -> Result<Option<Caller>, Status> {
-        let mut request = Request::new(());
-        let header = format!("Bearer {}", token.trim()).parse();
-        // A token that is no header value is no token toolgate gave: it is refused as one.
-        if let Ok(header) = header {
-            request.metadata_mut().insert("authorization", header);
+        match self.auth.authorize(Presented::bearer(token), Rpc::SignIn).await {
+            Ok(caller) => Ok(caller),
+            Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
         }
-        self.check(&request, Rpc::SignIn).await
     }
 
     /// Refuses, and records, an authenticated caller acting beyond its identities.

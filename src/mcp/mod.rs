@@ -27,5 +27,5 @@ mod stdio;
 
 pub use call::{Caller, UpstreamGate};
 pub(crate) use http::sse;
-pub use http::{Proxy, serve};
+pub use http::{Proxy, Resource, serve};
 pub use stdio::{Ended, relay};

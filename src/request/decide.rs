@@ -52,6 +52,9 @@ pub struct ActionRequest {
     pub unnormalized: Vec<String>,
     /// The hash of the tool's definition the caller was shown (`DefineTools`); empty when none.
     pub tool_definition: String,
+    /// Who asked, with auth on (`auth::Caller::id`): a token's id, `cert:<name>`, a SPIFFE ID
+    /// or `jwt:<issuer>#<subject>`; kept in the decision's `request` cell.
+    pub identity: Option<String>,
 }
 
 impl ActionRequest {
@@ -226,6 +229,7 @@ impl ActionRequest {
             args_errors,
             unnormalized,
             tool_definition: req.tool_definition,
+            identity: None,
         })
     }
 }

@@ -38,6 +38,9 @@ struct Rest<'a> {
     /// The hash of the tool's definition the caller was shown, when it named one.
     #[serde(skip_serializing_if = "str::is_empty")]
     tool_definition: Cow<'a, str>,
+    /// Who asked, with auth on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<Cow<'a, str>>,
 }
 
 #[derive(Serialize, Deserialize, Default)]
@@ -82,6 +85,7 @@ impl ActionRequest {
             unnormalized: Cow::Borrowed(&self.unnormalized),
             raw_args_hash: self.raw_args_hash.as_deref().map(Cow::Borrowed),
             tool_definition: Cow::Borrowed(&self.tool_definition),
+            identity: self.identity.as_deref().map(Cow::Borrowed),
         };
         // INVARIANT: the request holds only JSON values and plain fields, which serialize.
         serde_json::to_string(&rest).expect("the request serializes")
@@ -118,6 +122,7 @@ impl ActionRequest {
             args_errors: rest.args_errors.into_owned(),
             unnormalized: rest.unnormalized.into_owned(),
             tool_definition: rest.tool_definition.into_owned(),
+            identity: rest.identity.map(Cow::into_owned),
         })
     }
 }

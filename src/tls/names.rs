@@ -8,12 +8,52 @@ use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 /// socket): the subject's common names, then its DNS, URI and e-mail alternative names.
 /// Empty without one.
 pub fn peer_names(extensions: &http::Extensions) -> Vec<String> {
+    peer_leaf(extensions, names).unwrap_or_default()
+}
+
+/// The SPIFFE ID of the verified client certificate a call came with, when it is an X.509
+/// SVID: `None` when it names no `spiffe://` URI; otherwise the ID, or why the certificate is
+/// no SVID (SPIFFE's X.509-SVID standard: exactly one URI name, and a leaf that is no CA).
+pub fn peer_spiffe_id(extensions: &http::Extensions) -> Option<Result<String, &'static str>> {
+    peer_leaf(extensions, spiffe_id).flatten()
+}
+
+/// `f` of the verified client certificate a call came with, if it came with one.
+fn peer_leaf<T>(extensions: &http::Extensions, f: impl Fn(&[u8]) -> T) -> Option<T> {
     let certs = match extensions.get::<TlsConnectInfo<TcpConnectInfo>>() {
         Some(info) => info.peer_certs(),
         None => extensions.get::<TlsConnectInfo<UdsConnectInfo>>().and_then(|i| i.peer_certs()),
     };
     // rustls puts the end-entity certificate first.
-    certs.and_then(|certs| certs.first().map(|leaf| names(leaf))).unwrap_or_default()
+    certs.and_then(|certs| certs.first().map(|leaf| f(leaf)))
+}
+
+fn spiffe_id(der: &[u8]) -> Option<Result<String, &'static str>> {
+    let (_, cert) = X509Certificate::from_der(der).ok()?;
+    let san = cert.subject_alternative_name().ok().flatten()?;
+    let uris: Vec<&str> = san
+        .value
+        .general_names
+        .iter()
+        .filter_map(|name| match name {
+            GeneralName::URI(uri) => Some(*uri),
+            _ => None,
+        })
+        .collect();
+    if !uris.iter().any(|uri| uri.get(..9).is_some_and(|s| s.eq_ignore_ascii_case("spiffe://"))) {
+        return None;
+    }
+    let [uri] = uris.as_slice() else { return Some(Err("an SVID has exactly one URI name")) };
+    let is_ca = cert.basic_constraints().ok().flatten().is_some_and(|bc| bc.value.ca);
+    let signs = cert
+        .key_usage()
+        .ok()
+        .flatten()
+        .is_some_and(|ku| ku.value.key_cert_sign() || ku.value.crl_sign());
+    if is_ca || signs {
+        return Some(Err("an SVID of a workload is no certificate authority"));
+    }
+    Some(crate::auth::spiffe_id(uri).map(ToOwned::to_owned))
 }
 
 /// The names in a DER certificate; empty if it does not parse (rustls verified it, so it
@@ -63,5 +103,28 @@ mod tests {
         );
         assert!(names(b"not a certificate").is_empty());
         assert_eq!(subject_and_expiry(cert.der()), Some(("CN=agent-7".to_owned(), 1_925_078_400)));
+        let svid = Some(Ok("spiffe://cluster/ns/team-a/sa/agent".to_owned()));
+        assert_eq!(spiffe_id(cert.der()), svid);
+    }
+
+    #[test]
+    fn an_svid_has_one_uri_and_is_no_ca() {
+        let svid = |uris: &[&str], ca: bool| {
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+            for uri in uris {
+                params.subject_alt_names.push(rcgen::SanType::URI((*uri).try_into().expect("IA5")));
+            }
+            if ca {
+                params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            }
+            let key = rcgen::KeyPair::generate().expect("a key");
+            params.self_signed(&key).expect("a certificate").der().to_vec()
+        };
+        let id = "spiffe://example.org/agents/a";
+        assert_eq!(spiffe_id(&svid(&[id], false)), Some(Ok(id.to_owned())));
+        assert_eq!(spiffe_id(&svid(&["https://example.org/x"], false)), None);
+        assert!(matches!(spiffe_id(&svid(&[id, "https://example.org/x"], false)), Some(Err(_))));
+        assert!(matches!(spiffe_id(&svid(&[id], true)), Some(Err(_))));
+        assert!(matches!(spiffe_id(&svid(&["spiffe://example.org"], false)), Some(Err(_))));
     }
 }

@@ -36,7 +36,7 @@ fn auth(config: &mut Config) {
             token("ops", ADMIN, r#"["admin"]"#, &[]),
             token("mcp-gateway", GATEWAY, r#"["gateway"]"#, &["*"]),
         ],
-        certificates: vec![],
+        ..AuthConfig::default()
     };
     config.policy = Some(config.db.with_file_name("p.cedar"));
     std::fs::write(

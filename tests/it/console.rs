@@ -95,7 +95,7 @@ fn with_auth(config: &mut Config) {
             token("bob", APPROVER, r#"["approver", "auditor"]"#, &["bob"]),
             token("audit", AUDITOR, r#"["auditor"]"#, &[]),
         ],
-        certificates: vec![],
+        ..AuthConfig::default()
     };
 }
 

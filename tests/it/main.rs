@@ -26,6 +26,7 @@ mod fleet_upgrade;
 mod fleet_witnessed;
 mod helpers;
 mod hook;
+mod identity;
 mod invalid;
 mod keyed;
 mod listen;

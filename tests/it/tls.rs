@@ -260,6 +260,7 @@ fn certificates() -> AuthConfig {
             // Matched by a URI subject alternative name, not the common name.
             spec("spiffe://cluster/ns/audit/sa/auditor", r#"["auditor"]"#, &[]),
         ],
+        ..AuthConfig::default()
     }
 }
 
@@ -684,4 +685,89 @@ async fn the_side_port_serves_tls_without_asking_for_a_client_certificate() {
     assert!(!String::from_utf8_lossy(&answered).contains("200"), "answered in plaintext");
     assert!(metrics.contains("toolgate_tls_handshake_failures_total 2"), "{metrics}");
     assert!(metrics.contains("toolgate_tls_certificate_expiry_timestamp_seconds "), "{metrics}");
+}
+
+/// X.509 SVIDs as a SPIRE agent hands them out: a client certificate whose one URI name is a
+/// SPIFFE ID, from the trust domain's CA (here the test's client CA).
+#[tokio::test]
+async fn spiffe_ids_map_by_trust_domain_and_path_and_name_the_caller_on_the_trail() {
+    let pki = Pki::new();
+    let mut config = config(&pki, pki.server_tls(true));
+    config.auth = toml::from_str(
+        r#"
+        [[spiffe]]
+        id = "spiffe://example.org/agents/*"
+        roles = ["agent"]
+
+        [[spiffe]]
+        id = "spiffe://example.org/agents/billing/*"
+        roles = ["agent"]
+        actors = ["billing/*"]
+        "#,
+    )
+    .unwrap();
+    let db = config.db.clone();
+    let url = serve(config).await;
+    let ca = &pki.server_ca.pem;
+    let svid = |name: &str, uris: &[&str]| {
+        let sans: Vec<String> = uris.iter().map(|u| format!("uri:{u}")).collect();
+        pki.client(name, &sans.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let search = svid("search", &["spiffe://example.org/agents/search"]);
+    let billing = svid("billing", &["spiffe://example.org/agents/billing/eu"]);
+    let foreign = svid("foreign", &["spiffe://other.org/agents/search"]);
+    let smith = svid("smith", &["spiffe://example.org/agentsmith"]);
+    let two = svid("two", &["spiffe://example.org/agents/x", "spiffe://example.org/agents/y"]);
+    let id = |s: &str| s.to_owned();
+    let search_id = id("spiffe://example.org/agents/search");
+
+    let own = decide(endpoint(&url, ca, Some(search.clone())), as_actor(&search_id)).await;
+    let other = decide(endpoint(&url, ca, Some(search)), as_actor("billing/eu")).await;
+    let billing_own =
+        decide(endpoint(&url, ca, Some(billing.clone())), as_actor("billing/eu")).await;
+    let billing_as_id = decide(
+        endpoint(&url, ca, Some(billing)),
+        as_actor("spiffe://example.org/agents/billing/eu"),
+    )
+    .await;
+    let foreign = decide(endpoint(&url, ca, Some(foreign)), as_actor(&search_id)).await;
+    let smith =
+        decide(endpoint(&url, ca, Some(smith)), as_actor("spiffe://example.org/agentsmith")).await;
+    let two =
+        decide(endpoint(&url, ca, Some(two)), as_actor("spiffe://example.org/agents/x")).await;
+
+    assert_eq!(own, Ok(()));
+    assert!(other.as_ref().is_err_and(|e| e.starts_with("PermissionDenied")), "{other:?}");
+    assert_eq!(billing_own, Ok(()), "the longest entry, with its actors");
+    assert!(billing_as_id.is_err(), "{billing_as_id:?}");
+    for (refused, why) in [
+        (&foreign, "not in [[auth.spiffe]]"),
+        (&smith, "not in [[auth.spiffe]]"),
+        (&two, "exactly one URI name"),
+    ] {
+        assert!(
+            refused.as_ref().is_err_and(|e| e.starts_with("PermissionDenied") && e.contains(why)),
+            "{refused:?}"
+        );
+    }
+    let rows = rows(&db);
+    let decided: Vec<_> = rows
+        .iter()
+        .filter(|r| r.kind == "decision")
+        .map(|r| (r.actor_id.clone().unwrap_or_default(), r.request.clone().unwrap_or_default()))
+        .collect();
+    assert!(
+        decided.contains(&(
+            search_id.clone(),
+            r#"{"identity":"spiffe://example.org/agents/search"}"#.to_owned()
+        )),
+        "{decided:?}"
+    );
+    assert!(
+        decided.contains(&(
+            "billing/eu".to_owned(),
+            r#"{"identity":"spiffe://example.org/agents/billing/eu"}"#.to_owned()
+        )),
+        "{decided:?}"
+    );
 }

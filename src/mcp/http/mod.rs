@@ -13,6 +13,7 @@
 
 mod call;
 mod inspect;
+mod resource;
 pub(crate) mod sse;
 
 use std::collections::{HashMap, VecDeque};
@@ -21,7 +22,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use futures_util::StreamExt;
@@ -33,8 +34,10 @@ use super::frame::MAX_LINE_BYTES;
 use super::ids::Ids;
 use super::message::{self, BadMessage, Message, key};
 use super::refusals::{Peer, Refused};
-use crate::auth::{Auth, Rpc};
+use crate::auth::{Auth, Presented, Rpc};
 use inspect::Expect;
+use resource::Challenge;
+pub use resource::Resource;
 
 /// MCP's error for a header that does not mirror the body (2026-07-28).
 const HEADER_MISMATCH: i64 = -32020;
@@ -59,6 +62,8 @@ pub struct Proxy {
     client: reqwest::Client,
     /// The bearer tokens clients must present, when auth is on.
     auth: Option<Auth>,
+    /// The OAuth resource the gateway is.
+    resource: Resource,
     /// The session of calls that come without a session the server gave.
     session: String,
     /// The session ids the server gave (`Mcp-Session-Id` on its answers), each with the caller
@@ -107,7 +112,7 @@ impl Proxy {
     pub fn new(
         gate: UpstreamGate,
         upstream: reqwest::Url,
-        auth: Option<Auth>,
+        (auth, resource): (Option<Auth>, Resource),
         session: String,
     ) -> Self {
         Self {
@@ -115,6 +120,7 @@ impl Proxy {
             upstream,
             client: reqwest::Client::new(),
             auth,
+            resource,
             session,
             sessions: Mutex::default(),
             ids: Arc::default(),
@@ -195,7 +201,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let proxy = Arc::new(proxy);
-    let app = axum::Router::new().route("/mcp", any(endpoint)).with_state(proxy.clone());
+    let mut app = axum::Router::new().route("/mcp", any(endpoint));
+    for path in proxy.resource.metadata_paths() {
+        app = app.route(&path, axum::routing::get(metadata));
+    }
+    let app = app.with_state(proxy.clone());
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let graceful = async move {
         let mut stopping = stopping;
@@ -220,6 +230,11 @@ pub async fn serve(
     Ok(())
 }
 
+/// The gateway's Protected Resource Metadata.
+async fn metadata(State(proxy): State<Arc<Proxy>>) -> Response {
+    proxy.resource.metadata().into_response()
+}
+
 async fn endpoint(
     State(proxy): State<Arc<Proxy>>,
     method: Method,
@@ -229,7 +244,7 @@ async fn endpoint(
     if let Err(refused) = check_origin(&headers) {
         return refused;
     }
-    let client = match authenticate(&proxy, &headers) {
+    let client = match authenticate(&proxy, &headers).await {
         Ok(client) => client,
         Err(refused) => return refused,
     };
@@ -368,10 +383,11 @@ fn mismatched_headers(headers: &HeaderMap, message: &Message) -> Option<Response
 
 /// Who calls: the configured actor, or, with auth on, the client its bearer token names. A
 /// request without a valid token is refused with 401, one whose token lacks the agent role
-/// with 403, before anything is relayed; either refusal is recorded (folded, as the sidecar
-/// folds its own).
+/// with 403, before anything is relayed, each with the challenge that points to the
+/// gateway's resource metadata; either refusal is recorded (folded, as the sidecar folds its
+/// own).
 #[allow(clippy::result_large_err)]
-fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Response> {
+async fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Response> {
     let anonymous =
         || Client { actor: proxy.gate.actor().to_owned(), authorization: None, id: None };
     let Some(auth) = &proxy.auth else { return Ok(anonymous()) };
@@ -380,7 +396,7 @@ fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Response> 
     if let Some(value) = header.and_then(|h| h.parse().ok()) {
         request.metadata_mut().insert("authorization", value);
     }
-    match auth.authorize(&request, Rpc::Decide) {
+    match auth.authorize(Presented::of(&request), Rpc::Decide).await {
         Ok(Some(caller)) => Ok(Client {
             actor: caller.sole_actor().unwrap_or(proxy.gate.actor()).to_owned(),
             authorization: header.map(ToOwned::to_owned),
@@ -389,15 +405,19 @@ fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Response> 
         Ok(None) => Ok(anonymous()),
         Err(refusal) => {
             let detail = format!("{} ({})", refusal.why, refusal.caller);
-            let status = match refusal.error {
-                crate::error::Error::Unauthenticated(_) => StatusCode::UNAUTHORIZED,
-                _ => StatusCode::FORBIDDEN,
+            let (status, challenge) = match (refusal.error, header) {
+                (crate::error::Error::Unauthenticated(_), None) => {
+                    (StatusCode::UNAUTHORIZED, Challenge::Missing)
+                }
+                (crate::error::Error::Unauthenticated(_), Some(_)) => {
+                    (StatusCode::UNAUTHORIZED, Challenge::InvalidToken)
+                }
+                _ => (StatusCode::FORBIDDEN, Challenge::InsufficientScope),
             };
             proxy.gate.refusals().refuse("", Peer::Client, Refused::Unauthenticated, &detail);
             let mut response = (status, refusal.why).into_response();
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            let challenge = proxy.resource.challenge(challenge);
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
             Err(response)
         }
     }
@@ -562,6 +582,7 @@ fn without_url(e: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use axum::http::HeaderValue;
     use serde_json::json;
 
     use super::*;

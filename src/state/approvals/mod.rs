@@ -98,11 +98,11 @@ impl Approval {
 
     /// The trail record of a verdict on this approval, carrying the call's who, what and where
     /// so that an auditor filtering by session sees it beside the decision. The event's actor
-    /// is the approver; an expiry has none; a withdrawal's is the call's own.
+    /// is the approver; an expiry has none; a withdrawal's is the call's own. With auth on, its
+    /// `request` names the caller that gave it (`{"identity": …}`).
     pub fn verdict_record(
         &self,
-        kind: Kind,
-        approver: Option<&str>,
+        (kind, approver, identity): (Kind, Option<&str>, Option<&str>),
         comment: &str,
         outcome: Outcome,
     ) -> Record {
@@ -116,6 +116,8 @@ impl Approval {
             actor_kind,
             outcome: Some(outcome),
             reason: Some(comment.to_owned()),
+            request: identity
+                .map(|identity| serde_json::json!({ "identity": identity }).to_string()),
             ..call
         }
     }

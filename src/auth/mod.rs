@@ -1,32 +1,43 @@
-//! Who may call what: bearer tokens and client certificates with roles, bound to the actor ids
-//! their holder may act as.
+//! Who may call what: the callers toolgate knows, with roles, bound to the actor ids they may
+//! act as.
 //!
-//! The configuration keeps only each token's SHA-256 (`[[auth.tokens]]`); a presented token is
-//! hashed and compared in constant time. Under mutual TLS a call without a token is known by
-//! its verified client certificate, whose names (`crate::tls::peer_names`) are looked up in
-//! `[[auth.certificates]]`. With neither configured, auth is off and every caller may do
-//! everything — which is why the server then listens only on loopback (see `cli::serve`). A
-//! refusal is answered UNAUTHENTICATED (no credential, or an unknown token) or
-//! PERMISSION_DENIED (an unmapped certificate, or a role or an identity the caller lacks). A
-//! refusal says whether it is due to be recorded (at most one `access_denied` event per caller,
-//! RPC and reason each second, the next one counting what was folded); `gate::refusal` records
-//! it, naming the token's id or the certificate's subject and the RPC, never the token.
+//! A caller is known by one of:
+//! - a bearer token of `[[auth.tokens]]`: the configuration keeps only its SHA-256, and a
+//!   presented token is hashed and compared in constant time;
+//! - a bearer JWT of an identity provider in `[[auth.issuers]]` (`jwt`: its keys from the
+//!   provider's JWKS, `keys`), known as `jwt:<issuer>#<subject>`;
+//! - under mutual TLS, without a bearer token, its verified client certificate: by its names
+//!   (`crate::tls::peer_names`) in `[[auth.certificates]]`, as `cert:<name>`, or by its SPIFFE
+//!   ID in `[[auth.spiffe]]` (`spiffe`), as that ID.
 //!
-//! [`Rpc`] is the one list of the RPCs, their paths and the roles each needs.
+//! With none configured, auth is off and every caller may do everything — which is why the
+//! server then listens only on loopback (see `cli::serve`). A refusal is answered
+//! UNAUTHENTICATED (no credential, or a token not taken) or PERMISSION_DENIED (an unmapped
+//! certificate, or a role or an identity the caller lacks). A refusal says whether it is due to
+//! be recorded (at most one `access_denied` event per caller, RPC and reason each second, the
+//! next one counting what was folded); `gate::refusal` records it, naming the caller and the
+//! RPC and why a token was not taken, never the token.
+
+mod config;
+mod jwt;
+mod keys;
+mod rpc;
+mod spiffe;
+
+pub use config::{AuthConfig, CertificateSpec, IssuerSpec, SpiffeSpec, TokenSpec};
+pub use rpc::{Role, Rpc};
+pub use spiffe::id as spiffe_id;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tonic::Request;
-use tonic::codegen::http::Extensions;
-use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::error::Error;
-use crate::tls::peer_names;
+use crate::tls::{peer_names, peer_spiffe_id};
 
 /// A refusal is recorded at most this often per peer, RPC and kind of refusal.
 const RECORD_EVERY: Duration = Duration::from_secs(1);
@@ -36,110 +47,10 @@ const MAX_REMEMBERED: usize = 10_000;
 /// id it claimed, a certificate's name).
 pub const MAX_REFUSAL_BYTES: usize = 256;
 
-/// What a caller may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Gate: Decide and Execute (and Await on its own approvals).
-    Agent,
-    /// Approvals: list, approve, reject.
-    Approver,
-    /// Audit: read only.
-    Auditor,
-    /// Admin: policy reload and other operations.
-    Admin,
-    /// Gateway: relays an MCP server, so records its tools' definitions (which pins them) and
-    /// what it refused from its peers. An agent's token does not: an agent could otherwise pin
-    /// a tool's definition before the gateway lists it.
-    Gateway,
-}
-
-/// Every RPC that checks its caller, and the roles that may call it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rpc {
-    Decide,
-    Execute,
-    NeverAllowed,
-    DefineTools,
-    RecordRefusal,
-    ListPending,
-    Approve,
-    Reject,
-    Await,
-    Withdraw,
-    HashArgs,
-    Query,
-    ExportCsv,
-    Subscribe,
-    Verify,
-    Head,
-    Stats,
-    Checkpoint,
-    InclusionProof,
-    ConsistencyProof,
-    ReloadPolicy,
-    /// The console's sign-in (`POST /ui/sign-in`): a token that may read the trail or judge
-    /// approvals.
-    SignIn,
-}
-
-impl Rpc {
-    /// The gRPC path (for the console's sign-in, its URL path), as the trail records it.
-    pub fn path(self) -> &'static str {
-        match self {
-            Self::Decide => "toolgate.v1.Gate/Decide",
-            Self::Execute => "toolgate.v1.Gate/Execute",
-            Self::NeverAllowed => "toolgate.v1.Gate/NeverAllowed",
-            Self::DefineTools => "toolgate.v1.Gate/DefineTools",
-            Self::RecordRefusal => "toolgate.v1.Gate/RecordRefusal",
-            Self::ListPending => "toolgate.v1.Approvals/ListPending",
-            Self::Approve => "toolgate.v1.Approvals/Approve",
-            Self::Reject => "toolgate.v1.Approvals/Reject",
-            Self::Await => "toolgate.v1.Approvals/Await",
-            Self::Withdraw => "toolgate.v1.Approvals/Withdraw",
-            Self::HashArgs => "toolgate.v1.Audit/HashArgs",
-            Self::Query => "toolgate.v1.Audit/Query",
-            Self::ExportCsv => "toolgate.v1.Audit/ExportCsv",
-            Self::Subscribe => "toolgate.v1.Audit/Subscribe",
-            Self::Verify => "toolgate.v1.Audit/Verify",
-            Self::Head => "toolgate.v1.Audit/Head",
-            Self::Stats => "toolgate.v1.Audit/Stats",
-            Self::Checkpoint => "toolgate.v1.Audit/Checkpoint",
-            Self::InclusionProof => "toolgate.v1.Audit/InclusionProof",
-            Self::ConsistencyProof => "toolgate.v1.Audit/ConsistencyProof",
-            Self::ReloadPolicy => "toolgate.v1.Admin/ReloadPolicy",
-            Self::SignIn => "/ui/sign-in",
-        }
-    }
-
-    /// The roles that may call it.
-    pub fn roles(self) -> &'static [Role] {
-        match self {
-            Self::Decide | Self::Execute | Self::NeverAllowed | Self::Withdraw => &[Role::Agent],
-            Self::DefineTools | Self::RecordRefusal => &[Role::Gateway],
-            Self::Approve | Self::Reject => &[Role::Approver],
-            // An agent lists and awaits its own calls only; an approver or an auditor any.
-            Self::ListPending | Self::Await => &[Role::Agent, Role::Approver, Role::Auditor],
-            Self::HashArgs
-            | Self::Query
-            | Self::ExportCsv
-            | Self::Subscribe
-            | Self::Verify
-            | Self::Head
-            | Self::Stats
-            | Self::Checkpoint
-            | Self::InclusionProof
-            | Self::ConsistencyProof => &[Role::Auditor],
-            Self::ReloadPolicy => &[Role::Admin],
-            Self::SignIn => &[Role::Auditor, Role::Approver],
-        }
-    }
-}
-
 /// A call refused for who made it.
 #[derive(Debug)]
 pub struct Refusal {
-    /// The token's id, `cert:<subject>`, or `anonymous`.
+    /// The caller's id (as [`Caller::id`]), or `anonymous`.
     pub caller: String,
     pub rpc: Rpc,
     /// Why, for the trail and the log.
@@ -151,58 +62,11 @@ pub struct Refusal {
     pub record: Option<u64>,
 }
 
-/// `[auth]`: the tokens and client certificates toolgate accepts.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AuthConfig {
-    pub tokens: Vec<TokenSpec>,
-    pub certificates: Vec<CertificateSpec>,
-}
-
-impl AuthConfig {
-    /// Whether any caller is configured (and so auth is on).
-    pub fn enabled(&self) -> bool {
-        !self.tokens.is_empty() || !self.certificates.is_empty()
-    }
-}
-
-/// One token, by its hash.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TokenSpec {
-    /// A name for the token, recorded on refusals (never the token itself).
-    pub id: String,
-    /// Hex SHA-256 of the token (`toolgate hash-token` prints it).
-    pub sha256: String,
-    pub roles: Vec<Role>,
-    /// The actor ids its holder may act as: exact ids, or a prefix ending in `*`
-    /// (`team-a/*`). For an approver, who they are: they may not judge these actors' calls.
-    #[serde(default)]
-    pub actors: Vec<String>,
-    /// Whether its holder (a harness adapter, such as the Claude Code hook) may report that a
-    /// call which required approval was let through by the harness's own permission prompt
-    /// (Execute's `approved_in_harness`).
-    #[serde(default)]
-    pub harness_approvals: bool,
-}
-
-/// The callers holding a client certificate with this name (mutual TLS).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CertificateSpec {
-    /// The certificate's subject common name, or one of its DNS, URI (a SPIFFE id, say) or
-    /// e-mail subject alternative names; recorded on refusals as `cert:<subject>`.
-    pub subject: String,
-    pub roles: Vec<Role>,
-    /// As for a token: the actor ids its holder may act as.
-    #[serde(default)]
-    pub actors: Vec<String>,
-}
-
 /// An authenticated caller.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    /// The token's id, or `cert:<subject>`.
+    /// Who the caller is, as the trail names it: a configured token's id, `cert:<name>`, a
+    /// SPIFFE ID, or `jwt:<issuer>#<subject>`.
     pub id: String,
     roles: Vec<Role>,
     actors: Vec<String>,
@@ -249,17 +113,56 @@ pub struct Auth {
     tokens: Vec<Token>,
     /// Callers by certificate name.
     certificates: HashMap<String, Caller>,
+    spiffe: spiffe::Spiffe,
+    issuers: jwt::Issuers,
     /// When each (caller, RPC, reason) was last recorded, and how many refusals were folded
     /// since.
     recorded: Mutex<HashMap<RefusalKey, (Instant, u64)>>,
 }
 
+/// What a call presents to say who makes it, taken from its request before any wait.
+#[derive(Debug)]
+pub struct Presented {
+    /// The `authorization` header, when there is one.
+    authorization: Option<Result<String, ()>>,
+    /// The verified client certificate's names, and its SPIFFE ID if it carries one.
+    names: Vec<String>,
+    spiffe: Option<Result<String, &'static str>>,
+    /// The peer's address, by which anonymous refusals fold.
+    peer: String,
+}
+
+impl Presented {
+    /// What `request` presents.
+    pub fn of<T>(request: &Request<T>) -> Self {
+        let authorization = request
+            .metadata()
+            .get("authorization")
+            .map(|value| value.to_str().map(ToOwned::to_owned).map_err(|_| ()));
+        let (names, spiffe) = match authorization {
+            Some(_) => (Vec::new(), None),
+            None => (peer_names(request.extensions()), peer_spiffe_id(request.extensions())),
+        };
+        let peer = request
+            .remote_addr()
+            .map_or_else(|| "anonymous@local".to_owned(), |a| format!("anonymous@{}", a.ip()));
+        Self { authorization, names, spiffe, peer }
+    }
+
+    /// A bearer token alone (the console's sign-in form, the MCP gateway's header).
+    pub fn bearer(token: &str) -> Self {
+        let authorization = Some(Ok(format!("Bearer {}", token.trim())));
+        Self { authorization, names: Vec::new(), spiffe: None, peer: "anonymous@local".into() }
+    }
+}
+
 /// A caller toolgate does not know.
 enum Unknown {
-    /// A bearer token that is malformed or not configured.
-    Token,
-    /// A client certificate none of whose names is configured; its first name.
-    Certificate(String),
+    /// A bearer token not taken, and why.
+    Token(&'static str),
+    /// A client certificate none of whose names or SPIFFE ID is configured: its first name,
+    /// and why.
+    Certificate(String, &'static str),
     /// Neither a token nor a certificate.
     Nothing,
 }
@@ -280,6 +183,10 @@ pub enum BadAuth {
     /// Two entries with one digest: one token, two meanings (the later would silently win).
     #[error("[[auth.tokens]] `{0}` and `{1}` have the same sha256: give each its own token")]
     DuplicateToken(String, String),
+    #[error("[[auth.issuers]] `{0}`: {1}")]
+    Issuer(String, String),
+    #[error("[[auth.spiffe]] `{0}`: {1}")]
+    Spiffe(String, String),
 }
 
 impl Auth {
@@ -319,53 +226,56 @@ impl Auth {
                 return Err(BadAuth::DuplicateSubject(spec.subject.clone()));
             }
         }
-        Ok(Self { tokens, certificates, recorded: Mutex::new(HashMap::new()) })
+        Ok(Self {
+            tokens,
+            certificates,
+            spiffe: spiffe::Spiffe::new(&config.spiffe)?,
+            issuers: jwt::Issuers::new(&config.issuers)?,
+            recorded: Mutex::new(HashMap::new()),
+        })
     }
 
-    /// Whether any token or certificate is configured.
+    /// Whether any caller is configured.
     fn enabled(&self) -> bool {
-        !self.tokens.is_empty() || !self.certificates.is_empty()
+        !self.tokens.is_empty()
+            || !self.certificates.is_empty()
+            || self.spiffe.any()
+            || self.issuers.any()
     }
 
     /// The caller of `rpc` if it holds one of the roles `rpc` needs; `None` when auth is off.
     /// A bearer token, when the call carries one, says who the caller is; otherwise its client
     /// certificate does.
-    pub fn authorize<T>(&self, request: &Request<T>, rpc: Rpc) -> Result<Option<Caller>, Refusal> {
+    pub async fn authorize(
+        &self,
+        presented: Presented,
+        rpc: Rpc,
+    ) -> Result<Option<Caller>, Refusal> {
         if !self.enabled() {
             return Ok(None);
         }
-        let caller = match request.metadata().get("authorization") {
-            Some(header) => self.token_caller(header),
-            None => self.certificate_caller(request.extensions()),
+        let caller = match &presented.authorization {
+            Some(header) => self.token_caller(header.as_deref().map_err(|_| ())).await,
+            None => self.certificate_caller(&presented),
         };
         let caller = match caller {
             Ok(caller) => caller,
             Err(unknown) => {
                 // An anonymous caller is folded by its address: a flood of bad tokens from one
                 // peer is one kind of refusal, whatever each token says.
-                let peer = request.remote_addr().map_or_else(
-                    || "anonymous@local".to_owned(),
-                    |a| format!("anonymous@{}", a.ip()),
-                );
+                let peer = presented.peer;
                 // A verified certificate is an identity, only not one given any role.
                 let (who, fold, why, identified) = match unknown {
-                    Unknown::Token => {
-                        ("anonymous".to_owned(), peer, "no valid bearer token", false)
-                    }
+                    Unknown::Token(why) => ("anonymous".to_owned(), peer, why, false),
                     Unknown::Nothing => (
                         "anonymous".to_owned(),
                         peer,
                         "no bearer token and no client certificate",
                         false,
                     ),
-                    Unknown::Certificate(name) => {
+                    Unknown::Certificate(name, why) => {
                         let who = crate::request::cut(format!("cert:{name}"), MAX_REFUSAL_BYTES);
-                        (
-                            who.clone(),
-                            who,
-                            "the client certificate is not in [[auth.certificates]]",
-                            true,
-                        )
+                        (who.clone(), who, why, true)
                     }
                 };
                 let error = match identified {
@@ -393,13 +303,16 @@ impl Auth {
         self.refuse(caller.id.clone(), caller.id.clone(), rpc, "identity", why, error)
     }
 
-    fn token_caller(&self, header: &MetadataValue<Ascii>) -> Result<Caller, Unknown> {
-        let value = header.to_str().map_err(|_| Unknown::Token)?;
+    /// The caller a bearer token names: a configured token's, else a configured issuer's JWT.
+    async fn token_caller(&self, header: Result<&str, ()>) -> Result<Caller, Unknown> {
+        const NOT_TAKEN: &str = "no valid bearer token";
+        let value = header.map_err(|()| Unknown::Token(NOT_TAKEN))?;
         let token = value
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
-            .ok_or(Unknown::Token)?;
-        let digest: [u8; 32] = Sha256::digest(token.trim().as_bytes()).into();
+            .ok_or(Unknown::Token(NOT_TAKEN))?
+            .trim();
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         // Every configured digest is compared, each in constant time.
         let mut found = None;
         for known in &self.tokens {
@@ -407,16 +320,29 @@ impl Auth {
                 found = Some(known.caller.clone());
             }
         }
-        found.ok_or(Unknown::Token)
+        match found {
+            Some(caller) => Ok(caller),
+            None if self.issuers.any() => self.issuers.caller(token).await.map_err(Unknown::Token),
+            None => Err(Unknown::Token(NOT_TAKEN)),
+        }
     }
 
-    fn certificate_caller(&self, extensions: &Extensions) -> Result<Caller, Unknown> {
-        let names = peer_names(extensions);
-        let first = names.first().ok_or(Unknown::Nothing)?;
-        names
-            .iter()
-            .find_map(|name| self.certificates.get(name).cloned())
-            .ok_or_else(|| Unknown::Certificate(first.clone()))
+    /// The caller a verified client certificate names: by one of its names in
+    /// `[[auth.certificates]]`, else by its SPIFFE ID in `[[auth.spiffe]]`.
+    fn certificate_caller(&self, presented: &Presented) -> Result<Caller, Unknown> {
+        let first = presented.names.first().ok_or(Unknown::Nothing)?;
+        if let Some(caller) = presented.names.iter().find_map(|name| self.certificates.get(name)) {
+            return Ok(caller.clone());
+        }
+        let unmapped = |why| Unknown::Certificate(first.clone(), why);
+        match &presented.spiffe {
+            Some(Ok(id)) if self.spiffe.any() => self
+                .spiffe
+                .caller(id)
+                .ok_or_else(|| unmapped("the SPIFFE ID is not in [[auth.spiffe]]")),
+            Some(Err(why)) if self.spiffe.any() => Err(unmapped(why)),
+            _ => Err(unmapped("the client certificate is not in [[auth.certificates]]")),
+        }
     }
 
     /// A refusal of `caller` (folded with others of the peer `fold`, the RPC and the kind of

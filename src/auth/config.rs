@@ -1,0 +1,139 @@
+//! `[auth]`: the callers toolgate knows — tokens by hash, client certificates by name, SPIFFE
+//! IDs by trust domain and path, and the bearer JWTs of configured issuers — and their roles.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::Role;
+
+/// `[auth]`: the callers toolgate accepts.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    pub tokens: Vec<TokenSpec>,
+    pub certificates: Vec<CertificateSpec>,
+    /// Client certificates carrying a SPIFFE ID (an X.509 SVID), by trust domain and path.
+    pub spiffe: Vec<SpiffeSpec>,
+    /// Identity providers whose bearer JWTs are accepted.
+    pub issuers: Vec<IssuerSpec>,
+}
+
+impl AuthConfig {
+    /// Whether any caller is configured (and so auth is on).
+    pub fn enabled(&self) -> bool {
+        !self.tokens.is_empty()
+            || !self.certificates.is_empty()
+            || !self.spiffe.is_empty()
+            || !self.issuers.is_empty()
+    }
+}
+
+/// One token, by its hash.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSpec {
+    /// A name for the token, recorded on refusals (never the token itself).
+    pub id: String,
+    /// Hex SHA-256 of the token (`toolgate hash-token` prints it).
+    pub sha256: String,
+    pub roles: Vec<Role>,
+    /// The actor ids its holder may act as: exact ids, or a prefix ending in `*`
+    /// (`team-a/*`). For an approver, who they are: they may not judge these actors' calls.
+    #[serde(default)]
+    pub actors: Vec<String>,
+    /// Whether its holder (a harness adapter, such as the Claude Code hook) may report that a
+    /// call which required approval was let through by the harness's own permission prompt
+    /// (Execute's `approved_in_harness`).
+    #[serde(default)]
+    pub harness_approvals: bool,
+}
+
+/// The callers holding a client certificate with this name (mutual TLS).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateSpec {
+    /// The certificate's subject common name, or one of its DNS, URI (a SPIFFE id, say) or
+    /// e-mail subject alternative names; recorded on refusals as `cert:<subject>`.
+    pub subject: String,
+    pub roles: Vec<Role>,
+    /// As for a token: the actor ids its holder may act as.
+    #[serde(default)]
+    pub actors: Vec<String>,
+}
+
+/// The callers holding an X.509 SVID whose SPIFFE ID matches `id`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpiffeSpec {
+    /// A SPIFFE ID (`spiffe://example.org/agents/billing`), or every ID under a path, ending in
+    /// `/*` (`spiffe://example.org/agents/*`); the longest match wins.
+    pub id: String,
+    pub roles: Vec<Role>,
+    /// The actor ids its holder may act as (exact, or a prefix ending in `*`); without any,
+    /// the SPIFFE ID itself.
+    #[serde(default)]
+    pub actors: Vec<String>,
+}
+
+/// An identity provider whose bearer JWTs (RFC 9068 access tokens, or any signed JWT with
+/// `iss`, `aud`, `sub` and `exp`) are accepted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerSpec {
+    /// The issuer, exactly as its tokens' `iss` and its discovery document say it: its keys
+    /// are found through `<issuer>/.well-known/openid-configuration`. HTTPS, or HTTP on a
+    /// loopback address.
+    pub issuer: String,
+    /// The audiences a token must name one of (`aud`): this sidecar's, as the provider knows
+    /// it, and for the MCP gateway its resource URL.
+    pub audiences: Vec<String>,
+    /// Where the keys are, when the issuer has no discovery document.
+    #[serde(default)]
+    pub jwks_uri: Option<String>,
+    /// The signature algorithms accepted: asymmetric ones only.
+    #[serde(default = "default_algorithms")]
+    pub algorithms: Vec<String>,
+    /// The clock skew allowed on `exp` and `nbf`, in seconds.
+    #[serde(default = "default_leeway")]
+    pub leeway_seconds: u64,
+    /// The claim holding the caller's roles (a dotted path into nested objects, such as
+    /// `realm_access.roles`): an array of strings, or one string of space-separated values.
+    #[serde(default = "default_roles_claim")]
+    pub roles_claim: String,
+    /// What each value of the roles claim grants; without any entry, values named as
+    /// toolgate's roles (`agent`, `approver`, `auditor`, `admin`, `gateway`) grant those.
+    #[serde(default)]
+    pub roles: BTreeMap<String, Role>,
+    /// The claim listing the actor ids the caller may act as (exact, or a prefix ending in
+    /// `*`); without it, or when a token lacks it, the token's subject is its one actor.
+    #[serde(default)]
+    pub actors_claim: Option<String>,
+    /// Keys are fetched again after this many seconds.
+    #[serde(default = "default_refresh")]
+    pub refresh_seconds: u64,
+    /// A token signed by a key not yet known makes toolgate fetch the keys again (a rotation),
+    /// at most once in this many seconds.
+    #[serde(default = "default_refetch")]
+    pub refetch_seconds: u64,
+}
+
+fn default_algorithms() -> Vec<String> {
+    ["RS256", "PS256", "ES256", "EdDSA"].map(str::to_owned).to_vec()
+}
+
+fn default_leeway() -> u64 {
+    30
+}
+
+fn default_roles_claim() -> String {
+    "roles".to_owned()
+}
+
+fn default_refresh() -> u64 {
+    600
+}
+
+fn default_refetch() -> u64 {
+    10
+}

@@ -1,0 +1,249 @@
+//! An issuer's signing keys: found through its OpenID discovery document (or a configured JWKS
+//! URL), fetched, kept, and fetched again when they are old or when a token names a key not
+//! yet seen (a rotation) — at most once in `refetch_seconds`, so that tokens naming keys that
+//! do not exist cannot make toolgate fetch without end. Symmetric keys are never taken: a JWKS
+//! is public, and a key anyone can read signs nothing.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey};
+use serde_json::Value;
+
+/// The most a discovery document or a JWKS may weigh.
+const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+/// The most keys a JWKS may hold; past it the rest are passed over.
+const MAX_KEYS: usize = 64;
+/// How long a fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One verification key.
+pub struct Key {
+    pub key: DecodingKey,
+    /// The algorithm the JWKS binds the key to, when it says.
+    pub alg: Option<Algorithm>,
+}
+
+/// The keys as last fetched.
+#[derive(Default)]
+struct KeySet {
+    keys: Vec<(Option<String>, Arc<Key>)>,
+    fetched: Option<Instant>,
+}
+
+impl KeySet {
+    /// The key `kid` names; without a `kid`, the one key usable with `alg`, if exactly one is.
+    fn find(&self, kid: Option<&str>, alg: Algorithm) -> Option<Arc<Key>> {
+        let usable = |key: &Key| {
+            key.key.family() == alg.family() && key.alg.is_none_or(|bound| bound == alg)
+        };
+        match kid {
+            Some(kid) => self
+                .keys
+                .iter()
+                .find(|(id, key)| id.as_deref() == Some(kid) && usable(key))
+                .map(|(_, key)| key.clone()),
+            None => {
+                let mut candidates = self.keys.iter().filter(|(_, key)| usable(key));
+                match (candidates.next(), candidates.next()) {
+                    (Some((_, key)), None) => Some(key.clone()),
+                    _ => None,
+                }
+            }
+        }
+    }
+}
+
+/// Why no key verifies a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// The keys were never fetched.
+    Unfetched,
+    /// The issuer does not publish the key the token names.
+    Unknown,
+}
+
+/// An issuer's keys.
+pub struct Keys {
+    issuer: String,
+    jwks_uri: Option<String>,
+    client: reqwest::Client,
+    refresh: Duration,
+    refetch: Duration,
+    set: ArcSwap<KeySet>,
+    /// When keys were last fetched, or tried; held while fetching, so that one caller fetches.
+    fetching: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keys").field("issuer", &self.issuer).finish_non_exhaustive()
+    }
+}
+
+impl Keys {
+    /// The keys of `issuer`, fetched when first needed.
+    pub fn new(
+        issuer: &str,
+        jwks_uri: Option<&str>,
+        refresh: Duration,
+        refetch: Duration,
+    ) -> Result<Self, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self {
+            issuer: issuer.to_owned(),
+            jwks_uri: jwks_uri.map(ToOwned::to_owned),
+            client,
+            refresh,
+            refetch,
+            set: ArcSwap::default(),
+            fetching: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// The key that verifies a token of `alg` naming `kid`: from the keys held while they are
+    /// fresh and hold it; otherwise after fetching them again, when the last fetch is far
+    /// enough behind.
+    pub async fn find(&self, kid: Option<&str>, alg: Algorithm) -> Result<Arc<Key>, Missing> {
+        let held = |set: &KeySet| {
+            let fresh = set.fetched.is_some_and(|at| at.elapsed() < self.refresh);
+            fresh.then(|| set.find(kid, alg)).flatten()
+        };
+        if let Some(key) = held(&self.set.load()) {
+            return Ok(key);
+        }
+        let mut last = self.fetching.lock().await;
+        // Another caller may have fetched them while this one waited.
+        if held(&self.set.load()).is_none()
+            && last.is_none_or(|at: Instant| at.elapsed() >= self.refetch)
+        {
+            *last = Some(Instant::now());
+            match self.fetch().await {
+                Ok(keys) => {
+                    tracing::info!(issuer = self.issuer, keys = keys.len(), "issuer keys fetched");
+                    self.set.store(Arc::new(KeySet { keys, fetched: Some(Instant::now()) }));
+                }
+                Err(error) => {
+                    tracing::warn!(issuer = self.issuer, error, "issuer keys not fetched");
+                }
+            }
+        }
+        drop(last);
+        let set = self.set.load();
+        match set.fetched {
+            None => Err(Missing::Unfetched),
+            // Stale keys still verify while their issuer cannot be reached.
+            Some(_) => set.find(kid, alg).ok_or(Missing::Unknown),
+        }
+    }
+
+    async fn fetch(&self) -> Result<Vec<(Option<String>, Arc<Key>)>, String> {
+        let jwks_uri = match &self.jwks_uri {
+            Some(uri) => uri.clone(),
+            None => self.discover().await?,
+        };
+        let jwks = get_json(&self.client, &jwks_uri).await?;
+        let keys = jwks.get("keys").and_then(Value::as_array).ok_or("the JWKS has no `keys`")?;
+        Ok(keys.iter().take(MAX_KEYS).filter_map(key).collect())
+    }
+
+    /// The JWKS URL the issuer's discovery document gives, once the document names the issuer
+    /// it was asked for.
+    async fn discover(&self) -> Result<String, String> {
+        let url = format!("{}/.well-known/openid-configuration", self.issuer.trim_end_matches('/'));
+        let document = get_json(&self.client, &url).await?;
+        if document.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
+            return Err(format!("{url} names another issuer"));
+        }
+        let jwks_uri = document.get("jwks_uri").and_then(Value::as_str);
+        match jwks_uri.filter(|uri| fetchable(uri)) {
+            Some(uri) => Ok(uri.to_owned()),
+            None => Err(format!("{url} gives no HTTPS `jwks_uri`")),
+        }
+    }
+}
+
+/// A JWKS entry as a verification key; `None` for a symmetric key, an encryption key, or one
+/// that does not parse.
+fn key(value: &Value) -> Option<(Option<String>, Arc<Key>)> {
+    let jwk: Jwk = serde_json::from_value(value.clone()).ok()?;
+    if matches!(jwk.algorithm, AlgorithmParameters::OctetKey(_))
+        || matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption))
+    {
+        return None;
+    }
+    let alg = match jwk.common.key_algorithm {
+        Some(bound) => Some(Algorithm::from_str(&bound.to_string()).ok()?),
+        None => None,
+    };
+    let key = DecodingKey::from_jwk(&jwk).ok()?;
+    Some((jwk.common.key_id.clone(), Arc::new(Key { key, alg })))
+}
+
+/// Whether keys may be fetched from `url`: over HTTPS, or over HTTP from this host.
+pub fn fetchable(url: &str) -> bool {
+    let Ok(url) = url::Url::parse(url) else { return false };
+    match (url.scheme(), url.host()) {
+        ("https", Some(_)) => true,
+        ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Domain(name))) => name == "localhost",
+        _ => false,
+    }
+}
+
+/// A JSON document, read up to [`MAX_DOCUMENT_BYTES`].
+async fn get_json(client: &reqwest::Client, url: &str) -> Result<Value, String> {
+    let mut response = client.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
+    if !response.status().is_success() {
+        return Err(format!("{url}: {}", response.status()));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_DOCUMENT_BYTES {
+            return Err(format!("{url}: over {MAX_DOCUMENT_BYTES} bytes"));
+        }
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("{url}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_come_from_https_or_from_this_host() {
+        assert!(fetchable("https://login.example.com/keys"));
+        assert!(fetchable("http://127.0.0.1:8080/jwks"));
+        assert!(fetchable("http://[::1]/jwks"));
+        assert!(fetchable("http://localhost/jwks"));
+        assert!(!fetchable("http://login.example.com/keys"));
+        assert!(!fetchable("file:///etc/keys"));
+        assert!(!fetchable("not a url"));
+    }
+
+    #[test]
+    fn a_symmetric_key_in_a_jwks_is_never_a_key() {
+        let oct = serde_json::json!({"kty": "oct", "kid": "s", "k": "c2VjcmV0"});
+        assert!(key(&oct).is_none());
+        let ed = serde_json::json!({
+            "kty": "OKP", "crv": "Ed25519", "kid": "e", "alg": "EdDSA",
+            "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+        });
+        let (kid, found) = key(&ed).unwrap_or_else(|| panic!("an Ed25519 key"));
+        assert_eq!(kid.as_deref(), Some("e"));
+        assert_eq!(found.alg, Some(Algorithm::EdDSA));
+        let set = KeySet { keys: vec![(kid, found)], fetched: Some(Instant::now()) };
+        assert!(set.find(Some("e"), Algorithm::EdDSA).is_some());
+        assert!(set.find(None, Algorithm::EdDSA).is_some(), "the one key of its kind");
+        assert!(set.find(Some("e"), Algorithm::RS256).is_none(), "another family");
+        assert!(set.find(Some("x"), Algorithm::EdDSA).is_none());
+    }
+}
