@@ -91,6 +91,50 @@ impl Issuers {
         {
             return Ok(caller.clone());
         }
+        let (issuer, claims) = self.verify(token, None).await?;
+        let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or_default();
+        let caller = issuer.caller(&claims)?;
+        let mut remembered = self.remembered();
+        if remembered.len() >= MAX_REMEMBERED {
+            remembered.clear();
+        }
+        remembered.insert(digest, (caller.clone(), exp));
+        Ok(caller)
+    }
+
+    /// The person an OpenID Connect ID token names: issued by `issuer` for the client
+    /// `client_id`, carrying the sign-in's `nonce`.
+    pub async fn person(
+        &self,
+        issuer: &str,
+        token: &str,
+        client_id: &str,
+        nonce: &str,
+    ) -> Result<Caller, &'static str> {
+        let (found, claims) = self.verify(token, Some(client_id)).await?;
+        if found.spec.issuer != issuer {
+            return Err("the ID token is not the console's provider's");
+        }
+        if claims.get("nonce").and_then(Value::as_str) != Some(nonce) {
+            return Err("the ID token's nonce is not this sign-in's");
+        }
+        // A token for several audiences names the one it was given to (OpenID Connect Core
+        // 3.1.3.7).
+        let several = claims.get("aud").and_then(Value::as_array).is_some_and(|aud| aud.len() > 1);
+        let azp = claims.get("azp").and_then(Value::as_str);
+        if (several || azp.is_some()) && azp != Some(client_id) {
+            return Err("the ID token was given to another client (azp)");
+        }
+        found.caller(&claims)
+    }
+
+    /// The issuer of `token` and its claims, once its signature and claims hold: for one of
+    /// the issuer's `audiences`, or for `audience` when given.
+    async fn verify(
+        &self,
+        token: &str,
+        audience: Option<&str>,
+    ) -> Result<(&Issuer, Map<String, Value>), &'static str> {
         let (header, claims) =
             peek(token).ok_or("the bearer token is neither configured nor a JWT")?;
         let iss = claims.get("iss").and_then(Value::as_str);
@@ -113,19 +157,14 @@ impl Issuers {
         validation.leeway = issuer.spec.leeway_seconds;
         validation.validate_nbf = true;
         validation.set_issuer(&[&issuer.spec.issuer]);
-        validation.set_audience(&issuer.spec.audiences);
+        match audience {
+            Some(audience) => validation.set_audience(&[audience]),
+            None => validation.set_audience(&issuer.spec.audiences),
+        }
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let verified = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
             .map_err(|e| refusal(e.kind()))?;
-        let claims = verified.claims;
-        let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or_default();
-        let caller = issuer.caller(&claims)?;
-        let mut remembered = self.remembered();
-        if remembered.len() >= MAX_REMEMBERED {
-            remembered.clear();
-        }
-        remembered.insert(digest, (caller.clone(), exp));
-        Ok(caller)
+        Ok((issuer, verified.claims))
     }
 
     fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Caller, u64)>> {

@@ -25,6 +25,7 @@ mod rpc;
 mod spiffe;
 
 pub use config::{AuthConfig, CertificateSpec, IssuerSpec, SpiffeSpec, TokenSpec};
+pub use keys::fetchable;
 pub use rpc::{Role, Rpc};
 pub use spiffe::id as spiffe_id;
 
@@ -120,9 +121,17 @@ pub struct Auth {
     recorded: Mutex<HashMap<RefusalKey, (Instant, u64)>>,
 }
 
+/// A caller the console signed in through the identity provider (OpenID Connect): set on the
+/// console's own in-process calls as a request extension, which no peer can set, so that each
+/// page is authorized as that caller.
+#[derive(Debug, Clone)]
+pub struct SignedIn(pub Caller);
+
 /// What a call presents to say who makes it, taken from its request before any wait.
 #[derive(Debug)]
 pub struct Presented {
+    /// The console's signed-in person, on its in-process calls.
+    signed_in: Option<SignedIn>,
     /// The `authorization` header, when there is one.
     authorization: Option<Result<String, ()>>,
     /// The verified client certificate's names, and its SPIFFE ID if it carries one.
@@ -146,13 +155,15 @@ impl Presented {
         let peer = request
             .remote_addr()
             .map_or_else(|| "anonymous@local".to_owned(), |a| format!("anonymous@{}", a.ip()));
-        Self { authorization, names, spiffe, peer }
+        let signed_in = request.extensions().get::<SignedIn>().cloned();
+        Self { signed_in, authorization, names, spiffe, peer }
     }
 
     /// A bearer token alone (the console's sign-in form, the MCP gateway's header).
     pub fn bearer(token: &str) -> Self {
         let authorization = Some(Ok(format!("Bearer {}", token.trim())));
-        Self { authorization, names: Vec::new(), spiffe: None, peer: "anonymous@local".into() }
+        let peer = "anonymous@local".into();
+        Self { signed_in: None, authorization, names: Vec::new(), spiffe: None, peer }
     }
 }
 
@@ -187,6 +198,8 @@ pub enum BadAuth {
     Issuer(String, String),
     #[error("[[auth.spiffe]] `{0}`: {1}")]
     Spiffe(String, String),
+    #[error("[console.oidc]: {0}")]
+    Oidc(String),
 }
 
 impl Auth {
@@ -254,45 +267,65 @@ impl Auth {
         if !self.enabled() {
             return Ok(None);
         }
-        let caller = match &presented.authorization {
-            Some(header) => self.token_caller(header.as_deref().map_err(|_| ())).await,
-            None => self.certificate_caller(&presented),
+        let caller = match (&presented.signed_in, &presented.authorization) {
+            (Some(SignedIn(caller)), _) => Ok(caller.clone()),
+            (None, Some(header)) => self.token_caller(header.as_deref().map_err(|_| ())).await,
+            (None, None) => self.certificate_caller(&presented),
         };
-        let caller = match caller {
-            Ok(caller) => caller,
-            Err(unknown) => {
-                // An anonymous caller is folded by its address: a flood of bad tokens from one
-                // peer is one kind of refusal, whatever each token says.
-                let peer = presented.peer;
-                // A verified certificate is an identity, only not one given any role.
-                let (who, fold, why, identified) = match unknown {
-                    Unknown::Token(why) => ("anonymous".to_owned(), peer, why, false),
-                    Unknown::Nothing => (
-                        "anonymous".to_owned(),
-                        peer,
-                        "no bearer token and no client certificate",
-                        false,
-                    ),
-                    Unknown::Certificate(name, why) => {
-                        let who = crate::request::cut(format!("cert:{name}"), MAX_REFUSAL_BYTES);
-                        (who.clone(), who, why, true)
-                    }
-                };
-                let error = match identified {
-                    true => Error::PermissionDenied(format!("{}: {why}", rpc.path())),
-                    false => Error::Unauthenticated(why.into()),
-                };
-                return Err(self.refuse(who, fold, rpc, why, why.to_owned(), error));
+        match caller {
+            Ok(caller) => self.holding_role(caller, rpc).map(Some),
+            Err(unknown) => Err(self.unknown(unknown, presented.peer, rpc)),
+        }
+    }
+
+    /// The person an OpenID Connect ID token of `issuer` for `client_id` names (the console's
+    /// sign-in), when they may sign in; otherwise the refusal, due to be recorded as a sign-in's.
+    pub async fn person(
+        &self,
+        (issuer, client_id): (&str, &str),
+        id_token: &str,
+        nonce: &str,
+    ) -> Result<Caller, Refusal> {
+        match self.issuers.person(issuer, id_token, client_id, nonce).await {
+            Ok(caller) => self.holding_role(caller, Rpc::SignIn),
+            Err(why) => {
+                Err(self.unknown(Unknown::Token(why), "anonymous@oidc".into(), Rpc::SignIn))
+            }
+        }
+    }
+
+    /// `caller`, when it holds one of the roles `rpc` needs; otherwise the refusal.
+    fn holding_role(&self, caller: Caller, rpc: Rpc) -> Result<Caller, Refusal> {
+        let roles = rpc.roles();
+        if roles.iter().any(|role| caller.roles.contains(role)) {
+            return Ok(caller);
+        }
+        let why = format!("the caller's roles do not include {roles:?}");
+        let error = Error::PermissionDenied(format!("{}: {why}", rpc.path()));
+        let id = caller.id.clone();
+        Err(self.refuse(caller.id, id, rpc, "role", why, error))
+    }
+
+    /// The refusal of a caller toolgate does not know, from `peer`.
+    fn unknown(&self, unknown: Unknown, peer: String, rpc: Rpc) -> Refusal {
+        // An anonymous caller is folded by its address: a flood of bad tokens from one peer is
+        // one kind of refusal, whatever each token says. A verified certificate is an identity,
+        // only not one given any role.
+        let (who, fold, why, identified) = match unknown {
+            Unknown::Token(why) => ("anonymous".to_owned(), peer, why, false),
+            Unknown::Nothing => {
+                ("anonymous".to_owned(), peer, "no bearer token and no client certificate", false)
+            }
+            Unknown::Certificate(name, why) => {
+                let who = crate::request::cut(format!("cert:{name}"), MAX_REFUSAL_BYTES);
+                (who.clone(), who, why, true)
             }
         };
-        let roles = rpc.roles();
-        if !roles.iter().any(|role| caller.roles.contains(role)) {
-            let why = format!("the caller's roles do not include {roles:?}");
-            let error = Error::PermissionDenied(format!("{}: {why}", rpc.path()));
-            let id = caller.id.clone();
-            return Err(self.refuse(caller.id, id, rpc, "role", why, error));
-        }
-        Ok(Some(caller))
+        let error = match identified {
+            true => Error::PermissionDenied(format!("{}: {why}", rpc.path())),
+            false => Error::Unauthenticated(why.into()),
+        };
+        self.refuse(who, fold, rpc, why, why.to_owned(), error)
     }
 
     /// Refuses an authenticated caller acting beyond its identities. `why` may quote what the

@@ -26,7 +26,7 @@ mod export;
 mod ingest;
 mod mcp;
 
-pub use console::ConsoleConfig;
+pub use console::{ConsoleConfig, OidcConfig};
 pub use export::{ExportConfig, OtlpConfig, OtlpProtocol};
 pub use ingest::IngestConfig;
 pub use mcp::McpConfig;

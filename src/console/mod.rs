@@ -20,6 +20,7 @@ mod assets;
 mod chart;
 mod checkpoint;
 mod export;
+mod oidc;
 mod overview;
 mod page;
 mod session;
@@ -53,7 +54,9 @@ use crate::store::disk::Disk;
 use crate::trust::cosignature::CosignatureVerifier;
 use crate::trust::note::NoteVerifier;
 
+pub use oidc::Oidc;
 use page::{Frame, Nav};
+use session::Credential;
 use session::Sessions;
 pub use session::Visitor;
 
@@ -74,6 +77,8 @@ pub struct Console {
     /// Whether auth is on: sign-in with a token, or (off) loopback only.
     auth: bool,
     sessions: Sessions,
+    /// Sign-in through the identity provider, when configured.
+    oidc: Option<Oidc>,
     activity: Activity,
     health: ChainHealth,
     /// The key this sidecar signs its checkpoints with, and the witnesses it submits them to.
@@ -91,6 +96,7 @@ pub struct Parts {
     pub guard: Guard,
     pub auth: bool,
     pub session_minutes: u64,
+    pub oidc: Option<Oidc>,
     pub log_key: Option<NoteVerifier>,
     pub witnesses: Vec<CosignatureVerifier>,
     pub disk: Option<Disk>,
@@ -121,6 +127,7 @@ pub fn start(
         guard: parts.guard,
         auth: parts.auth,
         sessions: Sessions::new(lasts, tls),
+        oidc: parts.oidc.map(|oidc| oidc.served(tls)),
         activity,
         health,
         log_key: parts.log_key,
@@ -217,6 +224,8 @@ fn routes(console: Arc<Console>) -> Router {
         .route("/ui/verify", get(export::verify))
         .route("/ui/sign-in", get(sign_in::page).post(sign_in::sign_in))
         .route("/ui/sign-out", axum::routing::post(sign_in::sign_out))
+        .route("/ui/oidc/start", get(oidc::start))
+        .route("/ui/oidc/callback", get(oidc::callback))
         .route("/ui/static/{file}", get(assets::serve))
         .layer(middleware::from_fn_with_state(console.clone(), around))
         .with_state(console)
@@ -274,7 +283,7 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box
         return Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)));
     }
     let path = request.uri().path();
-    if path.starts_with("/ui/static/") || path == "/ui/sign-in" {
+    if path.starts_with("/ui/static/") || path == "/ui/sign-in" || path.starts_with("/ui/oidc/") {
         return Ok(None);
     }
     if let Some(visitor) = console.sessions.find(headers) {
@@ -294,7 +303,8 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box
         }
         (false, false) => {
             // Auth off: each browser gets an anonymous session, for its forms' CSRF token.
-            let started = console.sessions.start("local".into(), None, (true, true), None);
+            let started =
+                console.sessions.start("local".into(), Credential::Anonymous, (true, true), None);
             let Some((visitor, cookie)) = started else {
                 let why = "no random bytes for a session: see the server's log";
                 return Err(Box::new(console.not_taken(

@@ -1,9 +1,10 @@
 //! The console's sessions: a random id in an `HttpOnly`, `SameSite=Strict` cookie (`Secure`
-//! over TLS) that stands for a sign-in, kept in memory only. A session holds the bearer token
-//! it signed in with (the console calls the gRPC services in process with it, so that every
-//! page is authorized, and every refusal recorded, as the same call over gRPC would be), the
-//! roles it showed, a CSRF token for its forms, and the manifests of its CSV downloads. With
-//! auth off, each browser gets an anonymous session with every role, for its CSRF token.
+//! over TLS) that stands for a sign-in, kept in memory only. A session holds what it signed in
+//! with — a bearer token, or the person the identity provider's ID token named — with which the
+//! console calls the gRPC services in process, so that every page is authorized, and every
+//! refusal recorded, as the same call over gRPC would be; the roles it showed, a CSRF token for
+//! its forms, and the manifests of its CSV downloads. With auth off, each browser gets an
+//! anonymous session with every role, for its CSRF token.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -15,6 +16,7 @@ use subtle::ConstantTimeEq;
 use tonic::metadata::MetadataValue;
 
 use crate::audit::Manifest;
+use crate::auth::{Caller, SignedIn};
 
 /// Sessions kept at most; the one that ends first goes to make room.
 const MAX_SESSIONS: usize = 10_000;
@@ -26,10 +28,10 @@ const MAX_EXPORTS: usize = 16;
 pub struct Visitor {
     /// The session's id (its cookie's value).
     pub id: String,
-    /// The token's id, or `local` with auth off.
+    /// The caller's id (`auth::Caller::id`), or `local` with auth off.
     pub caller: String,
-    /// The bearer token the calls are made with; `None` with auth off.
-    token: Option<String>,
+    /// What the calls are made with.
+    credential: Credential,
     /// May read the trail.
     pub auditor: bool,
     /// May judge approvals.
@@ -41,13 +43,19 @@ pub struct Visitor {
 }
 
 impl Visitor {
-    /// `message` as a call of this visitor's, with its bearer token.
+    /// `message` as a call of this visitor's, with its credential.
     pub fn request<T>(&self, message: T) -> tonic::Request<T> {
         let mut request = tonic::Request::new(message);
-        if let Some(token) = &self.token
-            && let Ok(value) = MetadataValue::try_from(format!("Bearer {token}"))
-        {
-            request.metadata_mut().insert("authorization", value);
+        match &self.credential {
+            Credential::Anonymous => {}
+            Credential::Token(token) => {
+                if let Ok(value) = MetadataValue::try_from(format!("Bearer {token}")) {
+                    request.metadata_mut().insert("authorization", value);
+                }
+            }
+            Credential::Person(caller) => {
+                request.extensions_mut().insert(SignedIn(caller.clone()));
+            }
         }
         request
     }
@@ -56,6 +64,17 @@ impl Visitor {
     pub fn csrf_matches(&self, given: &str) -> bool {
         bool::from(given.as_bytes().ct_eq(self.csrf.as_bytes()))
     }
+}
+
+/// What a session signed in with.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    /// Nothing: auth is off.
+    Anonymous,
+    /// A bearer token.
+    Token(String),
+    /// The person an ID token named (OpenID Connect).
+    Person(Caller),
 }
 
 #[derive(Debug)]
@@ -103,14 +122,14 @@ impl Sessions {
     pub fn start(
         &self,
         caller: String,
-        token: Option<String>,
+        credential: Credential,
         (auditor, approver): (bool, bool),
         approver_as: Option<String>,
     ) -> Option<(Visitor, String)> {
         let visitor = Visitor {
             id: random_id()?,
             caller,
-            token,
+            credential,
             auditor,
             approver,
             csrf: random_id()?,
@@ -175,7 +194,7 @@ impl Sessions {
 }
 
 /// The value of the cookie `name` among `headers`' `Cookie` headers.
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(super) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(COOKIE)
         .iter()
@@ -200,8 +219,9 @@ mod tests {
     #[test]
     fn a_session_is_found_by_its_cookie_until_it_ends() {
         let sessions = Sessions::new(Duration::from_secs(60), true);
-        let (visitor, set) =
-            sessions.start("alice".into(), Some("t".into()), (true, false), None).unwrap();
+        let (visitor, set) = sessions
+            .start("alice".into(), Credential::Token("t".into()), (true, false), None)
+            .unwrap();
         assert!(
             set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Secure")
         );
@@ -218,7 +238,8 @@ mod tests {
         let mut sessions = Sessions::new(Duration::ZERO, false);
         assert_eq!(sessions.lasts, Duration::from_secs(60), "a minute at least");
         sessions.lasts = Duration::ZERO;
-        let (visitor, set) = sessions.start("a".into(), None, (true, true), None).unwrap();
+        let (visitor, set) =
+            sessions.start("a".into(), Credential::Anonymous, (true, true), None).unwrap();
         assert!(!set.contains("Secure"));
         assert!(sessions.find(&with_cookie(format!("toolgate-console={}", visitor.id))).is_none());
     }
@@ -226,7 +247,8 @@ mod tests {
     #[test]
     fn csrf_tokens_are_compared_whole() {
         let sessions = Sessions::new(Duration::from_secs(60), false);
-        let (visitor, _) = sessions.start("a".into(), None, (true, true), None).unwrap();
+        let (visitor, _) =
+            sessions.start("a".into(), Credential::Anonymous, (true, true), None).unwrap();
         assert!(visitor.csrf_matches(&visitor.csrf.clone()));
         assert!(!visitor.csrf_matches(&visitor.csrf[..10]));
         assert!(!visitor.csrf_matches(""));

@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use super::Console;
 use super::page::{self, Nav};
+use super::session::Credential;
 use crate::auth::Role;
 
 /// The longest token taken (longer ones are no token toolgate gave).
@@ -38,7 +39,7 @@ pub struct SignOut {
 }
 
 /// Where to go after signing in: a page of this console, never elsewhere.
-fn destination(next: &str) -> &str {
+pub(super) fn destination(next: &str) -> &str {
     let page = next == "/ui" || next.starts_with("/ui/") || next.starts_with("/ui?");
     let own = page && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
     if own { next } else { "/ui" }
@@ -52,7 +53,7 @@ pub async fn page(State(console): State<Arc<Console>>, Query(next): Query<Next>)
     form(&console, &next.next, None)
 }
 
-fn form(console: &Console, next: &str, refusal: Option<(StatusCode, &str)>) -> Response {
+pub(super) fn form(console: &Console, next: &str, refusal: Option<(StatusCode, &str)>) -> Response {
     let body = html! {
         div.card.signin {
             h1 { "Sign in" }
@@ -62,6 +63,14 @@ fn form(console: &Console, next: &str, refusal: Option<(StatusCode, &str)>) -> R
                 " role (to judge approvals)."
             }
             @if let Some((_, why)) = refusal { (page::notice("error", why)) }
+            @if console.oidc.is_some() {
+                p {
+                    a.button href=(page::href("/ui/oidc/start", &[("next", destination(next))])) {
+                        "Sign in with your identity provider"
+                    }
+                }
+                p.muted { "Or with a token:" }
+            }
             form method="post" action="/ui/sign-in" {
                 input type="hidden" name="next" value=(destination(next));
                 p {
@@ -102,7 +111,8 @@ pub async fn sign_in(
     };
     let roles = (caller.has(Role::Auditor), caller.has(Role::Approver));
     let approver_as = caller.sole_actor().map(str::to_owned);
-    let started = console.sessions.start(caller.id, Some(token.to_owned()), roles, approver_as);
+    let started =
+        console.sessions.start(caller.id, Credential::Token(token.to_owned()), roles, approver_as);
     let Some((_, cookie)) = started else {
         let why = "no random bytes for a session: see the server's log";
         return self::form(&console, &form.next, Some((StatusCode::SERVICE_UNAVAILABLE, why)));

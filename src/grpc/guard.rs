@@ -45,6 +45,21 @@ impl Guard {
         }
     }
 
+    /// The person an ID token of `provider` (issuer, client id) names, signing in to the
+    /// console through it, when they may read the trail or judge approvals; otherwise the
+    /// refusal, recorded.
+    pub async fn sign_in_person(
+        &self,
+        provider: (&str, &str),
+        id_token: &str,
+        nonce: &str,
+    ) -> Result<Caller, Status> {
+        match self.auth.person(provider, id_token, nonce).await {
+            Ok(caller) => Ok(caller),
+            Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
+        }
+    }
+
     /// Refuses, and records, an authenticated caller acting beyond its identities.
     pub(super) async fn refuse_identity(&self, caller: &Caller, rpc: Rpc, why: String) -> Status {
         let refused = self.auth.refuse_identity(caller, rpc, why);

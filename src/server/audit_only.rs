@@ -47,6 +47,10 @@ pub async fn run_audit_only(
         Store::open(&config.db, config.durability, &config.writer, metrics.clone(), None).await?;
     let guard = Guard::new(auth, store.writer.clone());
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
+    let oidc = match &config.console.oidc {
+        Some(oidc) => Some(crate::console::Oidc::new(oidc, &config.auth)?),
+        None => None,
+    };
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
     let audit_service = AuditServer::new(AuditService::new(
@@ -67,6 +71,7 @@ pub async fn run_audit_only(
                     guard,
                     auth: config.auth.enabled(),
                     session_minutes: config.console.session_minutes,
+                    oidc,
                     log_key: None,
                     witnesses: Vec::new(),
                     disk: None,

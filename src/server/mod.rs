@@ -200,6 +200,10 @@ pub async fn run(
     // The console's, if it is served: every other holder of a writer handle is gone with the
     // services and the side port, so that the writer can finish at shutdown.
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
+    let oidc = match &config.console.oidc {
+        Some(oidc) => Some(crate::console::Oidc::new(oidc, &config.auth)?),
+        None => None,
+    };
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
     let serving = Arc::new(AtomicBool::new(true));
     tasks.alongside(reload_on_sighup(gate.clone(), tls.clone(), hangups));
@@ -246,6 +250,7 @@ pub async fn run(
                     guard,
                     auth: config.auth.enabled(),
                     session_minutes: config.console.session_minutes,
+                    oidc,
                     log_key,
                     witnesses: witness_keys,
                     disk: Some(disk),

@@ -69,6 +69,8 @@ function provider(issuer) {
       },
     },
     pkce: { required: () => true },
+    // The ID token carries the person's roles (as Keycloak's and Entra's do), not only userinfo.
+    conformIdTokenClaims: false,
     scopes: ['openid', 'profile', 'toolgate'],
     claims: { openid: ['sub'], profile: ['roles', 'name'] },
     async findAccount(ctx, sub) {
@@ -90,6 +92,7 @@ function provider(issuer) {
         grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
         grant.addOIDCScope('openid profile');
         grant.addOIDCClaims(['roles', 'name']);
+        grant.addResourceScope('urn:toolgate', 'toolgate');
         grants.set(key, await grant.save());
       }
       return grant;
