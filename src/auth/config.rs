@@ -101,14 +101,18 @@ pub struct IssuerSpec {
     /// `realm_access.roles`): an array of strings, or one string of space-separated values.
     #[serde(default = "default_roles_claim")]
     pub roles_claim: String,
-    /// What each value of the roles claim grants; without any entry, values named as
-    /// toolgate's roles (`agent`, `approver`, `auditor`, `admin`, `gateway`) grant those.
+    /// What each value of the roles claim grants; without any entry, values named `agent`,
+    /// `approver` or `auditor` grant those roles (`admin` and `gateway` only by an entry).
     #[serde(default)]
     pub roles: BTreeMap<String, Role>,
     /// The claim listing the actor ids the caller may act as (exact, or a prefix ending in
     /// `*`); without it, or when a token lacks it, the token's subject is its one actor.
     #[serde(default)]
     pub actors_claim: Option<String>,
+    /// Put before a subject that stands as its actor (`okta:`), so that the subjects of
+    /// several issuers and the actors of configured tokens cannot be one another's.
+    #[serde(default)]
+    pub actor_prefix: String,
     /// Keys are fetched again after this many seconds.
     #[serde(default = "default_refresh")]
     pub refresh_seconds: u64,

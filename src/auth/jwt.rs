@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -30,15 +30,23 @@ const MAX_REMEMBERED: usize = 10_000;
 #[derive(Debug, Default)]
 pub struct Issuers {
     issuers: Vec<Issuer>,
-    /// Callers by their token's SHA-256, with the token's `exp`.
-    verified: Mutex<HashMap<[u8; 32], (Caller, u64)>>,
+    /// Callers by their token's SHA-256, with the token's `exp`, its issuer and its key.
+    verified: Mutex<HashMap<[u8; 32], Verified>>,
+}
+
+#[derive(Debug)]
+struct Verified {
+    caller: Caller,
+    exp: u64,
+    keys: Arc<Keys>,
+    kid: Option<String>,
 }
 
 #[derive(Debug)]
 struct Issuer {
     spec: IssuerSpec,
     algorithms: Vec<Algorithm>,
-    keys: Keys,
+    keys: Arc<Keys>,
 }
 
 impl Issuers {
@@ -53,6 +61,9 @@ impl Issuers {
             let urls = std::iter::once(&spec.issuer).chain(&spec.jwks_uri);
             if let Some(url) = urls.clone().find(|url| !fetchable(url)) {
                 return Err(bad(format!("`{url}` is neither HTTPS nor HTTP on this host")));
+            }
+            if spec.refresh_seconds == 0 || spec.refetch_seconds == 0 {
+                return Err(bad("refresh_seconds and refetch_seconds are at least 1".into()));
             }
             if spec.audiences.is_empty() {
                 return Err(bad(
@@ -72,7 +83,7 @@ impl Issuers {
             let refetch = Duration::from_secs(spec.refetch_seconds);
             let keys = Keys::new(&spec.issuer, spec.jwks_uri.as_deref(), refresh, refetch)
                 .map_err(|e| bad(e.to_string()))?;
-            issuers.push(Issuer { spec: spec.clone(), algorithms, keys });
+            issuers.push(Issuer { spec: spec.clone(), algorithms, keys: Arc::new(keys) });
         }
         Ok(Self { issuers, verified: Mutex::default() })
     }
@@ -86,19 +97,22 @@ impl Issuers {
     pub async fn caller(&self, token: &str) -> Result<Caller, &'static str> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let now = jsonwebtoken::get_current_timestamp();
-        if let Some((caller, exp)) = self.remembered().get(&digest)
-            && *exp > now
+        // A token verified before is taken until it expires, while its key is published.
+        if let Some(known) = self.remembered().get(&digest)
+            && known.exp > now
+            && known.keys.holds(known.kid.as_deref())
         {
-            return Ok(caller.clone());
+            return Ok(known.caller.clone());
         }
-        let (issuer, claims) = self.verify(token, None).await?;
+        let (issuer, claims, kid) = self.verify(token, None).await?;
         let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or_default();
         let caller = issuer.caller(&claims)?;
         let mut remembered = self.remembered();
         if remembered.len() >= MAX_REMEMBERED {
             remembered.clear();
         }
-        remembered.insert(digest, (caller.clone(), exp));
+        let keys = issuer.keys.clone();
+        remembered.insert(digest, Verified { caller: caller.clone(), exp, keys, kid });
         Ok(caller)
     }
 
@@ -111,7 +125,7 @@ impl Issuers {
         client_id: &str,
         nonce: &str,
     ) -> Result<Caller, &'static str> {
-        let (found, claims) = self.verify(token, Some(client_id)).await?;
+        let (found, claims, _) = self.verify(token, Some(client_id)).await?;
         if found.spec.issuer != issuer {
             return Err("the ID token is not the console's provider's");
         }
@@ -128,13 +142,14 @@ impl Issuers {
         found.caller(&claims)
     }
 
-    /// The issuer of `token` and its claims, once its signature and claims hold: for one of
-    /// the issuer's `audiences`, or for `audience` when given.
+    /// The issuer of `token`, its claims and the id of the key that signed it, once its
+    /// signature and claims hold: for one of the issuer's `audiences`, or for `audience` when
+    /// given.
     async fn verify(
         &self,
         token: &str,
         audience: Option<&str>,
-    ) -> Result<(&Issuer, Map<String, Value>), &'static str> {
+    ) -> Result<(&Issuer, Map<String, Value>, Option<String>), &'static str> {
         let (header, claims) =
             peek(token).ok_or("the bearer token is neither configured nor a JWT")?;
         let iss = claims.get("iss").and_then(Value::as_str);
@@ -164,10 +179,10 @@ impl Issuers {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let verified = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
             .map_err(|e| refusal(e.kind()))?;
-        Ok((issuer, verified.claims))
+        Ok((issuer, verified.claims, kid.map(ToOwned::to_owned)))
     }
 
-    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Caller, u64)>> {
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Verified>> {
         self.verified.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -177,26 +192,35 @@ impl Issuer {
     fn caller(&self, claims: &Map<String, Value>) -> Result<Caller, &'static str> {
         let sub = claims.get("sub").and_then(Value::as_str).filter(|s| !s.is_empty());
         let sub = sub.ok_or("the JWT has no subject")?;
+        // By name, a claim grants only the roles of people and agents: a role an identity
+        // provider shares with other services must not make anyone toolgate's admin.
         let granted = |value: &String| match self.spec.roles.is_empty() {
-            true => serde_json::from_value::<Role>(Value::String(value.clone())).ok(),
+            true => serde_json::from_value::<Role>(Value::String(value.clone()))
+                .ok()
+                .filter(|role| matches!(role, Role::Agent | Role::Approver | Role::Auditor)),
             false => self.spec.roles.get(value).copied(),
         };
         let roles = strings(claims, &self.spec.roles_claim).iter().filter_map(granted).collect();
+        // The subject is one actor, exactly: never a pattern (a subject `*` acts as no one).
         let actors = match self.spec.actors_claim.as_deref().map(|claim| strings(claims, claim)) {
             Some(actors) if !actors.is_empty() => actors,
-            _ => vec![sub.to_owned()],
+            _ if sub.ends_with('*') => Vec::new(),
+            _ => vec![format!("{}{sub}", self.spec.actor_prefix)],
         };
         let id = crate::request::cut(format!("jwt:{}#{sub}", self.spec.issuer), MAX_REFUSAL_BYTES);
         Ok(Caller { id, roles, actors, harness_approvals: false })
     }
 }
 
-/// The values of the claim at a dotted `path`: an array's strings, or a string's
-/// space-separated words (as `scope` holds them).
+/// The values of the claim named `path`, or at that dotted path into nested claims: an
+/// array's strings, or a string's space-separated words (as `scope` holds them).
 fn strings(claims: &Map<String, Value>, path: &str) -> Vec<String> {
-    let mut parts = path.split('.');
-    let first = parts.next().and_then(|name| claims.get(name));
-    match parts.fold(first, |value, name| value.and_then(|v| v.get(name))) {
+    let found = claims.get(path).or_else(|| {
+        let mut parts = path.split('.');
+        let first = parts.next().and_then(|name| claims.get(name));
+        parts.fold(first, |value, name| value.and_then(|v| v.get(name)))
+    });
+    match found {
         Some(Value::Array(values)) => {
             values.iter().filter_map(Value::as_str).map(ToOwned::to_owned).collect()
         }
@@ -251,6 +275,41 @@ mod tests {
         assert_eq!(strings(&claims, "realm_access.roles"), ["approver"]);
         assert!(strings(&claims, "n").is_empty());
         assert!(strings(&claims, "missing.path").is_empty());
+        let named = serde_json::json!({"https://example.com/roles": ["agent"]});
+        let Value::Object(named) = named else { panic!("an object") };
+        assert_eq!(strings(&named, "https://example.com/roles"), ["agent"], "a name with dots");
+    }
+
+    #[test]
+    fn claims_grant_people_and_agents_by_name_and_a_subject_is_one_exact_actor() {
+        let spec = |prefix: &str| IssuerSpec {
+            issuer: "https://idp.example.com".into(),
+            audiences: vec!["toolgate".into()],
+            jwks_uri: None,
+            algorithms: vec!["RS256".into()],
+            leeway_seconds: 30,
+            roles_claim: "roles".into(),
+            roles: Default::default(),
+            actors_claim: None,
+            actor_prefix: prefix.into(),
+            refresh_seconds: 600,
+            refetch_seconds: 10,
+        };
+        let issuers = Issuers::new(&[spec("okta:")]).unwrap_or_else(|e| panic!("{e}"));
+        let claims = |sub: &str| {
+            let Value::Object(claims) =
+                serde_json::json!({"sub": sub, "roles": ["admin", "gateway", "agent"]})
+            else {
+                panic!("an object")
+            };
+            claims
+        };
+        let caller = issuers.issuers[0].caller(&claims("bot")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(caller.has(Role::Agent) && !caller.has(Role::Admin) && !caller.has(Role::Gateway));
+        assert_eq!(caller.sole_actor(), Some("okta:bot"));
+        assert_eq!(caller.id, "jwt:https://idp.example.com#bot");
+        let star = issuers.issuers[0].caller(&claims("*")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!star.may_act_as("anyone") && !star.may_act_as("okta:*"), "no pattern");
     }
 
     #[test]
@@ -275,6 +334,7 @@ mod tests {
             roles_claim: "roles".into(),
             roles: Default::default(),
             actors_claim: None,
+            actor_prefix: String::new(),
             refresh_seconds: 600,
             refetch_seconds: 10,
         };

@@ -1,8 +1,10 @@
 //! An issuer's signing keys: found through its OpenID discovery document (or a configured JWKS
-//! URL), fetched, kept, and fetched again when they are old or when a token names a key not
-//! yet seen (a rotation) — at most once in `refetch_seconds`, so that tokens naming keys that
-//! do not exist cannot make toolgate fetch without end. Symmetric keys are never taken: a JWKS
-//! is public, and a key anyone can read signs nothing.
+//! URL), fetched, kept, and fetched again when a token names a key not yet seen (a rotation:
+//! that token waits for the fetch) or, in the background, when they are old (tokens go on
+//! being verified with the keys held meanwhile) — one fetch at a time, at most once in
+//! `refetch_seconds`, so that tokens naming keys that do not exist cannot make toolgate fetch
+//! without end. Symmetric keys are never taken: a JWKS is public, and a key anyone can read
+//! signs nothing.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use arc_swap::ArcSwap;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 /// The most a discovery document or a JWKS may weigh.
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
@@ -35,6 +38,11 @@ struct KeySet {
 }
 
 impl KeySet {
+    /// Whether they were fetched less than `refresh` ago.
+    fn fresh(&self, refresh: Duration) -> bool {
+        self.fetched.is_some_and(|at| at.elapsed() < refresh)
+    }
+
     /// The key `kid` names; without a `kid`, the one key usable with `alg`, if exactly one is.
     fn find(&self, kid: Option<&str>, alg: Algorithm) -> Option<Arc<Key>> {
         let usable = |key: &Key| {
@@ -75,7 +83,7 @@ pub struct Keys {
     refetch: Duration,
     set: ArcSwap<KeySet>,
     /// When keys were last fetched, or tried; held while fetching, so that one caller fetches.
-    fetching: tokio::sync::Mutex<Option<Instant>>,
+    fetching: Arc<Mutex<Option<Instant>>>,
 }
 
 impl std::fmt::Debug for Keys {
@@ -103,43 +111,69 @@ impl Keys {
             refresh,
             refetch,
             set: ArcSwap::default(),
-            fetching: tokio::sync::Mutex::new(None),
+            fetching: Arc::new(Mutex::new(None)),
         })
     }
 
-    /// The key that verifies a token of `alg` naming `kid`: from the keys held while they are
-    /// fresh and hold it; otherwise after fetching them again, when the last fetch is far
-    /// enough behind.
-    pub async fn find(&self, kid: Option<&str>, alg: Algorithm) -> Result<Arc<Key>, Missing> {
-        let held = |set: &KeySet| {
-            let fresh = set.fetched.is_some_and(|at| at.elapsed() < self.refresh);
-            fresh.then(|| set.find(kid, alg)).flatten()
-        };
-        if let Some(key) = held(&self.set.load()) {
+    /// The key that verifies a token of `alg` naming `kid`: from the keys held (fetched again
+    /// in the background when they are old); a key not held waits for a fetch, when the last
+    /// one is far enough behind.
+    pub async fn find(
+        self: &Arc<Self>,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<Arc<Key>, Missing> {
+        let set = self.set.load();
+        if let Some(key) = set.find(kid, alg) {
+            if !set.fresh(self.refresh) {
+                self.refresh_in_background();
+            }
             return Ok(key);
         }
-        let mut last = self.fetching.lock().await;
+        drop(set);
+        let last = self.fetching.clone().lock_owned().await;
         // Another caller may have fetched them while this one waited.
-        if held(&self.set.load()).is_none()
-            && last.is_none_or(|at: Instant| at.elapsed() >= self.refetch)
-        {
-            *last = Some(Instant::now());
-            match self.fetch().await {
-                Ok(keys) => {
-                    tracing::info!(issuer = self.issuer, keys = keys.len(), "issuer keys fetched");
-                    self.set.store(Arc::new(KeySet { keys, fetched: Some(Instant::now()) }));
-                }
-                Err(error) => {
-                    tracing::warn!(issuer = self.issuer, error, "issuer keys not fetched");
-                }
-            }
+        if self.set.load().find(kid, alg).is_none() && self.due(&last) {
+            self.fetch_holding(last).await;
         }
-        drop(last);
         let set = self.set.load();
         match set.fetched {
             None => Err(Missing::Unfetched),
-            // Stale keys still verify while their issuer cannot be reached.
             Some(_) => set.find(kid, alg).ok_or(Missing::Unknown),
+        }
+    }
+
+    /// Whether the key a token named as `kid` is still published (a token verified with it
+    /// before is then still taken).
+    pub fn holds(&self, kid: Option<&str>) -> bool {
+        let set = self.set.load();
+        set.keys.iter().any(|(id, _)| kid.is_none() || id.as_deref() == kid)
+    }
+
+    /// Whether the last fetch (or try) is `refetch` behind.
+    fn due(&self, last: &Option<Instant>) -> bool {
+        last.is_none_or(|at| at.elapsed() >= self.refetch)
+    }
+
+    /// Fetches the keys in a task of their own, unless a fetch runs or is not due.
+    fn refresh_in_background(self: &Arc<Self>) {
+        let Ok(last) = self.fetching.clone().try_lock_owned() else { return };
+        if !self.due(&last) {
+            return;
+        }
+        let keys = self.clone();
+        tokio::spawn(async move { keys.fetch_holding(last).await });
+    }
+
+    /// Fetches the keys, holding the fetch's lock; keeps the ones held when it fails.
+    async fn fetch_holding(&self, mut last: OwnedMutexGuard<Option<Instant>>) {
+        *last = Some(Instant::now());
+        match self.fetch().await {
+            Ok(keys) => {
+                tracing::info!(issuer = self.issuer, keys = keys.len(), "issuer keys fetched");
+                self.set.store(Arc::new(KeySet { keys, fetched: Some(Instant::now()) }));
+            }
+            Err(error) => tracing::warn!(issuer = self.issuer, error, "issuer keys not fetched"),
         }
     }
 

@@ -79,6 +79,13 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
     let mcp = config.mcp.clone();
     let limits = config.limits.clone();
+    // The gateway calls the sidecar with the client's token, issued for the gateway alone: a
+    // sidecar elsewhere would have to take tokens not meant for it.
+    anyhow::ensure!(
+        args.listen.is_none() || args.server.is_none() || config.auth.issuers.is_empty(),
+        "[[auth.issuers]] over Streamable HTTP needs the embedded sidecar: the clients' access \
+         tokens are for the gateway alone and are not passed to a sidecar elsewhere (--server)"
+    );
     let front = match (&args.listen, &args.upstream) {
         (Some(listen), Some(upstream)) => Some(front(&mut config, listen, upstream).await?),
         _ => None,
@@ -190,6 +197,14 @@ async fn front(config: &mut Config, listen: &str, upstream: &str) -> anyhow::Res
         .await
         .with_context(|| format!("cannot listen on `{listen}`"))?;
     let endpoint = format!("http://{}/mcp", listener.local_addr()?);
+    // Beyond loopback the address it listens on is not the URL its clients know it by.
+    anyhow::ensure!(
+        config.mcp.resource.is_some()
+            || config.auth.issuers.is_empty()
+            || listener.local_addr()?.ip().is_loopback(),
+        "[[auth.issuers]] beyond loopback needs [mcp] resource: the gateway's URL as its clients \
+         know it (the audience of their access tokens)"
+    );
     let resource = config.mcp.resource.clone().unwrap_or_else(|| endpoint.clone());
     let mut front_auth = config.auth.clone();
     for issuer in &mut front_auth.issuers {

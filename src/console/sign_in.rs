@@ -15,8 +15,8 @@ use super::page::{self, Nav};
 use super::session::Credential;
 use crate::auth::Role;
 
-/// The longest token taken (longer ones are no token toolgate gave).
-const MAX_TOKEN: usize = 4096;
+/// The longest token taken (longer ones are no token toolgate or an identity provider gave).
+const MAX_TOKEN: usize = 16 * 1024;
 
 #[derive(Debug, Deserialize)]
 pub struct Next {

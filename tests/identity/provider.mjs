@@ -11,7 +11,7 @@
 //   it knows its port.
 //
 // SIGUSR2 rotates the signing key without a restart: a new key signs from then on, the old
-// one stays in the JWKS. `ISSUER` makes it claim another provider's issuer while signing with
+// one stays in the JWKS. SIGUSR1 does the same and drops the old keys (a key withdrawn). `ISSUER` makes it claim another provider's issuer while signing with
 // keys of its own: a forger, for the tests of a token signed by an unknown key.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -110,10 +110,13 @@ server.listen(0, '127.0.0.1', () => {
   const { port } = server.address();
   const issuer = process.env.ISSUER || `http://127.0.0.1:${port}`;
   current = provider(issuer);
-  process.on('SIGUSR2', async () => {
+  const rotate = (drop) => async () => {
     await newKey();
+    if (drop) keys.splice(1);
     current = provider(issuer);
     console.log(JSON.stringify({ rotated: keys[0].kid }));
-  });
+  };
+  process.on('SIGUSR2', rotate(false));
+  process.on('SIGUSR1', rotate(true));
   console.log(JSON.stringify({ issuer, port }));
 });

@@ -76,10 +76,13 @@ impl Provider {
         body["access_token"].as_str().unwrap_or_else(|| panic!("no token: {body}")).to_owned()
     }
 
-    /// Rotates its signing key (SIGUSR2), without a restart; the new key's id.
-    pub fn rotate(&self) -> String {
+    /// Rotates its signing key without a restart, keeping the old ones published (SIGUSR2)
+    /// or withdrawing them (SIGUSR1); the new key's id.
+    pub fn rotate(&self, withdraw: bool) -> String {
+        use nix::sys::signal::Signal;
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGUSR2).unwrap();
+        let signal = if withdraw { Signal::SIGUSR1 } else { Signal::SIGUSR2 };
+        nix::sys::signal::kill(pid, signal).unwrap();
         let rotated = self.lines.recv_timeout(Duration::from_secs(30)).expect("rotated");
         rotated["rotated"].as_str().unwrap().to_owned()
     }
@@ -205,12 +208,23 @@ async fn a_providers_tokens_are_taken_by_their_claims_and_every_bad_one_is_refus
 
     // A rotation: a token signed by the new key is taken without a restart, once the keys
     // may be fetched again (the forged token's unknown key fetched them a moment ago).
-    let kid = provider.rotate();
+    let kid = provider.rotate(false);
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     let rotated = provider.token("agent-1", None).await;
     assert_eq!(parts(&rotated).0["kid"], json!(kid));
     assert_eq!(answer(&app, decide_as("agent-1", &rotated)).await, Ok(()));
     assert_eq!(answer(&app, decide_as("agent-1", &agent)).await, Ok(()), "the old key stays");
+
+    // A key withdrawn: the tokens it signed are refused from the next fetch on, though they
+    // were verified before and have not expired.
+    let kid = provider.rotate(true);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let fresh = provider.token("agent-1", None).await;
+    assert_eq!(parts(&fresh).0["kid"], json!(kid));
+    assert_eq!(answer(&app, decide_as("agent-1", &fresh)).await, Ok(()));
+    let (code, why) = answer(&app, decide_as("agent-1", &rotated)).await.unwrap_err();
+    assert_eq!(code, Code::Unauthenticated);
+    assert!(why.contains("signed by a key its issuer does not publish"), "{why}");
 
     let rows = rows(&app.db);
     let identity = format!("jwt:{}#agent-1", provider.issuer);
@@ -240,7 +254,7 @@ async fn a_providers_tokens_are_taken_by_their_claims_and_every_bad_one_is_refus
     }
     // No token, nor any part of one, is ever stored.
     let stored = std::fs::read(&app.db).unwrap();
-    for token in [&agent, &forged, &none, &hmac, &tampered, &rotated] {
+    for token in [&agent, &forged, &none, &hmac, &tampered, &rotated, &fresh] {
         let signature = token.rsplit('.').next().unwrap();
         let head = &token[..40];
         for part in [head, signature].into_iter().filter(|p| p.len() > 10) {

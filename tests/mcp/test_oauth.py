@@ -16,7 +16,7 @@ from mcp import ClientSession
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import PERMIT_ALL, run, text
+from conftest import PERMIT_ALL, run, text, toolgate
 from test_http import http_gateway
 
 PROVIDER = os.environ.get("TOOLGATE_TEST_OIDC_PROVIDER")
@@ -125,3 +125,13 @@ audiences = ["urn:toolgate"]
     [decision] = gateway.events("--kind", "decision")
     assert decision["actor_id"] == "agent-1"
     assert json.loads(decision["request"])["identity"] == f"jwt:{issuer}#agent-1"
+
+
+def test_provider_tokens_are_not_passed_to_a_sidecar_elsewhere_nor_served_under_an_unknown_url(gateway):
+    config = gateway.dir / "issuers.toml"
+    config.write_text('[[auth.issuers]]\nissuer = "https://idp.example.com"\naudiences = ["urn:toolgate"]\n')
+    common = ["mcp", "--config", str(config), "--upstream", "http://127.0.0.1:9/mcp"]
+    remote = toolgate(*common, "--listen", "127.0.0.1:0", "--server", "http://127.0.0.1:9", check=False)
+    assert remote.returncode != 0 and "needs the embedded sidecar" in remote.stderr, remote.stderr
+    exposed = toolgate(*common, "--db", str(gateway.db), "--listen", "0.0.0.0:0", check=False)
+    assert exposed.returncode != 0 and "needs [mcp] resource" in exposed.stderr, exposed.stderr

@@ -45,11 +45,13 @@ impl Resource {
         Ok(Self { resource, issuers, metadata_url })
     }
 
-    /// The paths the metadata is served at: the resource's own and the root's.
-    pub fn metadata_paths(&self) -> [String; 2] {
-        let own =
-            url::Url::parse(&self.metadata_url).map(|u| u.path().to_owned()).unwrap_or_default();
-        [own, "/.well-known/oauth-protected-resource".to_owned()]
+    /// The paths the metadata is served at: the root's and the resource's own (one path when
+    /// the resource is the root).
+    pub fn metadata_paths(&self) -> Vec<String> {
+        let own = url::Url::parse(&self.metadata_url).map(|u| u.path().to_owned());
+        let mut paths = vec!["/.well-known/oauth-protected-resource".to_owned()];
+        paths.extend(own.ok().filter(|own| !paths.contains(own)));
+        paths
     }
 
     /// The metadata document.
@@ -87,10 +89,13 @@ mod tests {
         assert_eq!(
             resource.metadata_paths(),
             [
-                "/.well-known/oauth-protected-resource/tools/mcp",
-                "/.well-known/oauth-protected-resource"
+                "/.well-known/oauth-protected-resource",
+                "/.well-known/oauth-protected-resource/tools/mcp"
             ]
         );
+        let root = Resource::new("https://gw.example.com/".into(), vec![]);
+        let root = root.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(root.metadata_paths(), ["/.well-known/oauth-protected-resource"]);
         let challenge = resource.challenge(Challenge::InvalidToken);
         assert_eq!(
             challenge.to_str().unwrap_or_default(),
