@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::keys::{Keys, Missing, fetchable};
-use super::{BadAuth, Caller, IssuerSpec, MAX_REFUSAL_BYTES, Role};
+use super::{BadAuth, Caller, IssuerSpec, MAX_REFUSAL_BYTES, Role, SignedIn};
 
 /// The longest token looked at.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -38,8 +38,9 @@ pub struct Issuers {
 struct Verified {
     caller: Caller,
     exp: u64,
+    /// The issuer's keys, and the one that verified the token, as published.
     keys: Arc<Keys>,
-    kid: Option<String>,
+    jwk: String,
 }
 
 #[derive(Debug)]
@@ -100,11 +101,11 @@ impl Issuers {
         // A token verified before is taken until it expires, while its key is published.
         if let Some(known) = self.remembered().get(&digest)
             && known.exp > now
-            && known.keys.holds(known.kid.as_deref())
+            && known.keys.holds(&known.jwk)
         {
             return Ok(known.caller.clone());
         }
-        let (issuer, claims, kid) = self.verify(token, None).await?;
+        let (issuer, claims, jwk) = self.verify(token, None).await?;
         let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or_default();
         let caller = issuer.caller(&claims)?;
         let mut remembered = self.remembered();
@@ -112,7 +113,7 @@ impl Issuers {
             remembered.clear();
         }
         let keys = issuer.keys.clone();
-        remembered.insert(digest, Verified { caller: caller.clone(), exp, keys, kid });
+        remembered.insert(digest, Verified { caller: caller.clone(), exp, keys, jwk });
         Ok(caller)
     }
 
@@ -124,8 +125,8 @@ impl Issuers {
         token: &str,
         client_id: &str,
         nonce: &str,
-    ) -> Result<Caller, &'static str> {
-        let (found, claims, _) = self.verify(token, Some(client_id)).await?;
+    ) -> Result<SignedIn, &'static str> {
+        let (found, claims, jwk) = self.verify(token, Some(client_id)).await?;
         if found.spec.issuer != issuer {
             return Err("the ID token is not the console's provider's");
         }
@@ -139,17 +140,17 @@ impl Issuers {
         if (several || azp.is_some()) && azp != Some(client_id) {
             return Err("the ID token was given to another client (azp)");
         }
-        found.caller(&claims)
+        Ok(SignedIn { caller: found.caller(&claims)?, keys: found.keys.clone(), jwk })
     }
 
-    /// The issuer of `token`, its claims and the id of the key that signed it, once its
-    /// signature and claims hold: for one of the issuer's `audiences`, or for `audience` when
-    /// given.
+    /// The issuer of `token`, its claims and the key that verified it (as published), once
+    /// its signature and claims hold: for one of the issuer's `audiences`, or for `audience`
+    /// when given.
     async fn verify(
         &self,
         token: &str,
         audience: Option<&str>,
-    ) -> Result<(&Issuer, Map<String, Value>, Option<String>), &'static str> {
+    ) -> Result<(&Issuer, Map<String, Value>, String), &'static str> {
         let (header, claims) =
             peek(token).ok_or("the bearer token is neither configured nor a JWT")?;
         let iss = claims.get("iss").and_then(Value::as_str);
@@ -179,7 +180,7 @@ impl Issuers {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let verified = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
             .map_err(|e| refusal(e.kind()))?;
-        Ok((issuer, verified.claims, kid.map(ToOwned::to_owned)))
+        Ok((issuer, verified.claims, key.jwk.clone()))
     }
 
     fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Verified>> {

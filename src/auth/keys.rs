@@ -28,6 +28,8 @@ pub struct Key {
     pub key: DecodingKey,
     /// The algorithm the JWKS binds the key to, when it says.
     pub alg: Option<Algorithm>,
+    /// The JWKS entry as published: what a token verified with it is checked against later.
+    pub jwk: String,
 }
 
 /// The keys as last fetched.
@@ -143,11 +145,14 @@ impl Keys {
         }
     }
 
-    /// Whether the key a token named as `kid` is still published (a token verified with it
-    /// before is then still taken).
-    pub fn holds(&self, kid: Option<&str>) -> bool {
+    /// Whether the key published as `jwk` still is (a token verified with it before is then
+    /// still taken); the keys are fetched again in the background when they are old.
+    pub fn holds(self: &Arc<Self>, jwk: &str) -> bool {
         let set = self.set.load();
-        set.keys.iter().any(|(id, _)| kid.is_none() || id.as_deref() == kid)
+        if !set.fresh(self.refresh) {
+            self.refresh_in_background();
+        }
+        set.keys.iter().any(|(_, key)| key.jwk == jwk)
     }
 
     /// Whether the last fetch (or try) is `refetch` behind.
@@ -217,7 +222,8 @@ fn key(value: &Value) -> Option<(Option<String>, Arc<Key>)> {
         None => None,
     };
     let key = DecodingKey::from_jwk(&jwk).ok()?;
-    Some((jwk.common.key_id.clone(), Arc::new(Key { key, alg })))
+    let published = value.to_string();
+    Some((jwk.common.key_id.clone(), Arc::new(Key { key, alg, jwk: published })))
 }
 
 /// Whether keys may be fetched from `url`: over HTTPS, or over HTTP from this host.

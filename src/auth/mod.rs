@@ -121,11 +121,23 @@ pub struct Auth {
     recorded: Mutex<HashMap<RefusalKey, (Instant, u64)>>,
 }
 
-/// A caller the console signed in through the identity provider (OpenID Connect): set on the
-/// console's own in-process calls as a request extension, which no peer can set, so that each
-/// page is authorized as that caller.
+/// A person the console signed in through the identity provider (OpenID Connect), by an ID
+/// token only this module verifies: set on the console's own in-process calls as a request
+/// extension, which no peer can set, so that each page is authorized as that person — while
+/// the provider still publishes the key that signed the ID token.
 #[derive(Debug, Clone)]
-pub struct SignedIn(pub Caller);
+pub struct SignedIn {
+    caller: Caller,
+    keys: std::sync::Arc<keys::Keys>,
+    jwk: String,
+}
+
+impl SignedIn {
+    /// The person.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+}
 
 /// What a call presents to say who makes it, taken from its request before any wait.
 #[derive(Debug)]
@@ -138,7 +150,7 @@ pub struct Presented {
     names: Vec<String>,
     spiffe: Option<Result<String, &'static str>>,
     /// The peer's address, by which anonymous refusals fold.
-    peer: String,
+    peer: Option<std::net::IpAddr>,
 }
 
 impl Presented {
@@ -152,9 +164,7 @@ impl Presented {
             Some(_) => (Vec::new(), None),
             None => (peer_names(request.extensions()), peer_spiffe_id(request.extensions())),
         };
-        let peer = request
-            .remote_addr()
-            .map_or_else(|| "anonymous@local".to_owned(), |a| format!("anonymous@{}", a.ip()));
+        let peer = request.remote_addr().map(|a| a.ip());
         let signed_in = request.extensions().get::<SignedIn>().cloned();
         Self { signed_in, authorization, names, spiffe, peer }
     }
@@ -162,8 +172,7 @@ impl Presented {
     /// A bearer token alone (the console's sign-in form, the MCP gateway's header).
     pub fn bearer(token: &str) -> Self {
         let authorization = Some(Ok(format!("Bearer {}", token.trim())));
-        let peer = "anonymous@local".into();
-        Self { signed_in: None, authorization, names: Vec::new(), spiffe: None, peer }
+        Self { signed_in: None, authorization, names: Vec::new(), spiffe: None, peer: None }
     }
 }
 
@@ -248,8 +257,8 @@ impl Auth {
         })
     }
 
-    /// Whether any caller is configured.
-    fn enabled(&self) -> bool {
+    /// Whether any caller is configured (auth is on).
+    pub fn enabled(&self) -> bool {
         !self.tokens.is_empty()
             || !self.certificates.is_empty()
             || self.spiffe.any()
@@ -268,13 +277,23 @@ impl Auth {
             return Ok(None);
         }
         let caller = match (&presented.signed_in, &presented.authorization) {
-            (Some(SignedIn(caller)), _) => Ok(caller.clone()),
+            (Some(signed_in), _) => match signed_in.keys.holds(&signed_in.jwk) {
+                true => Ok(signed_in.caller.clone()),
+                false => Err(Unknown::Token(
+                    "the identity provider no longer publishes the key of this sign-in",
+                )),
+            },
             (None, Some(header)) => self.token_caller(header.as_deref().map_err(|_| ())).await,
             (None, None) => self.certificate_caller(&presented),
         };
         match caller {
             Ok(caller) => self.holding_role(caller, rpc).map(Some),
-            Err(unknown) => Err(self.unknown(unknown, presented.peer, rpc)),
+            Err(unknown) => {
+                let peer = presented
+                    .peer
+                    .map_or_else(|| "anonymous@local".to_owned(), |ip| format!("anonymous@{ip}"));
+                Err(self.unknown(unknown, peer, rpc))
+            }
         }
     }
 
@@ -285,9 +304,12 @@ impl Auth {
         (issuer, client_id): (&str, &str),
         id_token: &str,
         nonce: &str,
-    ) -> Result<Caller, Refusal> {
+    ) -> Result<SignedIn, Refusal> {
         match self.issuers.person(issuer, id_token, client_id, nonce).await {
-            Ok(caller) => self.holding_role(caller, Rpc::SignIn),
+            Ok(signed_in) => {
+                let caller = self.holding_role(signed_in.caller, Rpc::SignIn)?;
+                Ok(SignedIn { caller, ..signed_in })
+            }
             Err(why) => {
                 Err(self.unknown(Unknown::Token(why), "anonymous@oidc".into(), Rpc::SignIn))
             }

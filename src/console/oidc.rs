@@ -2,20 +2,20 @@
 //! authorization code flow, with PKCE (S256), `state` and `nonce`.
 //!
 //! `GET /ui/oidc/start` sends the browser to the provider's authorization endpoint with a fresh
-//! state, nonce and code challenge, remembered here (at most 10,000, for 10 minutes: a visitor
-//! who is not signed in can start sign-ins, not fill the memory) and bound to the browser by a
-//! `SameSite=Lax` cookie holding the state (the provider's redirect back is a cross-site
-//! navigation, which a `Strict` cookie would not follow). `GET /ui/oidc/callback` takes the
-//! code once: the state must be the cookie's and a pending one's, the provider's `iss` (RFC
-//! 9207), when it says one, its own; the code is exchanged at the token endpoint with the
-//! verifier; the ID token is checked as `[[auth.issuers]]` checks a JWT, for this client, with
-//! this sign-in's nonce; and its claims give the person's roles and actors as that issuer's
-//! entry maps them. A person who may neither read nor judge is refused, and recorded, as a token
-//! would be. The session is then the console's own (a `Strict` cookie), reached through a page
-//! that moves on by itself, so that the cookie is sent from then on.
+//! state, nonce and code challenge. What the callback needs back (the state, the nonce, the
+//! verifier, where to go, until when) rides in a `SameSite=Lax` cookie signed with a key of this
+//! process (HMAC-SHA256): no memory is kept per sign-in, so a flood of starts can neither fill
+//! the memory nor push out a person's sign-in. (The provider's redirect back is a cross-site
+//! navigation, which a `Strict` cookie would not follow.) `GET /ui/oidc/callback` takes the
+//! code: the cookie must be this process's and unexpired, its state the one the provider sends
+//! back, the provider's `iss` (RFC 9207), when it says one, its own; the code is exchanged at
+//! the token endpoint with the verifier (the provider takes a code once); the ID token is
+//! checked as `[[auth.issuers]]` checks a JWT, for this client, with this sign-in's nonce; and
+//! its claims give the person's roles and actors as that issuer's entry maps them. A person who
+//! may neither read nor judge is refused, and recorded, as a token would be. The session is
+//! then the console's own (a `Strict` cookie), reached through a page that moves on by itself,
+//! so that the cookie is sent from then on.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Query, State};
@@ -23,8 +23,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
 use maud::html;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -37,12 +38,26 @@ use crate::config::OidcConfig;
 
 /// How long a sign-in may take at the provider.
 const PENDING_FOR: Duration = Duration::from_secs(600);
-/// Sign-ins pending at most; the oldest goes to make room.
-const MAX_PENDING: usize = 10_000;
-/// How long the provider's endpoints are kept.
+/// How long the provider's endpoints are kept; a failure to find them, for less.
 const ENDPOINTS_FOR: Duration = Duration::from_secs(600);
+const FAILURE_FOR: Duration = Duration::from_secs(5);
 /// How long a call to the provider may take.
-const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+const PROVIDER_TIMEOUT: Duration = Duration::from_secs(5);
+/// The error codes a provider's redirect may name (RFC 6749 4.1.2.1, OpenID Connect Core
+/// 3.1.2.6); any other is shown as an error without its words.
+const ERRORS: [&str; 11] = [
+    "access_denied",
+    "invalid_request",
+    "unauthorized_client",
+    "unsupported_response_type",
+    "invalid_scope",
+    "server_error",
+    "temporarily_unavailable",
+    "login_required",
+    "consent_required",
+    "interaction_required",
+    "account_selection_required",
+];
 /// The most a provider's answer may weigh.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
 
@@ -52,9 +67,11 @@ pub struct Oidc {
     config: OidcConfig,
     secret: Option<String>,
     http: reqwest::Client,
-    endpoints: tokio::sync::Mutex<Option<(Instant, Endpoints)>>,
-    pending: Mutex<HashMap<String, Pending>>,
-    /// The state cookie's name (`__Host-` and `Secure` over TLS).
+    /// The endpoints as last found, or why they were not.
+    endpoints: tokio::sync::Mutex<Option<(Instant, Result<Endpoints, String>)>>,
+    /// The key the sign-in cookies are signed with, this process's own.
+    key: [u8; 32],
+    /// The sign-in cookie's name (`__Host-` and `Secure` over TLS).
     cookie: &'static str,
     secure: bool,
 }
@@ -65,12 +82,15 @@ struct Endpoints {
     token: String,
 }
 
-#[derive(Debug)]
+/// A sign-in under way, as its cookie carries it.
+#[derive(Debug, Serialize, Deserialize)]
 struct Pending {
+    state: String,
     nonce: String,
     verifier: String,
     next: String,
-    started: Instant,
+    /// Until when (Unix seconds).
+    until: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -108,31 +128,43 @@ impl Oidc {
             .build()
             .map_err(|e| bad(&e.to_string()))?;
         let secret = std::env::var(&config.client_secret_env).ok().filter(|s| !s.is_empty());
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| bad(&format!("no random bytes for a key: {e}")))?;
         Ok(Self {
             config: config.clone(),
             secret,
             http,
             endpoints: tokio::sync::Mutex::default(),
-            pending: Mutex::default(),
+            key,
             cookie: "toolgate-oidc",
             secure: false,
         })
     }
 
-    /// The same, served over TLS when `secure`: its cookie is then `Secure` (and `__Secure-`).
+    /// The same, served over TLS when `secure`: its cookie is then `Secure` and `__Host-`
+    /// (no other host of the domain can set it).
     pub fn served(self, secure: bool) -> Self {
-        let cookie = if secure { "__Secure-toolgate-oidc" } else { "toolgate-oidc" };
+        let cookie = if secure { "__Host-toolgate-oidc" } else { "toolgate-oidc" };
         Self { cookie, secure, ..self }
     }
 
-    /// The provider's authorization and token endpoints, from its discovery document.
+    /// The provider's authorization and token endpoints, from its discovery document (kept;
+    /// a failure to find them is kept a few seconds, so that a provider that hangs holds up
+    /// one sign-in in that time, not every one).
     async fn endpoints(&self) -> Result<Endpoints, String> {
         let mut kept = self.endpoints.lock().await;
-        if let Some((at, endpoints)) = kept.as_ref()
-            && at.elapsed() < ENDPOINTS_FOR
-        {
-            return Ok(endpoints.clone());
+        if let Some((at, found)) = kept.as_ref() {
+            let lasts = if found.is_ok() { ENDPOINTS_FOR } else { FAILURE_FOR };
+            if at.elapsed() < lasts {
+                return found.clone();
+            }
         }
+        let found = self.discover().await;
+        *kept = Some((Instant::now(), found.clone()));
+        found
+    }
+
+    async fn discover(&self) -> Result<Endpoints, String> {
         let url = format!(
             "{}/.well-known/openid-configuration",
             self.config.issuer.trim_end_matches('/')
@@ -149,37 +181,47 @@ impl Oidc {
                 .map(ToOwned::to_owned)
                 .ok_or(format!("{url} gives no HTTPS `{name}`"))
         };
-        let endpoints = Endpoints {
+        Ok(Endpoints {
             authorization: endpoint("authorization_endpoint")?,
             token: endpoint("token_endpoint")?,
+        })
+    }
+
+    #[allow(clippy::expect_used)] // see the INVARIANT inside
+    fn mac(&self) -> Hmac<Sha256> {
+        // INVARIANT: HMAC takes a key of any length.
+        <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("any key length")
+    }
+
+    /// The sign-in cookie carrying `pending` (signed), or, empty, removing it.
+    fn cookie_of(&self, pending: Option<&Pending>) -> String {
+        let (value, max_age) = match pending.and_then(|p| serde_json::to_vec(p).ok()) {
+            Some(json) => {
+                let payload = URL_SAFE_NO_PAD.encode(json);
+                let mut mac = self.mac();
+                mac.update(payload.as_bytes());
+                let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+                (format!("{payload}.{tag}"), PENDING_FOR.as_secs())
+            }
+            None => (String::new(), 0),
         };
-        *kept = Some((Instant::now(), endpoints.clone()));
-        Ok(endpoints)
-    }
-
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Remembers a sign-in under its state.
-    fn remember(&self, state: String, pending: Pending) {
-        let mut all = self.pending();
-        all.retain(|_, p| p.started.elapsed() < PENDING_FOR);
-        if all.len() >= MAX_PENDING
-            && let Some(oldest) = all.iter().min_by_key(|(_, p)| p.started).map(|(s, _)| s.clone())
-        {
-            all.remove(&oldest);
-        }
-        all.insert(state, pending);
-    }
-
-    /// The state cookie: `state` for the sign-in's time, or (empty) removed.
-    fn state_cookie(&self, state: &str, max_age: u64) -> String {
         let secure = if self.secure { "; Secure" } else { "" };
         format!(
-            "{}={state}; Path=/ui/oidc; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}",
+            "{}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}",
             self.cookie
         )
+    }
+
+    /// The sign-in the browser's cookie carries, when this process signed it and it is not
+    /// over.
+    fn pending_of(&self, headers: &HeaderMap) -> Option<Pending> {
+        let (payload, tag) = super::session::cookie(headers, self.cookie)?.split_once('.')?;
+        let mut mac = self.mac();
+        mac.update(payload.as_bytes());
+        mac.verify_slice(&URL_SAFE_NO_PAD.decode(tag).ok()?).ok()?;
+        let pending: Pending =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+        (pending.until > jsonwebtoken::get_current_timestamp()).then_some(pending)
     }
 
     /// The ID token the code is exchanged for.
@@ -198,7 +240,10 @@ impl Oidc {
         ];
         let mut request = self.http.post(token_endpoint).form(&form);
         if let Some(secret) = &self.secret {
-            request = request.basic_auth(&self.config.client_id, Some(secret));
+            // RFC 6749 2.3.1: each form-encoded before Basic's base64.
+            let encoded =
+                |text: &str| form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+            request = request.basic_auth(encoded(&self.config.client_id), Some(encoded(secret)));
         }
         let tokens = answer(request).await?;
         match tokens.get("id_token").and_then(Value::as_str) {
@@ -266,9 +311,8 @@ pub async fn start(
         .append_pair("code_challenge", &challenge)
         .append_pair("code_challenge_method", "S256");
     let next = sign_in::destination(&start.next).to_owned();
-    let cookie = oidc.state_cookie(&state, PENDING_FOR.as_secs());
-    // The cookie's path is the callback's: the browser sends it there only.
-    oidc.remember(state, Pending { nonce, verifier, next, started: Instant::now() });
+    let until = jsonwebtoken::get_current_timestamp() + PENDING_FOR.as_secs();
+    let cookie = oidc.cookie_of(Some(&Pending { state, nonce, verifier, next, until }));
     ([(header::SET_COOKIE, cookie)], Redirect::to(to.as_str())).into_response()
 }
 
@@ -279,31 +323,34 @@ pub async fn callback(
     Query(back): Query<Callback>,
 ) -> Response {
     let Some(oidc) = &console.oidc else { return Redirect::to("/ui/sign-in").into_response() };
+    // Only this browser's sign-in is answered: whatever else comes here leaves it alone.
+    let pending = oidc.pending_of(&headers).filter(|pending| {
+        back.state
+            .as_deref()
+            .is_some_and(|state| bool::from(state.as_bytes().ct_eq(pending.state.as_bytes())))
+    });
+    let Some(pending) = pending else {
+        let why = "not signed in: this sign-in was not started here, or is over";
+        return sign_in::form(&console, "/ui", Some((StatusCode::FORBIDDEN, why)));
+    };
     let refused = |status, why: &str| {
-        let mut response = sign_in::form(&console, "/ui", Some((status, why)));
-        if let Ok(gone) = HeaderValue::from_str(&oidc.state_cookie("", 0)) {
+        let mut response = sign_in::form(&console, &pending.next, Some((status, why)));
+        if let Ok(gone) = HeaderValue::from_str(&oidc.cookie_of(None)) {
             response.headers_mut().append(header::SET_COOKIE, gone);
         }
         response
     };
     if let Some(error) = &back.error {
-        let why = format!(
-            "not signed in: the identity provider said `{}`",
-            crate::request::cut(error.clone(), 64)
-        );
-        return refused(StatusCode::FORBIDDEN, &why);
-    }
-    let (Some(code), Some(state)) = (&back.code, &back.state) else {
-        return refused(StatusCode::BAD_REQUEST, "not signed in: no code or no state");
-    };
-    // The state must be this browser's (its cookie) and a sign-in's still pending: once.
-    let bound = super::session::cookie(&headers, oidc.cookie)
-        .is_some_and(|own| bool::from(own.as_bytes().ct_eq(state.as_bytes())));
-    let pending = if bound { oidc.pending().remove(state) } else { None };
-    let Some(pending) = pending.filter(|p| p.started.elapsed() < PENDING_FOR) else {
+        let said = ERRORS.iter().find(|known| *known == error).copied().unwrap_or("an error");
         return refused(
             StatusCode::FORBIDDEN,
-            "not signed in: this sign-in was not started here, or is over",
+            &format!("not signed in: the identity provider said `{said}`"),
+        );
+    }
+    let Some(code) = &back.code else {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "not signed in: the identity provider gave no code",
         );
     };
     if back.iss.as_deref().is_some_and(|iss| iss != oidc.config.issuer) {
@@ -327,19 +374,24 @@ pub async fn callback(
         }
     };
     let provider = (oidc.config.issuer.as_str(), oidc.config.client_id.as_str());
-    let caller = match console.guard.sign_in_person(provider, &id_token, &pending.nonce).await {
-        Ok(caller) => caller,
+    let person = match console.guard.sign_in_person(provider, &id_token, &pending.nonce).await {
+        Ok(person) => person,
         Err(status) => {
             let why = format!("not signed in: {}", super::said(&status));
             return refused(StatusCode::FORBIDDEN, &why);
         }
     };
+    // A new sign-in ends the session this browser had, as a token's does.
+    if let Some(before) = console.sessions.find(&headers) {
+        console.sessions.end(&before.id);
+    }
+    let caller = person.caller();
     let roles = (caller.has(Role::Auditor), caller.has(Role::Approver));
     let approver_as = caller.sole_actor().map(str::to_owned);
     let id = caller.id.clone();
-    let Some((_, session)) =
-        console.sessions.start(id.clone(), Credential::Person(caller), roles, approver_as)
-    else {
+    let started =
+        console.sessions.start(id.clone(), Credential::Person(person), roles, approver_as);
+    let Some((_, session)) = started else {
         return refused(
             StatusCode::SERVICE_UNAVAILABLE,
             "no random bytes for a session: see the server's log",
@@ -359,7 +411,7 @@ pub async fn callback(
     };
     let mut response = page::ok(page::frame(&console.frame("Signed in", Nav::None, None), body));
     let headers = response.headers_mut();
-    for cookie in [session, oidc.state_cookie("", 0)] {
+    for cookie in [session, oidc.cookie_of(None)] {
         if let Ok(value) = HeaderValue::from_str(&cookie) {
             headers.append(header::SET_COOKIE, value);
         }

@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 use tonic::metadata::MetadataValue;
 
 use crate::audit::Manifest;
-use crate::auth::{Caller, SignedIn};
+use crate::auth::SignedIn;
 
 /// Sessions kept at most; the one that ends first goes to make room.
 const MAX_SESSIONS: usize = 10_000;
@@ -53,8 +53,8 @@ impl Visitor {
                     request.metadata_mut().insert("authorization", value);
                 }
             }
-            Credential::Person(caller) => {
-                request.extensions_mut().insert(SignedIn(caller.clone()));
+            Credential::Person(person) => {
+                request.extensions_mut().insert(person.clone());
             }
         }
         request
@@ -74,7 +74,7 @@ pub enum Credential {
     /// A bearer token.
     Token(String),
     /// The person an ID token named (OpenID Connect).
-    Person(Caller),
+    Person(SignedIn),
 }
 
 #[derive(Debug)]

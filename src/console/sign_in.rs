@@ -15,6 +15,9 @@ use super::page::{self, Nav};
 use super::session::Credential;
 use crate::auth::Role;
 
+/// The longest page a sign-in leads to.
+const MAX_NEXT: usize = 2048;
+
 /// The longest token taken (longer ones are no token toolgate or an identity provider gave).
 const MAX_TOKEN: usize = 16 * 1024;
 
@@ -39,10 +42,12 @@ pub struct SignOut {
 }
 
 /// Where to go after signing in: a page of this console, never elsewhere.
+/// Not the sign-in's own pages, and not a length a cookie could not carry.
 pub(super) fn destination(next: &str) -> &str {
     let page = next == "/ui" || next.starts_with("/ui/") || next.starts_with("/ui?");
     let own = page && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
-    if own { next } else { "/ui" }
+    let signing_in = next.starts_with("/ui/sign-in") || next.starts_with("/ui/oidc");
+    if own && !signing_in && next.len() <= MAX_NEXT { next } else { "/ui" }
 }
 
 /// `GET /ui/sign-in`.
@@ -155,8 +160,12 @@ mod tests {
             "/ui/\n",
             "/ui x",
             "",
+            "/ui/sign-in?next=/ui",
+            "/ui/oidc/callback?error=x",
         ] {
             assert_eq!(destination(elsewhere), "/ui", "{elsewhere}");
         }
+        let long = format!("/ui/trail?tool={}", "x".repeat(MAX_NEXT));
+        assert_eq!(destination(&long), "/ui", "no longer than a cookie carries");
     }
 }

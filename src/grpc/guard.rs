@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Status};
 
-use crate::auth::{Auth, Caller, Presented, Rpc};
+use crate::auth::{Auth, Caller, Presented, Rpc, SignedIn};
 use crate::error::FieldError;
 use crate::gate::refusal;
 use crate::store::Writer;
@@ -30,6 +30,10 @@ impl Guard {
         request: &Request<T>,
         rpc: Rpc,
     ) -> Result<Option<Caller>, Status> {
+        // With auth off nothing a request presents is looked at.
+        if !self.auth.enabled() {
+            return Ok(None);
+        }
         match self.auth.authorize(Presented::of(request), rpc).await {
             Ok(caller) => Ok(caller),
             Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
@@ -53,7 +57,7 @@ impl Guard {
         provider: (&str, &str),
         id_token: &str,
         nonce: &str,
-    ) -> Result<Caller, Status> {
+    ) -> Result<SignedIn, Status> {
         match self.auth.person(provider, id_token, nonce).await {
             Ok(caller) => Ok(caller),
             Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),

@@ -89,6 +89,7 @@ redirect_uri = "${side}/ui/oidc/callback"
 [[auth.issuers]]
 issuer = "${issuer}"
 audiences = ["urn:toolgate"]
+refresh_seconds = 1
 `,
   );
   server = spawn(bin, ["serve", "--config", path.join(dir, "toolgate.toml")], {
@@ -164,11 +165,28 @@ test("a person the provider knows but with no role is refused, and the refusal r
   assert.ok(denied.includes(`jwt:${issuer}#erin`), denied);
 });
 
-test("a callback this browser did not start is refused", async () => {
+test("a callback this browser did not start is refused, and says nothing it was sent", async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
   const answer = await page.goto(`${side}/ui/oidc/callback?code=stolen&state=${"a".repeat(64)}`);
   assert.equal(answer.status(), 403);
   assert.match(await page.textContent("body"), /not started here/);
+  const spoofed = await page.goto(`${side}/ui/oidc/callback?error=call+0800-SCAM&state=x`);
+  assert.equal(spoofed.status(), 403);
+  assert.ok(!(await page.textContent("body")).includes("SCAM"));
   await context.close();
+});
+
+test("a sign-in ends when the provider withdraws the key that signed its ID token", async () => {
+  const { context, page } = await signIn("dave");
+  await page.waitForURL(`${side}/ui/trail`);
+  process.kill(provider.pid, "SIGUSR1");
+  // The keys are fetched again in the background once they are a second old.
+  await until("the session's end", async () => {
+    await page.goto(`${side}/ui/trail`);
+    return /\/ui\/sign-in/.test(page.url());
+  });
+  await context.close();
+  const denied = execFileSync(bin, ["query", "--db", trailDb, "--json", "--kind", "access_denied"]).toString();
+  assert.ok(denied.includes("no longer publishes the key of this sign-in"), denied);
 });
