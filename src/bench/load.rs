@@ -5,6 +5,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// An `authorization` header value (`Bearer <token>`).
+pub type Authorization = tonic::metadata::MetadataValue<tonic::metadata::Ascii>;
+
 use hdrhistogram::Histogram;
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
@@ -64,13 +67,14 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid histogram bounds")
 }
 
-/// Runs `concurrency` callers of `call` for `duration`.
+/// Runs `concurrency` callers of `call` for `duration`, with the `authorization` header
+/// given.
 pub async fn drive(
     channels: &[Channel],
-    concurrency: usize,
-    duration: Duration,
+    (concurrency, duration): (usize, Duration),
     call: Call,
     output_bytes: usize,
+    authorization: Option<&Authorization>,
 ) -> Sample {
     let start = Instant::now();
     let deadline = start + duration;
@@ -79,7 +83,8 @@ pub async fn drive(
         .map(|caller| {
             let channel = channels[caller % channels.len()].clone();
             let output = output.clone();
-            tokio::spawn(caller_loop(channel, caller, call, deadline, output))
+            let authorization = authorization.cloned();
+            tokio::spawn(caller_loop(channel, (caller, call), deadline, output, authorization))
         })
         .collect();
     let mut sample =
@@ -98,10 +103,10 @@ pub async fn drive(
 
 async fn caller_loop(
     channel: Channel,
-    caller: usize,
-    call: Call,
+    (caller, call): (usize, Call),
     deadline: Instant,
     output: String,
+    authorization: Option<Authorization>,
 ) -> (u64, u64, Histogram<u64>) {
     let mut health = HealthClient::new(channel.clone());
     let mut gate = GateClient::new(channel);
@@ -114,8 +119,13 @@ async fn caller_loop(
         let t0 = Instant::now();
         let ok = match call {
             Call::Health => health.check(HealthCheckRequest::default()).await.is_ok(),
-            Call::Decide => gate.decide(decide_request(caller, n)).await.is_ok(),
-            Call::DecideExecute => tool_call(&mut gate, caller, n, &output).await,
+            Call::Decide => gate
+                .decide(authorized(decide_request(caller, n), authorization.as_ref()))
+                .await
+                .is_ok(),
+            Call::DecideExecute => {
+                tool_call(&mut gate, (caller, n), &output, authorization.as_ref()).await
+            }
         };
         let us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
         if ok {
@@ -147,10 +157,24 @@ pub(super) fn decide_request(caller: usize, n: u64) -> DecideRequest {
     }
 }
 
-async fn tool_call(gate: &mut GateClient<Channel>, caller: usize, n: u64, output: &str) -> bool {
+/// `message` as a request with the `authorization` header given.
+fn authorized<T>(message: T, authorization: Option<&Authorization>) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    if let Some(value) = authorization {
+        request.metadata_mut().insert("authorization", value.clone());
+    }
+    request
+}
+
+async fn tool_call(
+    gate: &mut GateClient<Channel>,
+    (caller, n): (usize, u64),
+    output: &str,
+    authorization: Option<&Authorization>,
+) -> bool {
     let request = decide_request(caller, n);
     let args_json = request.args_json.clone();
-    let Ok(decision) = gate.decide(request).await else { return false };
+    let Ok(decision) = gate.decide(authorized(request, authorization)).await else { return false };
     let decision = decision.into_inner();
     if decision.outcome() != Outcome::Allow {
         return false;
@@ -163,5 +187,6 @@ async fn tool_call(gate: &mut GateClient<Channel>, caller: usize, n: u64, output
         output: Some(output.to_owned()),
         ..Default::default()
     };
-    matches!(gate.execute(report).await, Ok(answer) if answer.get_ref().violation.is_empty())
+    let executed = gate.execute(authorized(report, authorization)).await;
+    matches!(executed, Ok(answer) if answer.get_ref().violation.is_empty())
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint};
 
-pub use load::{Call, Sample};
+pub use load::{Authorization, Call, Sample};
 pub use prefill::prefill;
 pub use process::ServerProcess;
 
@@ -30,17 +30,18 @@ pub struct Figure {
     pub vs_baseline: f64,
 }
 
-/// Measures the baseline and each call at each concurrency, in that order.
+/// Measures the baseline and each call at each concurrency, in that order; the calls with the
+/// `authorization` header given (the baseline needs none).
 pub async fn measure(
     channels: &[Channel],
-    concurrencies: &[usize],
-    calls: &[Call],
+    (concurrencies, calls): (&[usize], &[Call]),
     duration: Duration,
     output_bytes: usize,
+    authorization: Option<&Authorization>,
 ) -> Vec<Figure> {
     let mut figures = Vec::new();
     for &concurrency in concurrencies {
-        let baseline = load::drive(channels, concurrency, duration, Call::Health, 0).await;
+        let baseline = load::drive(channels, (concurrency, duration), Call::Health, 0, None).await;
         let base_rate = baseline.rate();
         figures.push(Figure {
             call: Call::Health,
@@ -49,7 +50,9 @@ pub async fn measure(
             vs_baseline: 1.0,
         });
         for &call in calls {
-            let sample = load::drive(channels, concurrency, duration, call, output_bytes).await;
+            let sample =
+                load::drive(channels, (concurrency, duration), call, output_bytes, authorization)
+                    .await;
             let vs_baseline = if base_rate > 0.0 { sample.rate() / base_rate } else { 0.0 };
             figures.push(Figure { call, concurrency, sample, vs_baseline });
         }

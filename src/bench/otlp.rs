@@ -136,9 +136,11 @@ async fn round(
             most.fetch_max(head - highest.load(Ordering::Relaxed), Ordering::Relaxed);
         }
     });
-    let baseline = super::load::drive(&channels, concurrency, duration, Call::Health, 0).await;
+    let baseline =
+        super::load::drive(&channels, (concurrency, duration), Call::Health, 0, None).await;
     let (cpu_before, head_before) = (server.cpu_seconds().unwrap_or(0.0), head(&mut audit).await?);
-    let decide = super::load::drive(&channels, concurrency, duration, Call::Decide, 0).await;
+    let decide =
+        super::load::drive(&channels, (concurrency, duration), Call::Decide, 0, None).await;
     let stopped = tokio::time::Instant::now();
     let head = head(&mut audit).await?;
     let mut drained = Duration::ZERO;

@@ -187,10 +187,15 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
         "toolgate bench: {cores} cores, {} connections, {:.1} s per figure, load generator on the same machine",
         args.connections, args.duration
     );
+    let calls = (args.concurrency.as_slice(), args.calls.as_slice());
     if let Some(url) = &args.server {
         let channels = bench::connect(&endpoint(url)?, args.connections).await?;
+        // A server with auth on takes the calls with TOOLGATE_TOKEN's token.
+        let token = std::env::var("TOOLGATE_TOKEN").ok();
+        let authorization = token.map(|t| format!("Bearer {}", t.trim()).parse()).transpose();
+        let authorization = authorization.context("TOOLGATE_TOKEN is no header value")?;
         let figures =
-            bench::measure(&channels, &args.concurrency, &args.calls, duration, args.output_bytes)
+            bench::measure(&channels, calls, duration, args.output_bytes, authorization.as_ref())
                 .await;
         println!("\nserver {url}");
         print_figures(&figures);
@@ -201,9 +206,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
         let db = dir.path().join("bench.db");
         let server = ServerProcess::start(&db, durability).await?;
         let channels = bench::connect(&endpoint(&server.url)?, args.connections).await?;
-        let figures =
-            bench::measure(&channels, &args.concurrency, &args.calls, duration, args.output_bytes)
-                .await;
+        let figures = bench::measure(&channels, calls, duration, args.output_bytes, None).await;
         let memory = server.memory_kib();
         drop(channels);
         server.stop().await;
@@ -245,7 +248,8 @@ async fn growth(args: &BenchArgs, duration: Duration) -> anyhow::Result<()> {
         }
         let server = ServerProcess::start(&db, Durability::Full).await?;
         let channels = bench::connect(&endpoint(&server.url)?, args.connections).await?;
-        let figures = bench::measure(&channels, &[concurrency], &[Call::Decide], duration, 0).await;
+        let figures =
+            bench::measure(&channels, (&[concurrency], &[Call::Decide]), duration, 0, None).await;
         drop(channels);
         server.stop().await;
         let decide = &figures[1];
