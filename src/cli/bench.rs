@@ -17,7 +17,8 @@ use crate::config::Durability;
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Benchmark this running server (`host:port`, `http://host:port`, or `https://…` with
-    /// `TOOLGATE_CA_CERT`) instead of starting one per durability on a fresh database.
+    /// `TOOLGATE_CA_CERT`) instead of starting one per durability on a fresh database; with its
+    /// auth on, the calls carry `TOOLGATE_TOKEN`'s token.
     #[arg(long)]
     pub server: Option<String>,
     /// Seconds each figure is measured for.
@@ -191,7 +192,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
     if let Some(url) = &args.server {
         let channels = bench::connect(&endpoint(url)?, args.connections).await?;
         // A server with auth on takes the calls with TOOLGATE_TOKEN's token.
-        let token = std::env::var("TOOLGATE_TOKEN").ok();
+        let token = std::env::var("TOOLGATE_TOKEN").ok().filter(|t| !t.trim().is_empty());
         let authorization = token.map(|t| format!("Bearer {}", t.trim()).parse()).transpose();
         let authorization = authorization.context("TOOLGATE_TOKEN is no header value")?;
         let figures =

@@ -26,6 +26,8 @@ const clients = {
   'no-roles': { roles: [] },
   // Its tokens live one second.
   short: { roles: ['agent'], ttl: 1 },
+  // The load generator's (`toolgate bench`, whose callers are agent-0, agent-1, …).
+  bench: { roles: ['agent'], actors: ['agent-*'] },
 };
 const people = {
   carol: { roles: ['approver'] },
