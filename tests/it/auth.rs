@@ -368,6 +368,14 @@ async fn an_approver_cannot_approve_calls_under_identities_they_may_act_as() {
     assert_eq!(as_lead.code(), Code::PermissionDenied, "{}", as_lead.message());
     assert_eq!(as_someone_else.code(), Code::PermissionDenied);
     assert!(as_carol.is_ok());
+    // The trail names who asked and who approved: the token as well as the actor.
+    let rows = rows(&app.db);
+    let asked = rows.iter().find(|r| r.kind == "decision" && r.tool.as_deref() == Some("deploy"));
+    let asked = asked.and_then(|r| r.request.clone()).unwrap_or_default();
+    assert!(asked.contains(r#""identity":"agents-of-team-a""#), "{asked}");
+    let approved = rows.iter().find(|r| r.kind == "approval_approved").unwrap();
+    assert_eq!(approved.actor_id.as_deref(), Some("carol"));
+    assert_eq!(approved.request.as_deref(), Some(r#"{"identity":"carol"}"#));
 }
 
 #[tokio::test]
