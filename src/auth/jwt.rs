@@ -18,7 +18,8 @@ use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::keys::{Keys, Missing, fetchable};
+use super::keys::{Keys, Missing};
+use super::provider::fetchable;
 use super::{BadAuth, Caller, IssuerSpec, MAX_REFUSAL_BYTES, Role, SignedIn};
 
 /// The longest token looked at.

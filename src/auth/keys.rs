@@ -14,10 +14,10 @@ use arc_swap::ArcSwap;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
+
+use super::provider::{Discovery, json};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-/// The most a discovery document or a JWKS may weigh.
-const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 /// The most keys a JWKS may hold; past it the rest are passed over.
 const MAX_KEYS: usize = 64;
 /// How long a fetch may take.
@@ -185,26 +185,12 @@ impl Keys {
     async fn fetch(&self) -> Result<Vec<(Option<String>, Arc<Key>)>, String> {
         let jwks_uri = match &self.jwks_uri {
             Some(uri) => uri.clone(),
-            None => self.discover().await?,
+            None => Discovery::of(&self.client, &self.issuer).await?.endpoint("jwks_uri")?,
         };
-        let jwks = get_json(&self.client, &jwks_uri).await?;
+        let jwks =
+            json(self.client.get(&jwks_uri)).await.map_err(|e| format!("{jwks_uri}: {e}"))?;
         let keys = jwks.get("keys").and_then(Value::as_array).ok_or("the JWKS has no `keys`")?;
         Ok(keys.iter().take(MAX_KEYS).filter_map(key).collect())
-    }
-
-    /// The JWKS URL the issuer's discovery document gives, once the document names the issuer
-    /// it was asked for.
-    async fn discover(&self) -> Result<String, String> {
-        let url = format!("{}/.well-known/openid-configuration", self.issuer.trim_end_matches('/'));
-        let document = get_json(&self.client, &url).await?;
-        if document.get("issuer").and_then(Value::as_str) != Some(self.issuer.as_str()) {
-            return Err(format!("{url} names another issuer"));
-        }
-        let jwks_uri = document.get("jwks_uri").and_then(Value::as_str);
-        match jwks_uri.filter(|uri| fetchable(uri)) {
-            Some(uri) => Ok(uri.to_owned()),
-            None => Err(format!("{url} gives no HTTPS `jwks_uri`")),
-        }
     }
 }
 
@@ -226,48 +212,9 @@ fn key(value: &Value) -> Option<(Option<String>, Arc<Key>)> {
     Some((jwk.common.key_id.clone(), Arc::new(Key { key, alg, jwk: published })))
 }
 
-/// Whether keys may be fetched from `url`: over HTTPS, or over HTTP from this host.
-pub fn fetchable(url: &str) -> bool {
-    let Ok(url) = url::Url::parse(url) else { return false };
-    match (url.scheme(), url.host()) {
-        ("https", Some(_)) => true,
-        ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
-        ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
-        ("http", Some(url::Host::Domain(name))) => name == "localhost",
-        _ => false,
-    }
-}
-
-/// A JSON document, read up to [`MAX_DOCUMENT_BYTES`].
-async fn get_json(client: &reqwest::Client, url: &str) -> Result<Value, String> {
-    let mut response = client.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
-    if !response.status().is_success() {
-        return Err(format!("{url}: {}", response.status()));
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_DOCUMENT_BYTES {
-            return Err(format!("{url}: over {MAX_DOCUMENT_BYTES} bytes"));
-        }
-    }
-    serde_json::from_slice(&body).map_err(|e| format!("{url}: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_come_from_https_or_from_this_host() {
-        assert!(fetchable("https://login.example.com/keys"));
-        assert!(fetchable("http://127.0.0.1:8080/jwks"));
-        assert!(fetchable("http://[::1]/jwks"));
-        assert!(fetchable("http://localhost/jwks"));
-        assert!(!fetchable("http://login.example.com/keys"));
-        assert!(!fetchable("file:///etc/keys"));
-        assert!(!fetchable("not a url"));
-    }
 
     #[test]
     fn a_symmetric_key_in_a_jwks_is_never_a_key() {

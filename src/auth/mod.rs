@@ -21,11 +21,12 @@
 mod config;
 mod jwt;
 mod keys;
+mod provider;
 mod rpc;
 mod spiffe;
 
 pub use config::{AuthConfig, CertificateSpec, IssuerSpec, SpiffeSpec, TokenSpec};
-pub use keys::fetchable;
+pub use provider::{Discovery, json as provider_json};
 pub use rpc::{Role, Rpc};
 pub use spiffe::id as spiffe_id;
 

@@ -33,7 +33,7 @@ use subtle::ConstantTimeEq;
 use super::page::{self, Nav};
 use super::session::{Credential, random_id};
 use super::{Console, sign_in};
-use crate::auth::{AuthConfig, BadAuth, Role};
+use crate::auth::{AuthConfig, BadAuth, Discovery, Role, provider_json};
 use crate::config::OidcConfig;
 
 /// How long a sign-in may take at the provider.
@@ -58,8 +58,6 @@ const ERRORS: [&str; 11] = [
     "interaction_required",
     "account_selection_required",
 ];
-/// The most a provider's answer may weigh.
-const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// The console's client at the identity provider.
 #[derive(Debug)]
@@ -165,25 +163,10 @@ impl Oidc {
     }
 
     async fn discover(&self) -> Result<Endpoints, String> {
-        let url = format!(
-            "{}/.well-known/openid-configuration",
-            self.config.issuer.trim_end_matches('/')
-        );
-        let document = answer(self.http.get(&url)).await?;
-        if document.get("issuer").and_then(Value::as_str) != Some(self.config.issuer.as_str()) {
-            return Err(format!("{url} names another issuer"));
-        }
-        let endpoint = |name: &str| {
-            document
-                .get(name)
-                .and_then(Value::as_str)
-                .filter(|url| crate::auth::fetchable(url))
-                .map(ToOwned::to_owned)
-                .ok_or(format!("{url} gives no HTTPS `{name}`"))
-        };
+        let discovery = Discovery::of(&self.http, &self.config.issuer).await?;
         Ok(Endpoints {
-            authorization: endpoint("authorization_endpoint")?,
-            token: endpoint("token_endpoint")?,
+            authorization: discovery.endpoint("authorization_endpoint")?,
+            token: discovery.endpoint("token_endpoint")?,
         })
     }
 
@@ -245,29 +228,12 @@ impl Oidc {
                 |text: &str| form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
             request = request.basic_auth(encoded(&self.config.client_id), Some(encoded(secret)));
         }
-        let tokens = answer(request).await?;
+        let tokens = provider_json(request).await.map_err(|e| format!("{token_endpoint}: {e}"))?;
         match tokens.get("id_token").and_then(Value::as_str) {
             Some(id_token) => Ok(id_token.to_owned()),
             None => Err("the token endpoint gave no ID token".to_owned()),
         }
     }
-}
-
-/// A provider's JSON answer, read up to [`MAX_ANSWER_BYTES`].
-async fn answer(request: reqwest::RequestBuilder) -> Result<Value, String> {
-    let mut response = request.send().await.map_err(|e| e.to_string())?;
-    let status = response.status();
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(format!("an answer over {MAX_ANSWER_BYTES} bytes"));
-        }
-    }
-    if !status.is_success() {
-        return Err(format!("the provider answered {status}"));
-    }
-    serde_json::from_slice(&body).map_err(|e| e.to_string())
 }
 
 /// `GET /ui/oidc/start`.

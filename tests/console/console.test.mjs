@@ -12,15 +12,15 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import grpc from "@grpc/grpc-js";
 import protoLoader from "@grpc/proto-loader";
 import { chromium } from "playwright-core";
+import { freePort, serve, until } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = process.env.TOOLGATE_ROOT ?? path.resolve(here, "../..");
@@ -53,15 +53,6 @@ const troubles = [];
 const sha256 = (text) =>
   execFileSync("sha256sum", { input: text }).toString().split(" ")[0];
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 function call(client, method, message, token = AGENT) {
   const metadata = new grpc.Metadata();
   metadata.set("authorization", `Bearer ${token}`);
@@ -77,16 +68,6 @@ async function decide(actor, tool, session, args = { path: "README.md" }) {
     tool,
     args_json: JSON.stringify(args),
   });
-}
-
-async function until(what, check, seconds = 20) {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function shot(name) {
@@ -154,20 +135,7 @@ roles = ["auditor", "approver"]
 actors = ["bob"]
 `,
   );
-  server = spawn(bin, ["serve", "--config", path.join(dir, "toolgate.toml")], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let log = "";
-  server.stderr.on("data", (d) => (log += d));
-  await until("the side port", async () => {
-    try {
-      return (await fetch(`${side}/readyz`)).ok;
-    } catch {
-      return false;
-    }
-  }).catch((e) => {
-    throw new Error(`${e.message}\n${log}`);
-  });
+  server = await serve(bin, path.join(dir, "toolgate.toml"), side);
 
   const loaded = protoLoader.loadSync(["toolgate/v1/gate.proto", "toolgate/v1/approvals.proto"], {
     includeDirs: [path.join(root, "proto")],

@@ -12,12 +12,12 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { freePort, serve, until } from "./helpers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = process.env.TOOLGATE_ROOT ?? path.resolve(here, "../..");
@@ -28,25 +28,6 @@ const shots = path.resolve(root, process.env.TOOLGATE_SCREENSHOTS ?? "target/con
 
 let dir, server, provider, issuer, browser, side, trailDb;
 const troubles = [];
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function until(what, check, seconds = 20) {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 before(async () => {
   assert.ok(providerScript, "TOOLGATE_TEST_OIDC_PROVIDER is not set: run scripts/test, which installs oidc-provider");
@@ -92,20 +73,8 @@ audiences = ["urn:toolgate"]
 refresh_seconds = 1
 `,
   );
-  server = spawn(bin, ["serve", "--config", path.join(dir, "toolgate.toml")], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, TOOLGATE_CONSOLE_CLIENT_SECRET: registered.client_secret },
-  });
-  let log = "";
-  server.stderr.on("data", (d) => (log += d));
-  await until("the side port", async () => {
-    try {
-      return (await fetch(`${side}/readyz`)).ok;
-    } catch {
-      return false;
-    }
-  }).catch((e) => {
-    throw new Error(`${e.message}\n${log}`);
+  server = await serve(bin, path.join(dir, "toolgate.toml"), side, {
+    TOOLGATE_CONSOLE_CLIENT_SECRET: registered.client_secret,
   });
   browser = await chromium.launch({ executablePath: browserPath, args: ["--no-sandbox"] });
 });
