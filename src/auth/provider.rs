@@ -47,7 +47,7 @@ pub fn fetchable(url: &str) -> bool {
     }
 }
 
-/// A provider's JSON answer to `request`, read up to [`MAX_ANSWER_BYTES`]; an answer that is
+/// A provider's JSON answer to `request`, read up to 1 MiB; an answer that is
 /// no success is an error.
 pub async fn json(request: reqwest::RequestBuilder) -> Result<Value, String> {
     let mut response = request.send().await.map_err(|e| e.to_string())?;

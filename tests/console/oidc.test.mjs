@@ -10,8 +10,8 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -26,7 +26,14 @@ const browserPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const providerScript = process.env.TOOLGATE_TEST_OIDC_PROVIDER;
 const shots = path.resolve(root, process.env.TOOLGATE_SCREENSHOTS ?? "target/console-screenshots");
 
-let dir, server, provider, issuer, browser, side, trailDb;
+let dir, server, provider, issuer, browser, side, trailDb, grpcAddress;
+const AGENT = "agent-token-0c4e";
+// The embedded default policy, and deploys wait for a person.
+const POLICY = `${readFileSync(path.join(root, "src/policy/default.cedar"), "utf8")}
+@outcome("require_approval")
+forbid (principal, action == Action::"release.deploy", resource);
+`;
+const sha256 = (text) => execFileSync("sha256sum", { input: text }).toString().split(" ")[0];
 const troubles = [];
 
 before(async () => {
@@ -40,6 +47,8 @@ before(async () => {
   issuer = first.issuer;
   const [grpcPort, httpPort] = [await freePort(), await freePort()];
   side = `http://127.0.0.1:${httpPort}`;
+  grpcAddress = `127.0.0.1:${grpcPort}`;
+  writeFileSync(path.join(dir, "policy.cedar"), POLICY);
   // The console, registered as the provider's client (dynamic client registration).
   const registered = await fetch(`${issuer}/reg`, {
     method: "POST",
@@ -58,9 +67,20 @@ before(async () => {
     `listen = "127.0.0.1:${grpcPort}"
 http_listen = "127.0.0.1:${httpPort}"
 db = "${trailDb}"
+policy = "${path.join(dir, "policy.cedar")}"
 
 [console]
 enabled = true
+
+[tools.deploy]
+safety = "read_only"
+action = "release.deploy"
+
+[[auth.tokens]]
+id = "agents"
+sha256 = "${sha256(AGENT)}"
+roles = ["agent"]
+actors = ["*"]
 
 [console.oidc]
 issuer = "${issuer}"
@@ -121,6 +141,30 @@ test("a person signs in through the provider, reads as the auditor their roles m
   assert.match(page.url(), /\/ui\/sign-in/, "signed out, the trail needs a sign-in again");
   await context.close();
   assert.deepEqual(troubles, []);
+});
+
+test("an approver of the provider's approves a waiting call, and the trail names them", async () => {
+  const asked = spawnSync(bin, ["decide", "--server", grpcAddress, "--tool", "deploy", "--actor", "alice"], {
+    env: { ...process.env, TOOLGATE_TOKEN: AGENT },
+  });
+  assert.match(asked.stdout.toString(), /require_approval/i, asked.stderr.toString());
+  const { context, page } = await signIn("carol");
+  // An approver who may not read the trail starts on the approvals.
+  await page.waitForURL(`${side}/ui/approvals`);
+  const card = page.locator("section.approval", { hasText: "alice" });
+  await card.waitFor();
+  await card.locator("button[value=approve]").click();
+  await page.getByText("Approved: the call of alice to deploy.").waitFor();
+  await context.close();
+  const approved = JSON.parse(
+    execFileSync(bin, ["query", "--db", trailDb, "--json", "--kind", "approval_approved"]).toString(),
+  );
+  assert.equal(approved.actor_id, "carol");
+  assert.equal(JSON.parse(approved.request).identity, `jwt:${issuer}#carol`);
+  const decided = JSON.parse(
+    execFileSync(bin, ["query", "--db", trailDb, "--json", "--kind", "decision", "--tool", "deploy"]).toString(),
+  );
+  assert.equal(JSON.parse(decided.request).identity, "agents");
 });
 
 test("a person the provider knows but with no role is refused, and the refusal recorded", async () => {
