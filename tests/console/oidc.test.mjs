@@ -3,8 +3,10 @@
 // certified oidc-provider, which scripts/test installs into target/identity-node and names in
 // TOOLGATE_TEST_OIDC_PROVIDER). The console is registered with the provider as a client; a
 // person signs in with the provider's own login form (authorization code, PKCE, state, nonce),
-// reads the trail as the auditor the ID token's roles make them, and signs out; a person with no
-// role is refused, and recorded; a callback this browser did not start is refused.
+// reads the trail as the auditor the ID token's roles make them, and signs out; an approver of
+// the provider's approves an agent's waiting call, and the trail names both; a person with no
+// role is refused, and recorded; a callback this browser did not start is refused; a sign-in
+// ends once the provider withdraws its key.
 //
 // TOOLGATE_BIN is the binary; TOOLGATE_ROOT the repository; CHROMIUM the browser.
 
