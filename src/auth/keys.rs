@@ -3,7 +3,7 @@
 //! that token waits for the fetch) or, in the background, when they are old (tokens go on
 //! being verified with the keys held meanwhile) — one fetch at a time, at most once in
 //! `refetch_seconds`, so that tokens naming keys that do not exist cannot make toolgate fetch
-//! without end. Symmetric keys are never taken: a JWKS is public, and a key anyone can read
+//! without end. Keys a day old are no longer taken while their issuer cannot be reached. Symmetric keys are never taken: a JWKS is public, and a key anyone can read
 //! signs nothing.
 
 use std::str::FromStr;
@@ -22,6 +22,9 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 const MAX_KEYS: usize = 64;
 /// How long a fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The oldest keys still taken while the issuer cannot be reached: past it, a key the issuer
+/// may have withdrawn long ago verifies nothing.
+const MAX_STALE: Duration = Duration::from_secs(24 * 3600);
 
 /// One verification key.
 pub struct Key {
@@ -43,6 +46,11 @@ impl KeySet {
     /// Whether they were fetched less than `refresh` ago.
     fn fresh(&self, refresh: Duration) -> bool {
         self.fetched.is_some_and(|at| at.elapsed() < refresh)
+    }
+
+    /// The keys, while they are not too old to be taken.
+    fn usable(&self) -> Option<&Self> {
+        self.fresh(MAX_STALE).then_some(self)
     }
 
     /// The key `kid` names; without a `kid`, the one key usable with `alg`, if exactly one is.
@@ -126,7 +134,7 @@ impl Keys {
         alg: Algorithm,
     ) -> Result<Arc<Key>, Missing> {
         let set = self.set.load();
-        if let Some(key) = set.find(kid, alg) {
+        if let Some(key) = set.usable().and_then(|set| set.find(kid, alg)) {
             if !set.fresh(self.refresh) {
                 self.refresh_in_background();
             }
@@ -135,13 +143,14 @@ impl Keys {
         drop(set);
         let last = self.fetching.clone().lock_owned().await;
         // Another caller may have fetched them while this one waited.
-        if self.set.load().find(kid, alg).is_none() && self.due(&last) {
+        let held = self.set.load().usable().is_some_and(|set| set.find(kid, alg).is_some());
+        if !held && self.due(&last) {
             self.fetch_holding(last).await;
         }
         let set = self.set.load();
-        match set.fetched {
+        match set.usable() {
             None => Err(Missing::Unfetched),
-            Some(_) => set.find(kid, alg).ok_or(Missing::Unknown),
+            Some(set) => set.find(kid, alg).ok_or(Missing::Unknown),
         }
     }
 
@@ -152,7 +161,7 @@ impl Keys {
         if !set.fresh(self.refresh) {
             self.refresh_in_background();
         }
-        set.keys.iter().any(|(_, key)| key.jwk == jwk)
+        set.usable().is_some_and(|set| set.keys.iter().any(|(_, key)| key.jwk == jwk))
     }
 
     /// Whether the last fetch (or try) is `refetch` behind.

@@ -25,6 +25,11 @@ impl Discovery {
         Ok(Self { url, document })
     }
 
+    /// Whether it says `name` is `true` (a capability).
+    pub fn says(&self, name: &str) -> bool {
+        self.document.get(name).and_then(Value::as_bool) == Some(true)
+    }
+
     /// The endpoint it gives as `name`, when toolgate may call it.
     pub fn endpoint(&self, name: &str) -> Result<String, String> {
         let endpoint = self.document.get(name).and_then(Value::as_str);

@@ -78,6 +78,8 @@ pub struct Oidc {
 struct Endpoints {
     authorization: String,
     token: String,
+    /// The provider names itself in its redirects (RFC 9207): one without `iss` is refused.
+    names_itself: bool,
 }
 
 /// A sign-in under way, as its cookie carries it.
@@ -167,6 +169,7 @@ impl Oidc {
         Ok(Endpoints {
             authorization: discovery.endpoint("authorization_endpoint")?,
             token: discovery.endpoint("token_endpoint")?,
+            names_itself: discovery.says("authorization_response_iss_parameter_supported"),
         })
     }
 
@@ -319,13 +322,17 @@ pub async fn callback(
             "not signed in: the identity provider gave no code",
         );
     };
-    if back.iss.as_deref().is_some_and(|iss| iss != oidc.config.issuer) {
+    let endpoints = oidc.endpoints().await;
+    // RFC 9207: the provider's own name, when it gives one, and always when it says it does.
+    let names_itself = endpoints.as_ref().is_ok_and(|e| e.names_itself);
+    let iss = back.iss.as_deref();
+    if iss.is_some_and(|iss| iss != oidc.config.issuer) || (names_itself && iss.is_none()) {
         return refused(
             StatusCode::FORBIDDEN,
-            "not signed in: the answer is another provider's (iss)",
+            "not signed in: the answer is not the provider's own (iss)",
         );
     }
-    let id_token = match oidc.endpoints().await {
+    let id_token = match endpoints {
         Ok(endpoints) => oidc.exchange(&endpoints.token, code, &pending.verifier).await,
         Err(e) => Err(e),
     };

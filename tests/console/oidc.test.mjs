@@ -192,6 +192,19 @@ test("a callback this browser did not start is refused, and says nothing it was 
   await context.close();
 });
 
+test("an answer without the provider's name is refused, as the provider says it names itself", async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  // A sign-in started here, answered by someone else: the right state, no `iss` (RFC 9207).
+  const asked = page.waitForRequest((request) => request.url().startsWith(`${issuer}/auth`));
+  await page.goto(`${side}/ui/oidc/start`);
+  const state = new URL((await asked).url()).searchParams.get("state");
+  const answer = await page.goto(`${side}/ui/oidc/callback?code=forged&state=${state}`);
+  assert.equal(answer.status(), 403);
+  assert.match(await page.textContent("body"), /not the provider's own \(iss\)/);
+  await context.close();
+});
+
 test("a sign-in ends when the provider withdraws the key that signed its ID token", async () => {
   const { context, page } = await signIn("dave");
   await page.waitForURL(`${side}/ui/trail`);
