@@ -170,10 +170,15 @@ impl Presented {
         Self { signed_in, authorization, names, spiffe, peer }
     }
 
-    /// A bearer token alone (the console's sign-in form, the MCP gateway's header).
-    pub fn bearer(token: &str) -> Self {
-        let authorization = Some(Ok(format!("Bearer {}", token.trim())));
+    /// An `authorization` header alone, or nothing (the MCP gateway's HTTP request).
+    pub fn header(authorization: Option<&str>) -> Self {
+        let authorization = authorization.map(|value| Ok(value.to_owned()));
         Self { signed_in: None, authorization, names: Vec::new(), spiffe: None, peer: None }
+    }
+
+    /// A bearer token alone (the console's sign-in form).
+    pub fn bearer(token: &str) -> Self {
+        Self::header(Some(&format!("Bearer {}", token.trim())))
     }
 }
 

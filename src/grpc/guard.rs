@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Status};
 
-use crate::auth::{Auth, Caller, Presented, Rpc, SignedIn};
+use crate::auth::{Auth, Caller, Presented, Refusal, Rpc, SignedIn};
 use crate::error::FieldError;
 use crate::gate::refusal;
 use crate::store::Writer;
@@ -34,19 +34,13 @@ impl Guard {
         if !self.auth.enabled() {
             return Ok(None);
         }
-        match self.auth.authorize(Presented::of(request), rpc).await {
-            Ok(caller) => Ok(caller),
-            Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
-        }
+        self.recorded(self.auth.authorize(Presented::of(request), rpc).await).await
     }
 
     /// The holder of `token` signing in to the console, when it may read the trail or judge
     /// approvals (`None` while auth is off); otherwise the refusal, recorded.
     pub async fn sign_in(&self, token: &str) -> Result<Option<Caller>, Status> {
-        match self.auth.authorize(Presented::bearer(token), Rpc::SignIn).await {
-            Ok(caller) => Ok(caller),
-            Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
-        }
+        self.recorded(self.auth.authorize(Presented::bearer(token), Rpc::SignIn).await).await
     }
 
     /// The person an ID token of `provider` (issuer, client id) names, signing in to the
@@ -58,8 +52,13 @@ impl Guard {
         id_token: &str,
         nonce: &str,
     ) -> Result<SignedIn, Status> {
-        match self.auth.person(provider, id_token, nonce).await {
-            Ok(caller) => Ok(caller),
+        self.recorded(self.auth.person(provider, id_token, nonce).await).await
+    }
+
+    /// What auth answered, its refusal recorded.
+    async fn recorded<T>(&self, answered: Result<T, Refusal>) -> Result<T, Status> {
+        match answered {
+            Ok(answer) => Ok(answer),
             Err(refused) => Err(refusal::deny(&self.writer, refused).await.into()),
         }
     }

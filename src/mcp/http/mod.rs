@@ -392,11 +392,7 @@ async fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Resp
         || Client { actor: proxy.gate.actor().to_owned(), authorization: None, id: None };
     let Some(auth) = &proxy.auth else { return Ok(anonymous()) };
     let header = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let mut request = tonic::Request::new(());
-    if let Some(value) = header.and_then(|h| h.parse().ok()) {
-        request.metadata_mut().insert("authorization", value);
-    }
-    match auth.authorize(Presented::of(&request), Rpc::Decide).await {
+    match auth.authorize(Presented::header(header), Rpc::Decide).await {
         Ok(Some(caller)) => Ok(Client {
             actor: caller.sole_actor().unwrap_or(proxy.gate.actor()).to_owned(),
             authorization: header.map(ToOwned::to_owned),
