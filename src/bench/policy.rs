@@ -51,6 +51,8 @@ pub fn measure_schema(iterations: usize) -> [(u64, u64); 2] {
             .map(|(pointer, n)| (pointer.to_owned(), n))
             .collect(),
         root: Some("/workspace".to_owned()),
+        reads: Vec::new(),
+        sends: None,
     };
     // INVARIANT: the schema and the normalizations above are valid.
     let schema = InputSchema::compile("write", &schema).expect("a valid schema");

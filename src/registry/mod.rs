@@ -1,6 +1,7 @@
 //! The tool registry: what toolgate knows about each tool, from its configuration and never from
 //! the agent's word. A tool's safety level decides which run options it needs; its default
-//! action names the business verb when a request leaves `action` empty.
+//! action names the business verb when a request leaves `action` empty; the data classes it
+//! reads and where it sends make the flow facts (`state::facts`).
 
 mod normalize;
 mod schema;
@@ -49,6 +50,29 @@ impl fmt::Display for Safety {
     }
 }
 
+/// Where a tool's calls can send data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sends {
+    /// Only inside the organisation: files, internal services.
+    Internal,
+    /// Out of it: a chat, e-mail, the web. Any tool that does not say otherwise.
+    External,
+}
+
+impl Sends {
+    /// The name policies see (`context.tool.sends`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Internal => "internal",
+            Self::External => "external",
+        }
+    }
+}
+
+/// The most data classes one tool may declare.
+const MAX_READS: usize = 32;
+
 /// One tool's entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +103,21 @@ pub struct ToolSpec {
     /// The absolute directory `path` normalizations resolve against and keep calls inside.
     #[serde(default)]
     pub root: Option<String>,
+    /// The data classes every call of the tool reads (`secret`, `customer_pii`…), beside the
+    /// classification of the resource it names.
+    #[serde(default)]
+    pub reads: Vec<String>,
+    /// Where its calls send: by default the built-in tool's, or else `external`.
+    #[serde(default)]
+    pub sends: Option<Sends>,
+}
+
+/// Whether `name` is a data class's name: `[a-z][a-z0-9_]*`, at most 64 bytes.
+fn class_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    name.len() <= 64
+        && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// Tool name to [`ToolSpec`], and the tools' compiled input schemas and normalizations.
@@ -92,18 +131,19 @@ pub struct ToolRegistry {
 impl Default for ToolRegistry {
     /// The built-in tools of a coding agent.
     fn default() -> Self {
+        // A shell can reach the network: it sends externally. The others touch local files.
         let builtin = [
-            ("read", Safety::ReadOnly, "fs.read"),
-            ("ls", Safety::ReadOnly, "fs.list"),
-            ("find", Safety::ReadOnly, "fs.find"),
-            ("grep", Safety::ReadOnly, "fs.search"),
-            ("write", Safety::Write, "fs.write"),
-            ("edit", Safety::Write, "fs.edit"),
-            ("bash", Safety::Bash, "shell.exec"),
+            ("read", Safety::ReadOnly, "fs.read", Sends::Internal),
+            ("ls", Safety::ReadOnly, "fs.list", Sends::Internal),
+            ("find", Safety::ReadOnly, "fs.find", Sends::Internal),
+            ("grep", Safety::ReadOnly, "fs.search", Sends::Internal),
+            ("write", Safety::Write, "fs.write", Sends::Internal),
+            ("edit", Safety::Write, "fs.edit", Sends::Internal),
+            ("bash", Safety::Bash, "shell.exec", Sends::External),
         ];
         let tools = builtin
             .into_iter()
-            .map(|(name, safety, action)| {
+            .map(|(name, safety, action, sends)| {
                 let spec = ToolSpec {
                     safety,
                     action: action.to_owned(),
@@ -112,6 +152,8 @@ impl Default for ToolRegistry {
                     input_schema: None,
                     normalize: BTreeMap::new(),
                     root: None,
+                    reads: Vec::new(),
+                    sends: Some(sends),
                 };
                 (name.to_owned(), spec)
             })
@@ -143,6 +185,19 @@ impl ToolRegistry {
         if spec.action.is_empty() {
             spec.action = known.map_or_else(|| name.to_owned(), |known| known.action.clone());
         }
+        if spec.sends.is_none() {
+            spec.sends = Some(known.and_then(|known| known.sends).unwrap_or(Sends::External));
+        }
+        if let Some(bad) = spec.reads.iter().find(|class| !class_name(class)) {
+            let message = format!("`{bad}` is no data class name: [a-z][a-z0-9_]*, 64 bytes");
+            return Err(SchemaError::new(name, "reads", message));
+        }
+        if spec.reads.len() > MAX_READS {
+            let message = format!("more than {MAX_READS} data classes");
+            return Err(SchemaError::new(name, "reads", message));
+        }
+        spec.reads.sort();
+        spec.reads.dedup();
         match &spec.input_schema {
             Some(source) => {
                 self.schemas.insert(name.to_owned(), InputSchema::compile(name, source)?)
@@ -192,9 +247,68 @@ impl ToolRegistry {
         self.get(tool).map_or(Safety::Unknown, |spec| spec.safety)
     }
 
+    /// Where `tool` sends: [`Sends::External`] when it is not registered.
+    pub fn sends(&self, tool: &str) -> Sends {
+        self.get(tool).and_then(|spec| spec.sends).unwrap_or(Sends::External)
+    }
+
+    /// The data classes `tool` reads by itself (sorted; none when it is not registered).
+    pub fn reads(&self, tool: &str) -> &[String] {
+        self.get(tool).map_or(&[], |spec| spec.reads.as_slice())
+    }
+
+    /// The data classes a call of `tool` on a resource of `classification` reads: the tool's
+    /// own and the resource's (toolgate cannot see what a tool's output holds, so a call on a
+    /// classified resource is taken to have read it), sorted.
+    pub fn classes_read(&self, tool: &str, classification: &str) -> Vec<String> {
+        let mut classes = self.reads(tool).to_vec();
+        if !classification.is_empty() && !classes.iter().any(|c| c == classification) {
+            classes.push(classification.to_owned());
+            classes.sort();
+        }
+        classes
+    }
+
     /// The action a request for `tool` takes when it names none: the registry's default, or the
     /// tool name itself for an unregistered tool.
     pub fn default_action<'a>(&'a self, tool: &'a str) -> &'a str {
         self.get(tool).map_or(tool, |spec| spec.action.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(toml: &str) -> ToolSpec {
+        toml::from_str(toml).unwrap()
+    }
+
+    #[test]
+    fn what_a_tool_sends_defaults_to_external_but_for_the_file_tools() {
+        let mut registry = ToolRegistry::default();
+        registry.insert("post", spec("safety = \"write\"")).unwrap();
+        registry.insert("read", spec("reads = [\"secret\"]")).unwrap();
+        let sends = |tool| registry.sends(tool);
+        assert_eq!((sends("read"), sends("edit")), (Sends::Internal, Sends::Internal));
+        assert_eq!((sends("bash"), sends("post")), (Sends::External, Sends::External));
+        assert_eq!(sends("never-registered"), Sends::External);
+        assert_eq!(registry.classes_read("read", "customer_pii"), ["customer_pii", "secret"]);
+        assert_eq!(registry.classes_read("read", "secret"), ["secret"]);
+        assert!(registry.classes_read("never-registered", "").is_empty());
+    }
+
+    #[test]
+    fn a_data_class_is_a_plain_name() {
+        let mut registry = ToolRegistry::default();
+        for bad in ["Secret", "pii data", "", "9lives", &"x".repeat(65)] {
+            let refused =
+                registry.insert("t", spec(&format!("safety = \"read_only\"\nreads = [\"{bad}\"]")));
+            assert!(refused.unwrap_err().to_string().contains("reads"), "{bad:?}");
+        }
+        let many: Vec<String> = (0..=MAX_READS).map(|n| format!("\"c{n}\"")).collect();
+        let refused = registry
+            .insert("t", spec(&format!("safety = \"read_only\"\nreads = [{}]", many.join(","))));
+        assert!(refused.is_err());
     }
 }

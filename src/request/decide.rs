@@ -400,6 +400,8 @@ pub(super) mod tests {
             input_schema: None,
             normalize: Default::default(),
             root: None,
+            reads: Vec::new(),
+            sends: None,
         };
         registry.insert("write", spec).unwrap();
         let decide = |args: &str| {
