@@ -1,7 +1,7 @@
 //! `toolgate policy check`, `test` and `replay`: tools for policy authors, run offline against
 //! policy files (and, for replay, a trail read-only) — no server.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -12,9 +12,8 @@ use super::Exit;
 use crate::config::Config;
 use crate::policy::{Outcome, PolicyEngine, entities};
 use crate::proto;
-use crate::query::Filter;
 use crate::request::ActionRequest;
-use crate::state::facts::{Call, Facts, Observed};
+use crate::state::facts::{Call, Facts, Observed, Reads};
 use crate::store::{PAGE, Reader};
 use crate::trail::Kind;
 
@@ -261,7 +260,7 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
         let problems = match ActionRequest::from_proto(case.request(), &limits, &registry) {
             Err(e) => vec![format!("the request is invalid: {e}")],
             Ok(req) => {
-                let mut facts = case.facts;
+                let mut facts = case.facts.clone();
                 if let Some(time) = &case.time {
                     facts.at_us = chrono::DateTime::parse_from_rfc3339(time)
                         .with_context(|| format!("{name}: `{time}` is not an RFC 3339 time"))?
@@ -316,30 +315,49 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
 }
 
 /// Replays every recorded decision, in order, under another policy: the stored normalized
-/// request (arguments by hash only) and facts recounted as the server counted them.
+/// request (arguments by hash only) and facts recounted as the server counted them, with the
+/// data classes each execution read under this configuration's registry (and those the trail
+/// records it read).
 async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
     let config = config(args.config.as_deref())?;
     let engine = PolicyEngine::load(Some(&args.policy), entities(&config)?)?;
     let registry = config.registry()?;
     let facts = Facts::new(config.session_caps.clone().into_iter().collect());
     let reader = Reader::open(&args.db).await?;
-    let decisions = Filter::of_kind(Kind::Decision);
     let mut changes: BTreeMap<(String, String), u64> = BTreeMap::new();
+    // The classification of each decision on a classified resource not yet executed.
+    let mut classified: HashMap<String, String> = HashMap::new();
     let (mut replayed, mut after) = (0u64, 0);
     loop {
-        let events = reader.query(&decisions, after, PAGE).await?;
+        let events = reader.of_kinds(&[Kind::Decision, Kind::Execution], after, PAGE).await?;
         for event in &events {
-            if event.record.request.is_none() {
-                continue;
-            }
-            let req = ActionRequest::from_trail(&event.record).with_context(|| {
-                format!("seq {}: the stored request does not read back", event.seq)
-            })?;
             let at_us =
                 chrono::DateTime::parse_from_rfc3339(&event.ts).map_or(0, |t| t.timestamp_micros());
+            let r = &event.record;
+            if r.kind == Kind::Execution {
+                let decided = r.decision_id.as_ref().and_then(|id| classified.remove(id));
+                let tool = r.tool.as_deref().unwrap_or_default();
+                let mut read = registry.classes_read(tool, &decided.unwrap_or_default());
+                read.extend(Reads::of(r));
+                let (actor, session) = (r.actor_id.as_deref(), r.session_id.as_deref());
+                let (actor, session) = (actor.unwrap_or_default(), session.unwrap_or_default());
+                facts.read(actor, session, &read, event.seq, at_us);
+                continue;
+            }
+            if r.request.is_none() {
+                continue;
+            }
+            let req = ActionRequest::from_trail(r).with_context(|| {
+                format!("seq {}: the stored request does not read back", event.seq)
+            })?;
+            if let Some(id) = r.decision_id.clone()
+                && !req.resource.classification.is_empty()
+            {
+                classified.insert(id, req.resource.classification.clone());
+            }
             let observed = facts.observe(Call::of(&req, at_us));
-            let recorded = event.record.outcome.map_or("", Outcome::as_str);
-            if event.record.outcome == Some(Outcome::Deny) {
+            let recorded = r.outcome.map_or("", Outcome::as_str);
+            if r.outcome == Some(Outcome::Deny) {
                 facts.denied(&req.actor.id, &req.session_id);
             }
             let verdict = engine.evaluate(&req, &registry, &observed);

@@ -12,6 +12,7 @@ use crate::policy::{Grant, Outcome};
 use crate::proto;
 use crate::request::{VerdictRequest, WithdrawRequest};
 use crate::state::approvals::{Approval, ClaimError, Verdict, verdict_state};
+use crate::state::facts::Observed;
 use crate::trail::Kind;
 
 impl Gatekeeper {
@@ -240,12 +241,15 @@ impl Gatekeeper {
             approver: approver.to_owned(),
             roles: self.roles.get(approver).cloned().unwrap_or_default(),
         };
-        let verdict = self.policy.load().evaluate_approved(
-            &approval.request,
-            &self.registry.load(),
-            &approval.observed,
-            &grant,
-        );
+        // The session may have read more while the call waited (and a call reopened at start
+        // has no facts of its own): the approval is judged with what it has read now.
+        let req = &approval.request;
+        let observed = Observed {
+            read_classes: self.facts.read_classes(&req.actor.id, &req.session_id),
+            ..approval.observed.clone()
+        };
+        let verdict =
+            self.policy.load().evaluate_approved(req, &self.registry.load(), &observed, &grant);
         if verdict.outcome == Outcome::Deny {
             return Err(Error::FailedPrecondition(format!(
                 "the policy does not accept this approval: {} (policies: {})",

@@ -24,7 +24,7 @@ use crate::auth::{Caller, Rpc};
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, FieldError};
 use crate::state::approvals::{Approval, Approvals};
-use crate::state::facts::{Call, Facts};
+use crate::state::facts::{Call, Facts, Reads};
 use cedar_policy::Entities;
 
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
@@ -433,7 +433,15 @@ impl Gatekeeper {
                     .as_ref()
                     .and_then(|d| d.record.max_output_chars)
                     .unwrap_or(default_max);
-                Ok(pairing::records(&paired, decision.as_ref(), max, output_chars))
+                // What the call read: its tool's classes and its resource's classification.
+                let read = decision.as_ref().map_or_else(Vec::new, |d| {
+                    let classification = ActionRequest::from_trail(&d.record)
+                        .map(|req| req.resource.classification)
+                        .unwrap_or_default();
+                    let tool = d.record.tool.as_deref().unwrap_or_default();
+                    registry.classes_read(tool, &classification)
+                });
+                Ok(pairing::records(&paired, decision.as_ref(), max, output_chars, read))
             })
             .await?;
         let Some(execution) = events.first().or_else(|| repeat.get()) else {
@@ -444,6 +452,15 @@ impl Gatekeeper {
                 execution.record.reason.clone().unwrap_or_default(),
             ));
         }
+        // Only now, committed, does what the call read count in its session.
+        let r = &execution.record;
+        self.facts.read(
+            r.actor_id.as_deref().unwrap_or_default(),
+            r.session_id.as_deref().unwrap_or_default(),
+            &Reads::of(r),
+            execution.seq,
+            chrono::Utc::now().timestamp_micros(),
+        );
         let max_chars = execution.record.max_output_chars.unwrap_or(default_max);
         let processed = report.output.as_deref().map(|o| {
             output::process(o, usize::try_from(max_chars).unwrap_or(usize::MAX), report.wrap_output)

@@ -5,6 +5,7 @@ use crate::auth::{Caller, Rpc};
 use crate::error::Error;
 use crate::policy::Outcome;
 use crate::request::ExecutionReport;
+use crate::state::facts::Reads;
 use crate::store::PairedDecision;
 use crate::trail::{Event, Kind, Record};
 
@@ -61,14 +62,16 @@ pub fn repeated<'a>(report: &ExecutionReport, decision: &'a PairedDecision) -> O
     (same && violation(report, Some(&first)).is_none()).then_some(stored)
 }
 
-/// The events an Execute appends: the execution, and a violation event when it breaks its
-/// decision. Both carry the decision's who, what and where, so an auditor filtering by session
-/// or actor sees them beside the decision.
+/// The events an Execute appends: the execution, with the data classes the call `read` in its
+/// `request` cell, and a violation event when it breaks its decision. Both carry the
+/// decision's who, what and where, so an auditor filtering by session or actor sees them
+/// beside the decision.
 pub fn records(
     report: &ExecutionReport,
     decision: Option<&PairedDecision>,
     max_output_chars: i64,
     output_chars: Option<usize>,
+    read: Vec<String>,
 ) -> Vec<Record> {
     let decided = decision.map_or_else(|| Record::new(Kind::Decision), |d| d.record.clone());
     let context = Record {
@@ -94,6 +97,7 @@ pub fn records(
         truncated,
         status: Some(report.status.as_str().to_owned()),
         error: report.error.clone(),
+        request: Reads::cell(read),
         ..context.clone()
     };
     let mut records = vec![execution];
@@ -144,7 +148,7 @@ mod tests {
         };
         let first = PairedDecision { record: record.clone(), execution: None, approval: None };
         let execution = executed.then(|| {
-            let stored = records(&report("h"), Some(&first), 8000, None).remove(0);
+            let stored = records(&report("h"), Some(&first), 8000, None, Vec::new()).remove(0);
             let chain = crate::trail::Chain::default();
             chain.link(stored, "e1".into(), "2026-12-01T00:00:00Z".into()).0
         });
@@ -187,9 +191,18 @@ mod tests {
 
     #[test]
     fn a_violation_is_recorded_beside_the_execution() {
-        let records = records(&report("h"), Some(&decision("deny", false)), 8000, Some(5));
+        let records = records(
+            &report("h"),
+            Some(&decision("deny", false)),
+            8000,
+            Some(5),
+            vec!["secret".into()],
+        );
         let kinds: Vec<_> = records.iter().map(|r| r.kind.as_str()).collect();
         assert_eq!(kinds, ["execution", "violation"]);
         assert_eq!(records[0].truncated, Some(0));
+        assert_eq!(records[0].request.as_deref(), Some(r#"{"reads":["secret"]}"#));
+        assert_eq!(Reads::of(&records[0]), ["secret"]);
+        assert_eq!(records[1].request, None, "the violation is not a second read");
     }
 }

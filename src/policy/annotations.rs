@@ -4,6 +4,7 @@
 use super::Outcome;
 use crate::registry::Safety;
 use crate::request::ActionRequest;
+use crate::state::facts::Observed;
 
 /// Reads and checks a policy's `@outcome` and `@rewrite` annotations.
 pub fn outcome_annotations(
@@ -42,14 +43,24 @@ pub fn outcome_annotations(
 }
 
 /// Fills a `@reason` template: `{tool}`, `{action}`, `{actor}`, `{safety}`, `{resource}` and
-/// `{task_type}` stand for the request's values; an empty one reads `(none)` (an empty task
-/// type, `default`), so that a reason never has a hole where a value should be.
-pub fn render(template: &str, req: &ActionRequest, safety: Safety) -> String {
+/// `{task_type}` stand for the request's values, `{read_classes}` for the data classes the
+/// session has read and `{read_seqs}` for the executions that first read each (`seq 12
+/// (secret)`); an empty one reads `(none)` (an empty task type, `default`), so that a reason
+/// never has a hole where a value should be.
+pub fn render(template: &str, req: &ActionRequest, safety: Safety, facts: &Observed) -> String {
     if !template.contains('{') {
         return template.to_owned();
     }
     let value = |text: &str| if text.is_empty() { "(none)".to_owned() } else { text.to_owned() };
+    let reads = &facts.read_classes;
+    let classes = reads.iter().map(|r| &*r.class).collect::<Vec<_>>().join(", ");
+    let seqs = reads.iter().map(|r| match r.seq {
+        0 => format!("an execution ({})", r.class),
+        seq => format!("seq {seq} ({})", r.class),
+    });
     template
+        .replace("{read_classes}", &value(&classes))
+        .replace("{read_seqs}", &value(&seqs.collect::<Vec<_>>().join(", ")))
         .replace("{tool}", &value(&req.tool))
         .replace("{action}", &value(&req.action))
         .replace("{actor}", &value(&req.actor.id))

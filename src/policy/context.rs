@@ -1,12 +1,13 @@
 //! The Cedar context a policy sees for one request (docs/policy.md lists it):
 //!
 //! ```text
-//! context.tool      { name, safety, default_action }   safety: read_only | write | bash | unknown
+//! context.tool      { name, safety, default_action, reads, sends }
+//!                   safety: read_only | write | bash | unknown; sends: internal | external
 //! context.actor     { kind, delegation_chain }
 //! context.resource  { type, id, classification }
 //! context.options   { allow_write, allow_bash }
 //! context.plan      { dry_run, idempotency_key, rollback_hint }
-//! context.session   { id, task_type }
+//! context.session   { id, task_type, read_classes }   (the classes its executions read)
 //! context.facts     { session_calls, session_tool_calls, identical_calls,
 //!                     consecutive_identical, session_denials, actor_calls_last_minute,
 //!                     session_cap }   (this call included)
@@ -23,15 +24,14 @@ use serde_json::Value;
 
 use super::Grant;
 use super::shape::{CONTEXT, Used};
-use crate::registry::Safety;
+use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, Actor, RunOptions};
 use crate::state::facts::Observed;
 
 /// Builds the records of the context of a request that the policy set reads (see [`Used`]).
 pub fn build(
     req: &ActionRequest,
-    safety: Safety,
-    default_action: &str,
+    registry: &ToolRegistry,
     facts: &Observed,
     grant: Option<&Grant>,
     used: Used,
@@ -39,7 +39,7 @@ pub fn build(
     let long = |n: u64| Expr::new_long(i64::try_from(n).unwrap_or(i64::MAX));
     let string = |s: &str| Expr::new_string(s.to_owned());
     let part = |name: &str| match name {
-        "tool" => tool(&req.tool, safety, default_action),
+        "tool" => tool(&req.tool, registry),
         "actor" => actor(&req.actor),
         "resource" => record([
             ("type", string(&req.resource.kind)),
@@ -52,9 +52,11 @@ pub fn build(
             ("idempotency_key", string(&req.plan.idempotency_key)),
             ("rollback_hint", string(&req.plan.rollback_hint)),
         ]),
-        "session" => {
-            record([("id", string(&req.session_id)), ("task_type", string(&req.task_type))])
-        }
+        "session" => record([
+            ("id", string(&req.session_id)),
+            ("task_type", string(&req.task_type)),
+            ("read_classes", Expr::new_set(facts.read_classes.iter().map(|r| string(&r.class)))),
+        ]),
         "facts" => record([
             ("session_calls", long(facts.session_calls)),
             ("session_tool_calls", long(facts.session_tool_calls)),
@@ -89,12 +91,11 @@ pub fn build(
 pub fn partial(
     who: &Actor,
     name: &str,
-    safety: Safety,
-    default_action: &str,
+    registry: &ToolRegistry,
     run: &RunOptions,
 ) -> Result<Context, Box<ContextCreationError>> {
     let part = |record: &str| match record {
-        "tool" => tool(name, safety, default_action),
+        "tool" => tool(name, registry),
         "actor" => actor(who),
         "options" => options(run),
         other => Expr::new_unknown(format!("context.{other}")),
@@ -103,12 +104,15 @@ pub fn partial(
         .map_err(Box::new)
 }
 
-fn tool(name: &str, safety: Safety, default_action: &str) -> Expr {
+/// What the registry says of a tool.
+fn tool(name: &str, registry: &ToolRegistry) -> Expr {
     let string = |s: &str| Expr::new_string(s.to_owned());
     record([
         ("name", string(name)),
-        ("safety", string(safety.as_str())),
-        ("default_action", string(default_action)),
+        ("safety", string(registry.safety(name).as_str())),
+        ("default_action", string(registry.default_action(name))),
+        ("reads", Expr::new_set(registry.reads(name).iter().map(|class| string(class)))),
+        ("sends", string(registry.sends(name).as_str())),
     ])
 }
 
@@ -186,8 +190,8 @@ mod tests {
     }
 
     fn keys(used: Used) -> Vec<String> {
-        let context =
-            build(&request(), Safety::ReadOnly, "fs.read", &Observed::default(), None, used);
+        let registry = ToolRegistry::default();
+        let context = build(&request(), &registry, &Observed::default(), None, used);
         let mut keys: Vec<_> = context.unwrap().into_iter().map(|(k, _)| k).collect();
         keys.sort();
         keys

@@ -229,13 +229,10 @@ impl PolicyEngine {
         options: &RunOptions,
         registry: &ToolRegistry,
     ) -> bool {
-        let safety = registry.safety(tool);
         let uid = |kind: &EntityTypeName, id: &str| {
             EntityUid::from_type_name_and_id(kind.clone(), EntityId::new(id))
         };
-        let Ok(context) =
-            context::partial(actor, tool, safety, registry.default_action(tool), options)
-        else {
+        let Ok(context) = context::partial(actor, tool, registry, options) else {
             return false;
         };
         let request = RequestBuilder::default()
@@ -315,25 +312,18 @@ impl PolicyEngine {
         let principal = uid(&self.actor_type, &req.actor.id);
         let action = uid(&self.action_type, &req.action);
         let slice = self.slices.get(&self.set, &self.entities, &principal, &action);
-        let request = context::build(
-            req,
-            safety,
-            registry.default_action(&req.tool),
-            facts,
-            grant,
-            self.used,
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|context| {
-            Request::new(
-                principal,
-                action,
-                uid(&self.resource_type, &req.resource.id),
-                context,
-                None,
-            )
+        let request = context::build(req, registry, facts, grant, self.used)
             .map_err(|e| e.to_string())
-        });
+            .and_then(|context| {
+                Request::new(
+                    principal,
+                    action,
+                    uid(&self.resource_type, &req.resource.id),
+                    context,
+                    None,
+                )
+                .map_err(|e| e.to_string())
+            });
         let request = match request {
             Ok(request) => request,
             Err(error) => return error_verdict(vec![], &error),
@@ -360,7 +350,7 @@ impl PolicyEngine {
         let reasons: Vec<String> = determining
             .iter()
             .filter_map(|id| self.meta.get(*id)?.reason.as_deref())
-            .map(|template| render(template, req, safety))
+            .map(|template| render(template, req, safety, facts))
             .collect();
 
         match response.decision() {
@@ -434,7 +424,6 @@ mod tests {
     use super::*;
     use crate::config::Limits;
     use crate::proto;
-    use crate::registry::Safety;
 
     fn request(tool: &str, allow_write: bool) -> ActionRequest {
         let req = proto::DecideRequest {
@@ -636,15 +625,10 @@ mod tests {
     #[test]
     fn the_shape_lists_exactly_what_the_context_holds() {
         let req = request("read", false);
-        let context = super::super::context::build(
-            &req,
-            Safety::ReadOnly,
-            "fs.read",
-            &Observed::default(),
-            None,
-            Used::ALL,
-        )
-        .unwrap();
+        let registry = ToolRegistry::default();
+        let context =
+            super::super::context::build(&req, &registry, &Observed::default(), None, Used::ALL)
+                .unwrap();
         for (record, attributes) in super::super::shape::CONTEXT {
             if record.starts_with("args_") {
                 assert!(context.get(record).is_some(), "context.{record}");

@@ -20,9 +20,11 @@ fn attribute_type(record: &str, attribute: &str) -> &'static str {
     match (record, attribute) {
         ("facts" | "time", _) => "Long",
         ("options", _) | ("plan", "dry_run") | ("args_valid", _) => "Bool",
-        ("actor", "delegation_chain") | ("approval", "approver_roles") | ("args_errors", _) => {
-            "Set<String>"
-        }
+        ("actor", "delegation_chain")
+        | ("approval", "approver_roles")
+        | ("args_errors", _)
+        | ("tool", "reads")
+        | ("session", "read_classes") => "Set<String>",
         _ => "String",
     }
 }

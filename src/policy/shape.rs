@@ -11,12 +11,12 @@ use serde_json::Value;
 
 /// The records of `context` and their attributes; `args` and `harness` are free-form.
 pub const CONTEXT: [(&str, &[&str]); RECORDS] = [
-    ("tool", &["name", "safety", "default_action"]),
+    ("tool", &["name", "safety", "default_action", "reads", "sends"]),
     ("actor", &["kind", "delegation_chain"]),
     ("resource", &["type", "id", "classification"]),
     ("options", &["allow_write", "allow_bash"]),
     ("plan", &["dry_run", "idempotency_key", "rollback_hint"]),
-    ("session", &["id", "task_type"]),
+    ("session", &["id", "task_type", "read_classes"]),
     (
         "facts",
         &[

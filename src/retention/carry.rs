@@ -1,8 +1,9 @@
 //! What a prune carries past its cut, so that a gate restarted on the pruned file rebuilds the
 //! state it had (`crate::state`): the tool definitions in force are appended again, as
 //! `tool_defined` events, in the prune's commit; each live session's counts go in the prune
-//! event (the last prune's carried ones included); and the cut stays before the request of
-//! every approval still pending, whose call a restart reopens from the trail.
+//! event (the last prune's carried ones included), and so do the data classes each read; and
+//! the cut stays before the request of every approval still pending, whose call a restart
+//! reopens from the trail.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -15,11 +16,15 @@ use crate::trail::{Event, Kind, Record};
 /// Sessions idle longer than this are not carried: the gate forgets them too (`state::facts`).
 const LIVE_US: i64 = 24 * 3600 * 1_000_000;
 
+/// Sessions whose last read is older than this do not carry their data classes: the gate
+/// forgets them too (`state::facts`).
+const TAINT_LIVE_US: i64 = 30 * 24 * 3600 * 1_000_000;
+
 /// The most sessions one prune carries (the most recently active): about 100 bytes each in
 /// the prune event, which every destination takes whole.
 const MOST_SESSIONS: usize = 2_000;
 
-pub use crate::store::Session;
+pub use crate::store::{CarriedRead, Pruning, Session, SessionReads};
 
 /// What a prune through `through` carries.
 #[derive(Debug)]
@@ -30,17 +35,15 @@ pub struct Carry {
     pub pins: Vec<Record>,
     /// The live sessions' counts up to it.
     pub sessions: Vec<Session>,
+    /// The data classes the sessions read up to it.
+    pub reads: Vec<SessionReads>,
     /// The last seq read: a pin after it makes the carry stale.
     pub read_to: i64,
 }
 
-/// What a prune through `through` must carry, read from the file; `previous` the sessions the
-/// last prune carried.
-pub async fn carry(
-    reader: &Reader,
-    through: i64,
-    previous: Vec<Session>,
-) -> Result<Carry, StoreError> {
+/// What a prune through `through` must carry, read from the file; `previous` what the last
+/// prune carried.
+pub async fn carry(reader: &Reader, through: i64, previous: Pruning) -> Result<Carry, StoreError> {
     let read_to = reader.head().await?.map_or(0, |h| h.seq);
     // One pass over the file for the pins and the approvals.
     let mut pinned: BTreeMap<String, Event> = BTreeMap::new();
@@ -109,8 +112,9 @@ pub async fn carry(
             ..event.record
         })
         .collect();
-    let sessions = sessions(reader, through, previous).await?;
-    Ok(Carry { through, pins, sessions, read_to })
+    let sessions = sessions(reader, through, previous.sessions).await?;
+    let reads = reads(reader, (previous.through, through), previous.reads, &sessions).await?;
+    Ok(Carry { through, pins, sessions, reads, read_to })
 }
 
 /// The kinds a gate's state is rebuilt from, but the decisions: the tools' definitions and the
@@ -151,6 +155,68 @@ async fn sessions(
     sessions.sort_by_key(|s| std::cmp::Reverse(s.4));
     sessions.truncate(MOST_SESSIONS);
     Ok(sessions)
+}
+
+/// The data classes each session read, from `previous` (carried through `from`) and the
+/// executions after it up to `through`: the first read of each class kept, for the sessions
+/// that read one in the last 30 days or are `live`.
+async fn reads(
+    reader: &Reader,
+    (from, through): (i64, i64),
+    previous: Vec<SessionReads>,
+    live: &[Session],
+) -> Result<Vec<SessionReads>, StoreError> {
+    let mut reads: HashMap<(String, String), Vec<CarriedRead>> =
+        previous.into_iter().map(|(actor, session, classes)| ((actor, session), classes)).collect();
+    let mut after = from;
+    'pages: loop {
+        let events = reader.of_kinds(&[Kind::Execution], after, PAGE).await?;
+        let full = events.len() == PAGE as usize;
+        for event in events {
+            after = event.seq;
+            if event.seq > through {
+                break 'pages;
+            }
+            let classes = crate::state::facts::Reads::of(&event.record);
+            if classes.is_empty() {
+                continue;
+            }
+            let r = event.record;
+            let at = DateTime::parse_from_rfc3339(&event.ts)
+                .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
+            let key = (r.actor_id.unwrap_or_default(), r.session_id.unwrap_or_default());
+            let known = reads.entry(key).or_default();
+            for class in classes {
+                match known.iter_mut().find(|(name, ..)| *name == class) {
+                    // The first read stays named; the last one keeps the session's taint live.
+                    Some(read) => read.2 = read.2.max(at),
+                    None => known.push((class, event.seq, at)),
+                }
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    let since = Utc::now().timestamp_micros() - TAINT_LIVE_US;
+    let live: HashMap<(&str, &str), i64> =
+        live.iter().map(|(actor, session, .., last)| ((&**actor, &**session), *last)).collect();
+    let last = |(actor, session): &(String, String), classes: &[CarriedRead]| {
+        let called = live.get(&(actor.as_str(), session.as_str())).copied().unwrap_or(0);
+        classes.iter().map(|c| c.2).max().unwrap_or(0).max(called)
+    };
+    let mut reads: Vec<(i64, SessionReads)> = reads
+        .into_iter()
+        .map(|(key, mut classes)| {
+            let last = last(&key, &classes);
+            classes.iter_mut().for_each(|class| class.2 = last);
+            (last, (key.0, key.1, classes))
+        })
+        .filter(|(last, _)| *last >= since)
+        .collect();
+    reads.sort_by_key(|(last, _)| std::cmp::Reverse(*last));
+    reads.truncate(MOST_SESSIONS);
+    Ok(reads.into_iter().map(|(_, reads)| reads).collect())
 }
 
 #[cfg(test)]
@@ -196,9 +262,13 @@ mod tests {
             ..Record::new(Kind::ToolDefined)
         };
         writer.append(vec![pin]).await.unwrap(); // seq 1
-        let mut calls = vec![decision("s", Outcome::Allow); 5];
+        let mut calls = vec![decision("s", Outcome::Allow); 4];
+        calls.push(Record {
+            request: crate::state::facts::Reads::cell(vec!["secret".into()]),
+            ..Record { kind: Kind::Execution, ..decision("s", Outcome::Allow) }
+        });
         calls.push(decision("s", Outcome::Deny));
-        writer.append(calls).await.unwrap(); // seqs 2..=7
+        writer.append(calls).await.unwrap(); // seqs 2..=7, the execution at 6
         let waiting = decision("s", Outcome::RequireApproval);
         let requested = Record {
             decision_id: waiting.decision_id.clone(),
@@ -208,20 +278,23 @@ mod tests {
         writer.append(vec![decision("s", Outcome::Allow); 3]).await.unwrap(); // 10..=12
 
         // Wanted through 11: the pending approval's decision (8) holds the cut at 7.
-        let carry = carry(reader, 11, Vec::new()).await.unwrap();
+        let carry = carry(reader, 11, Pruning::default()).await.unwrap();
         assert_eq!(carry.through, 7);
         assert_eq!(carry.pins.len(), 1);
         assert_eq!(carry.pins[0].args_hash.as_deref(), Some(&*"a".repeat(64)));
         assert_eq!(carry.sessions.len(), 1);
         let (actor, session, calls, denials, _) = carry.sessions[0].clone();
-        assert_eq!((actor.as_str(), session.as_str(), calls, denials), ("agent", "s", 6, 1));
+        assert_eq!((actor.as_str(), session.as_str(), calls, denials), ("agent", "s", 5, 1));
+        let (actor, session, classes) = carry.reads[0].clone();
+        assert_eq!((actor.as_str(), session.as_str()), ("agent", "s"));
+        assert_eq!((classes[0].0.as_str(), classes[0].1), ("secret", 6));
 
         // Recorded and deleted: a gate rebuilt from the file has the pin and the counts.
-        let sessions = carry.sessions.clone();
+        let (sessions, reads) = (carry.sessions.clone(), carry.reads.clone());
         writer
             .record_prune(7, carry.read_to, carry.pins, move |_| Record {
                 request: Some(
-                    crate::store::Pruning { through: 7, sessions, ..Default::default() }.to_json(),
+                    Pruning { through: 7, sessions, reads, ..Default::default() }.to_json(),
                 ),
                 ..Record::new(Kind::Prune)
             })
@@ -240,18 +313,24 @@ mod tests {
                 at_us,
             };
             let observed = facts.observe(call);
-            (observed.session_calls, observed.session_denials)
+            let read = observed.read_classes.iter().map(|r| (r.class.to_string(), r.seq));
+            (observed.session_calls, observed.session_denials, read.collect::<Vec<_>>())
         };
         let before = Facts::new(HashMap::new());
         before.rebuild(reader).await.unwrap();
-        assert_eq!(counted(&before), (11, 1), "decisions under the cut are not counted twice");
+        let secret = vec![("secret".to_owned(), 6)];
+        assert_eq!(
+            counted(&before),
+            (10, 1, secret.clone()),
+            "decisions under the cut are not counted twice"
+        );
         while writer.delete_pruned().await.unwrap().any() {}
         let pins = Pins::default();
         assert_eq!(pins.rebuild(reader).await.unwrap(), 1, "the pin is in force after the cut");
         let facts = Facts::new(HashMap::new());
         facts.rebuild(reader).await.unwrap();
-        // 6 carried + the 4 kept decisions + this one; the denial carried too.
-        assert_eq!(counted(&facts), (11, 1));
+        // 5 carried + the 4 kept decisions + this one; the denial and the read carried too.
+        assert_eq!(counted(&facts), (10, 1, secret));
         drop(store);
         thread.join().await;
     }

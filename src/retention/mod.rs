@@ -154,7 +154,7 @@ impl Retention {
             Some(last) => self.reader.event(last.seq).await?.as_ref().and_then(Pruning::of),
             None => None,
         };
-        let previous = previous.map(|p| p.sessions).unwrap_or_default();
+        let previous = previous.unwrap_or_default();
         let carry = carry::carry(&self.reader, segment.through, previous.clone()).await?;
         let Some(segment) =
             segments.iter().rfind(|s| s.through <= carry.through && s.through > pruned)
@@ -227,7 +227,7 @@ impl Retention {
         let (location, checkpoint, through) =
             (self.archive.location().to_owned(), segment.checkpoint, segment.through);
         let why = want.why();
-        let carry::Carry { pins, sessions, read_to, .. } = carry;
+        let carry::Carry { pins, sessions, reads, read_to, .. } = carry;
         let (pinned, carried) = (pins.len(), sessions.len());
         let event = self
             .writer
@@ -246,6 +246,7 @@ impl Retention {
                         checkpoint,
                         archive: location,
                         sessions,
+                        reads,
                     }
                     .to_json(),
                 ),

@@ -8,10 +8,16 @@
 //! bytes, not only in entries: sessions, tools and actors are kept by 64-bit keyed digests of
 //! their names (keys random per process, so that no caller can make two names collide), every
 //! entry has a fixed size, and each map has a cap.
+//!
+//! The flow facts are the data classes each (actor, session) has read: set from Execute after
+//! its commit (only a call that ran has read anything), recorded on the execution event's
+//! `request` cell as `{"reads":[…]}`, and kept a month past the session's last call (longer
+//! than its counts: a session's taint must outlive its loop counts), so that a policy can hold
+//! an external send after a session read `secret`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
 
@@ -33,10 +39,26 @@ const MAX_TRACKED_CALLS: usize = 500_000;
 /// Most actors whose rate is kept (about 300 bytes each); past it those seen least recently
 /// are forgotten, down to three quarters of it.
 const MAX_ACTORS: usize = 100_000;
+/// A session's data classes are kept this long after its last call (in microseconds): 30 days.
+const TAINT_IDLE_US: i64 = 30 * 24 * 3600 * 1_000_000;
+/// Most sessions whose data classes are kept (about 200 bytes each); past it those idle
+/// longest are forgotten, down to three quarters of it.
+const MAX_TAINTED: usize = 100_000;
+
+/// The trail kinds the facts are rebuilt from.
+const KINDS: [Kind; 2] = [Kind::Decision, Kind::Execution];
+
+/// A data class a session has read, and the seq of the first execution that read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassRead {
+    pub class: Arc<str>,
+    /// 0 in a `policy test` case, which names classes only.
+    pub seq: i64,
+}
 
 /// The facts of one call, this call included in every count. `policy test` cases may set them
 /// (a `facts` table); unset ones are those of a first call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Observed {
     /// Calls in this session.
@@ -53,6 +75,10 @@ pub struct Observed {
     pub actor_calls_last_minute: u64,
     /// The configured cap on calls for this session's task type.
     pub session_cap: u64,
+    /// The data classes this actor's executed calls in this session have read, in the order
+    /// first read (`context.session.read_classes`).
+    #[serde(deserialize_with = "class_names")]
+    pub read_classes: Vec<ClassRead>,
     /// When the call was made, in microseconds since the Unix epoch (`context.time`).
     #[serde(skip)]
     pub at_us: i64,
@@ -69,8 +95,35 @@ impl Default for Observed {
             session_denials: 0,
             actor_calls_last_minute: 1,
             session_cap: u64::MAX,
+            read_classes: Vec::new(),
             at_us: chrono::Utc::now().timestamp_micros(),
         }
+    }
+}
+
+/// A `policy test` case's `read_classes`: names, with no execution behind them.
+fn class_names<'de, D: serde::Deserializer<'de>>(names: D) -> Result<Vec<ClassRead>, D::Error> {
+    let names: Vec<String> = serde::Deserialize::deserialize(names)?;
+    Ok(names.into_iter().map(|class| ClassRead { class: class.into(), seq: 0 }).collect())
+}
+
+/// What an execution's `request` cell records: the data classes the call read (canonical JSON,
+/// `{"reads":[…]}`, sorted; no cell when it read none).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Reads {
+    pub reads: Vec<String>,
+}
+
+impl Reads {
+    /// The cell for an execution that read `classes`, if any.
+    pub fn cell(classes: Vec<String>) -> Option<String> {
+        (!classes.is_empty()).then(|| serde_json::to_string(&Self { reads: classes }))?.ok()
+    }
+
+    /// The classes an execution event records (none for any other event).
+    pub fn of(record: &crate::trail::Record) -> Vec<String> {
+        let cell = record.request.as_deref().filter(|_| record.kind == Kind::Execution);
+        cell.and_then(|cell| serde_json::from_str::<Self>(cell).ok()).unwrap_or_default().reads
     }
 }
 
@@ -127,10 +180,19 @@ impl Rate {
     }
 }
 
+/// The data classes a session has read.
+#[derive(Debug, Default)]
+struct Taint {
+    reads: Vec<ClassRead>,
+    last_seen_us: i64,
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// By the keyed digest of (actor, session).
     sessions: HashMap<u64, Session>,
+    /// The sessions that have read a data class, by the same digest.
+    taints: HashMap<u64, Taint>,
     /// By the keyed digest of the actor.
     actors: HashMap<u64, Rate>,
     observed: u64,
@@ -142,6 +204,15 @@ impl State {
     /// many sessions come and go (a forgotten session's counts start again).
     fn prune(&mut self, now_us: i64) {
         self.sessions.retain(|_, s| now_us - s.last_seen_us < SESSION_IDLE_US);
+        self.taints.retain(|_, t| now_us - t.last_seen_us < TAINT_IDLE_US);
+        if self.taints.len() > MAX_TAINTED {
+            let mut by_age: Vec<(i64, u64)> =
+                self.taints.iter().map(|(id, t)| (t.last_seen_us, *id)).collect();
+            by_age.sort_unstable();
+            for (_, id) in by_age.into_iter().take(self.taints.len() - MAX_TAINTED / 4 * 3) {
+                self.taints.remove(&id);
+            }
+        }
         let now = now_us.div_euclid(1_000_000);
         self.actors.retain(|_, rate| now - rate.second < RATE_WINDOW_US / 1_000_000);
         if self.actors.len() > MAX_ACTORS {
@@ -233,6 +304,13 @@ impl Facts {
             state.actors.entry(self.keys.hash_one(call.actor)).or_default().count(call.at_us);
 
         let key = self.session_key(call.actor, call.session);
+        let read_classes = match state.taints.get_mut(&key) {
+            Some(taint) => {
+                taint.last_seen_us = taint.last_seen_us.max(call.at_us);
+                taint.reads.clone()
+            }
+            None => Vec::new(),
+        };
         let session = state.sessions.entry(key).or_default();
         session.calls += 1;
         session.last_seen_us = call.at_us;
@@ -254,8 +332,36 @@ impl Facts {
             session_denials: session.denials,
             actor_calls_last_minute,
             session_cap: self.cap(call.task_type),
+            read_classes,
             at_us: call.at_us,
         }
+    }
+
+    /// Records that an actor's session read `classes`, in the execution at `seq` (after its
+    /// commit): the first execution to read a class is the one named for it.
+    pub fn read(&self, actor: &str, session: &str, classes: &[String], seq: i64, at_us: i64) {
+        if classes.is_empty() {
+            return;
+        }
+        let key = self.session_key(actor, session);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if !state.taints.contains_key(&key) && state.taints.len() >= MAX_TAINTED + 1024 {
+            state.prune(at_us);
+        }
+        let taint = state.taints.entry(key).or_default();
+        taint.last_seen_us = taint.last_seen_us.max(at_us);
+        for class in classes {
+            if !taint.reads.iter().any(|read| *read.class == **class) {
+                taint.reads.push(ClassRead { class: class.as_str().into(), seq });
+            }
+        }
+    }
+
+    /// The data classes an actor's session has read so far.
+    pub fn read_classes(&self, actor: &str, session: &str) -> Vec<ClassRead> {
+        let key = self.session_key(actor, session);
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.taints.get(&key).map_or_else(Vec::new, |taint| taint.reads.clone())
     }
 
     /// Counts a denial in an actor's session (after the policy answered).
@@ -278,37 +384,54 @@ impl Facts {
         entry.last_seen_us = entry.last_seen_us.max(last_us);
     }
 
-    /// Rebuilds the facts from the decisions on the trail, after the counts the last prune
-    /// carried past its cut (docs/operations.md, "Retention").
+    /// Starts a session's data classes where a prune left them.
+    fn seed_reads(&self, (actor, session, reads): crate::store::SessionReads) {
+        for (class, seq, at_us) in reads {
+            self.read(&actor, &session, &[class], seq, at_us);
+        }
+    }
+
+    /// Rebuilds the facts from the decisions and executions on the trail, after the counts and
+    /// classes the last prune carried past its cut (docs/operations.md, "Retention"); how many
+    /// events were read.
     pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
         // The last prune's counts cover the decisions up to its cut: those still in the file
         // (a prune whose deletions a stop or a hold left unfinished) are not counted again.
-        let (mut carried, mut cut) = (Vec::new(), 0);
+        let (mut carried, mut cut) = (crate::store::Pruning::default(), 0);
         reader
             .scan(&Filter::of_kind(Kind::Prune), |event| {
                 if let Some(pruning) = crate::store::Pruning::of(&event) {
-                    (carried, cut) = (pruning.sessions, pruning.through);
+                    cut = pruning.through;
+                    carried = pruning;
                 }
             })
             .await?;
-        carried.into_iter().for_each(|session| self.seed(session));
-        let decisions = Filter::of_kind(Kind::Decision);
-        reader
-            .scan(&decisions, |event| {
-                if event.seq <= cut {
-                    return;
-                }
-                let r = &event.record;
-                let text = |v: &Option<String>| v.clone().unwrap_or_default();
-                let at_us = DateTime::parse_from_rfc3339(&event.ts)
-                    .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
-                let (session, task_type, actor, tool, args_hash) = (
-                    text(&r.session_id),
-                    text(&r.task_type),
-                    text(&r.actor_id),
-                    text(&r.tool),
-                    text(&r.args_hash),
-                );
+        carried.sessions.into_iter().for_each(|session| self.seed(session));
+        carried.reads.into_iter().for_each(|reads| self.seed_reads(reads));
+        let (mut after, mut seen) = (cut, 0);
+        loop {
+            let events = reader.of_kinds(&KINDS, after, crate::store::PAGE).await?;
+            let full = events.len() == crate::store::PAGE as usize;
+            after = events.last().map_or(after, |e| e.seq);
+            seen += events.len() as u64;
+            events.iter().for_each(|event| self.replay(event));
+            if !full {
+                return Ok(seen);
+            }
+        }
+    }
+
+    /// Counts a decision, or the classes an execution read, from the trail as the gate did.
+    pub fn replay(&self, event: &crate::trail::Event) {
+        let r = &event.record;
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        let at_us = DateTime::parse_from_rfc3339(&event.ts)
+            .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
+        let (actor, session) = (text(&r.actor_id), text(&r.session_id));
+        match r.kind {
+            Kind::Decision => {
+                let (task_type, tool, args_hash) =
+                    (text(&r.task_type), text(&r.tool), text(&r.args_hash));
                 self.observe(Call {
                     session: &session,
                     task_type: &task_type,
@@ -320,8 +443,24 @@ impl Facts {
                 if r.outcome == Some(Outcome::Deny) {
                     self.denied(&actor, &session);
                 }
-            })
-            .await
+            }
+            Kind::Execution => self.read(&actor, &session, &Reads::of(r), event.seq, at_us),
+            // Nothing else changes the facts.
+            Kind::Violation
+            | Kind::InvalidRequest
+            | Kind::PolicyLoaded
+            | Kind::ApprovalRequested
+            | Kind::ApprovalApproved
+            | Kind::ApprovalRejected
+            | Kind::ApprovalExpired
+            | Kind::ApprovalWithdrawn
+            | Kind::AccessDenied
+            | Kind::Checkpoint
+            | Kind::Undelivered
+            | Kind::ToolDefined
+            | Kind::PeerRefused
+            | Kind::Prune => {}
+        }
     }
 }
 
@@ -420,5 +559,50 @@ mod tests {
         }
         let state = facts.state.lock().unwrap();
         assert!(state.actors.len() <= MAX_ACTORS + PRUNE_EVERY as usize, "{}", state.actors.len());
+    }
+
+    #[test]
+    fn a_session_keeps_the_first_execution_of_each_class_it_read() {
+        let facts = Facts::new(HashMap::new());
+        facts.observe(call("s", "read", "1", 0));
+        assert!(facts.observe(call("s", "post", "1", 1)).read_classes.is_empty());
+        facts.read("a", "s", &["secret".into()], 7, 2);
+        facts.read("a", "s", &["customer_pii".into(), "secret".into()], 9, 3);
+        facts.read("intruder", "s", &["public".into()], 10, 4);
+        let classes = |o: Observed| {
+            o.read_classes.iter().map(|r| (r.class.to_string(), r.seq)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            classes(facts.observe(call("s", "post", "2", 5))),
+            [("secret".to_owned(), 7), ("customer_pii".to_owned(), 9)]
+        );
+        assert!(facts.observe(call("t", "post", "2", 6)).read_classes.is_empty());
+    }
+
+    #[test]
+    fn a_tainted_session_outlives_its_counts_for_a_month_and_then_goes() {
+        let facts = Facts::new(HashMap::new());
+        facts.observe(call("s", "read", "1", 0));
+        facts.read("a", "s", &["secret".into()], 1, 0);
+        let day = SESSION_IDLE_US;
+        facts.state.lock().unwrap().prune(2 * day);
+        let later = facts.observe(call("s", "post", "1", 2 * day));
+        assert_eq!(
+            (later.session_calls, later.read_classes.len()),
+            (1, 1),
+            "counts gone, taint kept"
+        );
+        facts.state.lock().unwrap().prune(2 * day + TAINT_IDLE_US);
+        assert!(facts.read_classes("a", "s").is_empty());
+    }
+
+    #[test]
+    fn an_execution_records_what_it_read_and_nothing_else_does() {
+        let mut record = crate::trail::Record::new(Kind::Execution);
+        assert_eq!(Reads::cell(Vec::new()), None);
+        record.request = Reads::cell(vec!["secret".into()]);
+        assert_eq!(Reads::of(&record), ["secret"]);
+        record.kind = Kind::Decision;
+        assert!(Reads::of(&record).is_empty());
     }
 }

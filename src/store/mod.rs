@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use prune::{Pruning, Session};
+pub use prune::{CarriedRead, Pruning, Session, SessionReads};
 pub use reader::{PAGE, Proving, Reader};
 pub use tree::Known;
 pub use writer::{Cadence, PairedDecision, Writer, WriterThread, checkpoint_record};

@@ -206,6 +206,13 @@ impl Reader {
 /// A session's counts carried past a cut: actor, session, calls, denials, last call (µs).
 pub type Session = (String, String, u64, u64, i64);
 
+/// A data class carried past a cut: its name, the seq of the first execution that read it, and
+/// the time (µs) of the session's last read or call, which keeps it live.
+pub type CarriedRead = (String, i64, i64);
+
+/// A session's data classes carried past a cut: actor, session, and its classes.
+pub type SessionReads = (String, String, Vec<CarriedRead>);
+
 /// What a `prune` event's `request` records (docs/trail-format.md, "Pruned trails"), as
 /// canonical JSON in this field order: the one shape its writer and every reader use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -228,6 +235,9 @@ pub struct Pruning {
     /// prune recorded before they were carried).
     #[serde(default)]
     pub sessions: Vec<Session>,
+    /// Each session's data classes read up to the cut (`state::facts`), when any were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<SessionReads>,
 }
 
 impl Pruning {
