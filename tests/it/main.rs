@@ -24,6 +24,7 @@ mod fleet_ingest;
 mod fleet_retention;
 mod fleet_upgrade;
 mod fleet_witnessed;
+mod flows;
 mod helpers;
 mod hook;
 mod identity;

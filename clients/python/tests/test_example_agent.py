@@ -22,10 +22,18 @@ def test_the_example_agent_runs_and_leaves_its_trail(tmp_path):
         server.process.wait(timeout=30)
 
     assert done.returncode == 0, done.stderr
-    assert "1 call(s) refused" in done.stdout, done.stdout
+    assert "2 call(s) refused" in done.stdout, done.stdout
     loop = [e for e in events if e["kind"] == "decision" and e["outcome"] == "deny"]
     assert [e["policy_ids"] for e in loop] == ['["default.loop"]']
     approved = next(e for e in events if e["kind"] == "approval_approved")
     assert approved["actor_id"] == "reviewer"
-    assert [e["kind"] for e in events].count("execution") == 9
+    # The secret it read holds the post, naming the read; the reviewer rejects it.
+    vault = next(e for e in events if e["kind"] == "execution" and e["tool"] == "vault_read")
+    assert vault["request"] == '{"reads":["secret"]}'
+    held = next(e for e in events if e["kind"] == "decision" and e["tool"] == "post_chat")
+    assert held["outcome"] == "require_approval"
+    assert held["reason"].endswith(f"(read by seq {vault['seq']} (secret))"), held["reason"]
+    rejected = next(e for e in events if e["kind"] == "approval_rejected")
+    assert rejected["decision_id"] == held["decision_id"]
+    assert [e["kind"] for e in events].count("execution") == 10
     assert not any(e["kind"] == "violation" for e in events)
