@@ -24,7 +24,7 @@ use crate::auth::{Caller, Rpc};
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, FieldError};
 use crate::state::approvals::{Approval, Approvals};
-use crate::state::facts::{Call, Facts, Reads};
+use crate::state::facts::{Call, Facts};
 use cedar_policy::Entities;
 
 use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
@@ -392,6 +392,7 @@ impl Gatekeeper {
         let default_max = i64::from(self.defaults.max_output_chars);
         let mut paired = report.clone();
         let (registry, hasher) = (self.registry.load_full(), self.hasher.clone());
+        let facts = self.facts.clone();
         // A retry of a report already recorded appends nothing and is answered from it.
         let repeat = Arc::new(std::sync::OnceLock::new());
         let repeated = repeat.clone();
@@ -433,14 +434,27 @@ impl Gatekeeper {
                     .as_ref()
                     .and_then(|d| d.record.max_output_chars)
                     .unwrap_or(default_max);
+                let Some(decided) = decision.as_ref() else {
+                    return Ok(pairing::records(&paired, None, max, output_chars, Vec::new()));
+                };
                 // What the call read: its tool's classes and its resource's classification.
-                let read = decision.as_ref().map_or_else(Vec::new, |d| {
-                    let classification = ActionRequest::from_trail(&d.record)
-                        .map(|req| req.resource.classification)
-                        .unwrap_or_default();
-                    let tool = d.record.tool.as_deref().unwrap_or_default();
-                    registry.classes_read(tool, &classification)
+                let r = &decided.record;
+                let classification = crate::request::classification(r).unwrap_or_else(|| {
+                    tracing::error!(
+                        decision = paired.decision_id,
+                        "a decision's request cell does not read"
+                    );
+                    String::new()
                 });
+                let read =
+                    registry.classes_read(r.tool.as_deref().unwrap_or_default(), &classification);
+                // The session has read them from now on, with the seq the execution takes: set
+                // here, on the writer's thread, so that a caller gone before the commit (or a
+                // commit that then fails) cannot leave them out.
+                let seq = i64::try_from(lookup.tree_head().0).unwrap_or(i64::MAX - 1) + 1;
+                let (actor, session) = (r.actor_id.as_deref(), r.session_id.as_deref());
+                let now = chrono::Utc::now().timestamp_micros();
+                facts.read(actor.unwrap_or_default(), session.unwrap_or_default(), &read, seq, now);
                 Ok(pairing::records(&paired, decision.as_ref(), max, output_chars, read))
             })
             .await?;
@@ -452,15 +466,6 @@ impl Gatekeeper {
                 execution.record.reason.clone().unwrap_or_default(),
             ));
         }
-        // Only now, committed, does what the call read count in its session.
-        let r = &execution.record;
-        self.facts.read(
-            r.actor_id.as_deref().unwrap_or_default(),
-            r.session_id.as_deref().unwrap_or_default(),
-            &Reads::of(r),
-            execution.seq,
-            chrono::Utc::now().timestamp_micros(),
-        );
         let max_chars = execution.record.max_output_chars.unwrap_or(default_max);
         let processed = report.output.as_deref().map(|o| {
             output::process(o, usize::try_from(max_chars).unwrap_or(usize::MAX), report.wrap_output)

@@ -258,11 +258,12 @@ impl ToolRegistry {
     }
 
     /// The data classes a call of `tool` on a resource of `classification` reads: the tool's
-    /// own and the resource's (toolgate cannot see what a tool's output holds, so a call on a
-    /// classified resource is taken to have read it), sorted.
+    /// own and the resource's but `public` (toolgate cannot see what a tool's output holds, so
+    /// a call on a classified resource is taken to have read it), sorted.
     pub fn classes_read(&self, tool: &str, classification: &str) -> Vec<String> {
         let mut classes = self.reads(tool).to_vec();
-        if !classification.is_empty() && !classes.iter().any(|c| c == classification) {
+        let classified = !matches!(classification, "" | "public");
+        if classified && !classes.iter().any(|c| c == classification) {
             classes.push(classification.to_owned());
             classes.sort();
         }
@@ -296,6 +297,7 @@ mod tests {
         assert_eq!(registry.classes_read("read", "customer_pii"), ["customer_pii", "secret"]);
         assert_eq!(registry.classes_read("read", "secret"), ["secret"]);
         assert!(registry.classes_read("never-registered", "").is_empty());
+        assert!(registry.classes_read("never-registered", "public").is_empty(), "no taint");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::{Page, WireFilter};
 pub use never::NeverAllowed;
 pub use refused::{PeerRefusal, cut};
+pub use stored::classification;
 pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};
 
 pub use crate::error::FieldError;

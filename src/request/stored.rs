@@ -71,6 +71,20 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
+/// A decision's `request` cell read for the resource's classification only.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Classified {
+    resource: ResourceRest<'static>,
+}
+
+/// The classification of the resource a decision event's request named (empty for none);
+/// `None` when its `request` cell does not read.
+pub fn classification(record: &Record) -> Option<String> {
+    let cell: Classified = serde_json::from_str(record.request.as_deref()?).ok()?;
+    Some(cell.resource.classification.into_owned())
+}
+
 impl ActionRequest {
     /// The `request` cell of this request's decision event.
     #[allow(clippy::expect_used)] // see the INVARIANT inside

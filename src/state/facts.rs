@@ -15,7 +15,7 @@
 //! than its counts: a session's taint must outlive its loop counts), so that a policy can hold
 //! an external send after a session read `secret`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -41,9 +41,12 @@ const MAX_TRACKED_CALLS: usize = 500_000;
 const MAX_ACTORS: usize = 100_000;
 /// A session's data classes are kept this long after its last call (in microseconds): 30 days.
 const TAINT_IDLE_US: i64 = 30 * 24 * 3600 * 1_000_000;
-/// Most sessions whose data classes are kept (about 200 bytes each); past it those idle
-/// longest are forgotten, down to three quarters of it.
+/// Most sessions whose data classes are kept (about 100 bytes each, and 24 a class); past it
+/// those idle longest are forgotten, down to three quarters of it, and remembered as forgotten.
 const MAX_TAINTED: usize = 100_000;
+/// Most sessions remembered as forgotten at the cap (about 40 bytes each): such a session is
+/// taken to have read every class any session has read.
+const MAX_FORGOTTEN: usize = 1_000_000;
 
 /// The trail kinds the facts are rebuilt from.
 const KINDS: [Kind; 2] = [Kind::Decision, Kind::Execution];
@@ -193,12 +196,38 @@ struct State {
     sessions: HashMap<u64, Session>,
     /// The sessions that have read a data class, by the same digest.
     taints: HashMap<u64, Taint>,
+    /// The sessions whose classes the cap made this process forget, oldest first: flooding
+    /// the cap with fresh sessions must not clean a tainted one.
+    forgotten: HashSet<u64>,
+    forgotten_order: VecDeque<u64>,
+    /// Every data class read, each name once (they come from the registry and the fixed
+    /// classifications, so they are few).
+    classes: Vec<Arc<str>>,
     /// By the keyed digest of the actor.
     actors: HashMap<u64, Rate>,
     observed: u64,
 }
 
 impl State {
+    /// The classes of a session without an entry: none, or every class read when the cap
+    /// forgot its own (no execution named: seq 0).
+    fn forgotten_classes(&self, key: u64) -> Vec<ClassRead> {
+        if !self.forgotten.contains(&key) {
+            return Vec::new();
+        }
+        self.classes.iter().map(|class| ClassRead { class: class.clone(), seq: 0 }).collect()
+    }
+
+    /// The one copy of a class's name.
+    fn intern(&mut self, class: &str) -> Arc<str> {
+        if let Some(known) = self.classes.iter().find(|known| ***known == *class) {
+            return known.clone();
+        }
+        let name: Arc<str> = class.into();
+        self.classes.push(name.clone());
+        name
+    }
+
     /// Forgets idle sessions and actors, and the least recently active sessions while more
     /// than [`MAX_TRACKED_CALLS`] distinct calls are remembered: memory stays bounded however
     /// many sessions come and go (a forgotten session's counts start again).
@@ -211,6 +240,14 @@ impl State {
             by_age.sort_unstable();
             for (_, id) in by_age.into_iter().take(self.taints.len() - MAX_TAINTED / 4 * 3) {
                 self.taints.remove(&id);
+                if self.forgotten.insert(id) {
+                    self.forgotten_order.push_back(id);
+                }
+            }
+            while self.forgotten_order.len() > MAX_FORGOTTEN {
+                if let Some(oldest) = self.forgotten_order.pop_front() {
+                    self.forgotten.remove(&oldest);
+                }
             }
         }
         let now = now_us.div_euclid(1_000_000);
@@ -309,7 +346,7 @@ impl Facts {
                 taint.last_seen_us = taint.last_seen_us.max(call.at_us);
                 taint.reads.clone()
             }
-            None => Vec::new(),
+            None => state.forgotten_classes(key),
         };
         let session = state.sessions.entry(key).or_default();
         session.calls += 1;
@@ -348,11 +385,16 @@ impl Facts {
         if !state.taints.contains_key(&key) && state.taints.len() >= MAX_TAINTED + 1024 {
             state.prune(at_us);
         }
-        let taint = state.taints.entry(key).or_default();
+        let names: Vec<Arc<str>> = classes.iter().map(|class| state.intern(class)).collect();
+        if !state.taints.contains_key(&key) {
+            let reads = state.forgotten_classes(key);
+            state.taints.insert(key, Taint { reads, last_seen_us: at_us });
+        }
+        let Some(taint) = state.taints.get_mut(&key) else { return };
         taint.last_seen_us = taint.last_seen_us.max(at_us);
-        for class in classes {
-            if !taint.reads.iter().any(|read| *read.class == **class) {
-                taint.reads.push(ClassRead { class: class.as_str().into(), seq });
+        for class in names {
+            if !taint.reads.iter().any(|read| read.class == class) {
+                taint.reads.push(ClassRead { class, seq });
             }
         }
     }
@@ -361,7 +403,10 @@ impl Facts {
     pub fn read_classes(&self, actor: &str, session: &str) -> Vec<ClassRead> {
         let key = self.session_key(actor, session);
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.taints.get(&key).map_or_else(Vec::new, |taint| taint.reads.clone())
+        match state.taints.get(&key) {
+            Some(taint) => taint.reads.clone(),
+            None => state.forgotten_classes(key),
+        }
     }
 
     /// Counts a denial in an actor's session (after the policy answered).
@@ -391,10 +436,9 @@ impl Facts {
         }
     }
 
-    /// Rebuilds the facts from the decisions and executions on the trail, after the counts and
-    /// classes the last prune carried past its cut (docs/operations.md, "Retention"); how many
-    /// events were read.
-    pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
+    /// Starts the facts where the last prune left them: the counts and classes it carried past
+    /// its cut (docs/operations.md, "Retention"); the cut, after which the trail counts.
+    pub async fn carried(&self, reader: &Reader) -> Result<i64, StoreError> {
         // The last prune's counts cover the decisions up to its cut: those still in the file
         // (a prune whose deletions a stop or a hold left unfinished) are not counted again.
         let (mut carried, mut cut) = (crate::store::Pruning::default(), 0);
@@ -408,6 +452,13 @@ impl Facts {
             .await?;
         carried.sessions.into_iter().for_each(|session| self.seed(session));
         carried.reads.into_iter().for_each(|reads| self.seed_reads(reads));
+        Ok(cut)
+    }
+
+    /// Rebuilds the facts from the decisions and executions on the trail after what the last
+    /// prune carried; how many events were read.
+    pub async fn rebuild(&self, reader: &Reader) -> Result<u64, StoreError> {
+        let cut = self.carried(reader).await?;
         let (mut after, mut seen) = (cut, 0);
         loop {
             let events = reader.of_kinds(&KINDS, after, crate::store::PAGE).await?;
@@ -422,7 +473,7 @@ impl Facts {
     }
 
     /// Counts a decision, or the classes an execution read, from the trail as the gate did.
-    pub fn replay(&self, event: &crate::trail::Event) {
+    fn replay(&self, event: &crate::trail::Event) {
         let r = &event.record;
         let text = |v: &Option<String>| v.clone().unwrap_or_default();
         let at_us = DateTime::parse_from_rfc3339(&event.ts)
@@ -604,5 +655,24 @@ mod tests {
         assert_eq!(Reads::of(&record), ["secret"]);
         record.kind = Kind::Decision;
         assert!(Reads::of(&record).is_empty());
+    }
+
+    #[test]
+    fn flooding_the_cap_with_fresh_sessions_never_cleans_a_tainted_one() {
+        let facts = Facts::new(HashMap::new());
+        facts.read("a", "victim", &["secret".into()], 1, 0);
+        facts.read("a", "other", &["customer_pii".into()], 2, 0);
+        for n in 0..(MAX_TAINTED + 1100) as i64 {
+            facts.read("flood", &n.to_string(), &["internal".into()], n + 3, n + 1);
+        }
+        assert!(facts.state.lock().unwrap().taints.len() <= MAX_TAINTED + 1024);
+        let mut forgotten: Vec<String> = facts
+            .read_classes("a", "victim")
+            .iter()
+            .map(|r| format!("{}@{}", r.class, r.seq))
+            .collect();
+        forgotten.sort();
+        assert_eq!(forgotten, ["customer_pii@0", "internal@0", "secret@0"], "every class, no seq");
+        assert!(facts.read_classes("a", "never-seen").is_empty());
     }
 }

@@ -29,7 +29,7 @@ impl State {
     pub async fn rebuild(config: &Config, reader: &Reader) -> Result<Self, StoreError> {
         let facts = Arc::new(Facts::new(config.session_caps.clone().into_iter().collect()));
         let rebuilt = facts.rebuild(reader).await?;
-        tracing::info!(decisions = rebuilt, "session facts rebuilt from the trail");
+        tracing::info!(events = rebuilt, "session facts rebuilt from the trail");
         let approvals = Arc::new(Approvals::new(config.approvals.clone()));
         let pending = approvals::rebuild(&approvals, reader).await?;
         tracing::info!(pending, "pending approvals rebuilt from the trail");
