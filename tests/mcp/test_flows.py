@@ -5,7 +5,7 @@ import asyncio
 import subprocess
 import time
 
-from conftest import PERMIT_ALL, TOOLGATE, connected, everything, filesystem, run, text, toolgate
+from conftest import PERMIT_ALL, TOOLGATE, connected, everything, filesystem, misbehaving, run, text, toolgate
 
 # The flows example's first rule (examples/policies/flows) over every tool permitted.
 SECRET_THEN_EXTERNAL = PERMIT_ALL + """
@@ -134,3 +134,34 @@ def test_a_secret_read_through_one_server_holds_another_servers_send_in_the_same
     assert (decision["tool"], decision["session_id"], decision["outcome"]) == (
         "mcp__everything__echo", "task-7", "require_approval")
     gateway.verify(db=db)
+
+
+def test_a_result_the_trail_could_not_take_never_reaches_the_model(gateway, tmp_path):
+    db, socket = tmp_path / "shared.db", tmp_path / "shared.sock"
+    (tmp_path / "shared.cedar").write_text(PERMIT_ALL)
+    sidecar = subprocess.Popen(
+        [TOOLGATE, "serve", "--db", str(db), "--listen", f"unix:{socket}", "--policy", str(tmp_path / "shared.cedar")],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(socket.exists)
+        params = gateway.params("slow", misbehaving(tmp_path / "markers"), extra=["--server", f"unix:{socket}"])
+
+        async def call():
+            async with connected(params) as s:
+                await s.list_tools()
+                running = asyncio.create_task(s.call_tool("slow", {"seconds": 2}))
+                await asyncio.sleep(0.5)
+                # The sidecar goes while the tool runs: its execution cannot be recorded.
+                sidecar.terminate()
+                await asyncio.to_thread(sidecar.wait, 30)
+                return await running
+
+        result = run(call())
+    finally:
+        sidecar.kill()
+        sidecar.wait(timeout=30)
+    assert (tmp_path / "markers" / "finished").exists(), "the tool ran"
+    assert result.is_error
+    assert text(result) == "toolgate: the call ran, but it could not be recorded, so its result is withheld"
+    assert "done" not in text(result)
