@@ -1,6 +1,7 @@
 //! The cost of one policy decision in process, session facts included: what `Decide` spends
-//! before the trail, measured for the default policy and for a generated set of 100 policies;
-//! and the cost of checking a call's arguments against a typical input schema.
+//! before the trail, measured for the default policy and for a generated set of 100 policies
+//! (also with sessions that have read data classes, as flow policies see them); and the cost
+//! of checking a call's arguments against a typical input schema.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -116,9 +117,10 @@ pub fn generated(n: usize) -> Result<PolicyEngine, PolicyError> {
     PolicyEngine::parse(&format!("generated-{n}"), &text)
 }
 
-/// Times `iterations` decisions (facts, then evaluation) of varied read requests.
+/// Times `iterations` decisions (facts, then evaluation) of varied read requests; with
+/// `tainted`, in sessions that have each read two data classes.
 #[allow(clippy::expect_used)] // see the INVARIANT inside
-pub fn measure(engine: &PolicyEngine, iterations: usize) -> EvalFigures {
+pub fn measure(engine: &PolicyEngine, iterations: usize, tainted: bool) -> EvalFigures {
     let registry = ToolRegistry::default();
     let limits = Limits::default();
     let requests: Vec<ActionRequest> = (0..100)
@@ -138,6 +140,12 @@ pub fn measure(engine: &PolicyEngine, iterations: usize) -> EvalFigures {
         })
         .collect();
     let facts = Facts::new(HashMap::new());
+    if tainted {
+        let classes = ["customer_pii".to_owned(), "secret".to_owned()];
+        for (seq, req) in requests.iter().enumerate() {
+            facts.read(&req.actor.id, &req.session_id, &classes, seq as i64 + 1, 0);
+        }
+    }
     // INVARIANT: valid bounds and precision.
     let mut histogram =
         Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds");

@@ -81,11 +81,16 @@ fn parse_call(value: &str) -> Result<Call, String> {
 pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
     let duration = Duration::from_secs_f64(args.duration);
     if let Some(policies) = args.policy_eval {
-        for engine in [crate::policy::PolicyEngine::embedded(), bench::policy::generated(policies)?]
-        {
-            let figures = bench::policy::measure(&engine, args.iterations);
+        let generated = bench::policy::generated(policies)?;
+        let runs = [
+            (crate::policy::PolicyEngine::embedded(), false, ""),
+            (generated, false, ""),
+            (bench::policy::generated(policies)?, true, ", sessions that read 2 data classes"),
+        ];
+        for (engine, tainted, sessions) in runs {
+            let figures = bench::policy::measure(&engine, args.iterations, tainted);
             println!(
-                "policy evaluation, facts included, {} policies: median {:.1} µs, p99 {:.1} µs",
+                "policy evaluation, facts included, {} policies{sessions}: median {:.1} µs, p99 {:.1} µs",
                 figures.policies,
                 figures.median_ns as f64 / 1e3,
                 figures.p99_ns as f64 / 1e3

@@ -58,6 +58,7 @@ fn policy_and_audit_smoke_runs_report_their_figures() {
     let audit = String::from_utf8(audit.stdout).unwrap();
     assert!(policy.contains("6 policies: median"), "{policy}");
     assert!(policy.contains("20 policies: median"), "{policy}");
+    assert!(policy.contains("20 policies, sessions that read 2 data classes: median"), "{policy}");
     assert!(
         policy.contains("input schema check, typical write tool, matching arguments: median"),
         "{policy}"
