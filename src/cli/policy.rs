@@ -315,7 +315,8 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
 }
 
 /// Replays every recorded decision, in order, under another policy: the stored normalized
-/// request (arguments by hash only) and facts recounted as the server counted them, with the
+/// request (arguments by hash only) and facts recounted as the server counted them (from what
+/// the last prune carried, on a pruned trail), with the
 /// data classes each execution read under this configuration's registry (and those the trail
 /// records it read).
 async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
@@ -327,7 +328,8 @@ async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
     let mut changes: BTreeMap<(String, String), u64> = BTreeMap::new();
     // The classification of each decision on a classified resource not yet executed.
     let mut classified: HashMap<String, String> = HashMap::new();
-    let (mut replayed, mut after) = (0u64, 0);
+    // A pruned trail starts where its last prune left the facts, as the server's did.
+    let (mut replayed, mut after) = (0u64, facts.carried(&reader).await?);
     loop {
         let events = reader.of_kinds(&[Kind::Decision, Kind::Execution], after, PAGE).await?;
         for event in &events {

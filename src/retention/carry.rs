@@ -20,8 +20,9 @@ const LIVE_US: i64 = 24 * 3600 * 1_000_000;
 /// forgets them too (`state::facts`).
 const TAINT_LIVE_US: i64 = 30 * 24 * 3600 * 1_000_000;
 
-/// The most sessions one prune carries (the most recently active): about 100 bytes each in
-/// the prune event, which every destination takes whole.
+/// The most sessions one prune carries (the most recently active), and the most whose data
+/// classes it carries: about 100 bytes each in the prune event, which every destination takes
+/// whole.
 const MOST_SESSIONS: usize = 2_000;
 
 pub use crate::store::{CarriedRead, Pruning, Session, SessionReads};
@@ -112,8 +113,8 @@ pub async fn carry(reader: &Reader, through: i64, previous: Pruning) -> Result<C
             ..event.record
         })
         .collect();
-    let sessions = sessions(reader, through, previous.sessions).await?;
-    let reads = reads(reader, (previous.through, through), previous.reads, &sessions).await?;
+    let (sessions, last_calls) = sessions(reader, through, previous.sessions).await?;
+    let reads = reads(reader, (previous.through, through), previous.reads, &last_calls).await?;
     Ok(Carry { through, pins, sessions, reads, read_to })
 }
 
@@ -128,12 +129,16 @@ const STATE_KINDS: [Kind; 6] = [
     Kind::ApprovalWithdrawn,
 ];
 
-/// The counts of the sessions live now, from `previous` and the decisions up to `through`.
+/// Each session's last call (µs), live or not.
+type LastCalls = HashMap<(String, String), i64>;
+
+/// The counts of the sessions live now, from `previous` and the decisions up to `through`; and
+/// every session's last call.
 async fn sessions(
     reader: &Reader,
     through: i64,
     previous: Vec<Session>,
-) -> Result<Vec<Session>, StoreError> {
+) -> Result<(Vec<Session>, LastCalls), StoreError> {
     let mut counts: HashMap<(String, String), (u64, u64, i64)> = previous
         .into_iter()
         .map(|(actor, session, calls, denials, last)| ((actor, session), (calls, denials, last)))
@@ -146,6 +151,7 @@ async fn sessions(
         entry.1 += denials;
         entry.2 = entry.2.max(at);
     }
+    let last_calls = counts.iter().map(|(key, (_, _, last))| (key.clone(), *last)).collect();
     let live = Utc::now().timestamp_micros() - LIVE_US;
     let mut sessions: Vec<Session> = counts
         .into_iter()
@@ -154,17 +160,17 @@ async fn sessions(
         .collect();
     sessions.sort_by_key(|s| std::cmp::Reverse(s.4));
     sessions.truncate(MOST_SESSIONS);
-    Ok(sessions)
+    Ok((sessions, last_calls))
 }
 
 /// The data classes each session read, from `previous` (carried through `from`) and the
 /// executions after it up to `through`: the first read of each class kept, for the sessions
-/// that read one in the last 30 days or are `live`.
+/// whose last read or call (`last_calls`) is in the last 30 days, as the gate keeps them.
 async fn reads(
     reader: &Reader,
     (from, through): (i64, i64),
     previous: Vec<SessionReads>,
-    live: &[Session],
+    last_calls: &LastCalls,
 ) -> Result<Vec<SessionReads>, StoreError> {
     let mut reads: HashMap<(String, String), Vec<CarriedRead>> =
         previous.into_iter().map(|(actor, session, classes)| ((actor, session), classes)).collect();
@@ -199,10 +205,8 @@ async fn reads(
         }
     }
     let since = Utc::now().timestamp_micros() - TAINT_LIVE_US;
-    let live: HashMap<(&str, &str), i64> =
-        live.iter().map(|(actor, session, .., last)| ((&**actor, &**session), *last)).collect();
-    let last = |(actor, session): &(String, String), classes: &[CarriedRead]| {
-        let called = live.get(&(actor.as_str(), session.as_str())).copied().unwrap_or(0);
+    let last = |key: &(String, String), classes: &[CarriedRead]| {
+        let called = last_calls.get(key).copied().unwrap_or(0);
         classes.iter().map(|c| c.2).max().unwrap_or(0).max(called)
     };
     let mut reads: Vec<(i64, SessionReads)> = reads

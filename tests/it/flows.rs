@@ -4,8 +4,8 @@
 use toolgate::config::Config;
 use toolgate::proto::approvals_client::ApprovalsClient;
 use toolgate::proto::{
-    Actor, DecideRequest, DecideResponse, ExecuteRequest, ExecutionStatus, Outcome, Resource,
-    RunOptions, VerdictRequest,
+    Actor, DecideRequest, DecideResponse, ExecuteRequest, ExecutionPlan, ExecutionStatus, Outcome,
+    Resource, RunOptions, VerdictRequest,
 };
 
 use crate::helpers::{TestApp, rows, start};
@@ -150,6 +150,11 @@ async fn a_session_that_read_nothing_sensitive_is_never_held() {
         assert_eq!(decision.outcome(), Outcome::Allow, "{tool}: {}", decision.reason);
         assert!(ran.is_some());
     }
+    // It read internal data, which no flow rule holds for, and public data, which taints nothing.
+    let reads: Vec<Option<String>> =
+        rows(&app.db).into_iter().filter(|r| r.kind == "execution").map(|r| r.request).collect();
+    let internal = Some(r#"{"reads":["internal"]}"#.to_owned());
+    assert_eq!(reads, [internal.clone(), None, internal, None, None, None]);
 }
 
 #[tokio::test]
@@ -203,4 +208,38 @@ async fn replay_shows_what_a_new_flow_policy_would_have_held_on_an_old_trail() {
         "{text}"
     );
     assert!(text.contains("replayed 3 decisions") && text.contains(": 1 would change"), "{text}");
+}
+
+#[tokio::test]
+async fn a_run_reported_by_its_key_or_against_a_deny_has_still_read() {
+    let mut app = app().await;
+    // Reported by the idempotency key, as the Claude Code hook reports.
+    let mut read = call("vault_read", "agent", "s1", r#"{"name":"db"}"#);
+    read.plan = Some(ExecutionPlan { idempotency_key: "toolu_1".into(), ..Default::default() });
+    assert_eq!(app.decide(read).await.outcome(), Outcome::Allow);
+    let by_key = ExecuteRequest {
+        idempotency_key: "toolu_1".into(),
+        args_json: r#"{"name":"db"}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+    app.client.execute(by_key).await.unwrap();
+    // A write the policy denied, to a secret file, run anyway: a violation, and a read.
+    let mut write = call("write", "agent", "s2", r#"{"path":"keys.txt"}"#);
+    write.options = None;
+    write.resource = Some(Resource { classification: "secret".into(), ..Default::default() });
+    let denied = app.decide(write).await;
+    assert_eq!(denied.outcome(), Outcome::Deny);
+    let ran = ExecuteRequest {
+        decision_id: denied.decision_id.clone(),
+        args_json: r#"{"path":"keys.txt"}"#.into(),
+        status: ExecutionStatus::Error as i32,
+        ..Default::default()
+    };
+    assert!(!app.client.execute(ran).await.unwrap().into_inner().violation.is_empty());
+
+    for session in ["s1", "s2"] {
+        let (post, _) = run(&mut app, call("post_chat", "agent", session, POST)).await;
+        assert_eq!(post.outcome(), Outcome::RequireApproval, "{session}: {}", post.reason);
+    }
 }
