@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::Grant;
 use super::shape::{CONTEXT, Used};
-use crate::registry::ToolRegistry;
+use crate::registry::{Safety, ToolRegistry};
 use crate::request::{ActionRequest, Actor, RunOptions};
 use crate::state::facts::Observed;
 
@@ -104,14 +104,18 @@ pub fn partial(
         .map_err(Box::new)
 }
 
-/// What the registry says of a tool.
+/// What the registry says of a tool (looked up once for most of it: this is on every
+/// decision's path).
 fn tool(name: &str, registry: &ToolRegistry) -> Expr {
     let string = |s: &str| Expr::new_string(s.to_owned());
+    let spec = registry.get(name);
+    let safety = spec.map_or(Safety::Unknown, |spec| spec.safety);
+    let reads = spec.map_or(&[][..], |spec| spec.reads.as_slice());
     record([
         ("name", string(name)),
-        ("safety", string(registry.safety(name).as_str())),
-        ("default_action", string(registry.default_action(name))),
-        ("reads", Expr::new_set(registry.reads(name).iter().map(|class| string(class)))),
+        ("safety", string(safety.as_str())),
+        ("default_action", string(spec.map_or(name, |spec| spec.action.as_str()))),
+        ("reads", Expr::new_set(reads.iter().map(|class| string(class)))),
         ("sends", string(registry.sends(name).as_str())),
     ])
 }
