@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -83,6 +84,17 @@ async def connected(params):
         async with ClientSession(read, write) as session:
             session.initialized = await session.initialize()
             yield session
+
+
+def wait_for(predicate, seconds=15.0):
+    """The predicate's first truthy value, polled until `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
 
 
 def run(coroutine):

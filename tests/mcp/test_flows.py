@@ -3,9 +3,19 @@ may send, between two tools of one server and between two servers behind one sid
 
 import asyncio
 import subprocess
-import time
 
-from conftest import PERMIT_ALL, TOOLGATE, connected, everything, filesystem, misbehaving, run, text, toolgate
+from conftest import (
+    PERMIT_ALL,
+    TOOLGATE,
+    connected,
+    everything,
+    filesystem,
+    misbehaving,
+    run,
+    text,
+    toolgate,
+    wait_for,
+)
 
 # The flows example's first rule (examples/policies/flows) over every tool permitted.
 SECRET_THEN_EXTERNAL = PERMIT_ALL + """
@@ -31,16 +41,6 @@ sends = "internal"
 safety = "write"
 sends = "external"
 """
-
-
-def wait_for(predicate, seconds=15.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def reject(gateway, server, db=None):

@@ -6,7 +6,7 @@ import asyncio
 import sys
 import time
 
-from conftest import PERMIT_ALL, SERVERS, connected, run, text, toolgate
+from conftest import PERMIT_ALL, SERVERS, connected, run, text, toolgate, wait_for
 from test_http import connected as http_connected, free_port, http_gateway, process, wait_for_port
 
 HOSTILE = [sys.executable, str(SERVERS / "hostile.py")]
@@ -18,16 +18,6 @@ HELD_NEEDS_A_PERSON = PERMIT_ALL + """
 @outcome("require_approval")
 forbid (principal, action, resource) when { context.tool.name like "*__held" };
 """
-
-
-def wait_for(predicate, seconds=15.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def descriptions(listed):

@@ -18,6 +18,7 @@ from conftest import (
     run,
     text,
     toolgate,
+    wait_for,
 )
 
 
@@ -26,16 +27,6 @@ def decisions_and_executions(gateway):
     decisions = {e["decision_id"]: e for e in events if e["kind"] == "decision"}
     executions = [e for e in events if e["kind"] == "execution"]
     return decisions, executions
-
-
-def wait_for(predicate, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
 
 
 def test_an_allowed_call_returns_the_servers_result_and_everything_else_passes_through(gateway):
