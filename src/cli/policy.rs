@@ -314,11 +314,10 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
     Ok(if failed > 0 { Exit::Failed } else { Exit::Ok })
 }
 
-/// Replays every recorded decision, in order, under another policy: the stored normalized
-/// request (arguments by hash only) and facts recounted as the server counted them (from what
-/// the last prune carried, on a pruned trail), with the
-/// data classes each execution read under this configuration's registry (and those the trail
-/// records it read).
+/// Replays every decision after the last prune's cut, in order, under another policy: the
+/// stored normalized request (arguments by hash only) and facts recounted as the server
+/// counted them (from what the last prune carried), with the data classes each execution read
+/// under this configuration's registry (and those the trail records it read).
 async fn replay(args: &ReplayArgs) -> anyhow::Result<Exit> {
     let config = config(args.config.as_deref())?;
     let engine = PolicyEngine::load(Some(&args.policy), entities(&config)?)?;

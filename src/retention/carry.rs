@@ -20,10 +20,13 @@ const LIVE_US: i64 = 24 * 3600 * 1_000_000;
 /// forgets them too (`state::facts`).
 const TAINT_LIVE_US: i64 = 30 * 24 * 3600 * 1_000_000;
 
-/// The most sessions one prune carries (the most recently active), and the most whose data
-/// classes it carries: about 100 bytes each in the prune event, which every destination takes
-/// whole.
+/// The most sessions one prune carries (the most recently active): about 100 bytes each in
+/// the prune event, which every destination takes whole.
 const MOST_SESSIONS: usize = 2_000;
+
+/// The most sessions whose data classes one prune carries (the most recently active): about
+/// 100 bytes each, and 30 a class, in the prune event.
+const MOST_TAINTED: usize = 10_000;
 
 pub use crate::store::{CarriedRead, Pruning, Session, SessionReads};
 
@@ -219,7 +222,7 @@ async fn reads(
         .filter(|(last, _)| *last >= since)
         .collect();
     reads.sort_by_key(|(last, _)| std::cmp::Reverse(*last));
-    reads.truncate(MOST_SESSIONS);
+    reads.truncate(MOST_TAINTED);
     Ok(reads.into_iter().map(|(_, reads)| reads).collect())
 }
 

@@ -9,13 +9,13 @@
 //! their names (keys random per process, so that no caller can make two names collide), every
 //! entry has a fixed size, and each map has a cap.
 //!
-//! The flow facts are the data classes each (actor, session) has read: set from Execute after
-//! its commit (only a call that ran has read anything), recorded on the execution event's
-//! `request` cell as `{"reads":[…]}`, and kept a month past the session's last call (longer
-//! than its counts: a session's taint must outlive its loop counts), so that a policy can hold
-//! an external send after a session read `secret`.
+//! The flow facts are the data classes each (actor, session) has read: set from Execute in
+//! the writer's transaction (only a call that ran has read anything), recorded on the
+//! execution event's `request` cell as `{"reads":[…]}`, and kept a month past the session's
+//! last call (longer than its counts: a session's taint must outlive its loop counts), so
+//! that a policy can hold an external send after a session read `secret`.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -196,10 +196,12 @@ struct State {
     sessions: HashMap<u64, Session>,
     /// The sessions that have read a data class, by the same digest.
     taints: HashMap<u64, Taint>,
-    /// The sessions whose classes the cap made this process forget, oldest first: flooding
-    /// the cap with fresh sessions must not clean a tainted one.
-    forgotten: HashSet<u64>,
-    forgotten_order: VecDeque<u64>,
+    /// The sessions whose classes the cap made this process forget, each with the number of
+    /// its forgetting, and in the order forgotten: flooding the cap with fresh sessions must
+    /// not clean a tainted one. A forgotten session that calls again gets its entry back.
+    forgotten: HashMap<u64, u64>,
+    forgotten_order: VecDeque<(u64, u64)>,
+    forgettings: u64,
     /// Every data class read, each name once (they come from the registry and the fixed
     /// classifications, so they are few).
     classes: Vec<Arc<str>>,
@@ -212,10 +214,23 @@ impl State {
     /// The classes of a session without an entry: none, or every class read when the cap
     /// forgot its own (no execution named: seq 0).
     fn forgotten_classes(&self, key: u64) -> Vec<ClassRead> {
-        if !self.forgotten.contains(&key) {
+        if !self.forgotten.contains_key(&key) {
             return Vec::new();
         }
         self.classes.iter().map(|class| ClassRead { class: class.clone(), seq: 0 }).collect()
+    }
+
+    /// A session's classes to update at `at_us`: its entry, given back (with every class) to a
+    /// session the cap forgot; `None` for a session that has read nothing.
+    fn taint_mut(&mut self, key: u64, at_us: i64) -> Option<&mut Taint> {
+        if !self.taints.contains_key(&key) && self.forgotten.contains_key(&key) {
+            let reads = self.forgotten_classes(key);
+            self.forgotten.remove(&key);
+            self.taints.insert(key, Taint { reads, last_seen_us: at_us });
+        }
+        let taint = self.taints.get_mut(&key)?;
+        taint.last_seen_us = taint.last_seen_us.max(at_us);
+        Some(taint)
     }
 
     /// The one copy of a class's name.
@@ -240,12 +255,15 @@ impl State {
             by_age.sort_unstable();
             for (_, id) in by_age.into_iter().take(self.taints.len() - MAX_TAINTED / 4 * 3) {
                 self.taints.remove(&id);
-                if self.forgotten.insert(id) {
-                    self.forgotten_order.push_back(id);
-                }
+                self.forgettings += 1;
+                self.forgotten.insert(id, self.forgettings);
+                self.forgotten_order.push_back((id, self.forgettings));
             }
             while self.forgotten_order.len() > MAX_FORGOTTEN {
-                if let Some(oldest) = self.forgotten_order.pop_front() {
+                // Only the latest forgetting of a session lets it go.
+                if let Some((oldest, when)) = self.forgotten_order.pop_front()
+                    && self.forgotten.get(&oldest) == Some(&when)
+                {
                     self.forgotten.remove(&oldest);
                 }
             }
@@ -341,13 +359,8 @@ impl Facts {
             state.actors.entry(self.keys.hash_one(call.actor)).or_default().count(call.at_us);
 
         let key = self.session_key(call.actor, call.session);
-        let read_classes = match state.taints.get_mut(&key) {
-            Some(taint) => {
-                taint.last_seen_us = taint.last_seen_us.max(call.at_us);
-                taint.reads.clone()
-            }
-            None => state.forgotten_classes(key),
-        };
+        let read_classes =
+            state.taint_mut(key, call.at_us).map_or_else(Vec::new, |taint| taint.reads.clone());
         let session = state.sessions.entry(key).or_default();
         session.calls += 1;
         session.last_seen_us = call.at_us;
@@ -374,8 +387,9 @@ impl Facts {
         }
     }
 
-    /// Records that an actor's session read `classes`, in the execution at `seq` (after its
-    /// commit): the first execution to read a class is the one named for it.
+    /// Records that an actor's session read `classes`, in the execution at `seq` (in the
+    /// writer's transaction, before its commit): the first execution to read a class is the
+    /// one named for it.
     pub fn read(&self, actor: &str, session: &str, classes: &[String], seq: i64, at_us: i64) {
         if classes.is_empty() {
             return;
@@ -386,12 +400,10 @@ impl Facts {
             state.prune(at_us);
         }
         let names: Vec<Arc<str>> = classes.iter().map(|class| state.intern(class)).collect();
-        if !state.taints.contains_key(&key) {
-            let reads = state.forgotten_classes(key);
-            state.taints.insert(key, Taint { reads, last_seen_us: at_us });
+        if state.taint_mut(key, at_us).is_none() {
+            state.taints.insert(key, Taint { reads: Vec::new(), last_seen_us: at_us });
         }
         let Some(taint) = state.taints.get_mut(&key) else { return };
-        taint.last_seen_us = taint.last_seen_us.max(at_us);
         for class in names {
             if !taint.reads.iter().any(|read| read.class == class) {
                 taint.reads.push(ClassRead { class, seq });
@@ -674,5 +686,11 @@ mod tests {
         forgotten.sort();
         assert_eq!(forgotten, ["customer_pii@0", "internal@0", "secret@0"], "every class, no seq");
         assert!(facts.read_classes("a", "never-seen").is_empty());
+        // Calling again gives it its entry back; a second flood forgets it again, still tainted.
+        assert_eq!(facts.observe(call("victim", "post", "1", 1)).read_classes.len(), 3);
+        for n in 0..(MAX_TAINTED + 1100) as i64 {
+            facts.read("flood", &format!("again{n}"), &["internal".into()], n + 3, n + 2);
+        }
+        assert_eq!(facts.read_classes("a", "victim").len(), 3);
     }
 }
