@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::Grant;
 use super::shape::{CONTEXT, Used};
-use crate::registry::{Safety, ToolRegistry};
+use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, Actor, RunOptions};
 use crate::state::facts::Observed;
 
@@ -104,19 +104,16 @@ pub fn partial(
         .map_err(Box::new)
 }
 
-/// What the registry says of a tool (looked up once for most of it: this is on every
-/// decision's path).
+/// What the registry says of a tool (looked up once: this is on every decision's path).
 fn tool(name: &str, registry: &ToolRegistry) -> Expr {
     let string = |s: &str| Expr::new_string(s.to_owned());
-    let spec = registry.get(name);
-    let safety = spec.map_or(Safety::Unknown, |spec| spec.safety);
-    let reads = spec.map_or(&[][..], |spec| spec.reads.as_slice());
+    let described = registry.describe(name);
     record([
         ("name", string(name)),
-        ("safety", string(safety.as_str())),
-        ("default_action", string(spec.map_or(name, |spec| spec.action.as_str()))),
-        ("reads", Expr::new_set(reads.iter().map(|class| string(class)))),
-        ("sends", string(registry.sends(name).as_str())),
+        ("safety", string(described.safety.as_str())),
+        ("default_action", string(described.action)),
+        ("reads", Expr::new_set(described.reads.iter().map(|class| string(class)))),
+        ("sends", string(described.sends.as_str())),
     ])
 }
 

@@ -242,19 +242,38 @@ impl ToolRegistry {
         self.tools.values().map(|spec| spec.action.as_str())
     }
 
+    /// What the registry says of `tool`, looked up once; an unregistered tool's defaults when
+    /// it is not registered.
+    pub fn describe<'a>(&'a self, tool: &'a str) -> Described<'a> {
+        match self.get(tool) {
+            Some(spec) => Described {
+                safety: spec.safety,
+                action: &spec.action,
+                reads: &spec.reads,
+                sends: spec.sends.unwrap_or(Sends::External),
+            },
+            None => Described {
+                safety: Safety::Unknown,
+                action: tool,
+                reads: &[],
+                sends: Sends::External,
+            },
+        }
+    }
+
     /// The safety level of a tool; [`Safety::Unknown`] when it is not registered.
     pub fn safety(&self, tool: &str) -> Safety {
-        self.get(tool).map_or(Safety::Unknown, |spec| spec.safety)
+        self.describe(tool).safety
     }
 
     /// Where `tool` sends: [`Sends::External`] when it is not registered.
     pub fn sends(&self, tool: &str) -> Sends {
-        self.get(tool).and_then(|spec| spec.sends).unwrap_or(Sends::External)
+        self.describe(tool).sends
     }
 
     /// The data classes `tool` reads by itself (sorted; none when it is not registered).
-    pub fn reads(&self, tool: &str) -> &[String] {
-        self.get(tool).map_or(&[], |spec| spec.reads.as_slice())
+    pub fn reads<'a>(&'a self, tool: &'a str) -> &'a [String] {
+        self.describe(tool).reads
     }
 
     /// The data classes a call of `tool` on a resource of `classification` reads: the tool's
@@ -273,8 +292,19 @@ impl ToolRegistry {
     /// The action a request for `tool` takes when it names none: the registry's default, or the
     /// tool name itself for an unregistered tool.
     pub fn default_action<'a>(&'a self, tool: &'a str) -> &'a str {
-        self.get(tool).map_or(tool, |spec| spec.action.as_str())
+        self.describe(tool).action
     }
+}
+
+/// What the registry says of one tool ([`ToolRegistry::describe`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Described<'a> {
+    pub safety: Safety,
+    /// The action a request for it takes when it names none.
+    pub action: &'a str,
+    /// The data classes every call reads, sorted.
+    pub reads: &'a [String],
+    pub sends: Sends,
 }
 
 #[cfg(test)]
