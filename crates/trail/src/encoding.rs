@@ -15,7 +15,7 @@
 use sha2::{Digest, Sha256};
 
 use super::Event;
-use super::columns::{COLUMNS, Cells, Value};
+use super::columns::{COLUMNS, CellError, Cells, Type, Value, position};
 
 /// The `prev_hash` of the first event: 32 zero bytes.
 pub const GENESIS_HASH: [u8; 32] = [0; 32];
@@ -79,6 +79,71 @@ pub fn hash_cells(prev: &[u8; 32], cells: &Cells<'_>) -> [u8; 32] {
     hasher.update(prev);
     encode_into(cells, &mut |bytes| hasher.update(bytes));
     hasher.finalize().into()
+}
+
+/// Why bytes are not the canonical encoding of an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("the encoding ends inside a field")]
+    Truncated,
+    #[error("format version {0}, not 1")]
+    Version(u8),
+    #[error("field {0:?} is not a hashed column, or is out of order")]
+    Field(String),
+    #[error("field {0}: the tag does not match its column's type")]
+    Tag(&'static str),
+    #[error(transparent)]
+    Cell(#[from] CellError),
+}
+
+/// The event whose canonical encoding is `encoded` and whose previous hash is `prev`, its
+/// `hash` computed: the inverse of [`encode`], as strict as it (fields in order, each once,
+/// tagged with their column's type, nothing after the last). What it accepts encodes back to
+/// the same bytes.
+pub fn decode_event(prev: &[u8; 32], encoded: &[u8]) -> Result<Event, DecodeError> {
+    let mut cells: Cells<'_> = [None; COLUMNS.len()];
+    let (&version, mut rest) = encoded.split_first().ok_or(DecodeError::Truncated)?;
+    if version != FORMAT_VERSION {
+        return Err(DecodeError::Version(version));
+    }
+    let mut order = HASH_ORDER.iter();
+    while let Some((&length, after)) = rest.split_first() {
+        let (name, after) = split(after, usize::from(length))?;
+        // Each field's column comes later in the order than the one before it.
+        let i = *order
+            .find(|&&i| COLUMNS[i].name.as_bytes() == name)
+            .ok_or_else(|| DecodeError::Field(String::from_utf8_lossy(name).into_owned()))?;
+        let column = COLUMNS[i];
+        let (&tag, after) = after.split_first().ok_or(DecodeError::Truncated)?;
+        let (value, after) = match (tag, column.ty) {
+            (TAG_INTEGER, Type::Integer) => {
+                let (bytes, after) = split(after, 8)?;
+                let mut n = [0; 8];
+                n.copy_from_slice(bytes);
+                (Value::Integer(i64::from_be_bytes(n)), after)
+            }
+            (TAG_TEXT, Type::Text) => {
+                let (length, after) = split(after, 4)?;
+                let length = u32::from_be_bytes([length[0], length[1], length[2], length[3]]);
+                let length = usize::try_from(length).map_err(|_| DecodeError::Truncated)?;
+                let (bytes, after) = split(after, length)?;
+                (Value::Text(bytes), after)
+            }
+            _ => return Err(DecodeError::Tag(column.name)),
+        };
+        cells[i] = Some(value);
+        rest = after;
+    }
+    let hash = hex::encode(hash_cells(prev, &cells));
+    let prev = hex::encode(prev);
+    cells[position("prev_hash")] = Some(Value::Text(prev.as_bytes()));
+    cells[position("hash")] = Some(Value::Text(hash.as_bytes()));
+    Ok(Event::from_cells(&cells)?)
+}
+
+/// The first `n` bytes of `bytes`, and the rest.
+fn split(bytes: &[u8], n: usize) -> Result<(&[u8], &[u8]), DecodeError> {
+    if bytes.len() < n { Err(DecodeError::Truncated) } else { Ok(bytes.split_at(n)) }
 }
 
 const fn hash_order() -> [usize; HASHED] {
@@ -181,6 +246,40 @@ mod tests {
         field(&mut expected, "tool", &text("read"));
         field(&mut expected, "ts", &text("2026-11-30T04:15:01.123456Z"));
         assert_eq!(encode(&example()), expected);
+    }
+
+    #[test]
+    fn an_encoding_decodes_to_its_event_and_nothing_else_does() {
+        let mut event = example();
+        event.hash = hex::encode(event_hash(&GENESIS_HASH, &event));
+        let encoded = encode(&event);
+        assert_eq!(decode_event(&GENESIS_HASH, &encoded).unwrap(), event);
+        let mut trailing = encoded.clone();
+        trailing.push(0);
+        let mut swapped = vec![FORMAT_VERSION];
+        field(&mut swapped, "kind", &text("decision"));
+        field(&mut swapped, "event_id", &text("x"));
+        let mut twice = vec![FORMAT_VERSION];
+        field(&mut twice, "event_id", &text("x"));
+        field(&mut twice, "event_id", &text("y"));
+        let mut mistagged = vec![FORMAT_VERSION];
+        field(&mut mistagged, "seq", &text("1"));
+        let mut unknown = vec![FORMAT_VERSION];
+        field(&mut unknown, "secret", &int(1));
+        let mut version = encoded.clone();
+        version[0] = 2;
+        for (bytes, why) in [
+            (trailing, "trailing byte"),
+            (encoded[..encoded.len() - 1].to_vec(), "cut short"),
+            (swapped, "out of order"),
+            (twice, "a field twice"),
+            (mistagged, "text for an integer"),
+            (unknown, "not a column"),
+            (version, "another version"),
+            (Vec::new(), "empty"),
+        ] {
+            assert!(decode_event(&GENESIS_HASH, &bytes).is_err(), "{why}");
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! the RFC 6962 tree and its proofs, the verification of a chain, and the trust around it:
 //! signed notes (C2SP `signed-note`), checkpoints (C2SP `tlog-checkpoint`), witnesses'
 //! cosignatures (C2SP `tlog-cosignature`), the `add-checkpoint` wire format (C2SP
-//! `tlog-witness`), and an export's manifest and proofs file with the verification of an
-//! export against them.
+//! `tlog-witness`), one event's offline proof (C2SP `tlog-proof`), and an export's manifest and
+//! proofs file with the verification of an export against them.
 //!
 //! All of it is pure: no runtime, no database driver, no network. It is what a third party
 //! needs to check a trail without trusting the sidecar that wrote it, and
@@ -24,6 +24,7 @@ mod manifest;
 pub mod note;
 pub mod proofs;
 mod report;
+pub mod tlog_proof;
 mod tree;
 mod verify;
 
@@ -31,7 +32,9 @@ pub use chain::Chain;
 pub use columns::{
     COLUMNS, Cell, CellError, Cells, Column, Record, Type, Value, column_list, position,
 };
-pub use encoding::{GENESIS_HASH, encode, event_hash, hash_cells, hashed_columns};
+pub use encoding::{
+    DecodeError, GENESIS_HASH, decode_event, encode, event_hash, hash_cells, hashed_columns,
+};
 pub use event::{Event, Kind, Outcome};
 pub use filter::Filter;
 pub use manifest::{MANIFEST_FORMAT, Manifest};
