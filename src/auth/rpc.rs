@@ -43,6 +43,7 @@ pub enum Rpc {
     Stats,
     Checkpoint,
     InclusionProof,
+    TlogProof,
     ConsistencyProof,
     ReloadPolicy,
     /// The console's sign-in (`POST /ui/sign-in`): a token that may read the trail or judge
@@ -73,6 +74,7 @@ impl Rpc {
             Self::Stats => "toolgate.v1.Audit/Stats",
             Self::Checkpoint => "toolgate.v1.Audit/Checkpoint",
             Self::InclusionProof => "toolgate.v1.Audit/InclusionProof",
+            Self::TlogProof => "toolgate.v1.Audit/TlogProof",
             Self::ConsistencyProof => "toolgate.v1.Audit/ConsistencyProof",
             Self::ReloadPolicy => "toolgate.v1.Admin/ReloadPolicy",
             Self::SignIn => "/ui/sign-in",
@@ -96,6 +98,7 @@ impl Rpc {
             | Self::Stats
             | Self::Checkpoint
             | Self::InclusionProof
+            | Self::TlogProof
             | Self::ConsistencyProof => &[Role::Auditor],
             Self::ReloadPolicy => &[Role::Admin],
             Self::SignIn => &[Role::Auditor, Role::Approver],

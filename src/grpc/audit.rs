@@ -11,7 +11,7 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::convert::event_to_proto;
-use crate::audit::{At, Export, Origin, Report, SharedBuffer, Trails};
+use crate::audit::{At, Export, Origin, Report, SharedBuffer, Trails, prove};
 use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::FieldError;
@@ -21,6 +21,7 @@ use crate::query::Filter;
 use crate::request::WireFilter;
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
 use crate::trail::Kind;
+use crate::trail::checkpoint::Checkpoint;
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
@@ -316,6 +317,22 @@ impl Audit for AuditService {
             hashes: proof.iter().map(|h| h.to_vec()).collect(),
             root: root.to_vec(),
         }))
+    }
+
+    #[tracing::instrument(name = "TlogProof", skip_all)]
+    async fn tlog_proof(
+        &self,
+        request: Request<proto::TlogProofRequest>,
+    ) -> Result<Response<proto::TlogProofResponse>, Status> {
+        self.guard.check(&request, Rpc::TlogProof).await?;
+        let req = request.into_inner();
+        if req.seq == 0 {
+            let e = FieldError::new("seq", "required: the event to prove, from 1");
+            return Err(self.guard.invalid(Rpc::TlogProof, e).await);
+        }
+        let proof = prove(self.trails.as_ref(), "", req.seq, req.tree_size).await?;
+        let tree_size = Checkpoint::read(&proof.checkpoint).map_or(0, |c| c.size);
+        Ok(Response::new(proto::TlogProofResponse { proof: proof.encode(), tree_size }))
     }
 
     #[tracing::instrument(name = "ConsistencyProof", skip_all)]

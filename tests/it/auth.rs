@@ -16,7 +16,7 @@ use toolgate::proto::{
     Actor, AwaitRequest, CheckpointRequest, ConsistencyProofRequest, DefineToolsRequest,
     ExecuteRequest, ExecutionStatus, ExportRequest, HeadRequest, InclusionProofRequest,
     ListPendingRequest, QueryRequest, RecordRefusalRequest, ReloadPolicyRequest, StatsRequest,
-    VerdictRequest, VerifyRequest, WithdrawRequest,
+    TlogProofRequest, VerdictRequest, VerifyRequest, WithdrawRequest,
 };
 
 use crate::helpers::{TestApp, request, rows, spawn_app_with, token};
@@ -157,6 +157,13 @@ async fn call(channel: &Channel, rpc: &str, secret: Option<&str>) -> Code {
                 .await
                 .map(drop),
         ),
+        "TlogProof" => code(
+            audit
+                .clone()
+                .tlog_proof(with_token(TlogProofRequest { seq: 1, tree_size: 0 }, secret))
+                .await
+                .map(drop),
+        ),
         "ConsistencyProof" => code(
             audit
                 .clone()
@@ -190,7 +197,7 @@ fn on_trail(db: &std::path::Path, secret: &str) -> bool {
 async fn every_rpc_admits_exactly_its_roles() {
     let app = spawn_app_with(auth).await;
     // RPC, and the tokens it admits.
-    let matrix: [(&str, &[&str]); 18] = [
+    let matrix: [(&str, &[&str]); 19] = [
         ("Decide", &[AGENT]),
         ("Execute", &[AGENT]),
         ("DefineTools", &[GATEWAY]),
@@ -207,6 +214,7 @@ async fn every_rpc_admits_exactly_its_roles() {
         ("Stats", &[AUDITOR]),
         ("Checkpoint", &[AUDITOR]),
         ("InclusionProof", &[AUDITOR]),
+        ("TlogProof", &[AUDITOR]),
         ("ConsistencyProof", &[AUDITOR]),
         ("ReloadPolicy", &[ADMIN]),
     ];

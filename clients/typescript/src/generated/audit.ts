@@ -33,6 +33,8 @@ export interface ProtoGrpcType {
       StatsRequest: MessageTypeDefinition
       StatsResponse: MessageTypeDefinition
       SubscribeRequest: MessageTypeDefinition
+      TlogProofRequest: MessageTypeDefinition
+      TlogProofResponse: MessageTypeDefinition
       VerifyRequest: MessageTypeDefinition
       VerifyResponse: MessageTypeDefinition
     }

@@ -684,6 +684,10 @@ export const descriptor = {
                   "requestType": "InclusionProofRequest",
                   "responseType": "InclusionProofResponse"
                 },
+                "TlogProof": {
+                  "requestType": "TlogProofRequest",
+                  "responseType": "TlogProofResponse"
+                },
                 "ConsistencyProof": {
                   "requestType": "ConsistencyProofRequest",
                   "responseType": "ConsistencyProofResponse"
@@ -1401,6 +1405,30 @@ export const descriptor = {
                 "root": {
                   "type": "bytes",
                   "id": 5
+                }
+              }
+            },
+            "TlogProofRequest": {
+              "fields": {
+                "seq": {
+                  "type": "uint64",
+                  "id": 1
+                },
+                "tree_size": {
+                  "type": "uint64",
+                  "id": 2
+                }
+              }
+            },
+            "TlogProofResponse": {
+              "fields": {
+                "proof": {
+                  "type": "string",
+                  "id": 1
+                },
+                "tree_size": {
+                  "type": "uint64",
+                  "id": 2
                 }
               }
             },

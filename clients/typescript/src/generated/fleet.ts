@@ -42,6 +42,8 @@ export interface ProtoGrpcType {
       StatsRequest: MessageTypeDefinition
       StatsResponse: MessageTypeDefinition
       SubscribeRequest: MessageTypeDefinition
+      TlogProofRequest: MessageTypeDefinition
+      TlogProofResponse: MessageTypeDefinition
       VerifyRequest: MessageTypeDefinition
       VerifyResponse: MessageTypeDefinition
       Witnessed: MessageTypeDefinition

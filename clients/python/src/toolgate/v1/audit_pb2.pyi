@@ -296,6 +296,22 @@ class InclusionProofResponse(_message.Message):
     root: bytes
     def __init__(self, tree_size: _Optional[int] = ..., leaf_index: _Optional[int] = ..., leaf_hash: _Optional[bytes] = ..., hashes: _Optional[_Iterable[bytes]] = ..., root: _Optional[bytes] = ...) -> None: ...
 
+class TlogProofRequest(_message.Message):
+    __slots__ = ("seq", "tree_size")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    TREE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    tree_size: int
+    def __init__(self, seq: _Optional[int] = ..., tree_size: _Optional[int] = ...) -> None: ...
+
+class TlogProofResponse(_message.Message):
+    __slots__ = ("proof", "tree_size")
+    PROOF_FIELD_NUMBER: _ClassVar[int]
+    TREE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    proof: str
+    tree_size: int
+    def __init__(self, proof: _Optional[str] = ..., tree_size: _Optional[int] = ...) -> None: ...
+
 class ConsistencyProofRequest(_message.Message):
     __slots__ = ("old_size", "new_size")
     OLD_SIZE_FIELD_NUMBER: _ClassVar[int]

@@ -74,6 +74,11 @@ class AuditStub:
                 request_serializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofResponse.FromString,
                 _registered_method=True)
+        self.TlogProof = channel.unary_unary(
+                '/toolgate.v1.Audit/TlogProof',
+                request_serializer=toolgate_dot_v1_dot_audit__pb2.TlogProofRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_audit__pb2.TlogProofResponse.FromString,
+                _registered_method=True)
         self.ConsistencyProof = channel.unary_unary(
                 '/toolgate.v1.Audit/ConsistencyProof',
                 request_serializer=toolgate_dot_v1_dot_audit__pb2.ConsistencyProofRequest.SerializeToString,
@@ -154,6 +159,17 @@ class AuditServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TlogProof(self, request, context):
+        """One event's offline proof (C2SP tlog-proof@v1): the signed checkpoint that covers it with
+        its witnesses' cosignatures, its inclusion proof, and the event itself as the proof's extra
+        data, so that it is verified alone (`toolgate verify --proof`). From the archive for an
+        event retention pruned. NOT_FOUND when there is no such checkpoint; FAILED_PRECONDITION
+        when the checkpoint does not cover the event yet, or on a fleet server.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ConsistencyProof(self, request, context):
         """The RFC 6962 consistency proof of the tree of one size with that of a larger size, reaching
         into the archive as InclusionProof does.
@@ -215,6 +231,11 @@ def add_AuditServicer_to_server(servicer, server):
                     servicer.InclusionProof,
                     request_deserializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_audit__pb2.InclusionProofResponse.SerializeToString,
+            ),
+            'TlogProof': grpc.unary_unary_rpc_method_handler(
+                    servicer.TlogProof,
+                    request_deserializer=toolgate_dot_v1_dot_audit__pb2.TlogProofRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_audit__pb2.TlogProofResponse.SerializeToString,
             ),
             'ConsistencyProof': grpc.unary_unary_rpc_method_handler(
                     servicer.ConsistencyProof,
@@ -443,6 +464,33 @@ class Audit:
             '/toolgate.v1.Audit/InclusionProof',
             toolgate_dot_v1_dot_audit__pb2.InclusionProofRequest.SerializeToString,
             toolgate_dot_v1_dot_audit__pb2.InclusionProofResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TlogProof(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.Audit/TlogProof',
+            toolgate_dot_v1_dot_audit__pb2.TlogProofRequest.SerializeToString,
+            toolgate_dot_v1_dot_audit__pb2.TlogProofResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -20,6 +20,8 @@ import type { QueryResponse as _toolgate_v1_QueryResponse, QueryResponse__Output
 import type { StatsRequest as _toolgate_v1_StatsRequest, StatsRequest__Output as _toolgate_v1_StatsRequest__Output } from '../../toolgate/v1/StatsRequest.js';
 import type { StatsResponse as _toolgate_v1_StatsResponse, StatsResponse__Output as _toolgate_v1_StatsResponse__Output } from '../../toolgate/v1/StatsResponse.js';
 import type { SubscribeRequest as _toolgate_v1_SubscribeRequest, SubscribeRequest__Output as _toolgate_v1_SubscribeRequest__Output } from '../../toolgate/v1/SubscribeRequest.js';
+import type { TlogProofRequest as _toolgate_v1_TlogProofRequest, TlogProofRequest__Output as _toolgate_v1_TlogProofRequest__Output } from '../../toolgate/v1/TlogProofRequest.js';
+import type { TlogProofResponse as _toolgate_v1_TlogProofResponse, TlogProofResponse__Output as _toolgate_v1_TlogProofResponse__Output } from '../../toolgate/v1/TlogProofResponse.js';
 import type { VerifyRequest as _toolgate_v1_VerifyRequest, VerifyRequest__Output as _toolgate_v1_VerifyRequest__Output } from '../../toolgate/v1/VerifyRequest.js';
 import type { VerifyResponse as _toolgate_v1_VerifyResponse, VerifyResponse__Output as _toolgate_v1_VerifyResponse__Output } from '../../toolgate/v1/VerifyResponse.js';
 
@@ -97,6 +99,15 @@ export interface AuditClient extends grpc.Client {
   subscribe(argument: _toolgate_v1_SubscribeRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_toolgate_v1_Event__Output>;
   subscribe(argument: _toolgate_v1_SubscribeRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_toolgate_v1_Event__Output>;
   
+  TlogProof(argument: _toolgate_v1_TlogProofRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  TlogProof(argument: _toolgate_v1_TlogProofRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  TlogProof(argument: _toolgate_v1_TlogProofRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  TlogProof(argument: _toolgate_v1_TlogProofRequest, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  tlogProof(argument: _toolgate_v1_TlogProofRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  tlogProof(argument: _toolgate_v1_TlogProofRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  tlogProof(argument: _toolgate_v1_TlogProofRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  tlogProof(argument: _toolgate_v1_TlogProofRequest, callback: grpc.requestCallback<_toolgate_v1_TlogProofResponse__Output>): grpc.ClientUnaryCall;
+  
   Verify(argument: _toolgate_v1_VerifyRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_VerifyResponse__Output>): grpc.ClientUnaryCall;
   Verify(argument: _toolgate_v1_VerifyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_toolgate_v1_VerifyResponse__Output>): grpc.ClientUnaryCall;
   Verify(argument: _toolgate_v1_VerifyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_toolgate_v1_VerifyResponse__Output>): grpc.ClientUnaryCall;
@@ -127,6 +138,8 @@ export interface AuditHandlers extends grpc.UntypedServiceImplementation {
   
   Subscribe: grpc.handleServerStreamingCall<_toolgate_v1_SubscribeRequest__Output, _toolgate_v1_Event>;
   
+  TlogProof: grpc.handleUnaryCall<_toolgate_v1_TlogProofRequest__Output, _toolgate_v1_TlogProofResponse>;
+  
   Verify: grpc.handleUnaryCall<_toolgate_v1_VerifyRequest__Output, _toolgate_v1_VerifyResponse>;
   
 }
@@ -141,5 +154,6 @@ export interface AuditDefinition extends grpc.ServiceDefinition {
   Query: MethodDefinition<_toolgate_v1_QueryRequest, _toolgate_v1_QueryResponse, _toolgate_v1_QueryRequest__Output, _toolgate_v1_QueryResponse__Output>
   Stats: MethodDefinition<_toolgate_v1_StatsRequest, _toolgate_v1_StatsResponse, _toolgate_v1_StatsRequest__Output, _toolgate_v1_StatsResponse__Output>
   Subscribe: MethodDefinition<_toolgate_v1_SubscribeRequest, _toolgate_v1_Event, _toolgate_v1_SubscribeRequest__Output, _toolgate_v1_Event__Output>
+  TlogProof: MethodDefinition<_toolgate_v1_TlogProofRequest, _toolgate_v1_TlogProofResponse, _toolgate_v1_TlogProofRequest__Output, _toolgate_v1_TlogProofResponse__Output>
   Verify: MethodDefinition<_toolgate_v1_VerifyRequest, _toolgate_v1_VerifyResponse, _toolgate_v1_VerifyRequest__Output, _toolgate_v1_VerifyResponse__Output>
 }
