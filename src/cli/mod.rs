@@ -16,6 +16,7 @@ mod hook;
 mod keygen;
 mod mcp;
 mod policy;
+mod proof;
 mod query;
 mod remote;
 mod serve;
@@ -42,6 +43,7 @@ pub use hook::{HookArgs, hook};
 pub use keygen::{KeygenArgs, keygen};
 pub use mcp::{McpArgs, mcp};
 pub use policy::{PolicyArgs, policy};
+pub use proof::{ProofArgs, proof};
 pub use query::{QueryArgs, query};
 pub use serve::{ServeArgs, serve};
 pub use stats::{StatsArgs, stats};
@@ -96,6 +98,9 @@ pub enum Command {
     Keygen(KeygenArgs),
     /// Print the trail's latest signed checkpoint, with its witnesses' cosignatures.
     Checkpoint(CheckpointArgs),
+    /// Print (or write) one event's offline proof (C2SP tlog-proof): the event, its inclusion
+    /// proof and the signed, cosigned checkpoint that covers it.
+    Proof(ProofArgs),
     /// The fleet store: its schema, its nodes, their status and alarms (PostgreSQL).
     Fleet(FleetArgs),
     /// Run an independent witness that cosigns other logs' checkpoints (C2SP tlog-witness).
@@ -178,6 +183,7 @@ pub fn main() -> ExitCode {
             Command::HashArgs(args) => hash_args(args).await,
             Command::Keygen(args) => keygen(args).await,
             Command::Checkpoint(args) => checkpoint(args).await,
+            Command::Proof(args) => proof(args).await,
             Command::Witness(args) => witness(args).await,
             Command::Fleet(args) => fleet(args).await,
             Command::Archive(args) => archive(args).await,

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::BufReader;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
@@ -18,6 +18,8 @@ use crate::audit::{
 use crate::fleet::store::FleetStore;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
+use crate::text::{escaped, json_escaped};
+use crate::trail::tlog_proof::{Proven, TlogProof};
 use crate::trust::checkpoint::Checkpoint;
 use crate::trust::cosignature::WitnessesError;
 use crate::trust::note::{Note, NoteVerifier};
@@ -90,15 +92,28 @@ pub struct VerifyArgs {
     /// An option of the archive's store, `name=value` as `[archive] options` (repeatable).
     #[arg(long = "archive-option", value_parser = super::archive::option, requires = "archive")]
     pub archive_options: Vec<(String, String)>,
+    /// Verify one event's offline proof (`toolgate proof`, C2SP tlog-proof), or each of the
+    /// proofs one after the other in a file (an export's proofs file), instead of a trail: the
+    /// checkpoint signed by a --key, cosigned by the --witness keys required, and the event it
+    /// carries included in its tree. Prints each event.
+    #[arg(
+        long,
+        requires = "key",
+        conflicts_with_all = ["db", "server", "postgres", "csv", "checkpoint"]
+    )]
+    pub proof: Option<PathBuf>,
 }
 
 /// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
 pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     let progress = ProgressBar::new_spinner();
     let on_page = |checked: u64| progress.set_message(format!("{checked} checked"));
+    if let Some(path) = &args.proof {
+        return proof(path, &args);
+    }
     anyhow::ensure!(
         args.witness.is_empty() || args.checkpoint.is_some() || args.postgres.is_some(),
-        "--witness needs --checkpoint (or --postgres)"
+        "--witness needs --checkpoint, --proof or --postgres"
     );
     anyhow::ensure!(
         args.node.is_none() || args.postgres.is_some() || args.server.is_some(),
@@ -245,6 +260,50 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
         None => (None, 0),
     };
     Ok(Anchors { checkpoint, keys, cosigned, cosignatures_required: required })
+}
+
+/// Verifies the offline proof at `path`: prints the event it proves and where, or what is
+/// wrong with it (exit 2).
+fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
+    let keys = args
+        .key
+        .iter()
+        .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let witnesses = witnesses(&args.witness, args.witnesses_required)?;
+    let file = File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let mut proofs = ProofsReader::new(BufReader::new(file));
+    let (mut exit, mut read) = (Exit::Ok, 0);
+    let broken = |why: &str| {
+        println!("BROKEN {}: {}", escaped(&path.display().to_string()), escaped(why));
+        Exit::Broken
+    };
+    loop {
+        let (at, text) = match proofs.next_text() {
+            Ok(Some(next)) => next,
+            Ok(None) if read == 0 => return Ok(broken("no proof in the file")),
+            Ok(None) => break,
+            Err(why) => return Ok(broken(&why)),
+        };
+        read += 1;
+        match TlogProof::parse(&text).and_then(|proof| proof.verify(&keys, &witnesses)) {
+            Ok(Proven { event, checkpoint, signed_by, cosigned }) => {
+                println!(
+                    "proven: seq {} ({}) is in the tree of {} events of the checkpoint of {}, signed by {}; cosigned by {cosigned} of the {} witnesses given ({} required)",
+                    event.seq,
+                    event.record.kind,
+                    checkpoint.size,
+                    escaped(&checkpoint.origin),
+                    escaped(&signed_by),
+                    witnesses.keys.len(),
+                    witnesses.required,
+                );
+                println!("{}", json_escaped(&serde_json::to_string(&event)?));
+            }
+            Err(e) => exit = broken(&format!("proofs line {at}: {e}")),
+        }
+    }
+    Ok(exit)
 }
 
 /// The `--witness` keys given, each once, and how many of them must have cosigned

@@ -44,6 +44,7 @@ mod schemas;
 mod server;
 mod shadow;
 mod subscribe;
+mod tlog_proof;
 mod tls;
 mod trail;
 mod witnesses;

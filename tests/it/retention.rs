@@ -12,6 +12,7 @@ use toolgate::config::{Config, RetentionConfig};
 use toolgate::proto::audit_client::AuditClient;
 use toolgate::proto::{
     CheckpointRequest, ConsistencyProofRequest, Filter, InclusionProofRequest, QueryRequest,
+    TlogProofRequest,
 };
 use toolgate::trail::checkpoint::Checkpoint;
 use toolgate::trail::{Hash, verify_consistency, verify_inclusion};
@@ -317,7 +318,23 @@ async fn every_read_reaches_what_a_prune_took_through_the_archive() {
         let old_root = hash(&proof.old_root);
         assert!(verify_consistency(old, size, &old_root, &checkpoint.root, &path), "{old}");
     }
+    // A pruned event's offline proof, from the server and from the file and the archive: the
+    // event itself is read back from the archive, and the proof verifies alone.
+    let ask = TlogProofRequest { seq: 1, tree_size: size };
+    let by_server = audit.tlog_proof(ask).await.unwrap().into_inner().proof;
     let (_trail, db) = app.stop().await;
+    let bundle = dir.path().join("first.tlog-proof");
+    let (db_arg, size_arg) = (db.to_str().unwrap(), size.to_string());
+    let args = ["proof", "1", "--db", db_arg, "--archive", &url, "--size", &size_arg];
+    let (code, said) = run(&[&args[..], &["-o", bundle.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(std::fs::read_to_string(&bundle).unwrap(), by_server);
+    let (code, said) = run(&["verify", "--proof", bundle.to_str().unwrap(), "--key", &key]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.starts_with("proven: seq 1 (policy_loaded)"), "{said}");
+    let (code, said) = run(&["proof", "1", "--db", db_arg, "--size", &size_arg]);
+    assert_ne!(code, 0, "without the archive the pruned event is not there: {said}");
+    assert!(said.contains("pruned"), "{said}");
 
     // An export of the whole trail, read from the file and the archive, proves every row.
     let (csv, manifest, proofs) =

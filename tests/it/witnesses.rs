@@ -54,7 +54,7 @@ pub fn start_witness(key: &Path, state: &Path, logs: &[&str], listen: &str) -> W
     WitnessProc { child, url }
 }
 
-async fn sidecar(log_key: &Path, witnesses: Vec<WitnessConfig>) -> TestApp {
+pub async fn sidecar(log_key: &Path, witnesses: Vec<WitnessConfig>) -> TestApp {
     let key_file = log_key.to_owned();
     spawn_app_with(move |c| {
         c.checkpoints = CheckpointsConfig {
@@ -88,7 +88,7 @@ pub async fn cosigned_checkpoint(db: &Path, lines: usize, size: u64) -> String {
     }
 }
 
-async fn decide_n(app: &TestApp, n: usize) {
+pub async fn decide_n(app: &TestApp, n: usize) {
     for _ in 0..n {
         app.client.clone().decide(request("read")).await.unwrap();
     }
