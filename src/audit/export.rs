@@ -83,10 +83,15 @@ impl<W: Write> Export<W> {
         })
     }
 
-    /// Also writes, for each row the tree of the first `size` events covers, its inclusion
-    /// proof in that tree into `out` (the proofs file).
-    pub fn with_proofs(mut self, out: Box<dyn Write + Send>, size: u64) -> Self {
-        self.proofs = Some((ProofsWriter::new(out), size));
+    /// Also writes, for each row the tree of the signed `checkpoint` of the first `size` events
+    /// covers, its offline proof in that tree into `out` (the proofs file).
+    pub fn with_proofs(
+        mut self,
+        out: Box<dyn Write + Send>,
+        checkpoint: String,
+        size: u64,
+    ) -> Self {
+        self.proofs = Some((ProofsWriter::new(out, checkpoint), size));
         self
     }
 
@@ -109,11 +114,12 @@ impl<W: Write> Export<W> {
             self.csv.write(event)?;
         }
         if let Some((proofs, size)) = &mut self.proofs {
-            let seqs: Vec<u64> =
-                events.iter().map(|e| e.seq.unsigned_abs()).filter(|&seq| seq <= *size).collect();
-            let found = origin.trails.tree()?.inclusion_proofs(seqs.clone(), *size).await?;
-            for (seq, proof) in seqs.iter().zip(found) {
-                proofs.write(seq.cast_signed(), &proof)?;
+            let covered: Vec<&Event> =
+                events.iter().filter(|e| e.seq.unsigned_abs() <= *size).collect();
+            let seqs = covered.iter().map(|e| e.seq.unsigned_abs()).collect();
+            let found = origin.trails.tree()?.inclusion_proofs(seqs, *size).await?;
+            for (event, proof) in covered.into_iter().zip(found) {
+                proofs.write(event, proof)?;
             }
         }
         if let (Some(first), Some(last)) = (events.first(), events.last()) {

@@ -55,9 +55,10 @@ pub struct ExportArgs {
     /// Also write a JSON manifest: filter, seq range, row count, head, the file's SHA-256.
     #[arg(long)]
     pub manifest: Option<PathBuf>,
-    /// Also write each row's inclusion proof in the trail's latest signed checkpoint to this
-    /// file (JSON lines), and put the checkpoint in the manifest: `verify --csv --checkpoint`
-    /// then proves every row without the database. Needs --db and --manifest.
+    /// Also write each row's offline proof (C2SP tlog-proof) in the trail's latest signed
+    /// checkpoint to this file, one after the other, and put the checkpoint in the manifest:
+    /// `verify --csv --checkpoint` then proves every row without the database, and each proof
+    /// proves its row alone (`verify --proof`). Needs --db and --manifest.
     #[arg(long, requires = "manifest")]
     pub proofs: Option<PathBuf>,
     /// Export one node's events from the fleet store (`postgres://…`) instead, with --node: the
@@ -139,7 +140,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
                     let (note, size) = latest_checkpoint(reader).await?;
                     let file = File::create(path)
                         .with_context(|| format!("cannot create `{}`", path.display()))?;
-                    export = export.with_proofs(Box::new(BufWriter::new(file)), size);
+                    export = export.with_proofs(Box::new(BufWriter::new(file)), note.clone(), size);
                     checkpoint = Some(note);
                 }
                 while export.next_page(&trail).await? {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use toolgate::trail::tlog_proof::TlogProof;
 
 use crate::checkpoints::signing_app;
 use crate::helpers::toolgate;
@@ -125,20 +126,38 @@ async fn every_row_of_an_export_is_proven_in_the_signed_tree_without_the_databas
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("the trail is shorter than the checkpoint"), "{out}");
 
-    // One proof replaced by another row's: that row is not proven, and the proofs' hash differs.
+    // Each row's proof is a tlog-proof that proves its row alone, the file all of them.
     let proofs = std::fs::read_to_string(&e.proofs).unwrap();
-    let lines: Vec<&str> = proofs.lines().collect();
-    let mut swapped: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
-    let other: Value = serde_json::from_str(lines[20]).unwrap();
-    let mut line: Value = serde_json::from_str(lines[10]).unwrap();
-    line["proof"] = other["proof"].clone();
-    swapped[10] = line.to_string();
-    std::fs::write(&e.proofs, swapped.join("\n") + "\n").unwrap();
+    let bundles = bundles(&proofs);
+    assert_eq!(bundles.len() as u64, size, "a proof for each row the checkpoint covers");
+    let alone = e.proofs.with_file_name("row-11.tlog-proof");
+    std::fs::write(&alone, bundles[10].encode()).unwrap();
+    let out = toolgate(&["verify", "--proof", alone.to_str().unwrap(), "--key", &e.key]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.starts_with("proven: seq 11 "), "{said}");
+    let out = toolgate(&["verify", "--proof", e.proofs.to_str().unwrap(), "--key", &e.key]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(said.matches("proven: seq").count() as u64, size, "{said}");
+
+    // One proof's hashes replaced by another row's: that row is not proven, and the proofs'
+    // hash differs.
+    let mut swapped = bundles.clone();
+    swapped[10].hashes = bundles[20].hashes.clone();
+    let text: String = swapped.iter().map(TlogProof::encode).collect();
+    std::fs::write(&e.proofs, text).unwrap();
     let (code, out) = verify(&e.csv, &e.manifest, &e.key);
     assert_eq!(code, Some(2), "{out}");
-    let seq = line["seq"].as_i64().unwrap();
-    assert!(out.contains(&format!("BROKEN seq {seq}: no inclusion proof leads")), "{out}");
+    assert!(out.contains("BROKEN seq 11: no inclusion proof leads"), "{out}");
     assert!(out.contains("proofs_sha256 differs"), "{out}");
+}
+
+/// The tlog-proofs of a proofs file, in its order.
+fn bundles(text: &str) -> Vec<TlogProof> {
+    let header = "c2sp.org/tlog-proof@v1\n";
+    let starts: Vec<usize> = text.match_indices(header).map(|(at, _)| at).collect();
+    let ends = starts.iter().skip(1).copied().chain([text.len()]);
+    starts.iter().zip(ends).map(|(&a, b)| TlogProof::parse(&text[a..b]).unwrap()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use crate::checkpoint::Checkpoint;
 use crate::csv::{self, CsvError, Header};
-use crate::proofs::ProofsReader;
-use crate::{Anchors, Event, Hash, Manifest, Problem, Report, Verifier, decode, verify_inclusion};
+use crate::proofs::{ProofsReader, RowProof};
+use crate::{Anchors, Event, Manifest, Problem, Report, Verifier, decode, verify_inclusion};
 
 /// What a CSV export is checked against, beyond its own rows.
 #[derive(Default)]
@@ -62,7 +62,7 @@ pub struct ExportCheck<'a, R: Read> {
     anchors: Anchors,
     proofs: Option<ProofsReader<Box<dyn BufRead + Send>>>,
     /// A proof read ahead of its row (its row is missing from the file).
-    pending: Option<(i64, Vec<Hash>)>,
+    pending: Option<RowProof>,
     verifier: Verifier,
     first_seq: Option<i64>,
     report: Report,
@@ -223,7 +223,7 @@ fn prove(
     event: &Event,
     checkpoint: &Checkpoint,
     proofs: Option<&mut ProofsReader<Box<dyn BufRead + Send>>>,
-    pending: &mut Option<(i64, Vec<Hash>)>,
+    pending: &mut Option<RowProof>,
     report: &mut Report,
 ) -> Vec<Problem> {
     let seq = event.seq;
@@ -235,7 +235,7 @@ fn prove(
     // The proofs are in the rows' order: skip those of rows missing from the file.
     let mut proof = None;
     if let Some(proofs) = proofs {
-        while pending.as_ref().is_none_or(|(at, _)| *at < seq) {
+        while pending.as_ref().is_none_or(|p| p.seq < seq) {
             match proofs.next_proof() {
                 Ok(Some(next)) => *pending = Some(next),
                 Ok(None) => break,
@@ -245,13 +245,22 @@ fn prove(
                 }
             }
         }
-        if pending.as_ref().is_some_and(|(at, _)| *at == seq) {
-            proof = pending.take().map(|(_, proof)| proof);
+        if pending.as_ref().is_some_and(|p| p.seq == seq) {
+            proof = pending.take();
         }
     }
+    // A proof that says what the row's hash is (the tlog-proof form) must say it right, or the
+    // proof would not prove this row when it travels alone.
     let proven = proof.zip(decode(&event.hash)).is_some_and(|(proof, hash)| {
         let leaf = crate::leaf_hash(&hash);
-        verify_inclusion(&leaf, seq.unsigned_abs() - 1, checkpoint.size, &proof, &checkpoint.root)
+        proof.leaf_data.is_none_or(|data| data == hash)
+            && verify_inclusion(
+                &leaf,
+                seq.unsigned_abs() - 1,
+                checkpoint.size,
+                &proof.hashes,
+                &checkpoint.root,
+            )
     });
     if proven {
         report.proven += 1;
@@ -306,14 +315,14 @@ mod tests {
         }
         let csv = csv.finish().unwrap();
         let mut subtrees = Subtrees::new(|node| Ok::<_, Infallible>(nodes[&node]));
-        let mut proofs = ProofsWriter::new(Vec::new());
-        for event in &events {
-            let index = event.seq.unsigned_abs() - 1;
-            proofs.write(event.seq, &subtrees.inclusion(index, tree.size()).unwrap()).unwrap();
-        }
-        let (proofs, proofs_sha256) = proofs.finish().unwrap();
         let checkpoint =
             Checkpoint { origin: "toolgate/test".into(), size: tree.size(), root: tree.root() };
+        let mut proofs = ProofsWriter::new(Vec::new(), checkpoint.sign(signer).unwrap());
+        for event in &events {
+            let index = event.seq.unsigned_abs() - 1;
+            proofs.write(event, subtrees.inclusion(index, tree.size()).unwrap()).unwrap();
+        }
+        let (proofs, proofs_sha256) = proofs.finish().unwrap();
         let last = events.last().unwrap();
         let mut manifest = Manifest {
             format: MANIFEST_FORMAT.into(),
@@ -383,6 +392,13 @@ mod tests {
         let (_, other_proofs, ..) = exported(6, &signer);
         let report = verify(&csv, &other_proofs, &checkpoint, &manifest, &signer);
         assert!(report.problems.iter().any(|p| matches!(p, Problem::NotProven { .. })));
+        // A row's proof that carries another row's event: its hashes still prove the row, but
+        // alone it would prove the other one.
+        let text = String::from_utf8(proofs.clone()).unwrap();
+        let extras: Vec<&str> = text.lines().filter(|l| l.starts_with("extra ")).collect();
+        let swapped = text.replacen(extras[0], extras[1], 1);
+        let report = verify(&csv, swapped.as_bytes(), &checkpoint, &manifest, &signer);
+        assert!(report.problems.iter().any(|p| matches!(p, Problem::NotProven { seq: 1 })));
         let other = NoteSigner::generate("toolgate/test").unwrap();
         let report = verify(&csv, &proofs, &checkpoint, &manifest, &other);
         assert!(report.problems.iter().any(|p| matches!(p, Problem::ManifestMismatch { .. })));
