@@ -288,15 +288,20 @@ fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
         read += 1;
         match TlogProof::parse(&text).and_then(|proof| proof.verify(&keys, &witnesses)) {
             Ok(Proven { event, checkpoint, signed_by, cosigned }) => {
+                let witnessed = match witnesses.keys.len() {
+                    0 => "no witnesses given".to_owned(),
+                    given => format!(
+                        "cosigned by {cosigned} of the {given} witnesses given ({} required)",
+                        witnesses.required
+                    ),
+                };
                 println!(
-                    "proven: seq {} ({}) is in the tree of {} events of the checkpoint of {}, signed by {}; cosigned by {cosigned} of the {} witnesses given ({} required)",
+                    "proven: seq {} ({}) is in the tree of {} events of the checkpoint of {}, signed by {}; {witnessed}",
                     event.seq,
                     event.record.kind,
                     checkpoint.size,
                     escaped(&checkpoint.origin),
                     escaped(&signed_by),
-                    witnesses.keys.len(),
-                    witnesses.required,
                 );
                 println!("{}", json_escaped(&serde_json::to_string(&event)?));
             }

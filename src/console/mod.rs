@@ -217,6 +217,7 @@ fn routes(console: Arc<Console>) -> Router {
         .route("/ui/trail", get(trail::page))
         .route("/ui/story", get(story::page))
         .route("/ui/event", get(story::event))
+        .route("/ui/proof", get(story::proof))
         .route("/ui/approvals", get(approvals::page).post(approvals::judge))
         .route("/ui/export", get(export::page))
         .route("/ui/export/csv", get(export::csv))

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use axum::Extension;
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::Response;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 use tonic::{Code, Status};
@@ -86,6 +86,42 @@ pub async fn page(
 }
 
 /// `GET /ui/event?seq=…`.
+/// Which event's offline proof, in the tree of which checkpoint.
+#[derive(Debug, Deserialize)]
+pub struct ProofOf {
+    seq: String,
+    #[serde(default)]
+    size: String,
+}
+
+/// `GET /ui/proof`: one event's offline proof (C2SP tlog-proof), as a download.
+pub async fn proof(
+    State(console): State<Arc<Console>>,
+    Extension(visitor): Extension<Visitor>,
+    Query(of): Query<ProofOf>,
+) -> Response {
+    let size = match of.size.as_str() {
+        "" => Ok(0),
+        size => size.parse::<u64>(),
+    };
+    let (Ok(seq), Ok(tree_size)) = (of.seq.parse::<u64>(), size) else {
+        let why = "seq and size: whole numbers";
+        return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, why);
+    };
+    let ask = proto::TlogProofRequest { seq, tree_size };
+    match console.audit.clone().tlog_proof(visitor.request(ask)).await {
+        Ok(answer) => {
+            let name = format!("attachment; filename=\"toolgate-seq-{seq}.tlog-proof\"");
+            let headers = [
+                (header::CONTENT_TYPE, "text/plain; charset=utf-8".to_owned()),
+                (header::CONTENT_DISPOSITION, name),
+            ];
+            (headers, answer.into_inner().proof).into_response()
+        }
+        Err(status) => console.refused(&visitor, &status),
+    }
+}
+
 pub async fn event(
     State(console): State<Arc<Console>>,
     Extension(visitor): Extension<Visitor>,
@@ -359,7 +395,13 @@ impl Proofs {
                     }
                     (Found::Included, Some(signed)) if signed.verified => {
                         span.ok-mark { "✓ " }
-                        "Included in the signed checkpoint of " (size) " events: its inclusion proof leads to that checkpoint's root, and the checkpoint's signature verified."
+                        "Included in the signed checkpoint of " (size) " events: its inclusion proof leads to that checkpoint's root, and the checkpoint's signature verified. "
+                        a href=(format!("/ui/proof?seq={}&size={size}", event.seq)) download {
+                            "Download its proof"
+                        }
+                        " (C2SP tlog-proof; check it with "
+                        code { "toolgate verify --proof" }
+                        ")."
                     }
                     (Found::Included, Some(_)) => {
                         span.bad-mark { "? " }

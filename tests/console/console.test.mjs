@@ -1,7 +1,8 @@
 // The console in a real browser: Debian's Chromium, driven by playwright-core, against the real
 // `toolgate serve` (auth on, signed checkpoints, the console on its side port) while an agent
 // on @grpc/grpc-js makes calls whose names are hostile. An auditor and approver signs in,
-// filters the trail, opens a call's story and its inclusion proof, approves a waiting call
+// filters the trail, opens a call's story and its inclusion proof (and downloads its offline
+// proof, which `toolgate verify --proof` accepts), approves a waiting call
 // (and the agent's Await returns), exports a CSV with its manifest that `toolgate verify`
 // accepts, and verifies the chain. No dialog may open and no script error may happen on any
 // page; a screenshot of each page is written to $TOOLGATE_SCREENSHOTS (default
@@ -47,7 +48,7 @@ const POLICY = `${readFileSync(path.join(root, "src/policy/default.cedar"), "utf
 forbid (principal, action == Action::"release.deploy", resource);
 `;
 
-let dir, server, browser, context, page, gate, approvals, side, trailDb;
+let dir, server, browser, context, page, gate, approvals, side, trailDb, logKey;
 const troubles = [];
 
 const sha256 = (text) =>
@@ -96,7 +97,11 @@ async function assertInert() {
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "toolgate-console-"));
   mkdirSync(shots, { recursive: true });
-  execFileSync(bin, ["keygen", "--name", "toolgate/console-test", "--out", path.join(dir, "log.key")]);
+  logKey = execFileSync(
+    bin,
+    ["keygen", "--name", "toolgate/console-test", "--out", path.join(dir, "log.key")],
+    { encoding: "utf8" },
+  ).trim();
   writeFileSync(path.join(dir, "policy.cedar"), POLICY);
   const [grpcPort, httpPort] = [await freePort(), await freePort()];
   side = `http://127.0.0.1:${httpPort}`;
@@ -270,6 +275,18 @@ test("a call's story shows every step and its inclusion proof", async () => {
   await page.getByText("Included in the signed checkpoint of").first().waitFor();
   await assertInert();
   await shot("story");
+  // Its offline proof downloads, and verifies alone with the log's key.
+  const [proof] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByText("Download its proof").first().click(),
+  ]);
+  assert.match(proof.suggestedFilename(), /^toolgate-seq-\d+\.tlog-proof$/);
+  const proofPath = path.join(dir, proof.suggestedFilename());
+  await proof.saveAs(proofPath);
+  const proven = execFileSync(bin, ["verify", "--proof", proofPath, "--key", logKey], {
+    encoding: "utf8",
+  });
+  assert.match(proven, /^proven: seq \d+ \(decision\) is in the tree of \d+ events/);
 });
 
 test("an approver approves a waiting call and the agent's Await returns", async () => {
