@@ -1,8 +1,8 @@
 //! A trail event as an OpenTelemetry log record (OTLP): every column of the event under
 //! `toolgate.<column>`, typed as the trail types it, so that a receiver can rebuild the event
 //! and check its hash and its link to the one before from the records alone; and the
-//! OpenTelemetry GenAI (`gen_ai.*`) and MCP (`mcp.*`) attributes where they apply, for the
-//! dashboards that read those. Arguments and outputs are not on the trail, so not here either.
+//! OpenTelemetry GenAI (`gen_ai.*`, a decision also as a guardrail run, `gen_ai.guardrail.*`)
+//! and MCP (`mcp.*`) attributes where they apply, for the dashboards that read those. Arguments and outputs are not on the trail, so not here either.
 
 use chrono::DateTime;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
@@ -83,6 +83,7 @@ fn record(event: &Event, observed: u64) -> LogRecord {
             attributes.push(text("error.type", r.status.as_deref().unwrap_or_default()));
         }
     }
+    attributes.extend(guardrail(event));
     LogRecord {
         time_unix_nano: nanos(&event.ts),
         observed_time_unix_nano: observed,
@@ -93,6 +94,72 @@ fn record(event: &Event, observed: u64) -> LogRecord {
         event_name: name,
         ..Default::default()
     }
+}
+
+/// A decision, and an approver's or the timeout's final verdict on one, as a guardrail run
+/// (the OpenTelemetry GenAI security conventions, `gen_ai.guardrail.*`, at Development status:
+/// semantic-conventions-genai pull request 427 as of its revision 3155df28). Nothing for other
+/// events.
+fn guardrail(event: &Event) -> Vec<KeyValue> {
+    let r = &event.record;
+    let outcome = match (r.kind, r.outcome) {
+        (Kind::Decision | Kind::ApprovalExpired, Some(outcome)) => outcome,
+        (Kind::ApprovalApproved, _) => Outcome::Allow,
+        (Kind::ApprovalRejected, _) => Outcome::Deny,
+        (
+            Kind::Decision
+            | Kind::ApprovalExpired
+            | Kind::Execution
+            | Kind::Violation
+            | Kind::InvalidRequest
+            | Kind::PolicyLoaded
+            | Kind::ApprovalRequested
+            | Kind::ApprovalWithdrawn
+            | Kind::AccessDenied
+            | Kind::Checkpoint
+            | Kind::Undelivered
+            | Kind::ToolDefined
+            | Kind::PeerRefused
+            | Kind::Prune,
+            _,
+        ) => return Vec::new(),
+    };
+    // The verdict, and what the harness is told to do with the call.
+    let (verdict, action) = match outcome {
+        Outcome::Allow => ("allow", "allow"),
+        Outcome::Deny => ("deny", "block"),
+        Outcome::RequireApproval => ("escalate", "escalate"),
+        Outcome::DryRun | Outcome::Rewrite => ("modify", "modify"),
+    };
+    let mut attributes = vec![
+        text("gen_ai.guardrail.component.name", "toolgate"),
+        text("gen_ai.guardrail.target.type", "input"),
+        text("gen_ai.guardrail.target.subtype", "tool_call"),
+        text("gen_ai.guardrail.verdict.type", verdict),
+        text("gen_ai.guardrail.verdict.code", outcome.as_str()),
+        text("gen_ai.guardrail.action.type", action),
+    ];
+    attributes.extend(r.decision_id.as_deref().map(|id| text("gen_ai.guardrail.target.id", id)));
+    if outcome != Outcome::Allow {
+        attributes
+            .extend(r.reason.as_deref().map(|why| text("gen_ai.guardrail.verdict.reason", why)));
+    }
+    let policies: Vec<String> =
+        r.policy_ids.as_deref().and_then(|ids| serde_json::from_str(ids).ok()).unwrap_or_default();
+    if let Some(policy) = policies.first() {
+        attributes.push(text("gen_ai.guardrail.security.policy.id", policy));
+    }
+    if let Some(hash) = r.args_hash.as_deref() {
+        // The conventions want the algorithm named: a plain hash is hex SHA-256, a keyed one
+        // names itself (`hmac-sha256:<key id>:<hex>`).
+        let named = if hash.contains(':') { hash.to_owned() } else { format!("sha256:{hash}") };
+        attributes.push(text("gen_ai.guardrail.security.content.input.hash", &named));
+    }
+    if matches!(outcome, Outcome::Rewrite | Outcome::DryRun) {
+        let modified = any_value::Value::BoolValue(true);
+        attributes.push(attribute("gen_ai.guardrail.security.content.modified", modified));
+    }
+    attributes
 }
 
 /// How grave an event is, and its event name (`toolgate.<kind>`).
@@ -195,6 +262,8 @@ mod tests {
             tool: Some("mcp__fs__read_file".into()),
             outcome: Some(Outcome::Deny),
             reason: Some("no".into()),
+            policy_ids: Some(r#"["forbid.fs","forbid.other"]"#.into()),
+            args_hash: Some("ab12".into()),
             max_output_chars: Some(100),
             request: Some(r#"{"plan":{"idempotency_key":"call-1"}}"#.into()),
             ..Record::new(Kind::Decision)
@@ -225,10 +294,66 @@ mod tests {
         assert_eq!(text("gen_ai.tool.call.id"), "call-1");
         assert_eq!(text("gen_ai.agent.id"), "agent-7");
         assert_eq!(text("mcp.method.name"), "tools/call");
+        assert_eq!(text("gen_ai.guardrail.verdict.type"), "deny");
+        assert_eq!(text("gen_ai.guardrail.action.type"), "block");
+        assert_eq!(text("gen_ai.guardrail.verdict.code"), "deny");
+        assert_eq!(text("gen_ai.guardrail.verdict.reason"), "no");
+        assert_eq!(text("gen_ai.guardrail.target.id"), "d1");
+        assert_eq!(text("gen_ai.guardrail.target.subtype"), "tool_call");
+        assert_eq!(text("gen_ai.guardrail.security.policy.id"), "forbid.fs");
+        assert_eq!(text("gen_ai.guardrail.security.content.input.hash"), "sha256:ab12");
         assert_eq!(log.severity_number, SeverityNumber::Warn as i32);
         assert_eq!(log.event_name, "toolgate.decision");
         assert_eq!(log.time_unix_nano, 1_796_173_200_000_001_000);
         let resource = logs.resource.as_ref().unwrap();
         assert!(resource.attributes.iter().any(|kv| kv.key == "service.name"));
+    }
+
+    #[test]
+    fn every_outcome_and_final_verdict_is_a_guardrail_verdict_and_nothing_else_is() {
+        let of = |kind: Kind, outcome: Option<Outcome>| {
+            let record = Record {
+                outcome,
+                args_hash: Some("hmac-sha256:k1:ab".into()),
+                reason: Some("why".into()),
+                ..Record::new(kind)
+            };
+            let (event, _) = Chain::default().link(record, "e".into(), "t".into());
+            let found = guardrail(&event);
+            let get = |key: &str| {
+                found.iter().find(|kv| kv.key == key).and_then(|kv| kv.value.clone()?.value)
+            };
+            let text = |key: &str| match get(key) {
+                Some(any_value::Value::StringValue(s)) => Some(s),
+                _ => None,
+            };
+            let modified = get("gen_ai.guardrail.security.content.modified");
+            (
+                text("gen_ai.guardrail.verdict.type"),
+                text("gen_ai.guardrail.action.type"),
+                text("gen_ai.guardrail.verdict.reason").is_some(),
+                modified == Some(any_value::Value::BoolValue(true)),
+                text("gen_ai.guardrail.security.content.input.hash"),
+            )
+        };
+        let some = |s: &str| Some(s.to_owned());
+        let keyed = some("hmac-sha256:k1:ab");
+        use Outcome::*;
+        assert_eq!(
+            of(Kind::Decision, Some(Allow)),
+            (some("allow"), some("allow"), false, false, keyed.clone())
+        );
+        assert_eq!(of(Kind::Decision, Some(Deny)).0, some("deny"));
+        assert_eq!(of(Kind::Decision, Some(RequireApproval)).1, some("escalate"));
+        assert_eq!(
+            of(Kind::Decision, Some(Rewrite)),
+            (some("modify"), some("modify"), true, true, keyed)
+        );
+        assert_eq!(of(Kind::ApprovalApproved, None).0, some("allow"));
+        assert_eq!(of(Kind::ApprovalRejected, None).1, some("block"));
+        assert_eq!(of(Kind::ApprovalExpired, Some(Deny)).0, some("deny"));
+        for kind in [Kind::Execution, Kind::ApprovalRequested, Kind::Checkpoint, Kind::Violation] {
+            assert_eq!(of(kind, Some(Allow)).0, None, "{kind}");
+        }
     }
 }

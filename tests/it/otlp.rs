@@ -187,6 +187,16 @@ async fn every_event_arrives_once_in_order_and_the_chain_checks_from_the_records
     assert_eq!(text(decision, "toolgate.outcome").as_deref(), Some("allow"));
     assert!(text(decision, "toolgate.args_hash").is_some());
     assert!(text(decision, "gen_ai.tool.call.arguments").is_none(), "arguments stay out");
+    // The decision as a guardrail run, beside today's attributes.
+    assert_eq!(text(decision, "gen_ai.guardrail.verdict.type").as_deref(), Some("allow"));
+    assert_eq!(text(decision, "gen_ai.guardrail.action.type").as_deref(), Some("allow"));
+    let hash = text(decision, "toolgate.args_hash").unwrap();
+    let input = text(decision, "gen_ai.guardrail.security.content.input.hash");
+    assert_eq!(input, Some(format!("sha256:{hash}")));
+    assert_eq!(
+        text(decision, "gen_ai.guardrail.target.id"),
+        text(decision, "toolgate.decision_id")
+    );
     app.stop().await;
     serving.abort();
 }
