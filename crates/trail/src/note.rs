@@ -54,7 +54,7 @@ pub struct NoteVerifier {
 }
 
 /// The id of the key `public` of signature type `kind` named `name`.
-pub(super) fn key_id(name: &str, kind: u8, public: &[u8; 32]) -> u32 {
+pub(super) fn key_id(name: &str, kind: u8, public: &[u8]) -> u32 {
     let mut hasher = Sha256::new();
     hasher.update(name.as_bytes());
     hasher.update([b'\n', kind]);
@@ -73,16 +73,20 @@ pub(super) fn check_name(name: &str) -> Result<(), NoteError> {
 
 /// `<type> ‖ 32 bytes` from base64, for one of the types `kinds`: the type and the key.
 pub(super) fn typed_key(text: &str, kinds: &[u8]) -> Result<(u8, [u8; 32]), NoteError> {
+    let (kind, key) = typed_bytes(text, kinds)?;
+    Ok((kind, key.try_into().map_err(|_| NoteError::Key("not 32 bytes"))?))
+}
+
+/// `<type> ‖ key` from base64, for one of the types `kinds`: the type and the key's bytes.
+pub(super) fn typed_bytes(text: &str, kinds: &[u8]) -> Result<(u8, Vec<u8>), NoteError> {
     let bytes = BASE64.decode(text).map_err(|_| NoteError::Key("the key is not base64"))?;
     match bytes.split_first() {
-        Some((kind, key)) if kinds.contains(kind) => {
-            Ok((*kind, key.try_into().map_err(|_| NoteError::Key("not 32 bytes"))?))
-        }
+        Some((kind, key)) if kinds.contains(kind) => Ok((*kind, key.to_vec())),
         _ => Err(NoteError::Key("not a key of this type")),
     }
 }
 
-pub(super) fn encode_key(kind: u8, key: &[u8; 32]) -> String {
+pub(super) fn encode_key(kind: u8, key: &[u8]) -> String {
     let mut typed = vec![kind];
     typed.extend_from_slice(key);
     BASE64.encode(typed)

@@ -237,7 +237,7 @@ mod tests {
         };
         let note = checkpoint.sign(log).unwrap();
         let text = Note::parse(&note).unwrap().text;
-        let cosigned = note + &Cosigner::new(witness).cosign(&text, 1_764_800_000);
+        let cosigned = note + &Cosigner::new(witness).cosign(&text, 1_764_800_000).unwrap();
         (events, cosigned, leaves)
     }
 
