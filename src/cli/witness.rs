@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 
 use super::Exit;
 use crate::trust::cosignature::Cosigner;
-use crate::trust::note::{NoteSigner, NoteVerifier};
+use crate::trust::note::NoteVerifier;
 use crate::witness::state::State;
 use crate::witness::{Witness, http};
 
@@ -67,7 +67,7 @@ pub async fn witness(args: WitnessArgs) -> anyhow::Result<Exit> {
 async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
     let key = std::fs::read_to_string(&args.key)
         .with_context(|| format!("cannot read `{}`", args.key.display()))?;
-    let cosigner = Cosigner::new(&NoteSigner::parse(&key).context("--key")?);
+    let cosigner = Cosigner::parse(&key).context("--key")?;
     let logs = args
         .logs
         .iter()

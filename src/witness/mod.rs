@@ -124,6 +124,12 @@ impl Witness {
                 return answer;
             }
         }
+        // Signed before the state advances: a checkpoint this witness will not sign (an
+        // ML-DSA-44 witness signs no extension lines) leaves the state as it was.
+        let line = match self.cosigner.cosign(&note.text, time.max(1)) {
+            Ok(line) => line,
+            Err(error) => return Answer::text(400, error.to_string()),
+        };
         let latest =
             Latest { size: checkpoint.size, root: checkpoint.root, checkpoint: request.note };
         if let Err(error) = state.advance(&checkpoint.origin, &latest) {
@@ -131,7 +137,6 @@ impl Witness {
             return Answer::text(500, "the witness cannot persist its state");
         }
         tracing::info!(origin = %checkpoint.origin, size = checkpoint.size, "cosigned");
-        let line = self.cosigner.cosign(&note.text, time.max(1));
         Answer { status: 200, content_type: "text/plain; charset=utf-8", body: line }
     }
 

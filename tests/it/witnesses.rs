@@ -137,6 +137,62 @@ async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_quantum_witness_cosigns_and_verify_and_proofs_demand_its_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-1", false);
+    let pq_file = dir.path().join("pq.key");
+    let out = toolgate_async(&[
+        "keygen",
+        "--witness",
+        "--algorithm",
+        "ml-dsa-44",
+        "--name",
+        "witness.test/pq",
+        "--out",
+        pq_file.to_str().unwrap(),
+    ])
+    .await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pq_key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    // An ML-DSA-44 verifier key: type 0x06 and 1312 bytes of public key.
+    let typed = pq_key.splitn(3, '+').nth(2).unwrap();
+    assert!(typed.starts_with('B') && typed.len() > 1700, "{pq_key}");
+    let (_, classic_key) = keygen(dir.path(), "witness.test/w1", true);
+    let witness = start_witness(&pq_file, &dir.path().join("pq.db"), &[&log_key], "127.0.0.1:0");
+    let app = sidecar(&log_file, vec![witness_config(&witness.url, &pq_key)]).await;
+    decide_n(&app, 12).await;
+    let note = cosigned_checkpoint(&app.db, 2, 12).await;
+    assert!(note.contains("\n\u{2014} witness.test/pq "), "{note}");
+    let saved = dir.path().join("saved.checkpoint");
+    std::fs::write(&saved, &note).unwrap();
+    let (db, saved) = (app.db.to_str().unwrap().to_owned(), saved.to_str().unwrap().to_owned());
+    let verify = |extra: Vec<String>| {
+        let mut args = vec!["verify", "--db", &db, "--checkpoint", &saved, "--key", &log_key];
+        args.extend(extra.iter().map(String::as_str));
+        toolgate(&args)
+    };
+    let out = tokio::task::block_in_place(|| verify(vec!["--witness".into(), pq_key.clone()]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    // Demanding the Ed25519 witness too: one of two.
+    let both = vec!["--witness".into(), pq_key.clone(), "--witness".into(), classic_key];
+    let out = tokio::task::block_in_place(|| verify(both));
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+
+    // An event's offline proof carries the post-quantum cosignature and verify --proof counts it.
+    let size = note.lines().nth(1).unwrap().to_owned();
+    let proof = dir.path().join("seq-2.tlog-proof");
+    let proof = proof.to_str().unwrap();
+    let out = toolgate_async(&["proof", "2", "--db", &db, "--size", &size, "-o", proof]).await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out =
+        toolgate_async(&["verify", "--proof", proof, "--key", &log_key, "--witness", &pq_key])
+            .await;
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("cosigned by 1 of the 1 witnesses"), "{said}");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_witness_that_is_down_delays_nothing_and_is_caught_up_with_a_proof() {
     let dir = tempfile::tempdir().unwrap();
     let (log_file, log_key) = keygen(dir.path(), "toolgate/node-2", false);

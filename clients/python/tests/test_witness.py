@@ -1,6 +1,7 @@
 """The witness against a log written here from the C2SP texts alone: Python's `cryptography`
 signs the checkpoints, urllib speaks the tlog-witness protocol, and the witness's cosignatures
-are checked with Python's own Ed25519. Nothing of toolgate's client is used."""
+are checked with `cryptography`'s (OpenSSL's) Ed25519 and ML-DSA-44, in both of C2SP
+tlog-cosignature's forms. Nothing of toolgate's client is used."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import urllib.request
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from conftest import binary
@@ -51,11 +53,12 @@ class Log:
         return text, f"{text}\n{DASH}{self.name} {base64.b64encode(sig).decode()}\n"
 
 
-@pytest.fixture
-def witness(tmp_path):
+@pytest.fixture(params=["ed25519", "ml-dsa-44"])
+def witness(tmp_path, request):
     key = tmp_path / "w.key"
     made = subprocess.run(
-        [binary(), "keygen", "--witness", "--name", "witness.test/py", "--out", str(key)],
+        [binary(), "keygen", "--witness", "--name", "witness.test/py", "--out", str(key),
+         "--algorithm", request.param],
         check=True, capture_output=True, text=True,
     )
     log = Log("example.com/py-log")
@@ -84,13 +87,29 @@ def post(url: str, body: str) -> tuple[int, str, str]:
 def check_cosignature(witness_key: str, text: str, line: str) -> int:
     name, kid, typed = witness_key.split("+", 2)
     public = base64.b64decode(typed)
-    assert public[0] == 0x04 and key_id(name, 0x04, public[1:]).hex() == kid
+    kind, public = public[0], public[1:]
+    assert kind in (0x04, 0x06) and key_id(name, kind, public).hex() == kid
     assert line.startswith(f"{DASH}{name} ") and line.endswith("\n")
     blob = base64.b64decode(line.split(" ")[-1])
     assert blob[:4].hex() == kid
     (time,) = struct.unpack(">Q", blob[4:12])
-    message = f"cosignature/v1\ntime {time}\n{text}".encode()
-    Ed25519PublicKey.from_public_bytes(public[1:]).verify(blob[12:], message)  # raises if bad
+    if kind == 0x04:
+        message = f"cosignature/v1\ntime {time}\n{text}".encode()
+        Ed25519PublicKey.from_public_bytes(public).verify(blob[12:], message)  # raises if bad
+    else:
+        # tlog-cosignature's ML-DSA-44 message: the label, the cosigner's name, the time, the
+        # log's origin, the subtree [0, size) and its root, every length a byte.
+        origin, size, root = text.splitlines()
+        message = (
+            b"subtree/v1\n\x00"
+            + bytes([len(name)]) + name.encode()
+            + struct.pack(">Q", time)
+            + bytes([len(origin)]) + origin.encode()
+            + struct.pack(">QQ", 0, int(size))
+            + base64.b64decode(root)
+        )
+        assert len(public) == 1312 and len(blob) == 12 + 2420
+        MLDSA44PublicKey.from_public_bytes(public).verify(blob[12:], message)  # raises if bad
     return time
 
 
