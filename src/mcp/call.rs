@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
 use super::definition::definition;
+use super::held::{self, States};
 use super::message::key;
 use super::refusals::{Peer, Refusals, Refused};
 use super::result::{cut, cut_error, is_tool_result, text, tool_error};
@@ -102,6 +103,8 @@ pub struct UpstreamGate {
     /// server's name.
     shown: Arc<Mutex<HashMap<String, (String, Value)>>>,
     refusals: Refusals,
+    /// The request states of calls held for 2026-07-28 clients (`held`).
+    states: Arc<States>,
 }
 
 /// What a listing said of one tool.
@@ -127,6 +130,7 @@ impl UpstreamGate {
             listed: Arc::default(),
             shown: Arc::default(),
             refusals,
+            states: Arc::default(),
         }
     }
 
@@ -151,16 +155,30 @@ impl UpstreamGate {
     pub async fn admit(&self, call: &mut Call) -> Admission {
         let admission = self.decide(call).await;
         // A cancellation or a failure that came while the call was decided: it does not go up.
-        match (admission, call.inbox.try_recv()) {
+        let admission = match (admission, call.inbox.try_recv()) {
             (Admission::Relay(_), Ok(Upstream::Failed(why))) => {
                 Admission::Answer(tool_error(&format!("toolgate: {why}"), Map::new()))
             }
             (Admission::Relay(_), Ok(_)) => Admission::Dropped,
             (admission, _) => admission,
+        };
+        // A 2026-07-28 client reads which kind of result it got from each result itself.
+        match admission {
+            Admission::Answer(mut result) if held::modern(&call.params) => {
+                if let Some(result) = result.as_object_mut() {
+                    result.entry("resultType").or_insert_with(|| json!("complete"));
+                }
+                Admission::Answer(result)
+            }
+            admission => admission,
         }
     }
 
     async fn decide(&self, call: &mut Call) -> Admission {
+        let resumed = call.params.get("requestState").and_then(Value::as_str).map(str::to_owned);
+        if let Some(state) = resumed.filter(|_| held::modern(&call.params)) {
+            return self.resume(call, &state).await;
+        }
         let request = self.decide_request(&call.caller, &call.id, &call.params);
         let decision = match self.sidecar.gate.clone().decide(self.sidecar.request(request)).await {
             Ok(answer) => answer.into_inner(),
@@ -171,6 +189,9 @@ impl UpstreamGate {
         match decision.outcome() {
             Outcome::Allow => {}
             Outcome::Rewrite => {}
+            Outcome::RequireApproval if held::modern(&call.params) => {
+                return self.surface(call, &decision);
+            }
             Outcome::RequireApproval => match self.hold(&decision, &mut call.inbox).await {
                 Held::Approved => {}
                 Held::Refused(why) => {
@@ -194,11 +215,6 @@ impl UpstreamGate {
             }
         }
         let mut params = call.params.clone();
-        // A task-augmented call (MCP's tasks) would answer with a task and deliver its result
-        // later, past the gate's output limit and record: the call runs as a plain one.
-        if let Some(params) = params.as_object_mut() {
-            params.remove("task");
-        }
         if decision.outcome() == Outcome::Rewrite {
             match serde_json::from_str::<Value>(&decision.rewritten_args_json) {
                 Ok(rewritten) => params["arguments"] = rewritten,
@@ -210,15 +226,83 @@ impl UpstreamGate {
                 }
             }
         }
-        let args_json = params.get("arguments").map_or_else(|| "{}".to_owned(), Value::to_string);
-        Admission::Relay(Relayed {
-            params,
-            timeout: Duration::from_millis(u64::from(decision.timeout_ms.max(1))),
-            decision_id: decision.decision_id,
-            args_json,
-            max_chars: decision.max_output_chars as usize,
-            session: call.caller.session.clone(),
-        })
+        let limits = (decision.timeout_ms, decision.max_output_chars);
+        Admission::Relay(relayed(params, decision.decision_id, limits, &call.caller))
+    }
+
+    /// A held call answered to a 2026-07-28 client the revision's way: `input_required`, with
+    /// the state it echoes when it retries, and (when it can elicit) a question for the person.
+    fn surface(&self, call: &Call, decision: &proto::DecideResponse) -> Admission {
+        let wait = self.config.approval_wait_seconds;
+        let binding = held::binding(&self.server, &call.caller, &call.params);
+        let state = self.states.issue(&held::Held::new(decision, binding, held::now() + wait));
+        let tool = call.params.get("name").and_then(Value::as_str).unwrap_or_default();
+        let ask = held::elicits(&call.params).then(|| {
+            format!(
+                "toolgate holds this call of {tool} for a person's approval ({}), decision {}. \
+                 Accept to keep waiting (at most {} minutes); decline to withdraw the call.",
+                decision.reason,
+                decision.decision_id,
+                wait.div_ceil(60)
+            )
+        });
+        Admission::Answer(held::input_required(state, ask))
+    }
+
+    /// A 2026-07-28 client's retry of a held call: its state checked, the person's answer
+    /// heeded, and the verdict awaited a while; the call runs once approved.
+    async fn resume(&self, call: &mut Call, state: &str) -> Admission {
+        let binding = held::binding(&self.server, &call.caller, &call.params);
+        let held = match self.states.read(state, &binding) {
+            Ok(held) => held,
+            Err(refused) => {
+                let why = match refused {
+                    held::Refused::Forged => "its request state is not one this gateway issued",
+                    held::Refused::Moved => "its request state was issued for another call",
+                    held::Refused::Ran => "the approved call it names ran already",
+                };
+                return Admission::Answer(tool_error(
+                    &format!("toolgate: {why}; the call was not run"),
+                    Map::new(),
+                ));
+            }
+        };
+        let mut facts = Map::new();
+        facts.insert("toolgate/outcome".into(), json!("require_approval"));
+        facts.insert("toolgate/decisionId".into(), json!(held.decision_id));
+        let refused = |why: &str| {
+            let text = format!("toolgate: this call needed approval ({}): {why}", held.reason);
+            Admission::Answer(tool_error(&text, facts.clone()))
+        };
+        if held::keeps_waiting(&call.params) == Some(false) {
+            let why = "the person at the MCP client stopped waiting";
+            self.withdraw(&held.decision_id, why).await;
+            return refused("withdrawn at the client");
+        }
+        let left = held.until.saturating_sub(held::now());
+        if left == 0 {
+            let wait = self.config.approval_wait_seconds;
+            let why = format!("the MCP gateway stopped waiting after {wait} s");
+            self.withdraw(&held.decision_id, &why).await;
+            return refused(&format!("no verdict within {wait} s"));
+        }
+        let wait = Duration::from_secs(left).min(RETRY_WAIT);
+        match self.round(&held.decision_id, wait, &mut call.inbox).await {
+            Round::Pending => Admission::Answer(held::input_required(state.to_owned(), None)),
+            Round::Verdict(Held::Approved) if self.states.run(&held.decision_id) => {
+                let mut params = call.params.clone();
+                if let Some(params) = params.as_object_mut() {
+                    params.remove("requestState");
+                    params.remove("inputResponses");
+                }
+                let limits = (held.timeout_ms, held.max_chars);
+                Admission::Relay(relayed(params, held.decision_id, limits, &call.caller))
+            }
+            Round::Verdict(Held::Approved) => refused("the approved call ran already"),
+            Round::Verdict(Held::Refused(why)) => refused(&why),
+            // The client gave up on this retry (it may retry again): the approval stays.
+            Round::Verdict(Held::Dropped) => Admission::Dropped,
+        }
     }
 
     /// Reports how the relayed call ended, and the response for the client (none for a call
@@ -565,55 +649,70 @@ impl UpstreamGate {
                 self.withdraw(&decision.decision_id, &why).await;
                 return Held::Refused(format!("no verdict within {} s", wait.as_secs()));
             }
-            let request = self.sidecar.request(proto::AwaitRequest {
-                decision_id: decision.decision_id.clone(),
-                timeout_ms: u32::try_from(left.min(AWAIT_ROUND).as_millis()).unwrap_or(u32::MAX),
-            });
-            let mut approvals = self.sidecar.approvals.clone();
-            let approval = tokio::select! {
-                approval = approvals.r#await(request) => approval,
-                message = inbox.recv() => {
-                    // The server failed (the call is answered so), or the client cancelled.
-                    if let Some(Upstream::Failed(why)) = message {
-                        self.withdraw(&decision.decision_id, &why).await;
-                        return Held::Refused(why);
-                    }
+            match self.round(&decision.decision_id, left.min(AWAIT_ROUND), inbox).await {
+                Round::Pending => continue,
+                Round::Verdict(Held::Dropped) => {
                     self.withdraw(&decision.decision_id, "the client cancelled the call").await;
                     return Held::Dropped;
                 }
-            };
-            let approval = match approval {
-                Ok(approval) => approval.into_inner(),
-                Err(status) => {
-                    return Held::Refused(format!(
-                        "toolgate could not wait for the verdict ({})",
-                        status.message()
-                    ));
-                }
-            };
-            let by = if approval.approver.is_empty() {
-                String::new()
-            } else {
-                format!(" by {}", approval.approver)
-            };
-            let comment = if approval.comment.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", approval.comment)
-            };
-            match approval.state() {
-                ApprovalState::Pending | ApprovalState::Unspecified => continue,
-                ApprovalState::Approved => return Held::Approved,
-                ApprovalState::Expired if approval.verdict_outcome() == Outcome::Allow => {
-                    return Held::Approved;
-                }
-                ApprovalState::Rejected => return Held::Refused(format!("rejected{by}{comment}")),
-                ApprovalState::Expired => {
-                    return Held::Refused(format!("expired without a verdict{comment}"));
-                }
-                ApprovalState::Withdrawn => return Held::Refused("withdrawn".into()),
+                Round::Verdict(held) => return held,
             }
         }
+    }
+
+    /// One `Await` of at most `wait` for the verdict on `decision_id`, or the end of the call
+    /// (the server failed: withdrawn and refused; the client cancelled: dropped).
+    async fn round(
+        &self,
+        decision_id: &str,
+        wait: Duration,
+        inbox: &mut mpsc::Receiver<Upstream>,
+    ) -> Round {
+        let request = self.sidecar.request(proto::AwaitRequest {
+            decision_id: decision_id.to_owned(),
+            timeout_ms: u32::try_from(wait.as_millis()).unwrap_or(u32::MAX),
+        });
+        let mut approvals = self.sidecar.approvals.clone();
+        let approval = tokio::select! {
+            approval = approvals.r#await(request) => approval,
+            message = inbox.recv() => {
+                // The server failed (the call is answered so), or the client cancelled.
+                if let Some(Upstream::Failed(why)) = message {
+                    self.withdraw(decision_id, &why).await;
+                    return Round::Verdict(Held::Refused(why));
+                }
+                return Round::Verdict(Held::Dropped);
+            }
+        };
+        let approval = match approval {
+            Ok(approval) => approval.into_inner(),
+            Err(status) => {
+                return Round::Verdict(Held::Refused(format!(
+                    "toolgate could not wait for the verdict ({})",
+                    status.message()
+                )));
+            }
+        };
+        let by = if approval.approver.is_empty() {
+            String::new()
+        } else {
+            format!(" by {}", approval.approver)
+        };
+        let comment = if approval.comment.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", approval.comment)
+        };
+        Round::Verdict(match approval.state() {
+            ApprovalState::Pending | ApprovalState::Unspecified => return Round::Pending,
+            ApprovalState::Approved => Held::Approved,
+            ApprovalState::Expired if approval.verdict_outcome() == Outcome::Allow => {
+                Held::Approved
+            }
+            ApprovalState::Rejected => Held::Refused(format!("rejected{by}{comment}")),
+            ApprovalState::Expired => Held::Refused(format!("expired without a verdict{comment}")),
+            ApprovalState::Withdrawn => Held::Refused("withdrawn".into()),
+        })
     }
 
     async fn withdraw(&self, decision_id: &str, reason: &str) {
@@ -636,6 +735,34 @@ enum Held {
     Approved,
     Refused(String),
     Dropped,
+}
+
+/// What one wait for a verdict found.
+enum Round {
+    Pending,
+    Verdict(Held),
+}
+
+/// How long one retry of a 2026-07-28 client waits for the verdict before it is answered
+/// `input_required` again (the client's SDK retries at once; ten rounds are its default).
+const RETRY_WAIT: Duration = Duration::from_secs(20);
+
+/// The call relayed under a decision's limits (`timeout_ms`, `max_output_chars`): a
+/// task-augmented call (MCP's tasks) would answer with a task and deliver its result later, past
+/// the gate's output limit and record, so it runs as a plain one.
+fn relayed(mut params: Value, decision_id: String, limits: (u32, u32), caller: &Caller) -> Relayed {
+    if let Some(params) = params.as_object_mut() {
+        params.remove("task");
+    }
+    let args_json = params.get("arguments").map_or_else(|| "{}".to_owned(), Value::to_string);
+    Relayed {
+        params,
+        timeout: Duration::from_millis(u64::from(limits.0.max(1))),
+        decision_id,
+        args_json,
+        max_chars: limits.1 as usize,
+        session: caller.session.clone(),
+    }
 }
 
 /// The hash of a listed tool's definition (`definition`); `None` for an entry without a name.

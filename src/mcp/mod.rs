@@ -12,12 +12,14 @@
 //! - `ids`: the gateway's own ids towards the server, each answered once.
 //! - `refusals`: what the gateway refuses from its peers, recorded.
 //! - `call`: one call through the gate: decided, relayed, held or answered, then reported.
+//! - `held`: a held call surfaced to a 2026-07-28 client as `input_required`, and its state.
 //! - `stdio`: the gateway over stdio, the server as its child.
 //! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
 
 mod call;
 mod definition;
 pub(crate) mod frame;
+mod held;
 mod http;
 pub(crate) mod ids;
 pub(crate) mod message;

@@ -11,10 +11,10 @@ from contextlib import asynccontextmanager, contextmanager
 
 import httpx2
 import pytest
-from mcp import Client, ClientSession
+from mcp import Client, ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import NODE_BIN, PERMIT_ALL, ROOT, SERVERS, TOOLGATE, run, text, toolgate
+from conftest import NODE_BIN, PERMIT_ALL, ROOT, SERVERS, TOOLGATE, run, text, toolgate, wait_for
 
 # The embedded default policy, as the sidecar ships it.
 DEFAULT_POLICY = (ROOT / "src/policy/default.cedar").read_text()
@@ -160,6 +160,104 @@ def test_a_client_of_the_stateless_revision_goes_through_too(gateway, misbehavin
     assert not result.is_error and (markers / "modern").read_text() == "yes"
     [decision] = gateway.events("--kind", "decision")
     assert decision["tool"] == "mcp__odd__write_note" and decision["outcome"] == "allow"
+
+
+HOLD_NOTES = PERMIT_ALL + """
+@id("test.notes_wait")
+@reason("notes wait for a person")
+@outcome("require_approval")
+forbid (principal, action, resource) when { context.tool.name == "mcp__odd__write_note" }
+unless { context.approval.state == "approved" };
+"""
+
+
+def judge(gateway, verdict, after=None):
+    """Gives `verdict` on the newest pending approval (after `after` has happened); its id."""
+    if after is not None:
+        wait_for(after)
+    requested = wait_for(lambda: gateway.events("--kind", "approval_requested"))
+    decision_id = requested[-1]["decision_id"]
+    toolgate("approvals", verdict, "--server", gateway.socket, "--as", "bob", decision_id)
+    return decision_id
+
+
+def test_a_held_call_is_surfaced_to_a_stateless_client_and_runs_once_approved(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    asked = []
+
+    async def elicitation(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    with http_gateway(gateway, "odd", upstream, policy=HOLD_NOTES) as url:
+
+        async def session():
+            async with Client(url, mode="2026-07-28", elicitation_callback=elicitation) as client:
+                approve = asyncio.to_thread(judge, gateway, "approve", lambda: asked)
+                result, _ = await asyncio.gather(
+                    client.call_tool("write_note", {"name": "held", "text": "ok"}), approve)
+                return result
+
+        result = run(session())
+    assert not result.is_error and (markers / "held").read_text() == "ok"
+    # The person was asked through the client's elicitation, told why and which decision.
+    [decision] = gateway.events("--kind", "decision")
+    assert len(asked) == 1 and "notes wait for a person" in asked[0], asked
+    assert decision["decision_id"] in asked[0] and decision["outcome"] == "require_approval"
+    call = [e["kind"] for e in gateway.events() if e.get("decision_id") == decision["decision_id"]]
+    assert call == ["decision", "approval_requested", "approval_approved", "execution"], call
+    gateway.verify()
+
+
+def test_a_person_who_stops_waiting_withdraws_the_held_call(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+
+    async def elicitation(context, params):
+        return types.ElicitResult(action="decline")
+
+    with http_gateway(gateway, "odd", upstream, policy=HOLD_NOTES) as url:
+
+        async def session():
+            async with Client(url, mode="2026-07-28", elicitation_callback=elicitation) as client:
+                return await client.call_tool("write_note", {"name": "never", "text": "x"})
+
+        result = run(session())
+    assert result.is_error and "withdrawn at the client" in text(result), text(result)
+    assert not (markers / "never").exists()
+    assert [e["kind"] for e in gateway.events("--kind", "approval_withdrawn")] == ["approval_withdrawn"]
+
+
+def test_a_forged_moved_or_replayed_request_state_runs_nothing(gateway, misbehaving_http):
+    upstream, markers = misbehaving_http
+    modern = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": "tools/call", "Mcp-Name": "write_note"}
+
+    def call(arguments, **extra):
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "write_note", "arguments": arguments, "_meta": modern, **extra}}
+        answer = httpx2.post(url, json=body, headers=headers, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["result"]
+
+    with http_gateway(gateway, "odd", upstream, policy=HOLD_NOTES) as url:
+        first = call({"name": "mine", "text": "x"})
+        assert first["resultType"] == "input_required" and "inputRequests" not in first, first
+        state = first["requestState"]
+        payload, tag = state.split(".")
+        forged = call({"name": "mine", "text": "x"}, requestState=payload + "." + tag[::-1])
+        moved = call({"name": "other", "text": "x"}, requestState=state)
+        judge(gateway, "approve")
+        ran = call({"name": "mine", "text": "x"}, requestState=state)
+        again = call({"name": "mine", "text": "x"}, requestState=state)
+    assert forged["isError"] and "not one this gateway issued" in forged["content"][0]["text"]
+    assert moved["isError"] and "issued for another call" in moved["content"][0]["text"]
+    assert not ran.get("isError") and (markers / "mine").read_text() == "x"
+    assert again["isError"] and "ran already" in again["content"][0]["text"], again
+    assert not (markers / "other").exists()
+    assert len(gateway.events("--kind", "execution")) == 1
+    assert len(gateway.events("--kind", "decision")) == 1, "retries are not new decisions"
 
 
 def test_a_header_that_does_not_mirror_the_body_is_refused(gateway, misbehaving_http):
