@@ -11,6 +11,7 @@ use super::Exit;
 use super::args::{Source, SourceArgs};
 use crate::audit::prove;
 use crate::proto;
+use crate::trail::tlog_proof::TlogProof;
 
 /// Arguments of `toolgate proof`.
 #[derive(Debug, Args)]
@@ -35,7 +36,11 @@ pub async fn proof(args: ProofArgs) -> anyhow::Result<Exit> {
         Source::Db(trail) => prove(&trail, "", args.seq, size).await?.encode(),
         Source::Server(mut client) => {
             let request = proto::TlogProofRequest { seq: args.seq, tree_size: size };
-            client.tlog_proof(request).await?.into_inner().proof
+            let text = client.tlog_proof(request).await?.into_inner().proof;
+            // What a server sent is printed only once it reads as a proof: nothing else (an
+            // escape sequence, say) reaches the terminal.
+            TlogProof::parse(&text).context("the server's answer is not a tlog-proof")?;
+            text
         }
     };
     match &args.output {

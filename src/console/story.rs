@@ -85,7 +85,6 @@ pub async fn page(
     console.page("A call's story", Nav::Trail, &visitor, body)
 }
 
-/// `GET /ui/event?seq=…`.
 /// Which event's offline proof, in the tree of which checkpoint.
 #[derive(Debug, Deserialize)]
 pub struct ProofOf {
@@ -122,6 +121,7 @@ pub async fn proof(
     }
 }
 
+/// `GET /ui/event?seq=…`.
 pub async fn event(
     State(console): State<Arc<Console>>,
     Extension(visitor): Extension<Visitor>,

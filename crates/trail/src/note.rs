@@ -22,6 +22,10 @@ pub(super) const ED25519: u8 = 0x01;
 /// What starts a signature line: an em dash and a space.
 const DASH: &str = "\u{2014} ";
 
+/// The most signature lines a note may have (as Go's `sumdb/note`): each known key's is
+/// checked, so a note cannot make its reader verify without end.
+const MAX_SIGNATURES: usize = 100;
+
 /// Why a key or a note is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NoteError {
@@ -229,7 +233,10 @@ impl Note {
             return Err(NoteError::Malformed("the last signature line has no newline"));
         }
         let mut parsed = Vec::new();
-        for line in signatures.lines() {
+        if signatures.split_terminator('\n').nth(MAX_SIGNATURES).is_some() {
+            return Err(NoteError::Malformed("more than 100 signatures"));
+        }
+        for line in signatures.split_terminator('\n') {
             let line = line
                 .strip_prefix(DASH)
                 .ok_or(NoteError::Malformed("a signature line starts with `— `"))?;
@@ -349,9 +356,15 @@ mod tests {
             "a\n\nx\n",
             "a\n\n\u{2014} k !!!\n",
             "a\n\n\u{2014} k AAAA",
+            "a\n\n\u{2014} k AAAAAAA=\r\n",
         ] {
             assert!(Note::parse(note).is_err(), "{note:?}");
         }
+        let signer = NoteSigner::generate("k").unwrap();
+        let line = signer.sign_line("a\n");
+        let hundred = format!("a\n\n{}", line.repeat(100));
+        assert!(Note::parse(&hundred).is_ok());
+        assert!(Note::parse(&format!("{hundred}{line}")).is_err(), "101 signatures");
         assert!(NoteSigner::generate("has space").is_err());
         assert!(NoteSigner::generate("has+plus").is_err());
         assert!(

@@ -17,7 +17,7 @@
 //! those still read. A row's leaf is SHA-256(0x00 ‖ its `hash`, 32 raw bytes), at index
 //! `seq − 1`.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -78,7 +78,7 @@ impl<W: Write> ProofsWriter<W> {
 
 /// Reads a proofs file proof by proof, in either form, hashing it.
 pub struct ProofsReader<R> {
-    lines: io::Lines<R>,
+    input: R,
     /// The line read past the end of a bundle: the next one's header.
     peeked: Option<String>,
     hasher: Sha256,
@@ -87,20 +87,31 @@ pub struct ProofsReader<R> {
 
 impl<R: BufRead> ProofsReader<R> {
     pub fn new(input: R) -> Self {
-        Self { lines: input.lines(), peeked: None, hasher: Sha256::new(), line: 0 }
+        Self { input, peeked: None, hasher: Sha256::new(), line: 0 }
     }
 
-    /// The next line, hashed; `None` at the end.
+    /// The next line without its `\n`, its bytes hashed as they are; `None` at the end. A line
+    /// is read up to [`MAX_BYTES`] (a longer one is refused before it is all in memory) and
+    /// must end in `\n` and be UTF-8.
     fn next_line(&mut self) -> Result<Option<String>, String> {
         if let Some(line) = self.peeked.take() {
             return Ok(Some(line));
         }
-        let Some(text) = self.lines.next() else { return Ok(None) };
-        self.line += 1;
-        let text = text.map_err(|e| format!("proofs line {}: {e}", self.line))?;
-        self.hasher.update(text.as_bytes());
-        self.hasher.update(b"\n");
-        Ok(Some(text))
+        let mut bytes = Vec::new();
+        let limit = MAX_BYTES as u64 + 1;
+        let read = (&mut self.input).take(limit).read_until(b'\n', &mut bytes);
+        let at = self.line + 1;
+        match read.map_err(|e| format!("proofs line {at}: {e}"))? {
+            0 => return Ok(None),
+            n if n as u64 >= limit => return Err(format!("proofs line {at}: longer than 32 MiB")),
+            _ => {}
+        }
+        self.line = at;
+        self.hasher.update(&bytes);
+        if bytes.pop() != Some(b'\n') {
+            return Err(format!("proofs line {at}: the file ends inside it (no newline)"));
+        }
+        String::from_utf8(bytes).map(Some).map_err(|_| format!("proofs line {at}: not UTF-8"))
     }
 
     /// The next row's proof, `None` at the end; the error names the line.
@@ -147,7 +158,7 @@ impl<R: BufRead> ProofsReader<R> {
         Ok(text)
     }
 
-    /// The hex SHA-256 of the lines read (each with its newline).
+    /// The hex SHA-256 of the bytes read.
     pub fn sha256(&self) -> String {
         hex::encode(self.hasher.clone().finalize())
     }

@@ -55,8 +55,10 @@ pub enum TlogProofError {
     Malformed(&'static str),
     #[error("the checkpoint: {0}")]
     Checkpoint(#[from] CheckpointError),
-    #[error("the checkpoint is signed by none of the log keys given")]
+    #[error("the checkpoint is signed by none of the log keys given, or a signature by one fails")]
     Unsigned,
+    #[error("the checkpoint's origin {0:?} is not the name of the key that signed it")]
+    Origin(String),
     #[error("index {index} is not in the checkpoint's tree of {size}")]
     Beyond { index: u64, size: u64 },
     #[error("the proof carries no event (no extra data)")]
@@ -128,8 +130,11 @@ impl TlogProof {
         let mut next = line()?;
         let extra = match next.strip_prefix("extra ") {
             Some(data) => {
-                let data =
-                    BASE64.decode(data).map_err(|_| Malformed("the extra data is not base64"))?;
+                let data = BASE64
+                    .decode(data)
+                    .ok()
+                    .filter(|data| !data.is_empty())
+                    .ok_or(Malformed("the extra data is not base64, or empty"))?;
                 next = line()?;
                 Some(data)
             }
@@ -169,8 +174,20 @@ impl TlogProof {
         witnesses: &Witnesses,
     ) -> Result<Proven, TlogProofError> {
         let note = Note::parse(&self.checkpoint).map_err(CheckpointError::from)?;
+        // C2SP signed-note: a failing signature by a known key refuses the note, whatever
+        // another key says.
+        let known = |key: &&NoteVerifier| {
+            note.signatures.iter().any(|(name, id, _)| *name == key.key.name && *id == key.key.id)
+        };
+        if keys.iter().filter(known).any(|key| !note.signed_by(key)) {
+            return Err(TlogProofError::Unsigned);
+        }
         let signer = keys.iter().find(|key| note.signed_by(key)).ok_or(TlogProofError::Unsigned)?;
         let checkpoint = Checkpoint::from_text(&note.text)?;
+        // The log's origin is its key's name: a key signs the checkpoints of its own log only.
+        if checkpoint.origin != signer.key.name {
+            return Err(TlogProofError::Origin(checkpoint.origin));
+        }
         let valid = witnesses.count(&self.checkpoint, &[]);
         if valid < witnesses.required {
             return Err(TlogProofError::TooFewCosignatures { required: witnesses.required, valid });
@@ -179,14 +196,15 @@ impl TlogProof {
             return Err(TlogProofError::Beyond { index: self.index, size: checkpoint.size });
         }
         let extra = self.extra.as_deref().ok_or(TlogProofError::NoEvent)?;
+        // Not a byte of the extra data is read before the tree vouches for it.
+        let leaf = leaf_hash(&Sha256::digest(extra));
+        if !verify_inclusion(&leaf, self.index, checkpoint.size, &self.hashes, &checkpoint.root) {
+            return Err(TlogProofError::NotIncluded);
+        }
         let (prev, encoded) = extra.split_first_chunk::<32>().ok_or(DecodeError::Truncated)?;
         let event = decode_event(prev, encoded)?;
         if event.seq.unsigned_abs().checked_sub(1) != Some(self.index) || event.seq < 1 {
             return Err(TlogProofError::Seq { seq: event.seq, index: self.index });
-        }
-        let leaf = leaf_hash(&Sha256::digest(extra));
-        if !verify_inclusion(&leaf, self.index, checkpoint.size, &self.hashes, &checkpoint.root) {
-            return Err(TlogProofError::NotIncluded);
         }
         let signed_by = signer.key.name.clone();
         Ok(Proven { event, checkpoint, signed_by, cosigned: valid })
@@ -284,10 +302,11 @@ mod tests {
         let none = Witnesses::default();
         let keys = [log.verifier()];
 
-        // Another event's content at this index.
-        let mut moved = good.clone();
-        moved.extra = proof(&events, &leaves, 5, &note).extra;
-        assert!(matches!(moved.verify(&keys, &none), Err(TlogProofError::Seq { .. })));
+        // Another event's content at this index, and its hashes: the leaf is in the tree, but
+        // not at this index.
+        let mut moved = proof(&events, &leaves, 5, &note);
+        moved.index = 3;
+        assert_eq!(moved.verify(&keys, &none).unwrap_err(), TlogProofError::NotIncluded);
         // The event changed, its seq kept.
         let mut changed = events[3].clone();
         changed.record.tool = Some("rm -rf /".into());
@@ -300,6 +319,34 @@ mod tests {
         assert_eq!(bent.verify(&keys, &none).unwrap_err(), TlogProofError::NotIncluded);
         // Signed by a key of the same name that is not the log's.
         assert_eq!(good.verify(&[other.verifier()], &none).unwrap_err(), TlogProofError::Unsigned);
+        // A failing line of a known key refuses the note, though another key signed it.
+        let mut lying = good.clone();
+        let line = other.sign_line(&Note::parse(&note).unwrap().text);
+        let (name, id) = (&log.key().name, log.key().id);
+        let forged = line.replacen(&other.key().name, name, 1);
+        let forged = forged.replacen(
+            forged.split(' ').nth(2).unwrap(),
+            &{
+                use base64::Engine;
+                let mut bytes = BASE64.decode(forged.split(' ').nth(2).unwrap().trim()).unwrap();
+                bytes[..4].copy_from_slice(&id.to_be_bytes());
+                BASE64.encode(bytes) + "\n"
+            },
+            1,
+        );
+        lying.checkpoint.push_str(&line);
+        lying.checkpoint.push_str(&forged);
+        assert!(lying.verify(&[other.verifier()], &none).is_ok(), "the other key signed it");
+        let keys_and_another = [other.verifier(), log.verifier()];
+        assert_eq!(lying.verify(&keys_and_another, &none).unwrap_err(), TlogProofError::Unsigned);
+        // A key that signs another log's checkpoint.
+        let stranger = NoteSigner::generate("toolgate/elsewhere").unwrap();
+        let mut foreign = good.clone();
+        foreign.checkpoint = stranger.sign(&Note::parse(&note).unwrap().text).unwrap();
+        assert!(matches!(
+            foreign.verify(&[stranger.verifier()], &none),
+            Err(TlogProofError::Origin(_))
+        ));
         // No event, or an index past the tree.
         let bare = TlogProof { extra: None, ..good.clone() };
         assert_eq!(bare.verify(&keys, &none).unwrap_err(), TlogProofError::NoEvent);

@@ -50,9 +50,9 @@ pub struct Cosigner {
 }
 
 enum Signing {
-    Ed25519(SigningKey),
-    /// The seed, and the key made from it.
-    MlDsa44([u8; 32], Box<::ml_dsa::SigningKey<::ml_dsa::MlDsa44>>),
+    Ed25519(Box<SigningKey>),
+    /// The key, which keeps the seed it was made from (and zeroes both when dropped).
+    MlDsa44(Box<::ml_dsa::SigningKey<::ml_dsa::MlDsa44>>),
 }
 
 /// A key that checks a witness's cosignatures.
@@ -75,24 +75,22 @@ impl Cosigner {
         let signing = signer.signing_key().clone();
         let name = signer.key().name.clone();
         let id = note::key_id(&name, COSIGNATURE_V1, signing.verifying_key().as_bytes());
-        Self { key: KeyName { name, id }, signing: Signing::Ed25519(signing) }
+        Self { key: KeyName { name, id }, signing: Signing::Ed25519(Box::new(signing)) }
     }
 
     /// A new ML-DSA-44 cosigning key named `name`, from 32 random bytes.
     pub fn generate_ml_dsa_44(name: &str) -> Result<Self, NoteError> {
-        note::check_name(name)?;
+        check_ml_dsa_name(name)?;
         let mut seed = [0; 32];
         getrandom::fill(&mut seed).map_err(|_| NoteError::Key("no randomness to make a key"))?;
         Ok(Self::ml_dsa_44(name, seed))
     }
 
-    fn ml_dsa_44(name: &str, seed: [u8; 32]) -> Self {
+    fn ml_dsa_44(name: &str, mut seed: [u8; 32]) -> Self {
         let signing = Box::new(ml_dsa::signing_key(seed));
+        seed.fill(0);
         let id = note::key_id(name, ml_dsa::TYPE, &ml_dsa::public_key(&signing));
-        Self {
-            key: KeyName { name: name.to_owned(), id },
-            signing: Signing::MlDsa44(seed, signing),
-        }
+        Self { key: KeyName { name: name.to_owned(), id }, signing: Signing::MlDsa44(signing) }
     }
 
     /// Reads a witness's signing key: `PRIVATE+KEY+<name>+<id>+<base64>`, an Ed25519 key
@@ -108,7 +106,7 @@ impl Cosigner {
         match note::typed_key(key, &[ED25519, ml_dsa::TYPE])? {
             (ED25519, _) => Ok(Self::new(&NoteSigner::parse(text)?)),
             (_, seed) => {
-                note::check_name(name)?;
+                check_ml_dsa_name(name)?;
                 let cosigner = Self::ml_dsa_44(name, seed);
                 if format!("{:08x}", cosigner.key.id) != id {
                     return Err(NoteError::Key("the key id does not match the key"));
@@ -123,11 +121,11 @@ impl Cosigner {
     pub fn encode_ml_dsa_44(&self) -> Option<String> {
         match &self.signing {
             Signing::Ed25519(_) => None,
-            Signing::MlDsa44(seed, _) => Some(format!(
+            Signing::MlDsa44(key) => Some(format!(
                 "PRIVATE+KEY+{}+{:08x}+{}",
                 self.key.name,
                 self.key.id,
-                note::encode_key(ml_dsa::TYPE, seed)
+                note::encode_key(ml_dsa::TYPE, key.as_seed())
             )),
         }
     }
@@ -136,7 +134,7 @@ impl Cosigner {
     pub fn algorithm(&self) -> Algorithm {
         match self.signing {
             Signing::Ed25519(_) => Algorithm::Ed25519,
-            Signing::MlDsa44(..) => Algorithm::MlDsa44,
+            Signing::MlDsa44(_) => Algorithm::MlDsa44,
         }
     }
 
@@ -144,7 +142,7 @@ impl Cosigner {
     pub fn verifier(&self) -> CosignatureVerifier {
         let verifying = match &self.signing {
             Signing::Ed25519(key) => Verifying::Ed25519(key.verifying_key()),
-            Signing::MlDsa44(_, key) => Verifying::MlDsa44(ml_dsa::public_key(key)),
+            Signing::MlDsa44(key) => Verifying::MlDsa44(ml_dsa::public_key(key)),
         };
         CosignatureVerifier { key: self.key.clone(), verifying }
     }
@@ -159,7 +157,7 @@ impl Cosigner {
         let time = time.min(i64::MAX.unsigned_abs());
         let signature = match &self.signing {
             Signing::Ed25519(key) => key.sign(message(text, time).as_bytes()).to_bytes().to_vec(),
-            Signing::MlDsa44(_, key) => {
+            Signing::MlDsa44(key) => {
                 if text != checkpoint.text() {
                     return Err(NoteError::Malformed(
                         "an ML-DSA-44 cosigner signs no extension lines",
@@ -175,6 +173,15 @@ impl Cosigner {
         bytes.extend_from_slice(&signature);
         Ok(format!("\u{2014} {} {}\n", self.key.name, BASE64.encode(bytes)))
     }
+}
+
+/// An ML-DSA-44 cosigner's name: a key name, and at most 255 bytes, as the message carries it.
+fn check_ml_dsa_name(name: &str) -> Result<(), NoteError> {
+    note::check_name(name)?;
+    if name.len() > 255 {
+        return Err(NoteError::Key("an ML-DSA-44 cosigner's name is at most 255 bytes"));
+    }
+    Ok(())
 }
 
 impl CosignatureVerifier {
@@ -444,6 +451,7 @@ mod tests {
         let read = Cosigner::parse(&classic.encode()).unwrap();
         assert_eq!(read.verifier().encode(), VERIFIER);
         assert_eq!(read.encode_ml_dsa_44(), None);
+        assert!(Cosigner::generate_ml_dsa_44(&"w".repeat(256)).is_err(), "the message holds 255");
         let both = Witnesses::of(vec![pq.verifier(), read.verifier(), pq.verifier()], None);
         assert_eq!(both.unwrap().keys.len(), 2);
     }
