@@ -74,6 +74,30 @@ async fn an_event_travels_alone_and_outside_verifiers_accept_its_proof() {
     let (verified, _) = opened.verify(&known).unwrap();
     assert_eq!(verified.len(), 1);
 
+    // And by Go's own sumdb/note and sumdb/tlog (Debian's golang-golang-x-mod-dev), through
+    // tests/tlog-proof/verify.go, which scripts/test builds.
+    let go = std::env::var("TOOLGATE_TEST_GO_TLOG_PROOF").expect(
+        "TOOLGATE_TEST_GO_TLOG_PROOF is not set: run ./scripts/test, which builds \
+         tests/tlog-proof/verify.go with Debian's Go and golang.org/x/mod",
+    );
+    let checked = std::process::Command::new(&go).args([&file_arg, &log_key]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&checked.stdout),
+        format!("ok 2 {size}\n"),
+        "{}",
+        said(&checked)
+    );
+    let mut bent = text.clone().into_bytes();
+    let at = text.find("\nindex 2\n").unwrap() + "\nindex 2\n".len();
+    bent[at] = if bent[at] == b'A' { b'B' } else { b'A' };
+    let bent_file = dir.path().join("bent.tlog-proof");
+    std::fs::write(&bent_file, bent).unwrap();
+    let refused = std::process::Command::new(&go)
+        .args([bent_file.to_str().unwrap(), &log_key])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "Go accepted a bent proof");
+
     // The extra data is the event as the trail holds it.
     let stored = crate::checkpoints::events(&rusqlite::Connection::open(&app.db).unwrap());
     let third = stored.into_iter().find(|e| e.seq == 3).unwrap();
