@@ -68,6 +68,8 @@ pub struct Relayed {
     max_chars: usize,
     /// The trail's session of the call.
     session: String,
+    /// The client speaks the 2026-07-28 revision: every result says its `resultType`.
+    modern: bool,
 }
 
 impl Relayed {
@@ -259,8 +261,10 @@ impl UpstreamGate {
                 let why = match refused {
                     held::Refused::Forged => "its request state is not one this gateway issued",
                     held::Refused::Moved => "its request state was issued for another call",
-                    held::Refused::Ran => "the approved call it names ran already",
+                    held::Refused::Ran => "the call it names ran already, or was given up",
                 };
+                let (session, peer) = (&call.caller.session, Peer::Client);
+                self.refusals.refuse(session, peer, Refused::RequestState, why);
                 return Admission::Answer(tool_error(
                     &format!("toolgate: {why}; the call was not run"),
                     Map::new(),
@@ -274,28 +278,31 @@ impl UpstreamGate {
             let text = format!("toolgate: this call needed approval ({}): {why}", held.reason);
             Admission::Answer(tool_error(&text, facts.clone()))
         };
+        // Given up, the state runs nothing after, whatever the approver does later.
         if held::keeps_waiting(&call.params) == Some(false) {
+            self.states.run(&held.decision_id);
             let why = "the person at the MCP client stopped waiting";
             self.withdraw(&held.decision_id, why).await;
             return refused("withdrawn at the client");
         }
         let left = held.until.saturating_sub(held::now());
         if left == 0 {
+            self.states.run(&held.decision_id);
             let wait = self.config.approval_wait_seconds;
             let why = format!("the MCP gateway stopped waiting after {wait} s");
             self.withdraw(&held.decision_id, &why).await;
             return refused(&format!("no verdict within {wait} s"));
         }
+        // Another retry with this state is waiting already: this one is told to come back.
+        let Some(_waiting) = self.states.wait(&held.decision_id) else {
+            return Admission::Answer(held::input_required(state.to_owned(), None));
+        };
         let wait = Duration::from_secs(left).min(RETRY_WAIT);
         match self.round(&held.decision_id, wait, &mut call.inbox).await {
             Round::Pending => Admission::Answer(held::input_required(state.to_owned(), None)),
             Round::Verdict(Held::Approved) if self.states.run(&held.decision_id) => {
-                let mut params = call.params.clone();
-                if let Some(params) = params.as_object_mut() {
-                    params.remove("requestState");
-                    params.remove("inputResponses");
-                }
                 let limits = (held.timeout_ms, held.max_chars);
+                let params = call.params.clone();
                 Admission::Relay(relayed(params, held.decision_id, limits, &call.caller))
             }
             Round::Verdict(Held::Approved) => refused("the approved call ran already"),
@@ -387,6 +394,14 @@ impl UpstreamGate {
                 None
             }
         };
+        let answer = answer.map(|mut answer| {
+            if let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut)
+                && call.modern
+            {
+                result.entry("resultType").or_insert_with(|| json!("complete"));
+            }
+            answer
+        });
         match self.sidecar.gate.clone().execute(self.sidecar.request(report)).await {
             Ok(_) => answer,
             // What is not on the trail never reaches the model: an unrecorded read would leave
@@ -394,7 +409,11 @@ impl UpstreamGate {
             Err(status) => {
                 tracing::error!(code = ?status.code(), message = status.message(), decision = call.decision_id, "the execution could not be reported");
                 let why = "toolgate: the call ran, but it could not be recorded, so its result is withheld";
-                answer.map(|_| super::message::result(id, tool_error(why, Map::new())))
+                let mut withheld = tool_error(why, Map::new());
+                if call.modern {
+                    withheld["resultType"] = json!("complete");
+                }
+                answer.map(|_| super::message::result(id, withheld))
             }
         }
     }
@@ -751,8 +770,12 @@ const RETRY_WAIT: Duration = Duration::from_secs(20);
 /// task-augmented call (MCP's tasks) would answer with a task and deliver its result later, past
 /// the gate's output limit and record, so it runs as a plain one.
 fn relayed(mut params: Value, decision_id: String, limits: (u32, u32), caller: &Caller) -> Relayed {
+    let modern = held::modern(&params);
     if let Some(params) = params.as_object_mut() {
         params.remove("task");
+        // The 2026-07-28 round trip is the gateway's with its client, never the server's.
+        params.remove("requestState");
+        params.remove("inputResponses");
     }
     let args_json = params.get("arguments").map_or_else(|| "{}".to_owned(), Value::to_string);
     Relayed {
@@ -762,6 +785,7 @@ fn relayed(mut params: Value, decision_id: String, limits: (u32, u32), caller: &
         args_json,
         max_chars: limits.1 as usize,
         session: caller.session.clone(),
+        modern,
     }
 }
 

@@ -65,11 +65,26 @@ pub enum Refused {
     Ran,
 }
 
-/// The gateway's key for request states, and the decisions whose call ran.
+/// The gateway's key for request states, the decisions whose call ran (or was given up), and
+/// those a retry is waiting on.
 #[derive(Debug)]
 pub struct States {
     key: [u8; 32],
     ran: Mutex<(HashSet<String>, VecDeque<String>)>,
+    waiting: Mutex<HashSet<String>>,
+}
+
+/// A retry's claim to wait on its decision; released when dropped.
+pub struct Waiting<'a> {
+    states: &'a States,
+    decision_id: String,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut waiting = self.states.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        waiting.remove(&self.decision_id);
+    }
 }
 
 impl States {
@@ -84,7 +99,7 @@ impl States {
                  clients will be refused"
             );
         }
-        Self { key, ran: Mutex::default() }
+        Self { key, ran: Mutex::default(), waiting: Mutex::default() }
     }
 
     #[allow(clippy::expect_used)] // see the INVARIANT inside
@@ -121,8 +136,17 @@ impl States {
         Ok(held)
     }
 
-    /// Remembers that `decision_id`'s call runs; `false` when it ran already (two retries with
-    /// one state, at once).
+    /// The claim to wait on `decision_id`, unless another retry holds it: one state makes at
+    /// most one wait at a time, however many retries carry it at once.
+    pub fn wait(&self, decision_id: &str) -> Option<Waiting<'_>> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        waiting
+            .insert(decision_id.to_owned())
+            .then(|| Waiting { states: self, decision_id: decision_id.to_owned() })
+    }
+
+    /// Remembers that `decision_id`'s call runs, or that it was given up (withdrawn, expired): no
+    /// state of it runs anything after. `false` when it was so already (two retries at once).
     pub fn run(&self, decision_id: &str) -> bool {
         let mut ran = self.lock();
         let (set, order) = &mut *ran;
@@ -245,6 +269,15 @@ mod tests {
         assert!(states.run("d1"));
         assert!(!states.run("d1"), "a second run of one approval");
         assert_eq!(states.read(&state, "call"), Err(Refused::Ran));
+    }
+
+    #[test]
+    fn one_retry_waits_on_a_decision_at_a_time() {
+        let states = States::new();
+        let first = states.wait("d1");
+        assert!(first.is_some() && states.wait("d1").is_none() && states.wait("d2").is_some());
+        drop(first);
+        assert!(states.wait("d1").is_some(), "released when the wait ends");
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub enum Refused {
     NotAToolResult,
     /// A client without a valid token (401), or whose token lacks the role (403).
     Unauthenticated,
+    /// A retried call whose request state the gateway did not issue for it, or whose call ran.
+    RequestState,
 }
 
 impl Refused {
@@ -61,6 +63,9 @@ impl Refused {
             Self::Malformed => "a message the gateway cannot relay as what it is, dropped",
             Self::NotAToolResult => "an answer to a tools/call that is not a tool result, refused",
             Self::Unauthenticated => "a request to the MCP endpoint refused for who made it",
+            Self::RequestState => {
+                "a retried tools/call whose request state is forged, moved or spent: not run"
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 remote server (the reference server, and one built with the Python SDK)."""
 
 import asyncio
+import concurrent.futures
 import os
 import socket
 import subprocess
@@ -248,13 +249,25 @@ def test_a_forged_moved_or_replayed_request_state_runs_nothing(gateway, misbehav
         payload, tag = state.split(".")
         forged = call({"name": "mine", "text": "x"}, requestState=payload + "." + tag[::-1])
         moved = call({"name": "other", "text": "x"}, requestState=state)
-        judge(gateway, "approve")
-        ran = call({"name": "mine", "text": "x"}, requestState=state)
+        # Two retries with one state at once: one waits for the verdict, the other is told to
+        # come back at once; the approved call runs once.
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            waiting = pool.submit(call, {"name": "mine", "text": "x"}, requestState=state)
+            time.sleep(0.5)
+            started = time.monotonic()
+            second = call({"name": "mine", "text": "x"}, requestState=state)
+            second_took = time.monotonic() - started
+            judge(gateway, "approve")
+            ran = waiting.result(timeout=30)
         again = call({"name": "mine", "text": "x"}, requestState=state)
     assert forged["isError"] and "not one this gateway issued" in forged["content"][0]["text"]
+    assert forged["resultType"] == "complete", "the gateway's own answers say their type"
     assert moved["isError"] and "issued for another call" in moved["content"][0]["text"]
+    assert second["resultType"] == "input_required" and second_took < 5, (second, second_took)
     assert not ran.get("isError") and (markers / "mine").read_text() == "x"
     assert again["isError"] and "ran already" in again["content"][0]["text"], again
+    refused = [e["reason"] for e in gateway.events("--kind", "peer_refused")]
+    assert refused and all("request state" in r for r in refused), refused
     assert not (markers / "other").exists()
     assert len(gateway.events("--kind", "execution")) == 1
     assert len(gateway.events("--kind", "decision")) == 1, "retries are not new decisions"

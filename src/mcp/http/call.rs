@@ -98,7 +98,14 @@ async fn run(
     closing_cancels: bool,
     reply: oneshot::Sender<Response>,
 ) {
-    let admission = gate.admit(&mut call).await;
+    // A client of the revision where closing the stream cancels may leave while the call is
+    // decided or held: it is then not run (its answer would have no one to go to).
+    let mut reply = reply;
+    let admission = tokio::select! {
+        biased;
+        admission = gate.admit(&mut call) => admission,
+        () = reply.closed(), if closing_cancels => Admission::Dropped,
+    };
     let Call { caller, id, mut inbox, .. } = call;
     let relayed = match admission {
         Admission::Relay(relayed) => relayed,
