@@ -67,6 +67,8 @@ fn policy_and_audit_smoke_runs_report_their_figures() {
     assert!(audit.contains("a trail of 3000 events"), "{audit}");
     assert!(audit.contains("verify the chain and its tree:"), "{audit}");
     assert!(audit.contains("inclusion proof and root"), "{audit}");
+    assert!(audit.contains("with each row's tlog-proof:"), "{audit}");
+    assert!(audit.contains("one event's tlog-proof"), "{audit}");
 }
 
 #[test]
