@@ -12,9 +12,7 @@ use toolgate::trail::tlog_proof::TlogProof;
 use toolgate::trail::{GENESIS_HASH, encode};
 
 use crate::helpers::{spawn_app, toolgate_async};
-use crate::witnesses::{
-    cosigned_checkpoint, decide_n, keygen, sidecar, start_witness, witness_config,
-};
+use crate::witnesses::{Witnessed, keygen, witnessed};
 
 fn said(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
@@ -22,15 +20,7 @@ fn said(out: &std::process::Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_travels_alone_and_outside_verifiers_accept_its_proof() {
-    let dir = tempfile::tempdir().unwrap();
-    let (log_file, log_key) = keygen(dir.path(), "toolgate/node-1", false);
-    let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
-    let (_, absent_key) = keygen(dir.path(), "witness.test/w2", true);
-    let witness =
-        start_witness(&witness_file, &dir.path().join("w1.db"), &[&log_key], "127.0.0.1:0");
-    let app = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
-    decide_n(&app, 12).await;
-    let note = cosigned_checkpoint(&app.db, 2, 12).await;
+    let Witnessed { dir, log_key, witness_key, absent_key, note, app, _witness } = witnessed().await;
     let size: u64 = note.lines().nth(1).unwrap().parse().unwrap();
 
     // The RPC, and the command line against the server and against the file, for seq 3 in

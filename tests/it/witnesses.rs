@@ -54,7 +54,7 @@ pub fn start_witness(key: &Path, state: &Path, logs: &[&str], listen: &str) -> W
     WitnessProc { child, url }
 }
 
-pub async fn sidecar(log_key: &Path, witnesses: Vec<WitnessConfig>) -> TestApp {
+async fn sidecar(log_key: &Path, witnesses: Vec<WitnessConfig>) -> TestApp {
     let key_file = log_key.to_owned();
     spawn_app_with(move |c| {
         c.checkpoints = CheckpointsConfig {
@@ -88,14 +88,26 @@ pub async fn cosigned_checkpoint(db: &Path, lines: usize, size: u64) -> String {
     }
 }
 
-pub async fn decide_n(app: &TestApp, n: usize) {
+async fn decide_n(app: &TestApp, n: usize) {
     for _ in 0..n {
         app.client.clone().decide(request("read")).await.unwrap();
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
+/// A sidecar whose checkpoints a witness cosigns, with 12 decisions on its trail and the first
+/// cosigned checkpoint of them, the log's and the witness's verifier keys, and the key of a
+/// witness that never cosigns.
+pub struct Witnessed {
+    pub dir: tempfile::TempDir,
+    pub log_key: String,
+    pub witness_key: String,
+    pub absent_key: String,
+    pub note: String,
+    pub app: TestApp,
+    _witness: WitnessProc,
+}
+
+pub async fn witnessed() -> Witnessed {
     let dir = tempfile::tempdir().unwrap();
     let (log_file, log_key) = keygen(dir.path(), "toolgate/node-1", false);
     let (witness_file, witness_key) = keygen(dir.path(), "witness.test/w1", true);
@@ -105,6 +117,12 @@ async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
     let app = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
     decide_n(&app, 12).await;
     let note = cosigned_checkpoint(&app.db, 2, 12).await;
+    Witnessed { dir, log_key, witness_key, absent_key, note, app, _witness: witness }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
+    let Witnessed { dir, log_key, witness_key, absent_key, note, app, _witness } = witnessed().await;
     assert!(note.contains("\n\u{2014} witness.test/w1 "), "{note}");
     let saved = dir.path().join("saved.checkpoint");
     std::fs::write(&saved, &note).unwrap();

@@ -96,6 +96,16 @@ pub(super) fn encode_key(kind: u8, key: &[u8]) -> String {
     BASE64.encode(typed)
 }
 
+/// A signing key's name, id and base64 key: `PRIVATE+KEY+<name>+<id>+<base64>`.
+pub(super) fn private_key_parts(text: &str) -> Result<(&str, &str, &str), NoteError> {
+    let rest = text.trim().strip_prefix("PRIVATE+KEY+").ok_or(NoteError::Key("no PRIVATE+KEY+"))?;
+    let mut parts = rest.splitn(3, '+');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(name), Some(id), Some(key)) => Ok((name, id, key)),
+        _ => Err(NoteError::Key("PRIVATE+KEY+<name>+<id>+<key>")),
+    }
+}
+
 impl NoteSigner {
     /// A new key named `name`, from 32 random bytes.
     pub fn generate(name: &str) -> Result<Self, NoteError> {
@@ -113,12 +123,7 @@ impl NoteSigner {
 
     /// Reads a signing key: `PRIVATE+KEY+<name>+<id>+<base64>`.
     pub fn parse(text: &str) -> Result<Self, NoteError> {
-        let rest =
-            text.trim().strip_prefix("PRIVATE+KEY+").ok_or(NoteError::Key("no PRIVATE+KEY+"))?;
-        let mut parts = rest.splitn(3, '+');
-        let (Some(name), Some(id), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(NoteError::Key("PRIVATE+KEY+<name>+<id>+<key>"));
-        };
+        let (name, id, key) = private_key_parts(text)?;
         check_name(name)?;
         let signer = Self::from_seed(name, typed_key(key, &[ED25519])?.1);
         if format!("{:08x}", signer.key.id) != id {

@@ -97,12 +97,7 @@ impl Cosigner {
     /// (type 0x01, as `toolgate keygen --witness` writes it) or an ML-DSA-44 seed (type 0x06,
     /// `--algorithm ml-dsa-44`, its id the cosignature key's).
     pub fn parse(text: &str) -> Result<Self, NoteError> {
-        let rest =
-            text.trim().strip_prefix("PRIVATE+KEY+").ok_or(NoteError::Key("no PRIVATE+KEY+"))?;
-        let mut parts = rest.splitn(3, '+');
-        let (Some(name), Some(id), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(NoteError::Key("PRIVATE+KEY+<name>+<id>+<key>"));
-        };
+        let (name, id, key) = note::private_key_parts(text)?;
         match note::typed_key(key, &[ED25519, ml_dsa::TYPE])? {
             (ED25519, _) => Ok(Self::new(&NoteSigner::parse(text)?)),
             (_, seed) => {
