@@ -20,7 +20,8 @@ fn said(out: &std::process::Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_travels_alone_and_outside_verifiers_accept_its_proof() {
-    let Witnessed { dir, log_key, witness_key, absent_key, note, app, _witness } = witnessed().await;
+    let Witnessed { dir, log_key, witness_key, absent_key, note, app, witness: _witness } =
+        witnessed().await;
     let size: u64 = note.lines().nth(1).unwrap().parse().unwrap();
 
     // The RPC, and the command line against the server and against the file, for seq 3 in

@@ -104,7 +104,7 @@ pub struct Witnessed {
     pub absent_key: String,
     pub note: String,
     pub app: TestApp,
-    _witness: WitnessProc,
+    pub witness: WitnessProc,
 }
 
 pub async fn witnessed() -> Witnessed {
@@ -117,12 +117,13 @@ pub async fn witnessed() -> Witnessed {
     let app = sidecar(&log_file, vec![witness_config(&witness.url, &witness_key)]).await;
     decide_n(&app, 12).await;
     let note = cosigned_checkpoint(&app.db, 2, 12).await;
-    Witnessed { dir, log_key, witness_key, absent_key, note, app, _witness: witness }
+    Witnessed { dir, log_key, witness_key, absent_key, note, app, witness }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_witness_cosigns_the_trail_and_verify_demands_k_of_n() {
-    let Witnessed { dir, log_key, witness_key, absent_key, note, app, _witness } = witnessed().await;
+    let Witnessed { dir, log_key, witness_key, absent_key, note, app, witness: _witness } =
+        witnessed().await;
     assert!(note.contains("\n\u{2014} witness.test/w1 "), "{note}");
     let saved = dir.path().join("saved.checkpoint");
     std::fs::write(&saved, &note).unwrap();
