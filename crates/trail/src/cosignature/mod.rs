@@ -12,7 +12,7 @@
 //!   text. A witness's Ed25519 key is an ordinary signing key (`toolgate keygen`); only its id
 //!   and the message it signs differ.
 //! - ML-DSA-44 (type 0x06, post-quantum, the one the spec recommends for new deployments):
-//!   [`ml_dsa`].
+//!   `ml_dsa.rs` has its message and key formats.
 
 mod ml_dsa;
 
