@@ -1,7 +1,8 @@
 //! One event's offline proof (C2SP `tlog-proof`, the trail crate's [`TlogProof`]) from a
 //! trail: the event (from the file, or from the archive a prune left it in), its inclusion
 //! proof and the signed checkpoint that covers it, with the witnesses' cosignatures held for it.
-//! The gRPC `TlogProof` call, `toolgate proof` and the export's proofs file all make it here.
+//! The gRPC `TlogProof` call and `toolgate proof --db` make it here; an export writes a page's
+//! proofs itself (`ProofsWriter`), in the same form.
 
 use super::Trails;
 use crate::error::Error;

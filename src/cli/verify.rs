@@ -223,11 +223,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
 /// The keys and the checkpoint to verify against (--checkpoint, or else `embedded`, a
 /// manifest's), its signature checked when keys are given.
 fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors> {
-    let keys = args
-        .key
-        .iter()
-        .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let keys = log_keys(&args.key)?;
     let Witnesses { keys: witnesses, required } =
         witnesses(&args.witness, args.witnesses_required)?;
     let given = match &args.checkpoint {
@@ -265,11 +261,7 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
 /// Verifies the offline proof at `path`: prints the event it proves and where, or what is
 /// wrong with it (exit 2).
 fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
-    let keys = args
-        .key
-        .iter()
-        .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let keys = log_keys(&args.key)?;
     let witnesses = witnesses(&args.witness, args.witnesses_required)?;
     let file = File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
     let mut proofs = ProofsReader::new(BufReader::new(file));
@@ -309,6 +301,13 @@ fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
         }
     }
     Ok(exit)
+}
+
+/// The `--key` verifier keys given.
+fn log_keys(keys: &[String]) -> anyhow::Result<Vec<NoteVerifier>> {
+    keys.iter()
+        .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
+        .collect()
 }
 
 /// The `--witness` keys given, each once, and how many of them must have cosigned

@@ -9,11 +9,8 @@ use super::page::Text;
 use crate::proto::CheckpointResponse;
 use crate::trail::Hash;
 use crate::trust::checkpoint::Checkpoint;
-use crate::trust::cosignature::CosignatureVerifier;
+use crate::trust::cosignature::{CosignatureVerifier, timestamp};
 use crate::trust::note::{Note, NoteVerifier};
-
-/// Bytes of a `cosignature/v1` signature after its key id: the time, then the signature.
-const COSIGNATURE_BYTES: usize = 8 + 64;
 
 /// A signed checkpoint, read.
 #[derive(Debug, Clone)]
@@ -55,9 +52,7 @@ pub fn read(
         .signatures
         .iter()
         .map(|(name, id, bytes)| {
-            let cosigned_at = (bytes.len() == COSIGNATURE_BYTES)
-                .then(|| bytes[..8].try_into().ok().map(u64::from_be_bytes))
-                .flatten();
+            let cosigned_at = timestamp(bytes);
             let verified = match cosigned_at {
                 Some(_) => witnesses
                     .iter()

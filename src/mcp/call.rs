@@ -167,9 +167,7 @@ impl UpstreamGate {
         // A 2026-07-28 client reads which kind of result it got from each result itself.
         match admission {
             Admission::Answer(mut result) if held::modern(&call.params) => {
-                if let Some(result) = result.as_object_mut() {
-                    result.entry("resultType").or_insert_with(|| json!("complete"));
-                }
+                held::complete(&mut result);
                 Admission::Answer(result)
             }
             admission => admission,
@@ -195,12 +193,9 @@ impl UpstreamGate {
                 return self.surface(call, &decision);
             }
             Outcome::RequireApproval => match self.hold(&decision, &mut call.inbox).await {
-                Held::Approved => {}
-                Held::Refused(why) => {
-                    let text = format!("toolgate: this call needed approval ({reason}): {why}");
-                    return Admission::Answer(tool_error(&text, facts));
-                }
-                Held::Dropped => return Admission::Dropped,
+                Verdict::Approved => {}
+                Verdict::Refused(why) => return needed_approval(reason, &why, facts),
+                Verdict::Dropped => return Admission::Dropped,
             },
             Outcome::DryRun => {
                 let text = format!(
@@ -237,7 +232,7 @@ impl UpstreamGate {
     fn surface(&self, call: &Call, decision: &proto::DecideResponse) -> Admission {
         let wait = self.config.approval_wait_seconds;
         let binding = held::binding(&self.server, &call.caller, &call.params);
-        let state = self.states.issue(&held::Held::new(decision, binding, held::now() + wait));
+        let state = self.states.issue(&held::State::new(decision, binding, held::now() + wait));
         let tool = call.params.get("name").and_then(Value::as_str).unwrap_or_default();
         let ask = held::elicits(&call.params).then(|| {
             format!(
@@ -257,27 +252,17 @@ impl UpstreamGate {
         let binding = held::binding(&self.server, &call.caller, &call.params);
         let held = match self.states.read(state, &binding) {
             Ok(held) => held,
-            Err(refused) => {
-                let why = match refused {
-                    held::Refused::Forged => "its request state is not one this gateway issued",
-                    held::Refused::Moved => "its request state was issued for another call",
-                    held::Refused::Ran => "the call it names ran already, or was given up",
-                };
+            Err(error) => {
                 let (session, peer) = (&call.caller.session, Peer::Client);
-                self.refusals.refuse(session, peer, Refused::RequestState, why);
-                return Admission::Answer(tool_error(
-                    &format!("toolgate: {why}; the call was not run"),
-                    Map::new(),
-                ));
+                self.refusals.refuse(session, peer, Refused::RequestState, &error.to_string());
+                let text = format!("toolgate: {error}; the call was not run");
+                return Admission::Answer(tool_error(&text, Map::new()));
             }
         };
         let mut facts = Map::new();
         facts.insert("toolgate/outcome".into(), json!("require_approval"));
         facts.insert("toolgate/decisionId".into(), json!(held.decision_id));
-        let refused = |why: &str| {
-            let text = format!("toolgate: this call needed approval ({}): {why}", held.reason);
-            Admission::Answer(tool_error(&text, facts.clone()))
-        };
+        let refused = |why: &str| needed_approval(&held.reason, why, facts.clone());
         // Given up, the state runs nothing after, whatever the approver does later.
         if held::keeps_waiting(&call.params) == Some(false) {
             self.states.run(&held.decision_id);
@@ -285,14 +270,11 @@ impl UpstreamGate {
             self.withdraw(&held.decision_id, why).await;
             return refused("withdrawn at the client");
         }
-        let left = held.until.saturating_sub(held::now());
-        if left == 0 {
+        if held.until <= held::now() {
             self.states.run(&held.decision_id);
-            let wait = self.config.approval_wait_seconds;
-            let why = format!("the MCP gateway stopped waiting after {wait} s");
-            self.withdraw(&held.decision_id, &why).await;
-            return refused(&format!("no verdict within {wait} s"));
+            return refused(&self.give_up(&held.decision_id).await);
         }
+        let left = held.until - held::now();
         // Another retry with this state is waiting already: this one is told to come back.
         let Some(_waiting) = self.states.wait(&held.decision_id) else {
             return Admission::Answer(held::input_required(state.to_owned(), None));
@@ -300,15 +282,15 @@ impl UpstreamGate {
         let wait = Duration::from_secs(left).min(RETRY_WAIT);
         match self.round(&held.decision_id, wait, &mut call.inbox).await {
             Round::Pending => Admission::Answer(held::input_required(state.to_owned(), None)),
-            Round::Verdict(Held::Approved) if self.states.run(&held.decision_id) => {
+            Round::Verdict(Verdict::Approved) if self.states.run(&held.decision_id) => {
                 let limits = (held.timeout_ms, held.max_chars);
                 let params = call.params.clone();
                 Admission::Relay(relayed(params, held.decision_id, limits, &call.caller))
             }
-            Round::Verdict(Held::Approved) => refused("the approved call ran already"),
-            Round::Verdict(Held::Refused(why)) => refused(&why),
+            Round::Verdict(Verdict::Approved) => refused("the approved call ran already"),
+            Round::Verdict(Verdict::Refused(why)) => refused(&why),
             // The client gave up on this retry (it may retry again): the approval stays.
-            Round::Verdict(Held::Dropped) => Admission::Dropped,
+            Round::Verdict(Verdict::Dropped) => Admission::Dropped,
         }
     }
 
@@ -395,10 +377,8 @@ impl UpstreamGate {
             }
         };
         let answer = answer.map(|mut answer| {
-            if let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut)
-                && call.modern
-            {
-                result.entry("resultType").or_insert_with(|| json!("complete"));
+            if let Some(result) = answer.get_mut("result").filter(|_| call.modern) {
+                held::complete(result);
             }
             answer
         });
@@ -411,7 +391,7 @@ impl UpstreamGate {
                 let why = "toolgate: the call ran, but it could not be recorded, so its result is withheld";
                 let mut withheld = tool_error(why, Map::new());
                 if call.modern {
-                    withheld["resultType"] = json!("complete");
+                    held::complete(&mut withheld);
                 }
                 answer.map(|_| super::message::result(id, withheld))
             }
@@ -658,23 +638,21 @@ impl UpstreamGate {
         &self,
         decision: &proto::DecideResponse,
         inbox: &mut mpsc::Receiver<Upstream>,
-    ) -> Held {
+    ) -> Verdict {
         let wait = Duration::from_secs(self.config.approval_wait_seconds);
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                let why = format!("the MCP gateway stopped waiting after {} s", wait.as_secs());
-                self.withdraw(&decision.decision_id, &why).await;
-                return Held::Refused(format!("no verdict within {} s", wait.as_secs()));
+                return Verdict::Refused(self.give_up(&decision.decision_id).await);
             }
             match self.round(&decision.decision_id, left.min(AWAIT_ROUND), inbox).await {
                 Round::Pending => continue,
-                Round::Verdict(Held::Dropped) => {
+                Round::Verdict(Verdict::Dropped) => {
                     self.withdraw(&decision.decision_id, "the client cancelled the call").await;
-                    return Held::Dropped;
+                    return Verdict::Dropped;
                 }
-                Round::Verdict(held) => return held,
+                Round::Verdict(verdict) => return verdict,
             }
         }
     }
@@ -698,15 +676,15 @@ impl UpstreamGate {
                 // The server failed (the call is answered so), or the client cancelled.
                 if let Some(Upstream::Failed(why)) = message {
                     self.withdraw(decision_id, &why).await;
-                    return Round::Verdict(Held::Refused(why));
+                    return Round::Verdict(Verdict::Refused(why));
                 }
-                return Round::Verdict(Held::Dropped);
+                return Round::Verdict(Verdict::Dropped);
             }
         };
         let approval = match approval {
             Ok(approval) => approval.into_inner(),
             Err(status) => {
-                return Round::Verdict(Held::Refused(format!(
+                return Round::Verdict(Verdict::Refused(format!(
                     "toolgate could not wait for the verdict ({})",
                     status.message()
                 )));
@@ -724,14 +702,25 @@ impl UpstreamGate {
         };
         Round::Verdict(match approval.state() {
             ApprovalState::Pending | ApprovalState::Unspecified => return Round::Pending,
-            ApprovalState::Approved => Held::Approved,
+            ApprovalState::Approved => Verdict::Approved,
             ApprovalState::Expired if approval.verdict_outcome() == Outcome::Allow => {
-                Held::Approved
+                Verdict::Approved
             }
-            ApprovalState::Rejected => Held::Refused(format!("rejected{by}{comment}")),
-            ApprovalState::Expired => Held::Refused(format!("expired without a verdict{comment}")),
-            ApprovalState::Withdrawn => Held::Refused("withdrawn".into()),
+            ApprovalState::Rejected => Verdict::Refused(format!("rejected{by}{comment}")),
+            ApprovalState::Expired => {
+                Verdict::Refused(format!("expired without a verdict{comment}"))
+            }
+            ApprovalState::Withdrawn => Verdict::Refused("withdrawn".into()),
         })
+    }
+
+    /// Withdraws a call no verdict came for within `[mcp] approval_wait_seconds`; why, for the
+    /// client.
+    async fn give_up(&self, decision_id: &str) -> String {
+        let wait = self.config.approval_wait_seconds;
+        let why = format!("the MCP gateway stopped waiting after {wait} s");
+        self.withdraw(decision_id, &why).await;
+        format!("no verdict within {wait} s")
     }
 
     async fn withdraw(&self, decision_id: &str, reason: &str) {
@@ -749,8 +738,8 @@ impl UpstreamGate {
     }
 }
 
-/// How a hold ended.
-enum Held {
+/// How the wait for a verdict ended.
+enum Verdict {
     Approved,
     Refused(String),
     Dropped,
@@ -759,7 +748,13 @@ enum Held {
 /// What one wait for a verdict found.
 enum Round {
     Pending,
-    Verdict(Held),
+    Verdict(Verdict),
+}
+
+/// The answer to a call that needed approval (`reason`) and did not get it (`why`).
+fn needed_approval(reason: &str, why: &str, facts: Map<String, Value>) -> Admission {
+    let text = format!("toolgate: this call needed approval ({reason}): {why}");
+    Admission::Answer(tool_error(&text, facts))
 }
 
 /// How long one retry of a 2026-07-28 client waits for the verdict before it is answered

@@ -24,10 +24,10 @@ use sha2::{Digest, Sha256};
 use super::call::Caller;
 
 /// The protocol revision whose clients are answered this way.
-pub const REVISION: &str = "2026-07-28";
+const REVISION: &str = "2026-07-28";
 
 /// The key of the one input request the gateway makes.
-pub const ASK: &str = "toolgate/approval";
+const ASK: &str = "toolgate/approval";
 
 /// The most decisions whose call ran that are remembered (the oldest are forgotten first; a
 /// state outlives its decision's wait by nothing, so this bounds only a flood).
@@ -35,7 +35,7 @@ const MAX_RAN: usize = 100_000;
 
 /// What a request state says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Held {
+pub struct State {
     /// The decision waiting for its verdict.
     #[serde(rename = "d")]
     pub decision_id: String,
@@ -55,13 +55,16 @@ pub struct Held {
 }
 
 /// Why a request state is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
     /// Not one this gateway process issued, or changed.
+    #[error("its request state is not one this gateway issued")]
     Forged,
     /// Issued for another call.
+    #[error("its request state was issued for another call")]
     Moved,
-    /// Its call ran already.
+    /// Its call ran already, or was given up.
+    #[error("the call it names ran already, or was given up")]
     Ran,
 }
 
@@ -111,27 +114,27 @@ impl States {
     }
 
     /// The request state of `held`.
-    pub fn issue(&self, held: &Held) -> String {
-        let payload = serde_json::to_vec(held).unwrap_or_default();
+    pub fn issue(&self, state: &State) -> String {
+        let payload = serde_json::to_vec(state).unwrap_or_default();
         let tag = self.mac(&payload).finalize().into_bytes();
         format!("{}.{}", BASE64.encode(&payload), BASE64.encode(tag))
     }
 
     /// What the request state `state` says, if this gateway issued it for this `call`.
-    pub fn read(&self, state: &str, call: &str) -> Result<Held, Refused> {
+    pub fn read(&self, state: &str, call: &str) -> Result<State, StateError> {
         if self.key == [0; 32] {
-            return Err(Refused::Forged);
+            return Err(StateError::Forged);
         }
-        let (payload, tag) = state.split_once('.').ok_or(Refused::Forged)?;
+        let (payload, tag) = state.split_once('.').ok_or(StateError::Forged)?;
         let (payload, tag) = (BASE64.decode(payload), BASE64.decode(tag));
-        let (Ok(payload), Ok(tag)) = (payload, tag) else { return Err(Refused::Forged) };
-        self.mac(&payload).verify_slice(&tag).map_err(|_| Refused::Forged)?;
-        let held: Held = serde_json::from_slice(&payload).map_err(|_| Refused::Forged)?;
+        let (Ok(payload), Ok(tag)) = (payload, tag) else { return Err(StateError::Forged) };
+        self.mac(&payload).verify_slice(&tag).map_err(|_| StateError::Forged)?;
+        let held: State = serde_json::from_slice(&payload).map_err(|_| StateError::Forged)?;
         if held.binding != call {
-            return Err(Refused::Moved);
+            return Err(StateError::Moved);
         }
         if self.lock().0.contains(&held.decision_id) {
-            return Err(Refused::Ran);
+            return Err(StateError::Ran);
         }
         Ok(held)
     }
@@ -173,7 +176,7 @@ impl Default for States {
     }
 }
 
-impl Held {
+impl State {
     /// A held decision, for the call `binding`, waited for until `until`.
     pub fn new(decision: &crate::proto::DecideResponse, binding: String, until: u64) -> Self {
         Self {
@@ -240,6 +243,14 @@ pub fn input_required(state: String, ask: Option<String>) -> Value {
     result
 }
 
+/// `result` as the 2026-07-28 revision wants every result: saying its type (`complete` unless
+/// it says another).
+pub fn complete(result: &mut Value) {
+    if let Some(result) = result.as_object_mut() {
+        result.entry("resultType").or_insert_with(|| json!("complete"));
+    }
+}
+
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
@@ -249,8 +260,8 @@ pub fn now() -> u64 {
 mod tests {
     use super::*;
 
-    fn held() -> Held {
-        Held {
+    fn held() -> State {
+        State {
             decision_id: "d1".into(),
             binding: "call".into(),
             until: 10,
@@ -265,10 +276,10 @@ mod tests {
         let states = States::new();
         let state = states.issue(&held());
         assert_eq!(states.read(&state, "call"), Ok(held()));
-        assert_eq!(states.read(&state, "other call"), Err(Refused::Moved));
+        assert_eq!(states.read(&state, "other call"), Err(StateError::Moved));
         assert!(states.run("d1"));
         assert!(!states.run("d1"), "a second run of one approval");
-        assert_eq!(states.read(&state, "call"), Err(Refused::Ran));
+        assert_eq!(states.read(&state, "call"), Err(StateError::Ran));
     }
 
     #[test]
@@ -285,13 +296,13 @@ mod tests {
         let states = States::new();
         let state = states.issue(&held());
         let (payload, tag) = state.split_once('.').unwrap();
-        let mut changed: Held = serde_json::from_slice(&BASE64.decode(payload).unwrap()).unwrap();
+        let mut changed: State = serde_json::from_slice(&BASE64.decode(payload).unwrap()).unwrap();
         changed.until = u64::MAX;
         let forged = format!("{}.{tag}", BASE64.encode(serde_json::to_vec(&changed).unwrap()));
         for bad in [forged.as_str(), "", ".", "x.y", payload] {
-            assert_eq!(states.read(bad, "call"), Err(Refused::Forged), "{bad:?}");
+            assert_eq!(states.read(bad, "call"), Err(StateError::Forged), "{bad:?}");
         }
-        assert_eq!(States::new().read(&state, "call"), Err(Refused::Forged), "another process");
+        assert_eq!(States::new().read(&state, "call"), Err(StateError::Forged), "another process");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use toolgate::trail::proofs::ProofsReader;
 use toolgate::trail::tlog_proof::TlogProof;
 
 use crate::checkpoints::signing_app;
@@ -154,10 +155,10 @@ async fn every_row_of_an_export_is_proven_in_the_signed_tree_without_the_databas
 
 /// The tlog-proofs of a proofs file, in its order.
 fn bundles(text: &str) -> Vec<TlogProof> {
-    let header = "c2sp.org/tlog-proof@v1\n";
-    let starts: Vec<usize> = text.match_indices(header).map(|(at, _)| at).collect();
-    let ends = starts.iter().skip(1).copied().chain([text.len()]);
-    starts.iter().zip(ends).map(|(&a, b)| TlogProof::parse(&text[a..b]).unwrap()).collect()
+    let mut reader = ProofsReader::new(text.as_bytes());
+    std::iter::from_fn(|| reader.next_text().unwrap())
+        .map(|(_, proof)| TlogProof::parse(&proof).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,6 +46,9 @@ func run(args []string) error {
 		return fmt.Errorf("not a tlog-proof: %q", lines[0])
 	}
 	lines = lines[1:]
+	if len(lines) == 0 {
+		return fmt.Errorf("no index line")
+	}
 	var extra []byte
 	if strings.HasPrefix(lines[0], "extra ") {
 		if extra, err = base64.StdEncoding.DecodeString(lines[0][len("extra "):]); err != nil {
@@ -53,7 +56,7 @@ func run(args []string) error {
 		}
 		lines = lines[1:]
 	}
-	if !strings.HasPrefix(lines[0], "index ") {
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "index ") {
 		return fmt.Errorf("no index line")
 	}
 	index, err := strconv.ParseInt(lines[0][len("index "):], 10, 64)

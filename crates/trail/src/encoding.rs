@@ -94,6 +94,8 @@ pub enum DecodeError {
     Tag(&'static str),
     #[error(transparent)]
     Cell(#[from] CellError),
+    #[error("the event's prev_hash is not 64 hex digits")]
+    PrevHash,
 }
 
 /// The event whose canonical encoding is `encoded` and whose previous hash is `prev`, its

@@ -249,11 +249,12 @@ fn prove(
             proof = pending.take();
         }
     }
-    // A proof that says what the row's hash is (the tlog-proof form) must say it right, or the
-    // proof would not prove this row when it travels alone.
+    // A proof that says what the row's hash is and which checkpoint it leads to (the
+    // tlog-proof form) must say them right, or it would not prove this row when it travels alone.
     let proven = proof.zip(decode(&event.hash)).is_some_and(|(proof, hash)| {
         let leaf = crate::leaf_hash(&hash);
         proof.leaf_data.is_none_or(|data| data == hash)
+            && proof.checkpoint.as_ref().is_none_or(|carried| carried == checkpoint)
             && verify_inclusion(
                 &leaf,
                 seq.unsigned_abs() - 1,
@@ -398,6 +399,13 @@ mod tests {
         let extras: Vec<&str> = text.lines().filter(|l| l.starts_with("extra ")).collect();
         let swapped = text.replacen(extras[0], extras[1], 1);
         let report = verify(&csv, swapped.as_bytes(), &checkpoint, &manifest, &signer);
+        assert!(report.problems.iter().any(|p| matches!(p, Problem::NotProven { seq: 1 })));
+        // A row's proof that carries another checkpoint than the export's.
+        let other_note = Checkpoint { size: 99, ..checkpoint.clone() }.sign(&signer).unwrap();
+        let ours = checkpoint.sign(&signer).unwrap();
+        let first = text.find(&ours).unwrap();
+        let moved = format!("{}{other_note}{}", &text[..first], &text[first + ours.len()..]);
+        let report = verify(&csv, moved.as_bytes(), &checkpoint, &manifest, &signer);
         assert!(report.problems.iter().any(|p| matches!(p, Problem::NotProven { seq: 1 })));
         let other = NoteSigner::generate("toolgate/test").unwrap();
         let report = verify(&csv, &proofs, &checkpoint, &manifest, &other);

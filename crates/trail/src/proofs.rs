@@ -24,6 +24,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::checkpoint::Checkpoint;
 use crate::tlog_proof::{HEADER, MAX_BYTES, TlogProof};
 use crate::{Event, Hash};
 
@@ -44,6 +45,9 @@ pub struct RowProof {
     /// What the proof says the row's `hash` is (SHA-256 of its extra data); `None` in the older
     /// form, which does not say.
     pub leaf_data: Option<Hash>,
+    /// The checkpoint the proof carries (its signature not checked here); `None` in the older
+    /// form, which carries none.
+    pub checkpoint: Option<Checkpoint>,
 }
 
 /// Writes a proofs file and hashes it.
@@ -126,7 +130,14 @@ impl<R: BufRead> ProofsReader<R> {
         let seq = i64::try_from(proof.index)
             .map_err(|_| format!("proofs line {at}: index {} is too large", proof.index))?;
         let leaf_data = proof.extra.as_deref().map(|extra| Sha256::digest(extra).into());
-        Ok(Some(RowProof { seq: seq + 1, hashes: proof.hashes, leaf_data }))
+        let checkpoint = Checkpoint::read(&proof.checkpoint)
+            .map_err(|e| format!("proofs line {at}: the checkpoint: {e}"))?;
+        Ok(Some(RowProof {
+            seq: seq + 1,
+            hashes: proof.hashes,
+            leaf_data,
+            checkpoint: Some(checkpoint),
+        }))
     }
 
     /// The next tlog-proof's text and the line it starts on, `None` at the end (for reading a
@@ -173,7 +184,7 @@ fn older(text: &str) -> Result<RowProof, String> {
         .map(|h| BASE64.decode(h).ok().and_then(|h| Hash::try_from(h).ok()))
         .collect::<Option<Vec<_>>>()
         .ok_or("a hash is not 32 bytes of base64")?;
-    Ok(RowProof { seq: line.seq, hashes, leaf_data: None })
+    Ok(RowProof { seq: line.seq, hashes, leaf_data: None, checkpoint: None })
 }
 
 #[cfg(test)]
@@ -210,6 +221,7 @@ mod tests {
         let mut reader = ProofsReader::new(older.as_bytes());
         let third = reader.next_proof().unwrap().unwrap();
         assert_eq!((third.seq, third.hashes, third.leaf_data), (3, vec![[1; 32]], None));
+        assert_eq!(third.checkpoint, None);
         assert_eq!(reader.next_proof().unwrap().unwrap().seq, 4);
         assert_eq!(reader.next_proof().unwrap(), None);
         assert_eq!(reader.sha256(), hex::encode(Sha256::digest(older)));

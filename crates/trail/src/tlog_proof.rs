@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::cosignature::Witnesses;
 use crate::encoding::{DecodeError, decode_event};
-use crate::note::{Note, NoteError, NoteVerifier};
+use crate::note::{Note, NoteVerifier};
 use crate::{Event, Hash, encode, leaf_hash, verify_inclusion};
 
 /// The first line of every proof.
@@ -208,12 +208,6 @@ impl TlogProof {
         }
         let signed_by = signer.key.name.clone();
         Ok(Proven { event, checkpoint, signed_by, cosigned: valid })
-    }
-}
-
-impl From<NoteError> for TlogProofError {
-    fn from(e: NoteError) -> Self {
-        Self::Checkpoint(e.into())
     }
 }
 

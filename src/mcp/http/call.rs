@@ -19,6 +19,7 @@ use super::{
     without_url,
 };
 use crate::mcp::call::{Admission, Call, Caller, Upstream, UpstreamGate};
+use crate::mcp::held;
 use crate::mcp::message::{self, key};
 
 /// The first protocol revision in which closing a response cancels its request.
@@ -96,15 +97,17 @@ async fn run(
     ours: Value,
     headers: HeaderMap,
     closing_cancels: bool,
-    reply: oneshot::Sender<Response>,
+    mut reply: oneshot::Sender<Response>,
 ) {
     // A client of the revision where closing the stream cancels may leave while the call is
-    // decided or held: it is then not run (its answer would have no one to go to).
-    let mut reply = reply;
+    // decided or held: it is then not run (its answer would have no one to go to). Only a
+    // client whose requests say the revision in `_meta` is held the revision's way, in retries
+    // the approval outlives; any other is held in this request, whose end withdraws it.
+    let leaving_cancels = closing_cancels && held::modern(&call.params);
     let admission = tokio::select! {
         biased;
         admission = gate.admit(&mut call) => admission,
-        () = reply.closed(), if closing_cancels => Admission::Dropped,
+        () = reply.closed(), if leaving_cancels => Admission::Dropped,
     };
     let Call { caller, id, mut inbox, .. } = call;
     let relayed = match admission {

@@ -23,6 +23,9 @@ use crate::checkpoint::Checkpoint;
 /// The signature type of ML-DSA-44 cosignature keys.
 pub(super) const TYPE: u8 = 0x06;
 
+/// Bytes of a cosignature after its key id: the time, then the ML-DSA-44 signature.
+pub(super) const COSIGNATURE_BYTES: usize = 8 + 2420;
+
 /// The first bytes of every message.
 const LABEL: &[u8; 12] = b"subtree/v1\n\0";
 

@@ -21,26 +21,23 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier as _, VerifyingKey};
 
 use crate::checkpoint::Checkpoint;
-use crate::note::{self, KeyName, Note, NoteError, NoteSigner};
+use crate::note::{self, ED25519, KeyName, Note, NoteError, NoteSigner};
 
 /// The signature type of `cosignature/v1` keys.
 const COSIGNATURE_V1: u8 = 0x04;
-
-/// The signature type of Ed25519 signing keys, as a witness's key file holds one.
-const ED25519: u8 = 0x01;
 
 /// What an Ed25519 witness signs: the header, the time and the checkpoint's text.
 fn message(text: &str, time: u64) -> String {
     format!("cosignature/v1\ntime {time}\n{text}")
 }
 
-/// The form of a cosignature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
-    /// `cosignature/v1`, Ed25519.
-    Ed25519,
-    /// ML-DSA-44 (FIPS 204).
-    MlDsa44,
+/// The time a signature line's bytes (after the key id) give, when they have the length of a
+/// cosignature of either form (an Ed25519 note signature has none): how a reader that knows no
+/// witness key tells the witnesses' lines from the log's.
+pub fn timestamp(signature: &[u8]) -> Option<u64> {
+    let cosignature = matches!(signature.len(), 72 | ml_dsa::COSIGNATURE_BYTES);
+    let (time, _) = signature.split_first_chunk::<8>().filter(|_| cosignature)?;
+    Some(u64::from_be_bytes(*time))
 }
 
 /// A witness's key, cosigning checkpoints.
@@ -125,14 +122,6 @@ impl Cosigner {
         }
     }
 
-    /// The form of this witness's cosignatures.
-    pub fn algorithm(&self) -> Algorithm {
-        match self.signing {
-            Signing::Ed25519(_) => Algorithm::Ed25519,
-            Signing::MlDsa44(_) => Algorithm::MlDsa44,
-        }
-    }
-
     /// The key that checks this witness's cosignatures.
     pub fn verifier(&self) -> CosignatureVerifier {
         let verifying = match &self.signing {
@@ -158,9 +147,9 @@ impl Cosigner {
                         "an ML-DSA-44 cosigner signs no extension lines",
                     ));
                 }
-                let message = ml_dsa::message(&self.key.name, time, &checkpoint)
-                    .ok_or(not_a_checkpoint.clone())?;
-                ml_dsa::sign(key, &message).ok_or(not_a_checkpoint)?
+                let message =
+                    ml_dsa::message(&self.key.name, time, &checkpoint).ok_or(not_a_checkpoint)?;
+                ml_dsa::sign(key, &message).ok_or(NoteError::Malformed("ML-DSA-44 did not sign"))?
             }
         };
         let mut bytes = self.key.id.to_be_bytes().to_vec();
@@ -214,14 +203,6 @@ impl CosignatureVerifier {
             Verifying::MlDsa44(public) => note::encode_key(ml_dsa::TYPE, public),
         };
         format!("{}+{:08x}+{key}", self.key.name, self.key.id)
-    }
-
-    /// The form of the cosignatures this key checks.
-    pub fn algorithm(&self) -> Algorithm {
-        match self.verifying {
-            Verifying::Ed25519(_) => Algorithm::Ed25519,
-            Verifying::MlDsa44(_) => Algorithm::MlDsa44,
-        }
     }
 
     /// The time of this witness's cosignature on `note`: one of its signatures verifies and
@@ -389,7 +370,7 @@ mod tests {
     fn an_ml_dsa_44_cosignature_made_elsewhere_verifies() {
         let (key, note) = TORCHWOOD.split_once('\n').unwrap();
         let verifier = CosignatureVerifier::parse(key).unwrap();
-        assert_eq!(verifier.algorithm(), Algorithm::MlDsa44);
+        assert!(matches!(verifier.verifying, Verifying::MlDsa44(_)));
         assert_eq!(verifier.encode(), key);
         let parsed = Note::parse(note).unwrap();
         assert_eq!(verifier.cosigned(&parsed), Some(0), "its time is 0");
@@ -401,7 +382,7 @@ mod tests {
     fn an_ml_dsa_44_witness_cosigns_and_only_its_cosignature_verifies() {
         let witness = Cosigner::ml_dsa_44("witness.example/pq", [0x44; 32]);
         let verifier = witness.verifier();
-        assert_eq!(verifier.algorithm(), Algorithm::MlDsa44);
+        assert!(matches!(verifier.verifying, Verifying::MlDsa44(_)));
         assert!(verifier.encode().starts_with("witness.example/pq+"));
         assert_eq!(CosignatureVerifier::parse(&verifier.encode()).unwrap(), verifier);
         let line = witness.cosign(CHECKPOINT, 1_700_000_000).unwrap();
@@ -435,12 +416,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cosignature_of_either_form_gives_its_time_and_a_note_signature_none() {
+        let line = |text: &str| Note::parse(&format!("{CHECKPOINT}\n{text}")).unwrap();
+        let classic = line(LINE);
+        assert_eq!(timestamp(&classic.signatures[0].2), Some(1_700_000_000));
+        let pq = Cosigner::ml_dsa_44("witness.example/pq", [0x44; 32]);
+        let post_quantum = line(&pq.cosign(CHECKPOINT, 1_700_000_001).unwrap());
+        assert_eq!(timestamp(&post_quantum.signatures[0].2), Some(1_700_000_001));
+        let log = NoteSigner::from_seed("example.com/toolgate", [0x11; 32]);
+        let signed = Note::parse(&log.sign(CHECKPOINT).unwrap()).unwrap();
+        assert_eq!(timestamp(&signed.signatures[0].2), None);
+    }
+
+    #[test]
     fn witness_keys_of_both_forms_read_back_as_written() {
         let pq = Cosigner::generate_ml_dsa_44("witness.example/pq").unwrap();
         let kept = pq.encode_ml_dsa_44().unwrap();
         assert!(kept.starts_with(&format!("PRIVATE+KEY+witness.example/pq+{:08x}+B", pq.key.id)));
         let read = Cosigner::parse(&kept).unwrap();
-        assert_eq!((read.verifier(), read.algorithm()), (pq.verifier(), Algorithm::MlDsa44));
+        assert_eq!(read.verifier(), pq.verifier());
+        assert!(matches!(read.signing, Signing::MlDsa44(_)));
         assert!(Cosigner::parse(&kept.replacen("+B", "+A", 1)).is_err(), "a changed seed");
         let classic = NoteSigner::from_seed("witness.example/w1", [0x22; 32]);
         let read = Cosigner::parse(&classic.encode()).unwrap();
