@@ -355,17 +355,19 @@ impl Reader {
         self.prove(Arc::default(), move |tree| tree.consistency(old, new)).await
     }
 
-    /// Whatever `ask` reads from the tree, in one read: its stored nodes, the nodes between
-    /// the levels a prune kept made from them, and below those, nodes `known` from elsewhere
-    /// (`StoreError::NodeMissing` names the first that is none of these).
+    /// Whatever `ask` reads from the tree, in one read transaction, each node once: its stored
+    /// nodes, the nodes between the levels a prune kept made from them, and below those, nodes
+    /// `known` from elsewhere (`StoreError::NodeMissing` names the first that is none of these).
     pub async fn prove<T: Send + 'static>(
         &self,
         known: Arc<Known>,
         ask: impl FnOnce(&mut Proving<'_>) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         self.with(move |conn| {
-            let node: &mut dyn FnMut(Node) -> Result<Hash, StoreError> =
-                &mut |n| super::tree::node_or_made(conn, n, &known);
+            // Dropped at the end, it ends the read (nothing was written).
+            let _snapshot = conn.unchecked_transaction()?;
+            let mut nodes = super::tree::Nodes::new(conn, &known)?;
+            let node: &mut dyn FnMut(Node) -> Result<Hash, StoreError> = &mut |n| nodes.get(n);
             ask(&mut Subtrees::new(node))
         })
         .await

@@ -45,8 +45,13 @@ fn key(node: Node) -> Result<(i64, u32), StoreError> {
 
 /// A stored perfect node's hash.
 pub(super) fn node(conn: &Connection, node: Node) -> Result<Hash, StoreError> {
+    stored(conn, keyed_by_level(conn)?, node)
+}
+
+/// A stored perfect node's hash, the layout of the table known.
+fn stored(conn: &Connection, keyed_by_level: bool, node: Node) -> Result<Hash, StoreError> {
     let (leaf, level) = key(node)?;
-    let (sql, first) = match keyed_by_level(conn)? {
+    let (sql, first) = match keyed_by_level {
         true => ("SELECT hash FROM tree_nodes WHERE idx = ?1 AND level = ?2", node.index),
         false => {
             ("SELECT hash FROM tree_nodes WHERE leaf = ?1 AND level = ?2", leaf.unsigned_abs())
@@ -62,23 +67,42 @@ pub(super) fn node(conn: &Connection, node: Node) -> Result<Hash, StoreError> {
 /// checked against the nodes the file kept).
 pub type Known = HashMap<Node, Hash>;
 
-/// A perfect node's hash: stored, or `known`, or made from its children where a prune took it
-/// (a node between the levels of hash tiles, 8, 16, …, which the file keeps; below height 8,
-/// down to leaves only `known` may have).
-pub(super) fn node_or_made(
-    conn: &Connection,
-    node: Node,
-    known: &Known,
-) -> Result<Hash, StoreError> {
-    match (self::node(conn, node), known.get(&node)) {
-        (Err(StoreError::NodeMissing(_)), Some(hash)) => Ok(*hash),
-        (Err(StoreError::NodeMissing(_)), None) if !node.level.is_multiple_of(8) => {
-            let child = |index| Node { level: node.level - 1, index };
-            let left = node_or_made(conn, child(node.index * 2), known)?;
-            let right = node_or_made(conn, child(node.index * 2 + 1), known)?;
-            Ok(crate::trail::node_hash(&left, &right))
+/// The nodes one proof, or one batch of proofs, reads: in one read transaction (one snapshot,
+/// one lock, the table's layout read once), each node read once however many proofs share it.
+pub(super) struct Nodes<'c> {
+    conn: &'c Connection,
+    keyed_by_level: bool,
+    known: &'c Known,
+    read: HashMap<Node, Hash>,
+}
+
+impl<'c> Nodes<'c> {
+    /// The nodes of the trail `conn` reads (inside a transaction of the caller's), and below
+    /// what a prune took, those `known`.
+    pub(super) fn new(conn: &'c Connection, known: &'c Known) -> Result<Self, StoreError> {
+        let keyed_by_level = keyed_by_level(conn)?;
+        Ok(Self { conn, keyed_by_level, known, read: HashMap::new() })
+    }
+
+    /// A perfect node's hash: stored, or `known`, or made from its children where a prune took
+    /// it (a node between the levels of hash tiles, 8, 16, …, which the file keeps; below height
+    /// 8, down to leaves only `known` may have).
+    pub(super) fn get(&mut self, node: Node) -> Result<Hash, StoreError> {
+        if let Some(hash) = self.read.get(&node) {
+            return Ok(*hash);
         }
-        (stored, _) => stored,
+        let hash = match (stored(self.conn, self.keyed_by_level, node), self.known.get(&node)) {
+            (Err(StoreError::NodeMissing(_)), Some(hash)) => *hash,
+            (Err(StoreError::NodeMissing(_)), None) if !node.level.is_multiple_of(8) => {
+                let child = |index| Node { level: node.level - 1, index };
+                let left = self.get(child(node.index * 2))?;
+                let right = self.get(child(node.index * 2 + 1))?;
+                crate::trail::node_hash(&left, &right)
+            }
+            (stored, _) => stored?,
+        };
+        self.read.insert(node, hash);
+        Ok(hash)
     }
 }
 
