@@ -7,18 +7,22 @@
 use super::Trails;
 use crate::error::Error;
 use crate::trail::tlog_proof::TlogProof;
-use crate::trail::{Event, Kind};
 
 /// The proof of event `seq` of `node`'s trail in the tree of the checkpoint of `size` events
-/// (0: the last checkpoint).
+/// (0: the last checkpoint), and that tree's size.
 pub async fn prove(
     trails: &dyn Trails,
     node: &str,
     seq: u64,
     size: u64,
-) -> Result<TlogProof, Error> {
+) -> Result<(TlogProof, u64), Error> {
     let tree = trails.tree()?;
-    let checkpoint = checkpoint(trails, node, size).await?;
+    let checkpoint = trails.checkpoint(node, size).await?.ok_or_else(|| {
+        Error::NotFound(match size {
+            0 => "the trail has no checkpoint (is [checkpoints] configured?)".to_owned(),
+            size => format!("no checkpoint of the tree of {size} events"),
+        })
+    })?;
     let size = checkpoint.seq.unsigned_abs() - 1;
     if seq == 0 || seq > size {
         return Err(Error::FailedPrecondition(format!(
@@ -34,21 +38,7 @@ pub async fn prove(
     })?;
     let hashes = tree.inclusion_proof(seq, size).await?;
     let note = trails.cosigned_note(node, &checkpoint).await?;
-    TlogProof::of(&event, hashes, note)
-        .map_err(|e| Error::DataLoss(format!("event {seq} does not read as stored: {e}")))
-}
-
-/// The checkpoint event of the tree of `size` events (0: the last one).
-async fn checkpoint(trails: &dyn Trails, node: &str, size: u64) -> Result<Event, Error> {
-    let found = match i64::try_from(size) {
-        Ok(0) => trails.last_checkpoint(node).await?,
-        Ok(size) => trails.event(node, size.saturating_add(1)).await?,
-        Err(_) => None,
-    };
-    found.filter(|e| e.record.kind == Kind::Checkpoint).ok_or_else(|| {
-        Error::NotFound(match size {
-            0 => "the trail has no checkpoint yet (is [checkpoints] configured?)".to_owned(),
-            size => format!("no checkpoint of the tree of {size} events"),
-        })
-    })
+    let proof = TlogProof::of(&event, hashes, note)
+        .map_err(|e| Error::DataLoss(format!("event {seq} does not read as stored: {e}")))?;
+    Ok((proof, size))
 }

@@ -33,7 +33,7 @@ pub async fn proof(args: ProofArgs) -> anyhow::Result<Exit> {
     anyhow::ensure!(args.seq >= 1, "SEQ: the event to prove, from 1");
     let size = args.size.unwrap_or(0);
     let text = match args.source.open().await? {
-        Source::Db(trail) => prove(&trail, "", args.seq, size).await?.encode(),
+        Source::Db(trail) => prove(&trail, "", args.seq, size).await?.0.encode(),
         Source::Server(mut client) => {
             let request = proto::TlogProofRequest { seq: args.seq, tree_size: size };
             let text = client.tlog_proof(request).await?.into_inner().proof;

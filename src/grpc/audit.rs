@@ -20,8 +20,6 @@ use crate::proto::{self, audit_server::Audit};
 use crate::query::Filter;
 use crate::request::WireFilter;
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
-use crate::trail::Kind;
-use crate::trail::checkpoint::Checkpoint;
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;
@@ -270,13 +268,7 @@ impl Audit for AuditService {
         let req = request.into_inner();
         let size = req.size;
         let Origin { trails, node } = self.origin(Rpc::Checkpoint, "node_id", req.node_id).await?;
-        let seq = i64::try_from(size + 1).ok();
-        let found = match (size, seq) {
-            (0, _) => trails.last_checkpoint(&node).await,
-            (_, Some(seq)) => trails.event(&node, seq).await,
-            (_, None) => Ok(None),
-        };
-        match found.map_err(Status::from)?.filter(|e| e.record.kind == Kind::Checkpoint) {
+        match trails.checkpoint(&node, size).await.map_err(Status::from)? {
             Some(event) => {
                 let cosigned = trails.cosigned_note(&node, &event).await;
                 let cosigned = cosigned.map_err(Status::from)?;
@@ -330,8 +322,7 @@ impl Audit for AuditService {
             let e = FieldError::new("seq", "required: the event to prove, from 1");
             return Err(self.guard.invalid(Rpc::TlogProof, e).await);
         }
-        let proof = prove(self.trails.as_ref(), "", req.seq, req.tree_size).await?;
-        let tree_size = Checkpoint::read(&proof.checkpoint).map_or(0, |c| c.size);
+        let (proof, tree_size) = prove(self.trails.as_ref(), "", req.seq, req.tree_size).await?;
         Ok(Response::new(proto::TlogProofResponse { proof: proof.encode(), tree_size }))
     }
 

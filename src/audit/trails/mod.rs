@@ -15,7 +15,7 @@ use std::fmt::Debug;
 use super::Report;
 use crate::error::Error;
 use crate::query::{Filter, Head, Stats, Tally};
-use crate::trail::{Event, Hash};
+use crate::trail::{Event, Hash, Kind};
 
 /// What a read of a trail can fail with: the trail's own failure, as the service error it is.
 pub type ReadResult<T> = Result<T, Error>;
@@ -59,6 +59,17 @@ pub trait Trails: Debug + Send + Sync {
 
     /// The last checkpoint event of `node`'s trail.
     async fn last_checkpoint(&self, node: &str) -> ReadResult<Option<Event>>;
+
+    /// The checkpoint event of `node`'s tree of `size` events (0: the last one); `None` when
+    /// there is no such checkpoint.
+    async fn checkpoint(&self, node: &str, size: u64) -> ReadResult<Option<Event>> {
+        let found = match i64::try_from(size) {
+            Ok(0) => self.last_checkpoint(node).await?,
+            Ok(size) => self.event(node, size.saturating_add(1)).await?,
+            Err(_) => None,
+        };
+        Ok(found.filter(|e| e.record.kind == Kind::Checkpoint))
+    }
 
     /// A checkpoint event's note with every witness cosignature kept for it.
     async fn cosigned_note(&self, node: &str, checkpoint: &Event) -> ReadResult<String>;
