@@ -376,26 +376,22 @@ impl UpstreamGate {
                 None
             }
         };
-        let answer = answer.map(|mut answer| {
-            if let Some(result) = answer.get_mut("result").filter(|_| call.modern) {
-                held::complete(result);
-            }
-            answer
-        });
-        match self.sidecar.gate.clone().execute(self.sidecar.request(report)).await {
+        let answer = match self.sidecar.gate.clone().execute(self.sidecar.request(report)).await {
             Ok(_) => answer,
             // What is not on the trail never reaches the model: an unrecorded read would leave
             // the session's flow facts without it, and its output uncut by the sidecar.
             Err(status) => {
                 tracing::error!(code = ?status.code(), message = status.message(), decision = call.decision_id, "the execution could not be reported");
                 let why = "toolgate: the call ran, but it could not be recorded, so its result is withheld";
-                let mut withheld = tool_error(why, Map::new());
-                if call.modern {
-                    held::complete(&mut withheld);
-                }
-                answer.map(|_| super::message::result(id, withheld))
+                answer.map(|_| super::message::result(id, tool_error(why, Map::new())))
             }
-        }
+        };
+        answer.map(|mut answer| {
+            if let Some(result) = answer.get_mut("result").filter(|_| call.modern) {
+                held::complete(result);
+            }
+            answer
+        })
     }
 
     /// Takes in a `tools/list` answer before the client sees it. Entries without a name, and
