@@ -157,16 +157,25 @@ pub struct Presented {
 impl Presented {
     /// What `request` presents.
     pub fn of<T>(request: &Request<T>) -> Self {
-        let authorization = request
-            .metadata()
+        Self::from_parts(request.metadata().as_ref(), request.extensions())
+    }
+
+    /// What a call presents on its head alone (its headers and connect info), before its body
+    /// is read.
+    pub fn of_head(head: &http::request::Parts) -> Self {
+        Self::from_parts(&head.headers, &head.extensions)
+    }
+
+    fn from_parts(headers: &http::HeaderMap, extensions: &http::Extensions) -> Self {
+        let authorization = headers
             .get("authorization")
             .map(|value| value.to_str().map(ToOwned::to_owned).map_err(|_| ()));
         let (names, spiffe) = match authorization {
             Some(_) => (Vec::new(), None),
-            None => (peer_names(request.extensions()), peer_spiffe_id(request.extensions())),
+            None => (peer_names(extensions), peer_spiffe_id(extensions)),
         };
-        let peer = request.remote_addr().map(|a| a.ip());
-        let signed_in = request.extensions().get::<SignedIn>().cloned();
+        let peer = crate::tls::peer_addr(extensions).map(|a| a.ip());
+        let signed_in = extensions.get::<SignedIn>().cloned();
         Self { signed_in, authorization, names, spiffe, peer }
     }
 

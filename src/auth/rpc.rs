@@ -52,6 +52,38 @@ pub enum Rpc {
 }
 
 impl Rpc {
+    /// Every RPC of the gRPC services (the console's sign-in is not one).
+    const GRPC: [Self; 22] = [
+        Self::Decide,
+        Self::Execute,
+        Self::NeverAllowed,
+        Self::DefineTools,
+        Self::RecordRefusal,
+        Self::ListPending,
+        Self::Approve,
+        Self::Reject,
+        Self::Await,
+        Self::Withdraw,
+        Self::HashArgs,
+        Self::Query,
+        Self::ExportCsv,
+        Self::Subscribe,
+        Self::Verify,
+        Self::Head,
+        Self::Stats,
+        Self::Checkpoint,
+        Self::InclusionProof,
+        Self::TlogProof,
+        Self::ConsistencyProof,
+        Self::ReloadPolicy,
+    ];
+
+    /// The RPC a request's path names (`/toolgate.v1.Gate/Decide`), if it is one of ours.
+    pub fn of_path(path: &str) -> Option<Self> {
+        let path = path.strip_prefix('/')?;
+        Self::GRPC.into_iter().find(|rpc| rpc.path() == path)
+    }
+
     /// The gRPC path (for the console's sign-in, its URL path), as the trail records it.
     pub fn path(self) -> &'static str {
         match self {

@@ -207,11 +207,19 @@ pub struct Limits {
     pub request_timeout_ms: u64,
     /// Connections one port (gRPC, the side port, the MCP endpoint) holds at most, in all.
     pub max_connections: usize,
-    /// Connections one port holds at most from one peer address.
+    /// Connections one port holds at most from one peer address: on a gRPC port, those that
+    /// have not yet carried an authenticated call (the peer's oldest such connection is closed
+    /// for a new one); on an HTTP/1 port, all of them.
     pub max_connections_per_peer: usize,
     /// How long a new connection has to start: its HTTP/2 preface (after TLS's own handshake
     /// timeout), or an HTTP/1 request's head, in milliseconds.
     pub handshake_timeout_ms: u64,
+    /// How long a gRPC connection may stay open without carrying a call that passed
+    /// authentication (with auth off: a call to one of toolgate's services), in milliseconds.
+    pub unauthenticated_timeout_ms: u64,
+    /// How long a call's message may pause half way (or its first message not begin), in
+    /// milliseconds, before the call is cut.
+    pub stalled_message_timeout_ms: u64,
     /// HTTP/2 keepalive on the gRPC port: a PING this often, in milliseconds, and the
     /// connection closed when its answer does not come within `http2_keepalive_timeout_ms`.
     pub http2_keepalive_interval_ms: u64,
@@ -229,8 +237,10 @@ impl Default for Limits {
             max_concurrent_streams: 256,
             request_timeout_ms: 15 * 60 * 1000,
             max_connections: 4096,
-            max_connections_per_peer: 1024,
+            max_connections_per_peer: 256,
             handshake_timeout_ms: 10_000,
+            unauthenticated_timeout_ms: 10_000,
+            stalled_message_timeout_ms: 10_000,
             http2_keepalive_interval_ms: 30_000,
             http2_keepalive_timeout_ms: 10_000,
         }

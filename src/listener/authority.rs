@@ -280,6 +280,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for LenientAuthority<S> {
 }
 
 super::writes_through!(LenientAuthority);
+super::connects_through!(LenientAuthority);
 
 #[cfg(test)]
 mod tests {

@@ -3,8 +3,8 @@
 //! Unix connections go through [`LenientAuthority`], so that stock gRPC clients, which name
 //! the socket's path as the authority, are served there too.
 
-/// Writes go to the wrapped connection as they are, and its connect info is the wrapped one's:
-/// the wrappers of this module change or watch only what is read.
+/// Writes go to the wrapped connection as they are: the wrappers of this module change or
+/// watch only what is read.
 macro_rules! writes_through {
     ($wrapper:ident) => {
         impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for $wrapper<S> {
@@ -42,7 +42,13 @@ macro_rules! writes_through {
                 self.inner.is_write_vectored()
             }
         }
+    };
+}
+use writes_through;
 
+/// A wrapper's connect info is the wrapped connection's.
+macro_rules! connects_through {
+    ($wrapper:ident) => {
         impl<S: tonic::transport::server::Connected> tonic::transport::server::Connected
             for $wrapper<S>
         {
@@ -54,15 +60,17 @@ macro_rules! writes_through {
         }
     };
 }
-use writes_through;
+use connects_through;
 
 mod authority;
+mod front;
 mod http;
 mod limit;
 
 pub use authority::LenientAuthority;
+pub use front::{Door, Entry, FrontLayer};
 pub use http::{Capped, serve};
-pub use limit::{Admission, Limited, Permit, Preface, raise_open_files};
+pub use limit::{Admission, Limited, Mark, Marked, Permit, Preface, raise_open_files};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

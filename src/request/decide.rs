@@ -153,6 +153,14 @@ fn is_false(value: &bool) -> bool {
 const CLASSIFICATIONS: [&str; 4] = ["public", "internal", "confidential", "secret"];
 
 impl ActionRequest {
+    /// The largest Decide request that can be valid: its arguments, context and every name at
+    /// their limits. A bigger message is refused before it is read.
+    pub fn max_bytes(limits: &Limits) -> usize {
+        limits.max_args_bytes + limits.max_context_bytes + 64 * limits.max_name_bytes
+    }
+}
+
+impl ActionRequest {
     /// Validates and normalizes a Decide request.
     pub fn from_proto(
         req: proto::DecideRequest,

@@ -44,6 +44,12 @@ pub struct ToolDefinitions {
 }
 
 impl ToolDefinitions {
+    /// The largest request that can be valid: every tool and part at its limit.
+    pub fn max_bytes(limits: &Limits) -> usize {
+        let part = MAX_PART_NAME_BYTES + 64 + 8;
+        64 * limits.max_name_bytes + MAX_TOOLS * (limits.max_name_bytes + 64 + MAX_PARTS * part)
+    }
+
     /// Validates a request: every rejection names its field, as Decide's do.
     pub fn from_proto(req: proto::DefineToolsRequest, limits: &Limits) -> Result<Self, FieldError> {
         let name = limits.max_name_bytes;

@@ -20,6 +20,11 @@ pub struct NeverAllowed {
 }
 
 impl NeverAllowed {
+    /// The largest request that can be valid: every tool and action at its limit.
+    pub fn max_bytes(limits: &Limits) -> usize {
+        64 * limits.max_name_bytes + MAX_TOOLS * (2 * limits.max_name_bytes + 8)
+    }
+
     /// Validates a request: every rejection names its field, as Decide's do.
     pub fn from_proto(
         req: proto::NeverAllowedRequest,

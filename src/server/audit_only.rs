@@ -45,7 +45,7 @@ pub async fn run_audit_only(
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
     let (store, writer_thread) =
         Store::open(&config.db, config.durability, &config.writer, metrics.clone(), None).await?;
-    let guard = Guard::new(auth, store.writer.clone());
+    let guard = Guard::new(auth, store.writer.clone(), &config.limits);
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
     let oidc = match &config.console.oidc {
         Some(oidc) => Some(crate::console::Oidc::new(oidc, &config.auth)?),
@@ -53,6 +53,7 @@ pub async fn run_audit_only(
     };
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AuditServer<AuditService>>().await;
+    let door = Arc::new(guard.clone());
     let audit_service = AuditServer::new(AuditService::new(
         Arc::new(fleet.clone()),
         guard,
@@ -91,8 +92,9 @@ pub async fn run_audit_only(
         tracing::info!("shutting down: finishing the calls in flight");
         health.set_not_serving::<AuditServer<AuditService>>().await;
     };
-    let router =
-        serving::reflected(&config.limits)?.add_service(health_service).add_service(audit_service);
+    let router = serving::reflected(&config.limits, door)?
+        .add_service(health_service)
+        .add_service(audit_service);
     let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, cut) =
         serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;

@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 
 use super::{ServerError, serving};
 use crate::config::{Config, IngestConfig};
-use crate::fleet::ingest::service::shaped;
+use crate::fleet::ingest::service::MAX_MESSAGE;
 use crate::fleet::ingest::{IngestService, Writer};
 use crate::fleet::store::FleetStore;
 use crate::listener::Listener;
@@ -23,9 +23,6 @@ use crate::trail::cosignature::{Witnesses, WitnessesError};
 
 /// Connections to the fleet store the server keeps at most.
 const CONNECTIONS: u32 = 16;
-
-/// The largest message a node may send: a batch of at most 16 MiB of events, with room.
-const MAX_MESSAGE: usize = 32 << 20;
 
 /// Serves the `FleetIngest` service over the fleet store at `postgres_url` until `shutdown`
 /// resolves. The store is connected to when first asked: one that is down makes calls
@@ -41,9 +38,8 @@ pub async fn run_ingest(
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
     let store = FleetStore::lazy(postgres_url, CONNECTIONS)?;
     let witnesses = required_witnesses(&config.ingest)?;
-    let service = IngestService::new(Writer::new(&store, witnesses), &metrics);
-    let service = FleetIngestServer::new(service).max_decoding_message_size(MAX_MESSAGE);
-    let service = tonic::service::interceptor::InterceptedService::new(service, shaped);
+    let ingest = IngestService::new(Writer::new(&store, witnesses), &metrics);
+    let service = FleetIngestServer::new(ingest.clone()).max_decoding_message_size(MAX_MESSAGE);
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<FleetIngestServer<IngestService>>().await;
     tracing::info!("serving the fleet's ingest service");
@@ -64,8 +60,9 @@ pub async fn run_ingest(
         tracing::info!("shutting down: finishing the batches in flight");
         health.set_not_serving::<FleetIngestServer<IngestService>>().await;
     };
-    let router =
-        serving::reflected(&config.limits)?.add_service(health_service).add_service(service);
+    let router = serving::reflected(&config.limits, Arc::new(ingest))?
+        .add_service(health_service)
+        .add_service(service);
     let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, _) = serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
     let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);

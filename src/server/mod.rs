@@ -196,7 +196,7 @@ pub async fn run(
     health.set_serving::<GateServer<GateService>>().await;
     health.set_serving::<AuditServer<AuditService>>().await;
     health.set_serving::<ApprovalsServer<ApprovalsService>>().await;
-    let guard = Guard::new(auth, store.writer.clone());
+    let guard = Guard::new(auth, store.writer.clone(), &config.limits);
     // The console's, if it is served: every other holder of a writer handle is gone with the
     // services and the side port, so that the writer can finish at shutdown.
     let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
@@ -205,6 +205,7 @@ pub async fn run(
         None => None,
     };
     let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
+    let door = Arc::new(guard.clone());
     let serving = Arc::new(AtomicBool::new(true));
     tasks.alongside(reload_on_sighup(gate.clone(), tls.clone(), hangups));
     if let Some(tls) = tls.clone() {
@@ -285,7 +286,7 @@ pub async fn run(
         console = config.console.enabled,
         "serving"
     );
-    let router = serving::reflected(&config.limits)?
+    let router = serving::reflected(&config.limits, door)?
         .add_service(health_service)
         .add_service(gate_service)
         .add_service(audit_service)

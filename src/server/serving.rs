@@ -11,12 +11,12 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
-use tonic::transport::server::Router;
+use tower::layer::util::{Identity, Stack};
 
 use std::sync::Arc;
 
 use crate::config::Limits;
-use crate::listener::{Admission, LenientAuthority, Limited, Listener, Preface};
+use crate::listener::{Admission, Door, FrontLayer, LenientAuthority, Limited, Listener, Preface};
 use crate::store::WriterThread;
 use crate::tls::{Acceptor, Port};
 
@@ -53,12 +53,17 @@ fn incoming(
         })
 }
 
-/// The gRPC server as every port runs it (see [`builder`]), with reflection over toolgate's
-/// protos and gRPC health's in both its versions: `grpc.reflection.v1`, and `v1alpha` for the
-/// clients that still speak only that (Python's `grpcio-reflection`, older `grpcurl`).
+/// A gRPC port's router: every call through the port's [`Door`] first.
+pub(super) type Router = tonic::transport::server::Router<Stack<FrontLayer, Identity>>;
+
+/// The gRPC server as every port runs it (see [`builder`]), behind `door`, with reflection
+/// over toolgate's protos and gRPC health's in both its versions: `grpc.reflection.v1`, and
+/// `v1alpha` for the clients that still speak only that (Python's `grpcio-reflection`, older
+/// `grpcurl`).
 pub(super) fn reflected(
     limits: &Limits,
-) -> Result<tonic::transport::server::Router, tonic_reflection::server::Error> {
+    door: Arc<dyn Door>,
+) -> Result<Router, tonic_reflection::server::Error> {
     let configure = || {
         tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
@@ -66,7 +71,8 @@ pub(super) fn reflected(
     };
     let v1 = configure().build_v1()?;
     let v1alpha = configure().build_v1alpha()?;
-    Ok(builder(limits).add_service(v1).add_service(v1alpha))
+    let stall = Duration::from_millis(limits.stalled_message_timeout_ms);
+    Ok(builder(limits).layer(FrontLayer::new(door, stall)).add_service(v1).add_service(v1alpha))
 }
 
 /// The gRPC server as every port runs it: its streams and calls bounded, and HTTP/2 keepalive
@@ -81,8 +87,10 @@ fn builder(limits: &Limits) -> tonic::transport::Server {
 }
 
 /// Serves `router` on `listener` (through `tls` when given) until `stopping` resolves: at most
-/// `limits.max_connections` connections (of a TCP peer, `max_connections_per_peer`), each of
-/// which must send its HTTP/2 preface within `handshake_timeout_ms`.
+/// `limits.max_connections` connections (of one peer, `max_connections_per_peer` that have
+/// not yet carried an authenticated call), each of which must send its HTTP/2 preface within
+/// `handshake_timeout_ms` and carry an authenticated call within
+/// `unauthenticated_timeout_ms`.
 pub(super) fn serve<'a>(
     router: Router,
     listener: Listener,
@@ -90,31 +98,38 @@ pub(super) fn serve<'a>(
     limits: &Limits,
     stopping: impl Future<Output = ()> + Send + 'a,
 ) -> Served<'a> {
-    let admission = Admission::new(limits.max_connections, limits.max_connections_per_peer);
-    let within = Duration::from_millis(limits.handshake_timeout_ms);
+    let ms = Duration::from_millis;
+    let admission = Admission::guarding(
+        limits.max_connections,
+        limits.max_connections_per_peer,
+        ms(limits.unauthenticated_timeout_ms),
+    );
+    let within = ms(limits.handshake_timeout_ms);
     match (listener, tls) {
         (Listener::Tcp(listener), None) => {
-            let incoming = incoming(listener, admission).map_ok(move |io| Preface::new(io, within));
+            let incoming =
+                incoming(listener, admission).map_ok(move |io| Preface::new(io.mark(), io, within));
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
         (Listener::Tcp(listener), Some(tls)) => {
             let incoming = tls
                 .handshakes(incoming(listener, admission), Port::Grpc)
-                .map_ok(move |io| Preface::new(io, within));
+                .map_ok(move |io| Preface::new(io.get_ref().0.mark(), io, within));
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
         // Unix connections only: their authorities are made ones h2 accepts (see
-        // `LenientAuthority`); TCP keeps h2's strict checks. Local peers share the cap in all.
+        // `LenientAuthority`); TCP keeps h2's strict checks. Local peers are one peer.
         (Listener::Unix { listener, .. }, None) => {
             let incoming = local(UnixListenerStream::new(listener), admission)
-                .map_ok(move |io| Preface::new(LenientAuthority::new(io), within));
+                .map_ok(move |io| Preface::new(io.mark(), LenientAuthority::new(io), within));
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
         (Listener::Unix { listener, .. }, Some(tls)) => {
             let accepted = local(UnixListenerStream::new(listener), admission);
             let handshakes = tls.handshakes(accepted, Port::Grpc);
-            let incoming =
-                handshakes.map_ok(move |io| Preface::new(LenientAuthority::new(io), within));
+            let incoming = handshakes.map_ok(move |io| {
+                Preface::new(io.get_ref().0.mark(), LenientAuthority::new(io), within)
+            });
             Box::pin(router.serve_with_incoming_shutdown(incoming, stopping))
         }
     }

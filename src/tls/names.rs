@@ -18,6 +18,14 @@ pub fn peer_spiffe_id(extensions: &http::Extensions) -> Option<Result<String, &'
     peer_leaf(extensions, spiffe_id).flatten()
 }
 
+/// The peer's address, from a call's connect info (over TCP, plain or through TLS).
+pub fn peer_addr(extensions: &http::Extensions) -> Option<std::net::SocketAddr> {
+    match extensions.get::<TcpConnectInfo>() {
+        Some(info) => info.remote_addr(),
+        None => extensions.get::<TlsConnectInfo<TcpConnectInfo>>()?.get_ref().remote_addr(),
+    }
+}
+
 /// `f` of the verified client certificate a call came with, if it came with one.
 fn peer_leaf<T>(extensions: &http::Extensions, f: impl Fn(&[u8]) -> T) -> Option<T> {
     let certs = match extensions.get::<TlsConnectInfo<TcpConnectInfo>>() {

@@ -2,6 +2,8 @@
 //! alone decides the node; a call naming another node, a revoked token, and every refused
 //! batch or cosignature are alarms. Nothing a caller sends is stored unchecked.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +15,7 @@ use tonic::{Request, Response, Status, Streaming};
 use super::check::{Batch, Refusal};
 use super::writer::{IngestError, Shipper, Writer};
 use crate::fleet::token;
+use crate::listener::{Door, Entry};
 use crate::metrics::Metrics;
 use crate::proto;
 use crate::proto::fleet_ingest_server::FleetIngest;
@@ -20,23 +23,18 @@ use crate::proto::fleet_ingest_server::FleetIngest;
 /// The most events a batch (or cosignatures a call) may bring.
 pub const MAX_BATCH: usize = 10_000;
 
+/// The largest message a node may send: a batch of at most 16 MiB of events (or
+/// [`MAX_BATCH`] cosignatures), with room. `Position` takes a node's id only.
+pub const MAX_MESSAGE: usize = 32 << 20;
+const MAX_POSITION: usize = 64 << 10;
+
 /// How long a `Ship` stream may wait for its next batch before it is closed (the shipper opens
 /// another when it has one).
 const IDLE: Duration = Duration::from_secs(300);
 
-/// Refuses, before its message is read, a call without a token shaped like a node's: the
-/// cheap part of authentication, so that a peer with no token costs no decoding and no lookup.
-#[allow(clippy::result_large_err)]
-pub fn shaped(request: Request<()>) -> Result<Request<()>, Status> {
-    match bearer(&request).and_then(token::hash) {
-        Some(_) => Ok(request),
-        None => Err(Status::unauthenticated("a node's token is needed: Bearer <token>")),
-    }
-}
-
 /// The bearer token of a call.
-fn bearer<T>(request: &Request<T>) -> Option<&str> {
-    let value = request.metadata().get("authorization")?.to_str().ok()?;
+fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get("authorization")?.to_str().ok()?;
     value.strip_prefix("Bearer ")
 }
 /// The service.
@@ -59,11 +57,24 @@ impl IngestService {
         }
     }
 
-    /// The node the call's token is of; refused (and, for a revoked token, recorded) when the
-    /// token is missing, unknown or revoked.
+    /// The node a call's token is of: found by the port's front on the call's head (see
+    /// [`Door`]), or looked up now.
     async fn shipper<T>(&self, request: &Request<T>) -> Result<Shipper, Status> {
-        let peer = request.remote_addr().map(|a| a.to_string());
-        let Some(hash) = bearer(request).and_then(token::hash) else {
+        match request.extensions().get::<Shipper>() {
+            Some(shipper) => Ok(shipper.clone()),
+            None => self.of_head(request.metadata().as_ref(), request.remote_addr()).await,
+        }
+    }
+
+    /// The node the token of a call's `headers` is of; refused (and, for a revoked token,
+    /// recorded) when the token is missing, unknown or revoked.
+    async fn of_head(
+        &self,
+        headers: &http::HeaderMap,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Result<Shipper, Status> {
+        let peer = peer.map(|a| a.to_string());
+        let Some(hash) = bearer(headers).and_then(token::hash) else {
             return Err(Status::unauthenticated("a node's token is needed: Bearer <token>"));
         };
         let found = self.writer.token(&hash).await.map_err(|e| unavailable(&e))?;
@@ -178,6 +189,27 @@ impl IngestService {
             }
             Err(e) => Err(self.failed(shipper, e).await),
         }
+    }
+}
+
+/// Every call is authenticated on its head, before its message is read: a peer without a
+/// node's token, or with a made-up one, costs a lookup and nothing more.
+impl Door for IngestService {
+    fn admit<'a>(
+        &'a self,
+        head: &'a mut http::request::Parts,
+    ) -> Pin<Box<dyn Future<Output = Result<Entry, Status>> + Send + 'a>> {
+        Box::pin(async move {
+            let max_message = match head.uri.path() {
+                "/toolgate.v1.FleetIngest/Ship" | "/toolgate.v1.FleetIngest/Cosign" => MAX_MESSAGE,
+                "/toolgate.v1.FleetIngest/Position" => MAX_POSITION,
+                // Health and reflection: no credential, and no trust.
+                _ => return Ok(Entry { trusted: false, max_message: MAX_POSITION }),
+            };
+            let shipper = self.of_head(&head.headers, crate::tls::peer_addr(&head.extensions));
+            head.extensions.insert(shipper.await?);
+            Ok(Entry { trusted: true, max_message })
+        })
     }
 }
 

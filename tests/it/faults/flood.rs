@@ -101,3 +101,228 @@ async fn a_slow_request_head_on_the_side_port_is_cut_and_its_peer_capped() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     held.clear();
 }
+
+/// An HTTP/2 connection to `to` from the loopback address `from` that says its preface and
+/// settings, answers PINGs, and never asks anything: its driver's task ends when the server
+/// closes it.
+async fn silent_h2(
+    from: &str,
+    to: SocketAddr,
+) -> Option<(h2::client::SendRequest<bytes::Bytes>, tokio::task::JoinHandle<()>)> {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let stream = socket.connect(to).await.ok()?;
+    let (send, connection) = h2::client::handshake(stream).await.ok()?;
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Some((send, driver))
+}
+
+#[tokio::test]
+async fn silent_http2_connections_from_the_agents_own_address_never_lock_it_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let toml = "[limits]\nmax_connections = 200\nmax_connections_per_peer = 50\n\
+                unauthenticated_timeout_ms = 2000\n";
+    let proc = Proc::start(&db, toml).await;
+    let addr: SocketAddr = proc.url.trim_start_matches("http://").parse().unwrap();
+    let (fds, rss) = (proc.fds(), proc.rss_kib());
+
+    // 120 silent connections from the agent's own address, 40 from each of five others: more
+    // than the port holds in all, and more than it holds of one peer.
+    let mut flood = Vec::new();
+    for from in ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6"] {
+        let count = if from == "127.0.0.1" { 120 } else { 40 };
+        for _ in 0..count {
+            if let Some(connection) = silent_h2(from, addr).await {
+                flood.push(connection);
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let open = flood.iter().filter(|(_, driver)| !driver.is_finished()).count();
+    eprintln!(
+        "flood: {} connections made, {open} open; {} descriptors ({fds} before), {} KiB resident \
+         ({rss} before)",
+        flood.len(),
+        proc.fds(),
+        proc.rss_kib()
+    );
+    assert!(open <= 200, "{open} silent connections held, over the cap in all");
+
+    // The agent, from 127.0.0.1, is served while the flood is on, and its connection stays.
+    let mut gate = proc.gate().await;
+    let answered = tokio::time::timeout(Duration::from_secs(5), gate.decide(request("read"))).await;
+    assert!(matches!(answered, Ok(Ok(_))), "Decide is answered during the flood: {answered:?}");
+
+    // Past the deadline for an authenticated call, every silent connection is closed; the
+    // agent's is not.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let open = flood.iter().filter(|(_, driver)| !driver.is_finished()).count();
+    eprintln!("after the deadline: {open} silent connections open, {} descriptors", proc.fds());
+    assert_eq!(open, 0, "each silent connection is closed at the deadline");
+    let again = tokio::time::timeout(Duration::from_secs(5), gate.decide(request("read"))).await;
+    assert!(matches!(again, Ok(Ok(_))), "the agent's connection is kept: {again:?}");
+    assert!(proc.fds() <= fds + 10, "{} descriptors after the flood, {fds} before", proc.fds());
+}
+
+/// A token the server takes, for the body tests.
+const AGENT_TOKEN: &str = "agent-secret-5e1d";
+
+/// Opens a gRPC call to `path` on `send` (with `token`, if any) whose message says it is
+/// `declared` bytes long, pushes up to `pushed` bytes of it as flow control lets it, then
+/// stalls. Returns the answer's `grpc-status` and how long it took to come, or `None` if none
+/// came within `wait`.
+async fn stalled_call(
+    send: h2::client::SendRequest<bytes::Bytes>,
+    path: &str,
+    token: Option<&str>,
+    declared: u32,
+    pushed: usize,
+    wait: Duration,
+) -> Option<(String, Duration)> {
+    let mut send = send.ready().await.ok()?;
+    let mut request = http::Request::post(format!("http://127.0.0.1{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let started = std::time::Instant::now();
+    let (answer, mut body) = send.send_request(request.body(()).unwrap(), false).ok()?;
+    let mut prefix = vec![0u8];
+    prefix.extend_from_slice(&declared.to_be_bytes());
+    body.send_data(bytes::Bytes::from(prefix), false).ok()?;
+    // Pushes what flow control lets through; the stream stays open (the body never ends).
+    let pushing = tokio::spawn(async move {
+        let chunk = bytes::Bytes::from(vec![b'x'; 16 * 1024]);
+        let mut sent = 0;
+        while sent < pushed {
+            body.reserve_capacity(chunk.len());
+            match std::future::poll_fn(|cx| body.poll_capacity(cx)).await {
+                Some(Ok(n)) if n > 0 => {
+                    let part = chunk.slice(..n.min(chunk.len()));
+                    sent += part.len();
+                    if body.send_data(part, false).is_err() {
+                        return body;
+                    }
+                }
+                Some(Ok(_)) => {}
+                _ => return body,
+            }
+        }
+        body
+    });
+    let answer = tokio::time::timeout(wait, answer).await.ok()?.ok()?;
+    let took = started.elapsed();
+    let status = match answer.headers().get("grpc-status") {
+        Some(status) => status.to_str().unwrap().to_owned(),
+        None => {
+            let mut answer = answer.into_body();
+            while answer.data().await.is_some() {}
+            let trailers = answer.trailers().await.ok()??;
+            trailers.get("grpc-status")?.to_str().ok()?.to_owned()
+        }
+    };
+    pushing.abort();
+    Some((status, took))
+}
+
+fn auth_toml(extra: &str) -> String {
+    format!(
+        "[[auth.tokens]]\nid = \"agent\"\nsha256 = \"{}\"\nroles = [\"agent\"]\nactors = [\"*\"]\n\
+         [limits]\nstalled_message_timeout_ms = 1500\n{extra}",
+        toolgate::auth::token_digest(AGENT_TOKEN)
+    )
+}
+
+#[tokio::test]
+async fn a_body_without_a_token_is_refused_on_its_headers_and_never_buffered() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let proc = Proc::start(&db, &auth_toml("")).await;
+    let addr: SocketAddr = proc.url.trim_start_matches("http://").parse().unwrap();
+    let idle = proc.rss_kib();
+
+    // 32 Decide calls with no token, each saying its message is 15 MB, on four connections,
+    // each pushing 14 MB and stalling.
+    let mut connections = Vec::new();
+    for _ in 0..4 {
+        connections.push(silent_h2("127.0.0.2", addr).await.unwrap());
+    }
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..32 {
+        let send = connections[i % 4].0.clone();
+        calls.spawn(stalled_call(
+            send,
+            "/toolgate.v1.Gate/Decide",
+            None,
+            15 << 20,
+            14 << 20,
+            Duration::from_secs(4),
+        ));
+    }
+    let mut answered = Vec::new();
+    while let Some(call) = calls.join_next().await {
+        answered.push(call.unwrap());
+    }
+    let during = proc.rss_kib();
+    eprintln!(
+        "32 stalled 15 MB Decide calls without a token: {} KiB resident, {idle} KiB idle; \
+         answers: {:?}",
+        during,
+        answered
+            .iter()
+            .map(|a| a.as_ref().map(|(s, t)| (s.clone(), t.as_millis())))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        answered.iter().all(|a| matches!(a, Some((status, took)) if status == "16" && *took < Duration::from_secs(2))),
+        "each call is answered UNAUTHENTICATED at once, its body unread: {answered:?}"
+    );
+    assert!(during < idle + 50 * 1024, "{during} KiB resident under the attack, {idle} KiB idle");
+    // The agent is served meanwhile.
+    let mut gate = proc.gate().await;
+    let mut decide = tonic::Request::new(request("read"));
+    decide.metadata_mut().insert("authorization", format!("Bearer {AGENT_TOKEN}").parse().unwrap());
+    assert!(gate.decide(decide).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_authenticated_call_is_bounded_by_what_its_rpc_needs_and_cut_when_it_stalls() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let proc = Proc::start(&db, &auth_toml("")).await;
+    let addr: SocketAddr = proc.url.trim_start_matches("http://").parse().unwrap();
+    let (send, _driver) = silent_h2("127.0.0.2", addr).await.unwrap();
+
+    // A Decide is kilobytes: a 15 MB one is refused by its length prefix, before it is read.
+    let oversized = stalled_call(
+        send.clone(),
+        "/toolgate.v1.Gate/Decide",
+        Some(AGENT_TOKEN),
+        15 << 20,
+        1 << 20,
+        Duration::from_secs(4),
+    )
+    .await;
+    assert!(
+        matches!(&oversized, Some((status, took)) if status == "8" && *took < Duration::from_secs(2)),
+        "RESOURCE_EXHAUSTED at once: {oversized:?}"
+    );
+    // An Execute may be megabytes, but one that stalls half way is cut at the deadline.
+    let stalled = stalled_call(
+        send.clone(),
+        "/toolgate.v1.Gate/Execute",
+        Some(AGENT_TOKEN),
+        4 << 20,
+        256 << 10,
+        Duration::from_secs(6),
+    )
+    .await;
+    assert!(
+        matches!(&stalled, Some((status, took)) if status == "4" && *took < Duration::from_secs(5)),
+        "DEADLINE_EXCEEDED at the stall deadline: {stalled:?}"
+    );
+}
