@@ -336,6 +336,12 @@ pub struct ApprovalsConfig {
     pub max_pending: usize,
     /// The most calls of one actor pending at once; past it its next is denied.
     pub max_pending_per_actor: usize,
+    /// The most calls one credential (a token, a JWT's subject, a certificate, a SPIFFE ID)
+    /// has pending at once, whatever actors it acts as; past it its next is denied. With auth
+    /// off there is one caller, bounded by the caps in all.
+    pub max_pending_per_caller: usize,
+    /// The most bytes one credential's pending calls may hold in memory.
+    pub max_pending_bytes_per_caller: usize,
     /// The most bytes the pending calls' requests (arguments and context) may hold in memory.
     pub max_pending_bytes: usize,
     /// The longest arguments shown to approvers (`show_args`); longer ones by hash only.
@@ -350,7 +356,9 @@ impl Default for ApprovalsConfig {
             show_args: false,
             max_pending: 1_000,
             max_pending_per_actor: 100,
+            max_pending_per_caller: 100,
             max_pending_bytes: 64 * 1024 * 1024,
+            max_pending_bytes_per_caller: 8 * 1024 * 1024,
             max_shown_args_bytes: 16 * 1024,
         }
     }

@@ -306,13 +306,13 @@ fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box
             // Auth off: each browser gets an anonymous session, for its forms' CSRF token.
             let started =
                 console.sessions.start("local".into(), Credential::Anonymous, (true, true), None);
-            let Some((visitor, cookie)) = started else {
-                let why = "no random bytes for a session: see the server's log";
-                return Err(Box::new(console.not_taken(
-                    None,
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    why,
-                )));
+            let (visitor, cookie) = match started {
+                Ok(started) => started,
+                Err(e) => {
+                    let why = e.to_string();
+                    let refused = console.not_taken(None, StatusCode::SERVICE_UNAVAILABLE, &why);
+                    return Err(Box::new(refused));
+                }
             };
             request.extensions_mut().insert(visitor);
             Ok(Some(cookie))

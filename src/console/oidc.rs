@@ -364,11 +364,9 @@ pub async fn callback(
     let id = caller.id.clone();
     let started =
         console.sessions.start(id.clone(), Credential::Person(person), roles, approver_as);
-    let Some((_, session)) = started else {
-        return refused(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no random bytes for a session: see the server's log",
-        );
+    let session = match started {
+        Ok((_, session)) => session,
+        Err(e) => return refused(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     };
     let next = match roles.0 {
         false => "/ui/approvals".to_owned(),

@@ -18,8 +18,12 @@ use tonic::metadata::MetadataValue;
 use crate::audit::Manifest;
 use crate::auth::SignedIn;
 
-/// Sessions kept at most; the one that ends first goes to make room.
+/// Sessions kept at most. Past it a new sign-in is refused: nobody's sign-ins end another
+/// person's session.
 const MAX_SESSIONS: usize = 10_000;
+/// Sessions one person (a caller id) keeps at most; their next sign-in ends their oldest. With
+/// auth off every browser is the one local visitor, bounded by [`MAX_SESSIONS`] alone.
+const MAX_SESSIONS_PER_PERSON: usize = 16;
 /// Manifests of CSV downloads kept per session.
 const MAX_EXPORTS: usize = 16;
 
@@ -85,14 +89,31 @@ struct Session {
     exports: VecDeque<(String, Manifest)>,
 }
 
+/// The sessions by id, and each person's ids, oldest first (ids of ended sessions are dropped
+/// from a person's list when it is next looked at).
+#[derive(Debug, Default)]
+struct Kept {
+    by_id: HashMap<String, Session>,
+    by_person: HashMap<String, VecDeque<String>>,
+}
+
 /// The sessions, and the cookie that names them.
 #[derive(Debug)]
 pub struct Sessions {
-    sessions: Mutex<HashMap<String, Session>>,
+    sessions: Mutex<Kept>,
     lasts: Duration,
     /// `__Host-toolgate-console` (only over TLS, where it is `Secure`), or `toolgate-console`.
     cookie: &'static str,
     secure: bool,
+}
+
+/// Why a session could not start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("no random bytes for a session: see the server's log")]
+    NoRandom,
+    #[error("the console holds as many sessions as it keeps: try again when some have ended")]
+    Full,
 }
 
 /// 32 random bytes as hex: a session id, a CSRF token, a download id. `None` when the
@@ -114,60 +135,72 @@ impl Sessions {
     pub fn new(lasts: Duration, secure: bool) -> Self {
         let lasts = lasts.clamp(Duration::from_secs(60), Duration::from_secs(30 * 24 * 3600));
         let cookie = if secure { "__Host-toolgate-console" } else { "toolgate-console" };
-        Self { sessions: Mutex::new(HashMap::new()), lasts, cookie, secure }
+        Self { sessions: Mutex::default(), lasts, cookie, secure }
     }
 
-    /// Starts a session for `caller`; returns it and its `Set-Cookie` value (`None` without
-    /// random bytes for its ids).
+    /// Starts a session for `caller`; returns it and its `Set-Cookie` value. A person holding
+    /// [`MAX_SESSIONS_PER_PERSON`] sessions loses their oldest; when the console holds
+    /// [`MAX_SESSIONS`] of other people's, the sign-in is refused.
     pub fn start(
         &self,
         caller: String,
         credential: Credential,
         (auditor, approver): (bool, bool),
         approver_as: Option<String>,
-    ) -> Option<(Visitor, String)> {
-        let visitor = Visitor {
-            id: random_id()?,
-            caller,
-            credential,
-            auditor,
-            approver,
-            csrf: random_id()?,
-            approver_as,
+    ) -> Result<(Visitor, String), SessionError> {
+        let per_person = match credential {
+            Credential::Anonymous => MAX_SESSIONS,
+            Credential::Token(_) | Credential::Person(_) => MAX_SESSIONS_PER_PERSON,
         };
+        let id = random_id().ok_or(SessionError::NoRandom)?;
+        let csrf = random_id().ok_or(SessionError::NoRandom)?;
+        let visitor = Visitor { id, caller, credential, auditor, approver, csrf, approver_as };
         let now = Instant::now();
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|_, s| s.ends > now);
-        if sessions.len() >= MAX_SESSIONS
-            && let Some(first) = sessions.iter().min_by_key(|(_, s)| s.ends).map(|(k, _)| k.clone())
-        {
-            sessions.remove(&first);
+        let mut kept = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        let Kept { by_id, by_person } = &mut *kept;
+        if by_id.len() >= MAX_SESSIONS {
+            by_id.retain(|_, s| s.ends > now);
+            by_person.retain(|_, ids| {
+                ids.retain(|id| by_id.contains_key(id));
+                !ids.is_empty()
+            });
         }
+        let theirs = by_person.entry(visitor.caller.clone()).or_default();
+        theirs.retain(|id| by_id.get(id).is_some_and(|s| s.ends > now));
+        if theirs.len() >= per_person {
+            if let Some(oldest) = theirs.pop_front() {
+                by_id.remove(&oldest);
+            }
+        } else if by_id.len() >= MAX_SESSIONS {
+            tracing::warn!(sessions = MAX_SESSIONS, "console sign-in refused: sessions full");
+            return Err(SessionError::Full);
+        }
+        theirs.push_back(visitor.id.clone());
         let session =
             Session { visitor: visitor.clone(), ends: now + self.lasts, exports: VecDeque::new() };
-        sessions.insert(visitor.id.clone(), session);
+        by_id.insert(visitor.id.clone(), session);
         let cookie = self.cookie(&visitor.id, self.lasts.as_secs());
-        Some((visitor, cookie))
+        Ok((visitor, cookie))
     }
 
     /// The visitor whose cookie `headers` carry, if its session has not ended.
     pub fn find(&self, headers: &HeaderMap) -> Option<Visitor> {
         let id = cookie(headers, self.cookie)?;
         let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        let session = sessions.get(id).filter(|s| s.ends > Instant::now())?;
+        let session = sessions.by_id.get(id).filter(|s| s.ends > Instant::now())?;
         Some(session.visitor.clone())
     }
 
     /// Ends the session `id`; returns the `Set-Cookie` value that removes its cookie.
     pub fn end(&self, id: &str) -> String {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).by_id.remove(id);
         self.cookie("", 0)
     }
 
     /// Keeps `manifest`, of the CSV download `download`, in session `id`.
     pub fn keep_export(&self, id: &str, download: String, manifest: Manifest) {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(session) = sessions.get_mut(id) {
+        if let Some(session) = sessions.by_id.get_mut(id) {
             // The same download made again (a second click) describes the newer file.
             session.exports.retain(|(d, _)| *d != download);
             if session.exports.len() >= MAX_EXPORTS {
@@ -180,7 +213,7 @@ impl Sessions {
     /// The manifest of session `id`'s CSV download `download`, once it has finished.
     pub fn export(&self, id: &str, download: &str) -> Option<Manifest> {
         let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        let exports = &sessions.get(id)?.exports;
+        let exports = &sessions.by_id.get(id)?.exports;
         exports.iter().find(|(d, _)| d == download).map(|(_, m)| m.clone())
     }
 
@@ -242,6 +275,28 @@ mod tests {
             sessions.start("a".into(), Credential::Anonymous, (true, true), None).unwrap();
         assert!(!set.contains("Secure"));
         assert!(sessions.find(&with_cookie(format!("toolgate-console={}", visitor.id))).is_none());
+    }
+
+    #[test]
+    fn one_persons_sign_ins_end_only_their_own_oldest_and_a_full_console_refuses_newcomers() {
+        let sessions = Sessions::new(Duration::from_secs(60), false);
+        let token = || Credential::Token("t".into());
+        let (bob, _) = sessions.start("bob".into(), token(), (true, true), None).unwrap();
+        let bob = with_cookie(format!("toolgate-console={}", bob.id));
+        let (first, _) = sessions.start("audit".into(), token(), (true, false), None).unwrap();
+        for _ in 0..MAX_SESSIONS {
+            sessions.start("audit".into(), token(), (true, false), None).unwrap();
+        }
+        assert!(sessions.find(&bob).is_some(), "another person's session stays");
+        let first = with_cookie(format!("toolgate-console={}", first.id));
+        assert!(sessions.find(&first).is_none(), "the auditor's oldest went");
+        // A console full of different people refuses the next newcomer, and ends nobody's.
+        for n in 0..MAX_SESSIONS {
+            let _ = sessions.start(format!("p{n}"), token(), (true, false), None);
+        }
+        let refused = sessions.start("newcomer".into(), token(), (true, false), None);
+        assert_eq!(refused.err(), Some(SessionError::Full));
+        assert!(sessions.find(&bob).is_some());
     }
 
     #[test]

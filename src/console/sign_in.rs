@@ -118,9 +118,12 @@ pub async fn sign_in(
     let approver_as = caller.sole_actor().map(str::to_owned);
     let started =
         console.sessions.start(caller.id, Credential::Token(token.to_owned()), roles, approver_as);
-    let Some((_, cookie)) = started else {
-        let why = "no random bytes for a session: see the server's log";
-        return self::form(&console, &form.next, Some((StatusCode::SERVICE_UNAVAILABLE, why)));
+    let cookie = match started {
+        Ok((_, cookie)) => cookie,
+        Err(e) => {
+            let why = e.to_string();
+            return self::form(&console, &form.next, Some((StatusCode::SERVICE_UNAVAILABLE, &why)));
+        }
     };
     // An approver who may not read the trail starts on the approvals.
     let next = match (roles.0, destination(&form.next)) {

@@ -63,21 +63,6 @@ pub struct Execution {
     pub violation: Option<String>,
 }
 
-/// What a pending approval of `req` holds in memory: its arguments (as normalized and as sent)
-/// and its context, as JSON, and its names.
-fn pending_bytes(req: &ActionRequest) -> usize {
-    let json = |map: &serde_json::Map<String, serde_json::Value>| {
-        serde_json::to_vec(map).map_or(0, |bytes| bytes.len())
-    };
-    json(&req.args)
-        + req.raw_args.as_ref().map_or(0, json)
-        + json(&req.context)
-        + req.session_id.len()
-        + req.tool.len()
-        + req.resource.id.len()
-        + 1024
-}
-
 /// Why a reload did not put a new policy in force.
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadError {
@@ -287,16 +272,13 @@ impl Gatekeeper {
         // A call that requires approval needs room among the pending ones; without it, it is
         // denied, saying why (and no approval is requested).
         let (verdict, ticket) = match verdict.outcome {
-            Outcome::RequireApproval => {
-                let bytes = pending_bytes(&req);
-                match self.approvals.reserve(&req.actor.id, bytes) {
-                    Ok(ticket) => (verdict, Some(ticket)),
-                    Err(why) => {
-                        let reason = format!("{}; not sent for approval: {why}", verdict.reason);
-                        (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
-                    }
+            Outcome::RequireApproval => match self.approvals.reserve(&req) {
+                Ok(ticket) => (verdict, Some(ticket)),
+                Err(why) => {
+                    let reason = format!("{}; not sent for approval: {why}", verdict.reason);
+                    (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
                 }
-            }
+            },
             _ => (verdict, None),
         };
         if verdict.outcome == Outcome::Deny {

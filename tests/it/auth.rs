@@ -596,6 +596,66 @@ async fn pending_approvals_are_bounded_per_actor_and_the_list_stays_short() {
     assert_eq!(requested, 8);
 }
 
+/// One tenant's token, acting as a dozen actor ids, cannot fill the pending approvals so that
+/// another tenant's call is denied instead of held: each credential fills its own share.
+#[tokio::test]
+async fn one_credential_fills_its_own_share_of_pending_approvals_and_another_tenants_call_is_held()
+{
+    const AGENT_B: &str = "agent-secret-of-team-b";
+    let app = spawn_app_with(|c| {
+        auth(c);
+        c.auth.tokens.push(token("agents-of-team-b", AGENT_B, r#"["agent"]"#, &["team-b/*"]));
+    })
+    .await;
+    // 1,000 deploys of team-a's token across 12 actor ids, 100 of each at a time: as many as
+    // the per-actor caps let through, and the most pending in all.
+    let mut held = 0;
+    for wave in 0..10 {
+        let mut calls = tokio::task::JoinSet::new();
+        for n in 0..100 {
+            let mut gate = GateClient::new(app.channel.clone());
+            let mut deploy = as_actor(&format!("team-a/{}", (wave * 100 + n) % 12), &[]);
+            deploy.tool = "deploy".into();
+            calls.spawn(async move {
+                gate.decide(with_token(deploy, Some(AGENT))).await.unwrap().into_inner()
+            });
+        }
+        while let Some(decided) = calls.join_next().await {
+            let decided = decided.unwrap();
+            if decided.outcome() == toolgate::proto::Outcome::RequireApproval {
+                held += 1;
+            } else {
+                assert!(decided.reason.contains("max_pending_per_caller"), "{}", decided.reason);
+            }
+        }
+    }
+    assert_eq!(held, 100, "team-a's token holds its share, [approvals] max_pending_per_caller");
+
+    let mut gate = GateClient::new(app.channel.clone());
+    let mut deploy = as_actor("team-b/bot", &[]);
+    deploy.tool = "deploy".into();
+    let decided = gate.decide(with_token(deploy, Some(AGENT_B))).await.unwrap().into_inner();
+    assert_eq!(
+        decided.outcome(),
+        toolgate::proto::Outcome::RequireApproval,
+        "team-b's deploy waits for a person: {}",
+        decided.reason
+    );
+    // After a restart the share is rebuilt from the trail: the credential each call came with
+    // is on its decision.
+    let config = Config { db: app.db.clone(), ..Config::default() };
+    let (dir, _) = app.stop().await;
+    let mut config = config;
+    auth(&mut config);
+    let app = crate::helpers::start(config, dir).await;
+    let mut gate = GateClient::new(app.channel.clone());
+    let mut deploy = as_actor("team-a/0", &[]);
+    deploy.tool = "deploy".into();
+    let decided = gate.decide(with_token(deploy, Some(AGENT))).await.unwrap().into_inner();
+    assert_eq!(decided.outcome(), toolgate::proto::Outcome::Deny, "{}", decided.reason);
+    assert!(decided.reason.contains("max_pending_per_caller"), "{}", decided.reason);
+}
+
 /// A token that may report harness approvals cannot use it to approve in the name of someone
 /// policies know (whose roles a policy may demand).
 #[tokio::test]

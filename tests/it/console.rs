@@ -306,6 +306,43 @@ async fn signing_in_takes_a_token_with_a_role_and_every_refusal_is_recorded() {
     assert_eq!(browser.get("/ui").await.status, StatusCode::SEE_OTHER, "signed out");
 }
 
+/// One person signing in without end keeps at most their own few sessions, and never ends
+/// another person's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auditor_signing_in_ten_thousand_times_never_ends_an_approvers_session() {
+    let (_app, side) = spawn_app_with_side_port(with_auth).await;
+    let mut approver = Browser::new(&side);
+    let signed = approver.post("/ui/sign-in", &[("token", APPROVER), ("next", "/ui")]).await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER);
+
+    let mut first = Browser::new(&side);
+    first.post("/ui/sign-in", &[("token", AUDITOR), ("next", "/ui")]).await;
+    let mut flood = tokio::task::JoinSet::new();
+    for worker in 0..8 {
+        let side = side.clone();
+        flood.spawn(async move {
+            // A new browser each time, as far as the console can tell: no cookie.
+            let mut last = Browser::new(&side);
+            for _ in 0..(10_050 / 8 + worker % 2) {
+                last.cookie = None;
+                let signed = last.post("/ui/sign-in", &[("token", AUDITOR), ("next", "/ui")]).await;
+                assert_eq!(signed.status, StatusCode::SEE_OTHER);
+            }
+            last
+        });
+    }
+    let mut last = None;
+    while let Some(browser) = flood.join_next().await {
+        last = Some(browser.unwrap());
+    }
+
+    let page = approver.get("/ui/approvals").await;
+    assert_eq!(page.status, StatusCode::OK, "the approver is still signed in");
+    assert!(page.body.contains("Signed in as <strong>bob</strong>"), "{}", page.body);
+    assert_eq!(last.unwrap().get("/ui").await.status, StatusCode::OK, "the newest sign-in works");
+    assert_eq!(first.get("/ui").await.status, StatusCode::SEE_OTHER, "the auditor's oldest ended");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_reaches_the_agents_await_and_a_rejection_is_given_alike() {
     let (app, side) = spawn_app_with_side_port(with_auth).await;

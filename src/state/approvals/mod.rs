@@ -154,6 +154,8 @@ pub struct Approvals {
 #[derive(Debug, Default)]
 struct Reserved {
     by_actor: HashMap<String, usize>,
+    /// By the credential that asked: how many, and their bytes.
+    by_caller: HashMap<String, (usize, usize)>,
     count: usize,
     bytes: usize,
 }
@@ -164,6 +166,7 @@ struct Reserved {
 pub struct Ticket<'a> {
     approvals: &'a Approvals,
     actor: String,
+    caller: Option<String>,
     bytes: usize,
 }
 
@@ -176,9 +179,33 @@ impl Drop for Ticket<'_> {
                 reserved.by_actor.remove(&self.actor);
             }
         }
+        if let Some(caller) = &self.caller
+            && let Some((n, bytes)) = reserved.by_caller.get_mut(caller)
+        {
+            *n -= 1;
+            *bytes -= self.bytes;
+            if *n == 0 {
+                reserved.by_caller.remove(caller);
+            }
+        }
         reserved.count -= 1;
         reserved.bytes -= self.bytes;
     }
+}
+
+/// What a pending call's request holds in memory: its arguments (as sent and as normalized),
+/// context and names.
+fn held_bytes(req: &ActionRequest) -> usize {
+    let json = |map: &serde_json::Map<String, serde_json::Value>| {
+        serde_json::to_vec(map).map_or(0, |bytes| bytes.len())
+    };
+    json(&req.args)
+        + req.raw_args.as_ref().map_or(0, json)
+        + json(&req.context)
+        + req.session_id.len()
+        + req.tool.len()
+        + req.resource.id.len()
+        + 1024
 }
 
 impl Approvals {
@@ -186,18 +213,40 @@ impl Approvals {
         Self { config, pending: Mutex::new(HashMap::new()), reserved: Mutex::default() }
     }
 
-    /// Room for one more approval of `actor`'s, whose request holds `bytes`; why not, when the
-    /// pending calls are at a bound (`[approvals] max_pending`, `max_pending_per_actor`,
-    /// `max_pending_bytes`): a flood of calls that require approval cannot grow memory, or
-    /// the list approvers read, without end.
-    pub fn reserve(&self, actor: &str, bytes: usize) -> Result<Ticket<'_>, String> {
+    /// Room for `req` among the pending approvals; why not, when the pending calls are at a
+    /// bound: a flood of calls that require approval cannot grow memory, or the list approvers
+    /// read, without end. The credential that asked (`req.identity`) is bounded first
+    /// (`[approvals] max_pending_per_caller`, `max_pending_bytes_per_caller`), so that one
+    /// credential, whatever actors it may act as, fills its own share and not another
+    /// tenant's; then its actor (`max_pending_per_actor`); then all of them (`max_pending`,
+    /// `max_pending_bytes`).
+    pub fn reserve(&self, req: &ActionRequest) -> Result<Ticket<'_>, String> {
+        let (actor, caller, bytes) = (&req.actor.id, req.identity.as_deref(), held_bytes(req));
         let pending = self.lock();
         let mut reserved = self.reserved();
-        let of_actor = pending.values().filter(|e| e.approval.request.actor.id == actor).count()
+        let config = &self.config;
+        if let Some(caller) = caller {
+            let of_caller =
+                pending.values().filter(|e| e.approval.request.identity.as_deref() == Some(caller));
+            let (count, held) = of_caller.fold((0, 0), |(n, b), e| (n + 1, b + e.bytes));
+            let (more, more_bytes) = reserved.by_caller.get(caller).copied().unwrap_or_default();
+            if count + more >= config.max_pending_per_caller {
+                return Err(format!(
+                    "this caller has {} calls pending approval, the most [approvals] \
+                     max_pending_per_caller allows",
+                    count + more
+                ));
+            }
+            if held + more_bytes + bytes > config.max_pending_bytes_per_caller {
+                return Err("this caller's calls pending approval hold [approvals] \
+                            max_pending_bytes_per_caller"
+                    .to_owned());
+            }
+        }
+        let of_actor = pending.values().filter(|e| &e.approval.request.actor.id == actor).count()
             + reserved.by_actor.get(actor).copied().unwrap_or(0);
         let held: usize = pending.values().map(|e| e.bytes).sum::<usize>() + reserved.bytes;
         let count = pending.len() + reserved.count;
-        let config = &self.config;
         if count >= config.max_pending {
             return Err(format!(
                 "{count} calls are pending approval, the most [approvals] max_pending allows"
@@ -213,9 +262,14 @@ impl Approvals {
             return Err("the calls pending approval hold [approvals] max_pending_bytes".to_owned());
         }
         *reserved.by_actor.entry(actor.to_owned()).or_default() += 1;
+        if let Some(caller) = caller {
+            let (n, held) = reserved.by_caller.entry(caller.to_owned()).or_default();
+            (*n, *held) = (*n + 1, *held + bytes);
+        }
         reserved.count += 1;
         reserved.bytes += bytes;
-        Ok(Ticket { approvals: self, actor: actor.to_owned(), bytes })
+        let caller = caller.map(ToOwned::to_owned);
+        Ok(Ticket { approvals: self, actor: actor.to_owned(), caller, bytes })
     }
 
     /// The longest arguments shown to approvers.
@@ -252,7 +306,8 @@ impl Approvals {
     /// on the trail, so it is pending here (new calls wait for room until it is settled).
     pub fn reopen(&self, approval: Approval) {
         let verdicts = watch::Sender::new(None);
-        let entry = Entry { approval, claimed: false, verdicts, bytes: 0 };
+        let bytes = held_bytes(&approval.request);
+        let entry = Entry { approval, claimed: false, verdicts, bytes };
         self.lock().insert(entry.approval.decision_id.clone(), entry);
     }
 
