@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::Role;
+use crate::tls::NameKind;
 
 /// `[auth]`: the callers toolgate accepts.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -53,9 +54,13 @@ pub struct TokenSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CertificateSpec {
-    /// The certificate's subject common name, or one of its DNS, URI (a SPIFFE id, say) or
-    /// e-mail subject alternative names; recorded on refusals as `cert:<subject>`.
+    /// The name, matched only as a name of its `kind`: by default the subject's common name;
+    /// recorded as `cert:<subject>`. A SPIFFE ID is no subject: `[[auth.spiffe]]` matches it,
+    /// as an X.509 SVID's one URI name.
     pub subject: String,
+    /// What kind of name `subject` is: `cn` (the default), `dns`, `email` or `uri`.
+    #[serde(default)]
+    pub kind: NameKind,
     pub roles: Vec<Role>,
     /// As for a token: the actor ids its holder may act as.
     #[serde(default)]
@@ -97,10 +102,11 @@ pub struct IssuerSpec {
     /// The clock skew allowed on `exp` and `nbf`, in seconds.
     #[serde(default = "default_leeway")]
     pub leeway_seconds: u64,
-    /// The claim holding the caller's roles (a dotted path into nested objects, such as
-    /// `realm_access.roles`): an array of strings, or one string of space-separated values.
+    /// The claim holding the caller's roles (a [`ClaimPath`]: `realm_access.roles`, or
+    /// `["https://example.com/roles"]`): an array of strings, or one string of space-separated
+    /// values.
     #[serde(default = "default_roles_claim")]
-    pub roles_claim: String,
+    pub roles_claim: ClaimPath,
     /// What each value of the roles claim grants; without any entry, values named `agent`,
     /// `approver` or `auditor` grant those roles (`admin` and `gateway` only by an entry).
     #[serde(default)]
@@ -108,7 +114,7 @@ pub struct IssuerSpec {
     /// The claim listing the actor ids the caller may act as (exact, or a prefix ending in
     /// `*`); without it, or when a token lacks it, the token's subject is its one actor.
     #[serde(default)]
-    pub actors_claim: Option<String>,
+    pub actors_claim: Option<ClaimPath>,
     /// Put before a subject that stands as its actor (`okta:`), so that the subjects of
     /// several issuers and the actors of configured tokens cannot be one another's.
     #[serde(default)]
@@ -130,8 +136,52 @@ fn default_leeway() -> u64 {
     30
 }
 
-fn default_roles_claim() -> String {
-    "roles".to_owned()
+/// Where a claim is in a token's claims: the names of the nested claims that lead to it,
+/// outermost first. Written as a dotted path (`realm_access.roles`: the claim `roles` in the
+/// claim `realm_access`), or, for claim names that hold dots themselves, as a list of names
+/// (`["https://example.com/roles"]`). A path is only ever a path: a top-level claim whose name
+/// is the dotted text is not it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimPath(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for ClaimPath {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Dotted(String),
+            Names(Vec<String>),
+        }
+        let names = match Written::deserialize(deserializer)? {
+            Written::Dotted(path) => {
+                // A URL-like name would be cut at its dots and silently match nothing.
+                if path.contains(':') || path.contains('/') {
+                    return Err(D::Error::custom(format!(
+                        "`{path}` looks like a claim name that holds dots: write it as \
+                         [\"{path}\"], a list of claim names"
+                    )));
+                }
+                path.split('.').map(ToOwned::to_owned).collect()
+            }
+            Written::Names(names) => names,
+        };
+        if names.is_empty() || names.iter().any(String::is_empty) {
+            return Err(D::Error::custom("a claim path names each claim: no empty name"));
+        }
+        Ok(Self(names))
+    }
+}
+
+impl From<&str> for ClaimPath {
+    /// A dotted path.
+    fn from(path: &str) -> Self {
+        Self(path.split('.').map(ToOwned::to_owned).collect())
+    }
+}
+
+fn default_roles_claim() -> ClaimPath {
+    ClaimPath::from("roles")
 }
 
 fn default_refresh() -> u64 {

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use super::keys::{Keys, Missing};
 use super::provider::fetchable;
-use super::{BadAuth, Caller, IssuerSpec, MAX_REFUSAL_BYTES, Role, SignedIn};
+use super::{BadAuth, Caller, ClaimPath, IssuerSpec, MAX_REFUSAL_BYTES, Role, SignedIn};
 
 /// The longest token looked at.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -204,7 +204,7 @@ impl Issuer {
         };
         let roles = strings(claims, &self.spec.roles_claim).iter().filter_map(granted).collect();
         // The subject is one actor, exactly: never a pattern (a subject `*` acts as no one).
-        let actors = match self.spec.actors_claim.as_deref().map(|claim| strings(claims, claim)) {
+        let actors = match self.spec.actors_claim.as_ref().map(|claim| strings(claims, claim)) {
             Some(actors) if !actors.is_empty() => actors,
             _ if sub.ends_with('*') => Vec::new(),
             _ => vec![format!("{}{sub}", self.spec.actor_prefix)],
@@ -214,14 +214,11 @@ impl Issuer {
     }
 }
 
-/// The values of the claim named `path`, or at that dotted path into nested claims: an
-/// array's strings, or a string's space-separated words (as `scope` holds them).
-fn strings(claims: &Map<String, Value>, path: &str) -> Vec<String> {
-    let found = claims.get(path).or_else(|| {
-        let mut parts = path.split('.');
-        let first = parts.next().and_then(|name| claims.get(name));
-        parts.fold(first, |value, name| value.and_then(|v| v.get(name)))
-    });
+/// The values of the claim at `path`, through nested claims: an array's strings, or a
+/// string's space-separated words (as `scope` holds them).
+fn strings(claims: &Map<String, Value>, path: &ClaimPath) -> Vec<String> {
+    let Some((first, rest)) = path.0.split_first() else { return Vec::new() };
+    let found = rest.iter().fold(claims.get(first), |value, name| value.and_then(|v| v.get(name)));
     match found {
         Some(Value::Array(values)) => {
             values.iter().filter_map(Value::as_str).map(ToOwned::to_owned).collect()
@@ -272,14 +269,38 @@ mod tests {
             "n": 3
         });
         let Value::Object(claims) = claims else { panic!("an object") };
-        assert_eq!(strings(&claims, "roles"), ["agent", "auditor"]);
-        assert_eq!(strings(&claims, "scope"), ["openid", "toolgate:agent"]);
-        assert_eq!(strings(&claims, "realm_access.roles"), ["approver"]);
-        assert!(strings(&claims, "n").is_empty());
-        assert!(strings(&claims, "missing.path").is_empty());
+        let path = ClaimPath::from;
+        assert_eq!(strings(&claims, &path("roles")), ["agent", "auditor"]);
+        assert_eq!(strings(&claims, &path("scope")), ["openid", "toolgate:agent"]);
+        assert_eq!(strings(&claims, &path("realm_access.roles")), ["approver"]);
+        assert!(strings(&claims, &path("n")).is_empty());
+        assert!(strings(&claims, &path("missing.path")).is_empty());
         let named = serde_json::json!({"https://example.com/roles": ["agent"]});
         let Value::Object(named) = named else { panic!("an object") };
-        assert_eq!(strings(&named, "https://example.com/roles"), ["agent"], "a name with dots");
+        let dotted = ClaimPath(vec!["https://example.com/roles".into()]);
+        assert_eq!(strings(&named, &dotted), ["agent"], "a name with dots, as a list of names");
+    }
+
+    #[test]
+    fn a_dotted_path_never_matches_a_flat_claim_of_that_name() {
+        let claims = serde_json::json!({
+            "realm_access.roles": ["auditor"],
+            "realm_access": {"roles": ["agent"]},
+        });
+        let Value::Object(claims) = claims else { panic!("an object") };
+        assert_eq!(strings(&claims, &ClaimPath::from("realm_access.roles")), ["agent"]);
+        let flat = serde_json::json!({"realm_access.roles": ["auditor"]});
+        let Value::Object(flat) = flat else { panic!("an object") };
+        assert!(strings(&flat, &ClaimPath::from("realm_access.roles")).is_empty());
+        #[derive(Debug, serde::Deserialize)]
+        struct Holder {
+            #[allow(dead_code)]
+            path: ClaimPath,
+        }
+        let refused = toml::from_str::<Holder>("path = \"https://example.com/roles\"");
+        let refused = refused.map_err(|e| e.to_string()).unwrap_err();
+        assert!(refused.contains("[\"https://example.com/roles\"]"), "{refused}");
+        assert!(toml::from_str::<Holder>("path = \"a..b\"").is_err());
     }
 
     #[test]
@@ -290,7 +311,7 @@ mod tests {
             jwks_uri: None,
             algorithms: vec!["RS256".into()],
             leeway_seconds: 30,
-            roles_claim: "roles".into(),
+            roles_claim: ClaimPath::from("roles"),
             roles: Default::default(),
             actors_claim: None,
             actor_prefix: prefix.into(),
@@ -333,7 +354,7 @@ mod tests {
             jwks_uri: None,
             algorithms: algorithms.iter().map(|a| a.to_string()).collect(),
             leeway_seconds: 30,
-            roles_claim: "roles".into(),
+            roles_claim: ClaimPath::from("roles"),
             roles: Default::default(),
             actors_claim: None,
             actor_prefix: String::new(),

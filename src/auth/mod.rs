@@ -25,7 +25,7 @@ mod provider;
 mod rpc;
 mod spiffe;
 
-pub use config::{AuthConfig, CertificateSpec, IssuerSpec, SpiffeSpec, TokenSpec};
+pub use config::{AuthConfig, CertificateSpec, ClaimPath, IssuerSpec, SpiffeSpec, TokenSpec};
 pub use provider::{Discovery, json as provider_json};
 pub use rpc::{Role, Rpc};
 pub use spiffe::id as spiffe_id;
@@ -39,7 +39,7 @@ use subtle::ConstantTimeEq;
 use tonic::Request;
 
 use crate::error::Error;
-use crate::tls::{peer_names, peer_spiffe_id};
+use crate::tls::{CertName, NameKind, peer_names, peer_spiffe_id};
 
 /// A refusal is recorded at most this often per peer, RPC and kind of refusal.
 const RECORD_EVERY: Duration = Duration::from_secs(1);
@@ -113,8 +113,8 @@ struct Token {
 #[derive(Debug)]
 pub struct Auth {
     tokens: Vec<Token>,
-    /// Callers by certificate name.
-    certificates: HashMap<String, Caller>,
+    /// Callers by certificate name, of its kind.
+    certificates: HashMap<(NameKind, String), Caller>,
     spiffe: spiffe::Spiffe,
     issuers: jwt::Issuers,
     /// When each (caller, RPC, reason) was last recorded, and how many refusals were folded
@@ -148,7 +148,7 @@ pub struct Presented {
     /// The `authorization` header, when there is one.
     authorization: Option<Result<String, ()>>,
     /// The verified client certificate's names, and its SPIFFE ID if it carries one.
-    names: Vec<String>,
+    names: Vec<CertName>,
     spiffe: Option<Result<String, &'static str>>,
     /// The peer's address, by which anonymous refusals fold.
     peer: Option<std::net::IpAddr>,
@@ -215,6 +215,11 @@ pub enum BadAuth {
     Digest(String),
     #[error("[[auth.certificates]] `{0}` is listed twice")]
     DuplicateSubject(String),
+    #[error(
+        "[[auth.certificates]] `{0}`: a SPIFFE ID is matched only as an X.509 SVID's one URI \
+         name: write it as [[auth.spiffe]] id = \"{0}\""
+    )]
+    SpiffeSubject(String),
     /// Two entries with one digest: one token, two meanings (the later would silently win).
     #[error("[[auth.tokens]] `{0}` and `{1}` have the same sha256: give each its own token")]
     DuplicateToken(String, String),
@@ -252,16 +257,22 @@ impl Auth {
             }
         }
         let mut certificates = HashMap::new();
+        let mut subjects = std::collections::HashSet::new();
         for spec in &config.certificates {
+            if spec.subject.get(..9).is_some_and(|s| s.eq_ignore_ascii_case("spiffe://")) {
+                return Err(BadAuth::SpiffeSubject(spec.subject.clone()));
+            }
+            // One subject, one id on the trail, whatever kinds of name it is listed as.
+            if !subjects.insert(spec.subject.clone()) {
+                return Err(BadAuth::DuplicateSubject(spec.subject.clone()));
+            }
             let caller = Caller {
                 id: format!("cert:{}", spec.subject),
                 roles: spec.roles.clone(),
                 actors: spec.actors.clone(),
                 harness_approvals: false,
             };
-            if certificates.insert(spec.subject.clone(), caller).is_some() {
-                return Err(BadAuth::DuplicateSubject(spec.subject.clone()));
-            }
+            certificates.insert((spec.kind, spec.subject.clone()), caller);
         }
         Ok(Self {
             tokens,
@@ -398,13 +409,15 @@ impl Auth {
     }
 
     /// The caller a verified client certificate names: by one of its names in
-    /// `[[auth.certificates]]`, else by its SPIFFE ID in `[[auth.spiffe]]`.
+    /// `[[auth.certificates]]`, each matched only as a name of its kind, else by its SPIFFE ID
+    /// (an X.509 SVID's) in `[[auth.spiffe]]`.
     fn certificate_caller(&self, presented: &Presented) -> Result<Caller, Unknown> {
         let first = presented.names.first().ok_or(Unknown::Nothing)?;
-        if let Some(caller) = presented.names.iter().find_map(|name| self.certificates.get(name)) {
+        let known = |name: &CertName| self.certificates.get(&(name.kind, name.value.clone()));
+        if let Some(caller) = presented.names.iter().find_map(known) {
             return Ok(caller.clone());
         }
-        let unmapped = |why| Unknown::Certificate(first.clone(), why);
+        let unmapped = |why| Unknown::Certificate(first.value.clone(), why);
         match &presented.spiffe {
             Some(Ok(id)) if self.spiffe.any() => self
                 .spiffe

@@ -31,7 +31,7 @@ use tokio_rustls::rustls::server::danger::ClientCertVerifier;
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 
 pub use acceptor::{Acceptor, Port};
-pub use names::{peer_addr, peer_names, peer_spiffe_id};
+pub use names::{CertName, NameKind, peer_addr, peer_names, peer_spiffe_id};
 
 /// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
 /// must chain to. Off while `cert_file` is unset.

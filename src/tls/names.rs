@@ -4,10 +4,32 @@
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo, UdsConnectInfo};
 use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 
+/// The kind of a name a certificate gives its holder: each is matched only as what it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NameKind {
+    /// The subject's common name (when the subject has exactly one).
+    #[default]
+    Cn,
+    /// A DNS subject alternative name.
+    Dns,
+    /// An e-mail (RFC 822) subject alternative name.
+    Email,
+    /// A URI subject alternative name.
+    Uri,
+}
+
+/// A name of a certificate's holder, and what kind of name it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertName {
+    pub kind: NameKind,
+    pub value: String,
+}
+
 /// The names of the verified client certificate a call came with (over TCP or a unix
-/// socket): the subject's common names, then its DNS, URI and e-mail alternative names.
-/// Empty without one.
-pub fn peer_names(extensions: &http::Extensions) -> Vec<String> {
+/// socket): the subject's common name, then its DNS, URI and e-mail alternative names, each
+/// with its kind. Empty without one.
+pub fn peer_names(extensions: &http::Extensions) -> Vec<CertName> {
     peer_leaf(extensions, names).unwrap_or_default()
 }
 
@@ -65,19 +87,23 @@ fn spiffe_id(der: &[u8]) -> Option<Result<String, &'static str>> {
 }
 
 /// The names in a DER certificate; empty if it does not parse (rustls verified it, so it
-/// does).
-fn names(der: &[u8]) -> Vec<String> {
+/// does). A subject with several common names has none that counts: which would it be?
+fn names(der: &[u8]) -> Vec<CertName> {
     let Ok((_, cert)) = X509Certificate::from_der(der) else { return Vec::new() };
-    let mut names: Vec<String> = cert
-        .subject()
-        .iter_common_name()
-        .filter_map(|cn| cn.as_str().ok().map(str::to_owned))
-        .collect();
+    let named = |kind, value: &str| CertName { kind, value: value.to_owned() };
+    let cns: Vec<&str> =
+        cert.subject().iter_common_name().filter_map(|cn| cn.as_str().ok()).collect();
+    let mut names: Vec<CertName> = match cns.as_slice() {
+        [cn] => vec![named(NameKind::Cn, cn)],
+        _ => Vec::new(),
+    };
     if let Ok(Some(san)) = cert.subject_alternative_name() {
         for name in &san.value.general_names {
-            if let GeneralName::DNSName(s) | GeneralName::URI(s) | GeneralName::RFC822Name(s) = name
-            {
-                names.push((*s).to_owned());
+            match name {
+                GeneralName::DNSName(s) => names.push(named(NameKind::Dns, s)),
+                GeneralName::URI(s) => names.push(named(NameKind::Uri, s)),
+                GeneralName::RFC822Name(s) => names.push(named(NameKind::Email, s)),
+                _ => {}
             }
         }
     }
@@ -105,9 +131,14 @@ mod tests {
         params.not_after = rcgen::date_time_ymd(2031, 1, 2);
         let key = rcgen::KeyPair::generate().expect("a key");
         let cert = params.self_signed(&key).expect("a certificate");
+        let named = |kind, value: &str| CertName { kind, value: value.to_owned() };
         assert_eq!(
             names(cert.der()),
-            ["agent-7", "agent.team-a.svc", "spiffe://cluster/ns/team-a/sa/agent"]
+            [
+                named(NameKind::Cn, "agent-7"),
+                named(NameKind::Dns, "agent.team-a.svc"),
+                named(NameKind::Uri, "spiffe://cluster/ns/team-a/sa/agent")
+            ]
         );
         assert!(names(b"not a certificate").is_empty());
         assert_eq!(subject_and_expiry(cert.der()), Some(("CN=agent-7".to_owned(), 1_925_078_400)));

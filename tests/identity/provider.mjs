@@ -28,6 +28,11 @@ const clients = {
   short: { roles: ['agent'], ttl: 1 },
   // The load generator's (`toolgate bench`, whose callers are agent-0, agent-1, …).
   bench: { roles: ['agent'], actors: ['agent-*'] },
+  // A top-level claim literally named as the configured path, beside the nested one.
+  'flat-realm': {
+    roles: [],
+    extra: { 'realm_access.roles': ['auditor'], realm_access: { roles: ['agent'] } },
+  },
 };
 const people = {
   carol: { roles: ['approver'] },
@@ -83,7 +88,11 @@ function provider(issuer) {
       const who = clients[token.clientId] && !token.accountId
         ? clients[token.clientId]
         : people[token.accountId] ?? {};
-      return { roles: who.roles ?? [], ...(who.actors ? { actors: who.actors } : {}) };
+      return {
+        roles: who.roles ?? [],
+        ...(who.actors ? { actors: who.actors } : {}),
+        ...(who.extra ?? {}),
+      };
     },
     // Consent is given: the tests sign people in, they do not test the provider's prompts.
     async loadExistingGrant(ctx) {

@@ -135,6 +135,33 @@ async fn app_trusting(issuer: &str) -> TestApp {
     .await
 }
 
+/// A claim path is a path: a token whose top level carries a claim literally named
+/// `realm_access.roles` gets the roles of the nested claim the configuration names, never the
+/// flat one's.
+#[tokio::test]
+async fn a_flat_claim_named_like_the_roles_path_grants_nothing() {
+    let provider = Provider::start(None);
+    let issuer = provider.issuer.clone();
+    let app = spawn_app_with(move |config: &mut Config| {
+        config.auth = toml::from_str(&format!(
+            r#"
+            [[issuers]]
+            issuer = "{issuer}"
+            audiences = ["urn:toolgate"]
+            roles_claim = "realm_access.roles"
+            "#
+        ))
+        .unwrap();
+    })
+    .await;
+    let token = provider.token("flat-realm", None).await;
+    assert_eq!(answer(&app, decide_as("flat-realm", &token)).await, Ok(()), "an agent, nested");
+    let mut query = Request::new(QueryRequest::default());
+    query.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+    let refused = AuditClient::new(app.channel.clone()).query(query).await.unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied, "not an auditor: {}", refused.message());
+}
+
 /// Whether `req` is answered; else its code and message.
 async fn answer(app: &TestApp, req: Request<DecideRequest>) -> Result<(), (Code, String)> {
     let mut client = app.client.clone();

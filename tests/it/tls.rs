@@ -40,22 +40,40 @@ impl Ca {
     }
 
     /// A certificate with common name `cn` and subject alternative names `sans` (DNS names,
-    /// IP addresses, or `uri:`-prefixed URIs), and its key: `dir/<cn>.pem`, `dir/<cn>.key`.
+    /// IP addresses, `uri:`-prefixed URIs or `email:`-prefixed addresses), and its key:
+    /// `dir/<cn>.pem`, `dir/<cn>.key`.
     fn issue(&self, dir: &Path, cn: &str, sans: &[&str]) -> (PathBuf, PathBuf) {
-        let (uris, names): (Vec<&str>, Vec<&str>) =
-            sans.iter().partition(|s| s.starts_with("uri:"));
+        self.issue_as(dir, cn, cn, sans, |_| {})
+    }
+
+    /// As [`Self::issue`], into `dir/<stem>.pem` and `dir/<stem>.key`, its parameters changed
+    /// by `tweak` first.
+    fn issue_as(
+        &self,
+        dir: &Path,
+        stem: &str,
+        cn: &str,
+        sans: &[&str],
+        tweak: impl FnOnce(&mut CertificateParams),
+    ) -> (PathBuf, PathBuf) {
+        let typed = |prefix: &'static str| sans.iter().filter_map(move |s| s.strip_prefix(prefix));
+        let names = sans.iter().filter(|s| !s.starts_with("uri:") && !s.starts_with("email:"));
         let mut params =
-            CertificateParams::new(names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
-                .unwrap();
-        for uri in uris {
-            let uri = uri.strip_prefix("uri:").unwrap().to_owned();
-            params.subject_alt_names.push(rcgen::SanType::URI(uri.try_into().unwrap()));
+            CertificateParams::new(names.map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap();
+        for uri in typed("uri:") {
+            params.subject_alt_names.push(rcgen::SanType::URI(uri.to_owned().try_into().unwrap()));
+        }
+        for email in typed("email:") {
+            let email = email.to_owned().try_into().unwrap();
+            params.subject_alt_names.push(rcgen::SanType::Rfc822Name(email));
         }
         params.distinguished_name.push(DnType::CommonName, cn);
-        params.serial_number = Some(serial(cn));
+        params.serial_number = Some(serial(stem));
+        tweak(&mut params);
         let key = KeyPair::generate().unwrap();
         let cert = params.signed_by(&key, &self.issuer).unwrap();
-        let (cert_file, key_file) = (dir.join(format!("{cn}.pem")), dir.join(format!("{cn}.key")));
+        let (cert_file, key_file) =
+            (dir.join(format!("{stem}.pem")), dir.join(format!("{stem}.key")));
         std::fs::write(&cert_file, cert.pem()).unwrap();
         std::fs::write(&key_file, key.serialize_pem()).unwrap();
         (cert_file, key_file)
@@ -244,6 +262,7 @@ async fn mutual_tls_admits_only_certificates_from_the_client_ca() {
 fn certificates() -> AuthConfig {
     let spec = |subject: &str, roles: &str, actors: &[&str]| CertificateSpec {
         subject: subject.into(),
+        kind: Default::default(),
         roles: serde_json::from_str(roles).unwrap(),
         actors: actors.iter().map(|a| (*a).to_owned()).collect(),
     };
@@ -255,11 +274,13 @@ fn certificates() -> AuthConfig {
             actors: vec!["ci/*".into()],
             harness_approvals: false,
         }],
-        certificates: vec![
-            spec("agent-7", r#"["agent"]"#, &["team-a/*"]),
-            // Matched by a URI subject alternative name, not the common name.
-            spec("spiffe://cluster/ns/audit/sa/auditor", r#"["auditor"]"#, &[]),
-        ],
+        certificates: vec![spec("agent-7", r#"["agent"]"#, &["team-a/*"])],
+        // Matched as an X.509 SVID's one URI name, not the common name.
+        spiffe: vec![toolgate::auth::SpiffeSpec {
+            id: "spiffe://cluster/ns/audit/sa/auditor".into(),
+            roles: vec![toolgate::auth::Role::Auditor],
+            actors: vec![],
+        }],
         ..AuthConfig::default()
     }
 }
@@ -305,9 +326,74 @@ async fn client_certificates_map_to_roles_and_identities() {
         .filter(|r| r.kind == "access_denied")
         .map(|r| r.actor_id.unwrap_or_default())
         .collect();
-    for caller in ["cert:agent-7", "cert:stranger", "cert:spiffe://cluster/ns/audit/sa/auditor"] {
+    for caller in ["cert:agent-7", "cert:stranger", "spiffe://cluster/ns/audit/sa/auditor"] {
         assert!(refused.iter().any(|id| id == caller), "{caller} not in {refused:?}");
     }
+}
+
+/// Each name is matched only as what it is: a SPIFFE ID only as an SVID's one URI name, a
+/// common name only as the subject's. Every certificate below is signed by the trusted CA and
+/// tries to pass for the auditor; none reads the trail.
+#[tokio::test]
+async fn a_name_passes_for_another_kind_of_name_never() {
+    const AUDITOR_ID: &str = "spiffe://cluster/ns/audit/sa/auditor";
+    let pki = Pki::new();
+    let mut config = config(&pki, pki.server_tls(true));
+    config.auth = toml::from_str(&format!(
+        "[[certificates]]\nsubject = \"auditor-cn\"\nroles = [\"auditor\"]\n\
+         [[spiffe]]\nid = \"{AUDITOR_ID}\"\nroles = [\"auditor\"]\n"
+    ))
+    .unwrap();
+    let url = serve(config).await;
+    let ca = &pki.server_ca.pem;
+    let dir = pki.dir.path();
+    let issue = |stem: &str, cn: &str, sans: &[&str]| {
+        identity(pki.client_ca.issue_as(dir, stem, cn, sans, |_| {}))
+    };
+    let signs_certificates = identity(pki.client_ca.issue_as(
+        dir,
+        "signer",
+        "signer",
+        &[&format!("uri:{AUDITOR_ID}")],
+        |params| {
+            params.key_usages =
+                vec![rcgen::KeyUsagePurpose::DigitalSignature, rcgen::KeyUsagePurpose::KeyCertSign];
+        },
+    ));
+    let reads = |identity: Identity| async {
+        let channel: Channel = endpoint(&url, ca, Some(identity)).connect().await.unwrap();
+        AuditClient::new(channel)
+            .query(QueryRequest::default())
+            .await
+            .map(|_| ())
+            .map_err(|s| s.code())
+    };
+
+    let attempts = [
+        (
+            "two URI names",
+            issue("two-uris", "two-uris", &[&format!("uri:{AUDITOR_ID}"), "uri:https://x.example"]),
+        ),
+        ("a leaf that signs certificates", signs_certificates),
+        ("a common name that is the SPIFFE ID", issue("cn-is-id", AUDITOR_ID, &[])),
+        ("a DNS name equal to the common name", issue("dns", "mallory-d", &["auditor-cn"])),
+        (
+            "an e-mail name equal to the common name",
+            issue("email", "mallory-e", &["email:auditor-cn"]),
+        ),
+    ];
+    for (what, identity) in attempts {
+        assert_eq!(reads(identity).await, Err(Code::PermissionDenied), "{what}");
+    }
+    // The names as they are meant: the common name, and a proper SVID.
+    assert_eq!(reads(issue("auditor-cn", "auditor-cn", &[])).await, Ok(()));
+    assert_eq!(reads(issue("svid", "svid", &[&format!("uri:{AUDITOR_ID}")])).await, Ok(()));
+    // And a SPIFFE ID written as a certificate's subject is refused at start.
+    let refused = toolgate::auth::Auth::new(
+        &toml::from_str(&format!("[[certificates]]\nsubject = \"{AUDITOR_ID}\"\nroles = []\n"))
+            .unwrap(),
+    );
+    assert!(refused.is_err_and(|e| e.to_string().contains("[[auth.spiffe]]")));
 }
 
 #[tokio::test]
