@@ -9,7 +9,7 @@ use super::tiles::{self, Tile};
 use super::{Archive, ArchiveError};
 use crate::store::Reader;
 use crate::trail::checkpoint::Checkpoint;
-use crate::trail::csv::check_header;
+use crate::trail::csv::{Guard, check_header};
 use crate::trail::note::NoteVerifier;
 use crate::trail::{Event, Frontier, Hash, Verifier, decode, leaf_hash};
 
@@ -167,7 +167,7 @@ pub fn rows_of(bytes: &[u8], width: u64) -> Result<Vec<Result<Event, String>>, S
         Some(header) => header.map_err(|e| e.to_string())?,
         None => return Err("empty".into()),
     };
-    let header = check_header(&header).map_err(|e| e.to_string())?;
+    let header = check_header(&header).map_err(|e| e.to_string())?.guarded(Guard::Leading);
     let most = usize::try_from(width).unwrap_or(usize::MAX);
     let read: Vec<_> = records
         .take(most.saturating_add(1))

@@ -62,7 +62,8 @@ pub struct DecideArgs {
 pub async fn decide(args: DecideArgs) -> anyhow::Result<Exit> {
     let json =
         |flag: &str, text: &str| -> anyhow::Result<serde_json::Map<String, serde_json::Value>> {
-            serde_json::from_str(text).with_context(|| format!("--{flag} must be a JSON object"))
+            crate::request::json::object(flag, text)
+                .with_context(|| format!("--{flag} must be a JSON object, read as Decide reads it"))
         };
     let case = Case {
         tool: args.tool.clone(),

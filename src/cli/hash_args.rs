@@ -61,9 +61,9 @@ pub async fn hash_args(args: HashArgsArgs) -> anyhow::Result<Exit> {
     if args.key_id.is_some() {
         key.key_id = args.key_id;
     }
-    let object: serde_json::Value =
-        serde_json::from_str(&args.args).context("the arguments must be a JSON object")?;
-    let mut object = object;
+    let object = crate::request::json::object("args", &args.args)
+        .context("the arguments must be a JSON object, read as Decide reads them")?;
+    let mut object = serde_json::Value::Object(object);
     if let Some(tool) = &args.tool {
         let registry = config.registry()?;
         anyhow::ensure!(registry.get(tool).is_some(), "the registry has no tool `{tool}`");

@@ -14,7 +14,7 @@ use crate::config::ArchiveConfig;
 use crate::metrics::{Metrics, SinkNames};
 use crate::store::{Reader, StoreError};
 use crate::trail::checkpoint::Checkpoint;
-use crate::trail::csv::{CsvError, CsvWriter};
+use crate::trail::csv::{CsvError, CsvWriter, Guard};
 use crate::trail::{Event, Hash, decode, leaf_hash};
 
 /// Its metrics: `toolgate_archive_archived_events_total`, `toolgate_archive_lag_events`, ….
@@ -75,7 +75,8 @@ fn trouble(error: ArchiveError) -> Trouble {
 
 /// `events` as a CSV export, header first.
 fn csv_of(events: &[Event]) -> Result<Vec<u8>, CsvError> {
-    let mut csv = CsvWriter::new(Vec::new(), false)?;
+    // The archive's objects are written once: their guard never changes (see `Guard`).
+    let mut csv = CsvWriter::guarded(Vec::new(), false, Guard::Leading)?;
     for event in events {
         csv.write(event)?;
     }

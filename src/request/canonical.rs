@@ -35,6 +35,17 @@ pub enum ArgsError {
          exactly: send it as a string, or normalize it with a `decimal` rule"
     )]
     Inexact(String),
+    /// A whole number written as a fraction or with an exponent: canonical JSON writes it as
+    /// the integer, which a harness may read as another type.
+    #[error(
+        "`{0}`: a whole number written as a fraction or with an exponent (`1.0`, `1e2`), which \
+         canonical JSON writes as the integer: send the integer, or the text under a `decimal` \
+         rule"
+    )]
+    Fraction(String),
+    /// Negative zero: canonical JSON writes it as `0`.
+    #[error("`{0}`: negative zero, which canonical JSON writes as `0`: send `0`")]
+    NegativeZero(String),
 }
 
 /// Canonicalizes an argument object and hashes it with plain SHA-256.
@@ -75,11 +86,12 @@ impl ArgsHasher {
         }
     }
 
-    /// Canonicalizes an argument object and hashes it; a number beyond JSON's exact range is
-    /// refused with its path, never rounded into another's hash.
+    /// Canonicalizes an argument object and hashes it; a number that canonical form would
+    /// write alike with another (beyond JSON's exact range, a whole number as a fraction,
+    /// negative zero) is refused with its path, never hashed as another's.
     pub fn hash(&self, args: &Map<String, Value>) -> Result<CanonicalArgs, ArgsError> {
-        if let Some(path) = inexact(args) {
-            return Err(ArgsError::Inexact(path));
+        if let Some(refused) = confusable(args) {
+            return Err(refused);
         }
         let json = serde_jcs::to_string(args)?;
         let hash = self.hash_canonical(&json);
@@ -91,43 +103,60 @@ impl ArgsHasher {
     }
 }
 
-/// The path (`args.a.0.b`) of the first number in `args` beyond JSON's exact range: an
-/// integer past ±(2^53 - 1), or a double as large (every such double is whole, and may be a
-/// longer integer rounded on the way in).
-fn inexact(args: &Map<String, Value>) -> Option<String> {
-    fn walk(value: &Value, path: &mut String) -> bool {
+/// What canonical form would confuse of a number: one beyond JSON's exact range (an integer
+/// past ±(2^53 - 1), or a double as large: every such double is whole, and may be a longer
+/// integer rounded on the way in), a whole number read as a double (written `1.0` or `1e2`),
+/// negative zero.
+fn problem(n: &serde_json::Number) -> Option<fn(String) -> ArgsError> {
+    match (n.as_u64(), n.as_i64(), n.as_f64()) {
+        (Some(u), _, _) => (u > MAX_EXACT_INTEGER).then_some(ArgsError::Inexact),
+        (None, Some(i), _) => (i.unsigned_abs() > MAX_EXACT_INTEGER).then_some(ArgsError::Inexact),
+        (None, None, Some(f)) if f.abs() > MAX_EXACT_INTEGER as f64 => Some(ArgsError::Inexact),
+        (None, None, Some(f)) if f == 0.0 && f.is_sign_negative() => Some(ArgsError::NegativeZero),
+        (None, None, Some(f)) if f.fract() == 0.0 => Some(ArgsError::Fraction),
+        (None, None, Some(_)) => None,
+        _ => Some(ArgsError::Inexact),
+    }
+}
+
+/// The first number in `args` that canonical form would confuse (see [`problem`]), with its
+/// path (`args.a.0.b`).
+fn confusable(args: &Map<String, Value>) -> Option<ArgsError> {
+    type Found = Option<fn(String) -> ArgsError>;
+    fn walk(value: &Value, path: &mut String, found: &mut Found) -> bool {
         let at = path.len();
-        let found = match value {
-            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => u > MAX_EXACT_INTEGER,
-                (None, Some(i), _) => i.unsigned_abs() > MAX_EXACT_INTEGER,
-                (None, None, Some(f)) => f.abs() > MAX_EXACT_INTEGER as f64,
-                _ => true,
-            },
+        let hit = match value {
+            Value::Number(n) => {
+                *found = problem(n);
+                found.is_some()
+            }
             Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
                 path.truncate(at);
                 path.push_str(&format!(".{i}"));
-                walk(item, path)
+                walk(item, path, found)
             }),
-            Value::Object(members) => within(members, path),
+            Value::Object(members) => within(members, path, found),
             _ => false,
         };
-        if !found {
+        if !hit {
             path.truncate(at);
         }
-        found
+        hit
     }
-    fn within(members: &Map<String, Value>, path: &mut String) -> bool {
+    fn within(members: &Map<String, Value>, path: &mut String, found: &mut Found) -> bool {
         let at = path.len();
         members.iter().any(|(name, item)| {
             path.truncate(at);
             path.push('.');
             path.extend(name.chars().take(64));
-            walk(item, path)
+            walk(item, path, found)
         })
     }
-    let mut path = "args".to_owned();
-    within(args, &mut path).then_some(path)
+    let (mut path, mut found) = ("args".to_owned(), None);
+    match within(args, &mut path, &mut found) {
+        true => found.map(|refused| refused(path)),
+        false => None,
+    }
 }
 
 impl fmt::Debug for ArgsHasher {
@@ -182,11 +211,23 @@ mod tests {
     }
 
     #[test]
-    fn key_order_spacing_and_number_spelling_do_not_change_the_hash() {
-        let a = canon(r#"{"path": "/tmp/x", "limit": 10, "opts": {"b": 1.0, "a": 1e2}}"#);
-        let b = canon(r#"{"opts":{"a":100,"b":1},"limit":1e1,"path":"/tmp/x"}"#);
+    fn key_order_spacing_and_a_fractions_spelling_do_not_change_the_hash() {
+        let a = canon(r#"{"path": "/tmp/x", "limit": 10, "opts": {"b": 0.50, "a": 1.25e1}}"#);
+        let b = canon(r#"{"opts":{"a":12.25,"b":5e-1},"limit":10,"path":"/tmp/x"}"#);
+        assert_ne!(a, b, "12.25 is not 12.5");
+        let b = canon(r#"{"opts":{"a":125E-1,"b":5e-1},"limit":10,"path":"/tmp/x"}"#);
+        assert_eq!(a.json, r#"{"limit":10,"opts":{"a":12.5,"b":0.5},"path":"/tmp/x"}"#);
         assert_eq!(a, b);
-        assert_eq!(a.json, r#"{"limit":10,"opts":{"a":100,"b":1},"path":"/tmp/x"}"#);
+    }
+
+    #[test]
+    fn what_canonical_form_would_write_alike_is_refused_with_its_path() {
+        let args = |text: &str| serde_json::from_str::<Map<String, Value>>(text).unwrap();
+        let refused = |text: &str| canonicalize(&args(text)).unwrap_err().to_string();
+        assert!(refused(r#"{"a": {"b": 1.0}}"#).starts_with("`args.a.b`: a whole number"));
+        assert!(refused(r#"{"a": 1e2}"#).contains("whole number written as a fraction"));
+        assert!(refused(r#"{"a": [-0.0]}"#).starts_with("`args.a.0`: negative zero"));
+        assert!(canonicalize(&args(r#"{"a": 0, "b": 100, "c": -5, "d": 0.1}"#)).is_ok());
     }
 
     #[test]

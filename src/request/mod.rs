@@ -7,6 +7,7 @@ mod decide;
 mod define;
 mod execute;
 mod filter;
+pub mod json;
 mod never;
 pub mod proof;
 mod refused;
@@ -58,7 +59,8 @@ pub fn hash_args_request(
     json_object("args_json", args_json, limits.max_args_bytes)
 }
 
-/// Parses an optional JSON object argument (`args_json`, `context_json`): empty means `{}`.
+/// Parses an optional JSON object argument (`args_json`, `context_json`), strictly (see
+/// [`json`]): empty means `{}`.
 fn json_object(
     field: &str,
     text: &str,
@@ -68,9 +70,6 @@ fn json_object(
     if text.is_empty() {
         return Ok(serde_json::Map::new());
     }
-    match serde_json::from_str(text) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err(FieldError::new(field, "must be a JSON object")),
-        Err(e) => Err(FieldError::new(field, format!("must be a JSON object: {e}"))),
-    }
+    let root = field.strip_suffix("_json").unwrap_or(field);
+    json::object(root, text).map_err(|e| FieldError::new(field, e.to_string()))
 }

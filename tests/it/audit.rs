@@ -432,6 +432,47 @@ async fn export_guards_formulas_and_reads_back_through_a_strict_parser_and_verif
     assert_eq!(verified, 0, "{out}");
 }
 
+/// The review's attack on a spreadsheet whose list separator is `;`: the cell is quoted for
+/// a reader of `,`, but a reader of `;` starts a field after the `;` inside it. No field of
+/// the export, read either way, begins with a formula, and it still verifies.
+#[tokio::test]
+async fn an_export_read_with_semicolons_yields_no_formula_and_verifies() {
+    let mut app = spawn_app().await;
+    for text in ["x;=cmd|' /C calc'!A0", "y;\"=1", "z,@SUM(A1)", "w\r\n+1"] {
+        let mut req = with_options(request("read"), false, false);
+        req.session_id = text.into();
+        app.decide(req).await;
+    }
+    let db = app.db.to_str().unwrap().to_owned();
+    let csv_path = app.dir.path().join("trail.csv");
+    let manifest_path = app.dir.path().join("trail.json");
+    let (csv, manifest) = (csv_path.to_str().unwrap(), manifest_path.to_str().unwrap());
+    let out =
+        toolgate_async(&["export", "--db", &db, "--output", csv, "--manifest", manifest]).await;
+    assert_eq!(out.status.code(), Some(0));
+
+    let bytes = std::fs::read(&csv_path).unwrap();
+    for separator in [b';', b','] {
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(separator)
+            .flexible(true)
+            .has_headers(false)
+            .from_reader(&bytes[..]);
+        for row in reader.records() {
+            for field in row.unwrap().iter() {
+                let start = field.trim_start_matches('"');
+                assert!(
+                    !start.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                    "a field read with `{}` begins with a formula: {field:?}",
+                    separator as char
+                );
+            }
+        }
+    }
+    let (verified, out) = run(&["verify", "--csv", csv, "--manifest", manifest, "--db", &db]).await;
+    assert_eq!(verified, 0, "{out}");
+}
+
 /// A populated trail exported whole: the app, the CSV's path, and its lines (CR LF ends; the
 /// populated trail's cells have no line breaks).
 async fn exported_lines() -> (TestApp, std::path::PathBuf, Vec<String>) {

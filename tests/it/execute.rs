@@ -63,10 +63,33 @@ async fn execute_with_key_order_changed_keeps_to_its_decision() {
     req.args_json = r#"{"path":"a","limit":10}"#.into();
     let decision = app.decide(req).await;
 
-    let answer =
-        execute(&mut app, report(&decision, r#"{ "limit": 10.0, "path": "a" }"#, "x")).await;
+    let answer = execute(&mut app, report(&decision, r#"{ "limit": 10, "path": "a" }"#, "x")).await;
 
     assert_eq!(answer.violation, "");
+}
+
+/// Canonical form would write `10.0` as `10`: a harness that reads it as another type than
+/// the decided integer ran another call, so the report is refused with the path, and recorded.
+#[tokio::test]
+async fn execute_with_a_number_respelled_as_a_fraction_is_refused_and_recorded() {
+    let mut app = spawn_app().await;
+    let mut req = request("read");
+    req.args_json = r#"{"path":"a","limit":10}"#.into();
+    let decision = app.decide(req).await;
+
+    let refused = app
+        .client
+        .execute(report(&decision, r#"{"limit": 10.0, "path": "a"}"#, "x"))
+        .await
+        .unwrap_err();
+
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+    assert!(
+        refused.message().starts_with("args_json: `args.limit`: a whole number"),
+        "{}",
+        refused.message()
+    );
+    assert!(rows(&app.db).iter().any(|r| r.kind == "invalid_request"));
 }
 
 #[tokio::test]

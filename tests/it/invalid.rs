@@ -73,6 +73,30 @@ async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
             "args_json: `args.n`: a number beyond",
             DecideRequest { args_json: r#"{"n": 9007199254740993}"#.into(), ..request("read") },
         ),
+        // Texts that a harness could run as different calls, never hashed alike.
+        (
+            "args_json: `args.n`: the number `1e-400` says more",
+            DecideRequest { args_json: r#"{"n": 1e-400}"#.into(), ..request("read") },
+        ),
+        (
+            "args_json: `args.n`: a whole number written as a fraction",
+            DecideRequest { args_json: r#"{"n": 1.0}"#.into(), ..request("read") },
+        ),
+        (
+            "args_json: `args.n`: negative zero",
+            DecideRequest { args_json: r#"{"n": -0}"#.into(), ..request("read") },
+        ),
+        (
+            "args_json: `args.path`: a key given twice",
+            DecideRequest {
+                args_json: r#"{"path":"secret.key","path":"ok"}"#.into(),
+                ..request("read")
+            },
+        ),
+        (
+            "context_json: `context.a.0.b`: a key given twice",
+            DecideRequest { context_json: r#"{"a":[{"b":1,"b":2}]}"#.into(), ..request("read") },
+        ),
         (
             "resource.classification: must be",
             DecideRequest {
@@ -94,6 +118,30 @@ async fn each_bad_decide_is_refused_by_field_name_and_recorded() {
     assert_eq!(refused[0].error.as_deref(), Some("tool: required"));
     assert_eq!(refused[0].request.as_deref(), Some(r#"{"rpc":"toolgate.v1.Gate/Decide"}"#));
     assert!(rows(&app.db).iter().all(|r| r.kind != "decision"));
+}
+
+/// The attack of the review: `{amount: 0.1}` decided, then run as a longer decimal that a
+/// double reads as 0.1. Its report is refused by the path, and recorded.
+#[tokio::test]
+async fn a_decided_amount_reported_with_more_digits_than_a_double_holds_is_refused() {
+    let mut app = spawn_app_with(|_| {}).await;
+    let mut read = request("read");
+    read.args_json = r#"{"amount": 0.1}"#.into();
+    let decision = app.decide(read).await;
+    let report = ExecuteRequest {
+        decision_id: decision.decision_id,
+        args_json: r#"{"amount": 0.1000000000000000055511151231257827}"#.into(),
+        status: ExecutionStatus::Ok as i32,
+        ..Default::default()
+    };
+    let message = refused_execute(&mut app, report).await;
+    assert!(
+        message.starts_with(
+            "args_json: `args.amount`: the number `0.1000000000000000055511151231257827`"
+        ),
+        "{message}"
+    );
+    assert!(rows(&app.db).iter().any(|r| r.kind == "invalid_request"));
 }
 
 #[tokio::test]

@@ -1,11 +1,16 @@
 //! The CSV form of the trail (docs/csv-export.md): one header row, then one row per event with
 //! every column in table order, RFC 4180 quoting (through the `csv` crate), CRLF line ends.
 //!
-//! Spreadsheets evaluate a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage
-//! return as a formula (OWASP "CSV injection"). Every text cell that begins with one of those,
-//! or with `'`, is written with a `'` in front; reading removes the first `'` of any text cell
-//! that has one. The rule is exactly reversible, so an export verifies against its hashes.
-//! NULL is an empty cell; the trail stores no empty texts, so an empty cell is always NULL.
+//! Spreadsheets evaluate a field that begins with `=`, `+`, `-`, `@`, a tab or a carriage
+//! return as a formula (OWASP "CSV injection"). A field begins at a cell's start, and for a
+//! reader whose list separator is another than ours (`;` in many locales), after any `,` or
+//! `;` inside a text as well, and after a line break: there our quotes are not its quotes.
+//! [`Guard::Fields`] (exports, `toolgate-csv-v2`) writes a `'` at each such start that a
+//! formula (or a `'`) follows, after any `"`s; [`Guard::Leading`] (the archive's event
+//! objects, and exports before v2) at the cell's start only. Reading removes exactly the `'`s
+//! the writer put, and refuses a cell the writer never writes, so an export verifies against
+//! its hashes. NULL is an empty cell; the trail stores no empty texts, so an empty cell is
+//! always NULL.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -26,26 +31,109 @@ pub enum CsvError {
     Csv(#[from] csv::Error),
 }
 
-/// Prefixes `'` to a text that a spreadsheet would take for a formula, and to one that begins
-/// with `'` itself (so that reading back is unambiguous).
+/// Where a text is guarded against being read as a formula.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Guard {
+    /// Wherever a field may begin, for a reader of `,` or `;`: the cell's start, and after each
+    /// `,`, `;`, CR or LF in it (`toolgate-csv-v2`).
+    #[default]
+    Fields,
+    /// At the cell's start only: the archive's event objects (whose bytes never change), and
+    /// exports of `toolgate-csv-v1`.
+    Leading,
+}
+
+/// Whether a formula (or a `'`, so that reading back is unambiguous) begins at `rest`.
+fn formula(rest: &[u8]) -> bool {
+    matches!(rest.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r' | b'\''))
+}
+
+/// Whether a formula begins at `rest` after any `"`s: at a field's start inside a cell, a
+/// reader of another separator takes our doubled quotes as text.
+fn quoted_formula(rest: &[u8]) -> bool {
+    formula(&rest[rest.iter().take_while(|&&b| b == b'"').count()..])
+}
+
+/// Where in `text` a field begins past its start, for a reader of `,` or `;`.
+fn inner_starts(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    text.iter()
+        .enumerate()
+        .filter(|(_, b)| matches!(b, b',' | b';' | b'\r' | b'\n'))
+        .map(|(i, _)| i + 1)
+}
+
+/// `text` with a `'` put at every start of a field (see [`Guard`]) that a formula follows.
 pub fn guard(text: &str) -> Cow<'_, str> {
-    if needs_guard(text.as_bytes()) { Cow::Owned(format!("'{text}")) } else { Cow::Borrowed(text) }
+    guard_with(Guard::Fields, text)
 }
 
-/// Whether a text's first byte is one [`guard`] prefixes.
-fn needs_guard(text: &[u8]) -> bool {
-    matches!(text.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r' | b'\''))
-}
-
-/// Reverses [`guard`] exactly: `None` for a cell that `guard` never writes (a `'` before a
-/// text that needs no guard), so that one exported file reads back only one way.
-pub fn unguard(cell: &str) -> Option<&str> {
-    match cell.strip_prefix('\'') {
-        Some(text) if guard(text).len() == text.len() => None,
-        Some(text) => Some(text),
-        None if guard(cell).len() == cell.len() => Some(cell),
-        None => None,
+/// [`guard`] under `rule`.
+pub fn guard_with(rule: Guard, text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut at: Vec<usize> = Vec::new();
+    if formula(bytes) {
+        at.push(0);
     }
+    if rule == Guard::Fields {
+        at.extend(inner_starts(bytes).filter(|&i| quoted_formula(&bytes[i..])));
+    }
+    if at.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + at.len());
+    let mut from = 0;
+    for i in at {
+        out.push_str(&text[from..i]);
+        out.push('\'');
+        from = i;
+    }
+    out.push_str(&text[from..]);
+    Cow::Owned(out)
+}
+
+/// Reverses [`guard`] exactly.
+pub fn unguard(cell: &str) -> Option<Cow<'_, str>> {
+    unguard_with(Guard::Fields, cell)
+}
+
+/// Reverses [`guard_with`] under `rule` exactly: `None` for a cell that it never writes (a
+/// formula without its `'`, or a `'` before a text that needs none), so that one exported file
+/// reads back only one way.
+pub fn unguard_with(rule: Guard, cell: &str) -> Option<Cow<'_, str>> {
+    let bytes = cell.as_bytes();
+    // Each start of a field the writer looked at: a `'` there is the writer's when a formula
+    // (or another `'`) follows it, and a formula there without one was not written by it.
+    let guarded = |i: usize, inner: bool| -> Option<bool> {
+        let rest = &bytes[i..];
+        let needs = |rest: &[u8]| if inner { quoted_formula(rest) } else { formula(rest) };
+        match rest.first() {
+            Some(b'\'') if needs(&rest[1..]) => Some(true),
+            _ if needs(rest) => None,
+            _ => Some(false),
+        }
+    };
+    let mut cut: Vec<usize> = Vec::new();
+    if guarded(0, false)? {
+        cut.push(0);
+    }
+    if rule == Guard::Fields {
+        for i in inner_starts(bytes) {
+            if guarded(i, true)? {
+                cut.push(i);
+            }
+        }
+    }
+    if cut.is_empty() {
+        return Some(Cow::Borrowed(cell));
+    }
+    let mut out = String::with_capacity(cell.len());
+    let mut from = 0;
+    for i in cut {
+        out.push_str(&cell[from..i]);
+        from = i + 1;
+    }
+    out.push_str(&cell[from..]);
+    Some(Cow::Owned(out))
 }
 
 /// A cell as RFC 4180 writes it, quoted when it holds a `,`, `"`, CR or LF, and also when it
@@ -70,11 +158,18 @@ fn quoted(cell: &[u8]) -> Cow<'_, [u8]> {
 /// Writes events as CSV.
 pub struct CsvWriter<W: Write> {
     inner: csv::Writer<W>,
+    guard: Guard,
 }
 
 impl<W: Write> CsvWriter<W> {
-    /// Starts a file: the byte order mark when asked, then the header.
-    pub fn new(mut out: W, bom: bool) -> Result<Self, CsvError> {
+    /// Starts an export (`toolgate-csv-v2`, guarded at every field's start): the byte order
+    /// mark when asked, then the header.
+    pub fn new(out: W, bom: bool) -> Result<Self, CsvError> {
+        Self::guarded(out, bom, Guard::Fields)
+    }
+
+    /// Starts a file whose texts are guarded by `guard`.
+    pub fn guarded(mut out: W, bom: bool, guard: Guard) -> Result<Self, CsvError> {
         if bom {
             out.write_all(BOM).map_err(csv::Error::from)?;
         }
@@ -84,20 +179,22 @@ impl<W: Write> CsvWriter<W> {
             .quote_style(csv::QuoteStyle::Never)
             .from_writer(out);
         inner.write_record(COLUMNS.iter().map(|c| c.name))?;
-        Ok(Self { inner })
+        Ok(Self { inner, guard })
     }
 
     /// Writes one event: integers as they are, texts through the guard, NULL as nothing.
     pub fn write(&mut self, e: &Event) -> Result<(), CsvError> {
-        // The guard looks at the first byte only, so texts are written as the bytes they are
-        // (UTF-8 already: they come from `String`s), without being checked again.
+        let rule = self.guard;
         let row = e.cells().map(|cell| match cell {
             None => Cow::Borrowed(&b""[..]),
             Some(Value::Integer(n)) => Cow::Owned(n.to_string().into_bytes()),
-            Some(Value::Text(bytes)) if needs_guard(bytes) => {
-                Cow::Owned(quoted(&[b"'", bytes].concat()).into_owned())
+            // Texts come from `String`s: UTF-8 already.
+            Some(Value::Text(bytes)) => {
+                match std::str::from_utf8(bytes).map(|t| guard_with(rule, t)) {
+                    Ok(Cow::Owned(guarded)) => Cow::Owned(quoted(guarded.as_bytes()).into_owned()),
+                    _ => quoted(bytes),
+                }
             }
-            Some(Value::Text(bytes)) => quoted(bytes),
         });
         self.inner.write_record(row.iter().map(|c| c.as_ref()))?;
         Ok(())
@@ -117,10 +214,11 @@ impl<W: Write> CsvWriter<W> {
 
 /// A file's header: the place in [`COLUMNS`] of each of its columns. A file written before a
 /// column was added lacks that column; its cells read as NULL there, which the hash leaves out,
-/// so older exports still verify.
+/// so older exports still verify. Its texts are read back through `guard`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     places: Vec<usize>,
+    guard: Guard,
 }
 
 /// Reads a header row: toolgate's column names, in table order, every column that is never
@@ -138,10 +236,15 @@ pub fn check_header(header: &csv::StringRecord) -> Result<Header, CsvError> {
     if required.clone().any(|(i, _)| !places.contains(&i)) {
         return Err(CsvError::Header);
     }
-    Ok(Header { places })
+    Ok(Header { places, guard: Guard::Fields })
 }
 
 impl Header {
+    /// The same header, its texts read back as guarded by `guard`.
+    pub fn guarded(self, guard: Guard) -> Self {
+        Self { guard, ..self }
+    }
+
     /// Reads one data row back into the event it was written from.
     pub fn parse(&self, row: &csv::StringRecord) -> Result<Event, CsvError> {
         let line = row.position().map_or(0, |p| p.line());
@@ -149,8 +252,10 @@ impl Header {
         if row.len() != self.places.len() {
             return Err(error(format!("{} cells, expected {}", row.len(), self.places.len())));
         }
+        let texts: Vec<Option<Cow<'_, str>>> =
+            row.iter().map(|c| unguard_with(self.guard, c)).collect();
         let mut cells: Cells<'_> = [None; COLUMNS.len()];
-        for (&place, cell) in self.places.iter().zip(row.iter()) {
+        for ((&place, cell), text) in self.places.iter().zip(row.iter()).zip(&texts) {
             let column = &COLUMNS[place];
             cells[place] = match column.ty {
                 Type::Integer if cell.is_empty() => None,
@@ -163,7 +268,7 @@ impl Header {
                     Some(Value::Integer(n))
                 }
                 Type::Text => {
-                    let text = unguard(cell).ok_or_else(|| {
+                    let text = text.as_deref().ok_or_else(|| {
                         error(format!(
                             "{}: `{cell}` is not a cell toolgate writes (see the guard)",
                             column.name
@@ -212,9 +317,15 @@ mod tests {
     fn a_guard_that_guard_never_writes_is_refused() {
         assert_eq!(unguard("'"), None);
         assert_eq!(unguard("'abc"), None);
-        assert_eq!(unguard("'-1"), Some("-1"));
-        assert_eq!(unguard("''x"), Some("'x"));
+        assert_eq!(unguard("'-1").as_deref(), Some("-1"));
+        assert_eq!(unguard("''x").as_deref(), Some("'x"));
         assert_eq!(unguard("=1"), None);
+        // The same at a field's start inside a cell.
+        assert_eq!(unguard("x;=1"), None);
+        assert_eq!(unguard("x;'a"), None);
+        assert_eq!(unguard("x;'\"=1").as_deref(), Some("x;\"=1"));
+        // The archive's objects, and v1 exports, are guarded at the start only.
+        assert_eq!(unguard_with(Guard::Leading, "x;=1").as_deref(), Some("x;=1"));
     }
 
     /// Found by the property tests: a `seq` of `+1` read back as 1.
@@ -229,8 +340,10 @@ mod tests {
         }
     }
 
+    /// The review's attack: a `;` reader splits our quoted cell at its `;`, and a formula began
+    /// there. Read with `;` as the separator, no field begins with one now.
     #[test]
-    fn a_cell_with_a_semicolon_is_quoted_so_no_formula_splits_out() {
+    fn a_formula_after_a_semicolon_is_guarded_for_a_reader_of_semicolons() {
         let event = Event {
             seq: 1,
             event_id: "e".into(),
@@ -242,7 +355,20 @@ mod tests {
         let mut writer = CsvWriter::new(Vec::new(), false).unwrap();
         writer.write(&event).unwrap();
         let text = String::from_utf8(writer.finish().unwrap()).unwrap();
-        assert!(text.contains(",\"x;=HYPERLINK(1)\","), "{text}");
+        assert!(text.contains(",\"x;'=HYPERLINK(1)\","), "{text}");
+        let mut semicolons =
+            csv::ReaderBuilder::new().delimiter(b';').flexible(true).from_reader(text.as_bytes());
+        for row in semicolons.records() {
+            for field in row.unwrap().iter() {
+                let field = field.trim_start_matches('"');
+                assert!(!field.starts_with(['=', '+', '-', '@', '\t', '\r']), "{field:?}");
+            }
+        }
+        let mut rows = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
+        let mut records = rows.records();
+        let header = check_header(&records.next().unwrap().unwrap()).unwrap();
+        let read = header.parse(&records.next().unwrap().unwrap()).unwrap();
+        assert_eq!(read.record.tool.as_deref(), Some("x;=HYPERLINK(1)"));
     }
 
     #[test]
@@ -251,7 +377,7 @@ mod tests {
             ["=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", "''", "plain", "", "é=1"]
         {
             let guarded = guard(text);
-            assert_eq!(unguard(&guarded), Some(text), "{text:?}");
+            assert_eq!(unguard(&guarded).as_deref(), Some(text), "{text:?}");
             let first = guarded.as_bytes().first().copied();
             assert!(
                 !matches!(first, Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')),

@@ -93,8 +93,12 @@ impl<'a, R: Read> ExportCheck<'a, R> {
             .flexible(true)
             .from_reader(input)
             .into_records();
+        let guard = match manifest.map(|m| m.format.as_str()) {
+            Some(crate::manifest::MANIFEST_FORMAT_V1) => csv::Guard::Leading,
+            _ => csv::Guard::Fields,
+        };
         let header = match rows.next() {
-            Some(header) => csv::check_header(&header?)?,
+            Some(header) => csv::check_header(&header?)?.guarded(guard),
             None => return Err(CsvError::Header),
         };
         let report = Report { signatures_checked: !anchors.keys.is_empty(), ..Report::default() };

@@ -13,7 +13,8 @@ use crate::note::{Note, NoteError, NoteSigner, NoteVerifier};
 /// The manifest, serialized as JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// `toolgate-csv-v1`.
+    /// `toolgate-csv-v2` (its texts guarded at every field's start); `toolgate-csv-v1` for
+    /// exports before it (guarded at each cell's start only).
     pub format: String,
     /// The filter the export applied; empty for a whole trail.
     pub filter: Filter,
@@ -43,7 +44,9 @@ pub struct Manifest {
 }
 
 /// The format name manifests carry.
-pub const MANIFEST_FORMAT: &str = "toolgate-csv-v1";
+pub const MANIFEST_FORMAT: &str = "toolgate-csv-v2";
+/// The format of exports before v2: texts guarded at each cell's start only.
+pub const MANIFEST_FORMAT_V1: &str = "toolgate-csv-v1";
 
 impl Manifest {
     /// The text a manifest's signature signs: a header line and the hex SHA-256 of the
