@@ -77,6 +77,14 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         actor: config.mcp.actor.clone(),
     };
     let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
+    // The server's name is part of every tool name the policy sees: `__` in it would make
+    // `mcp__a__b__c` the name of two tools (and `mcp__a__b/instructions` a tool's).
+    let named = args.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    anyhow::ensure!(
+        named && !args.name.is_empty() && args.name.len() <= 64 && !args.name.contains("__"),
+        "--name `{}`: 1 to 64 letters, digits, `-` or `_`, without `__`",
+        args.name
+    );
     let mcp = config.mcp.clone();
     let limits = config.limits.clone();
     // The gateway calls the sidecar with the client's token, issued for the gateway alone: a

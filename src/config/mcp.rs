@@ -35,6 +35,12 @@ pub struct McpConfig {
     /// OAuth resource its access tokens must name as their audience [default: the listening
     /// address's `http://…/mcp`].
     pub resource: Option<String>,
+    /// The most characters a server's notification may say (its JSON): a progress note's
+    /// message and a log message's data are cut to it, any other notification over it dropped.
+    pub max_notification_chars: usize,
+    /// The most characters of a server's `instructions` (which a client may put in the
+    /// model's prompt) that reach the client; the rest is cut.
+    pub max_instructions_chars: usize,
 }
 
 impl Default for McpConfig {
@@ -48,6 +54,8 @@ impl Default for McpConfig {
             hide_never_allowed: false,
             exit_grace_ms: 3000,
             resource: None,
+            max_notification_chars: 2_000,
+            max_instructions_chars: 8_000,
         }
     }
 }

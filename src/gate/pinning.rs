@@ -7,7 +7,7 @@ use crate::auth::Rpc;
 use crate::error::Error;
 use crate::policy::{Outcome, Verdict};
 use crate::proto;
-use crate::request::{ActionRequest, ToolDefinitions};
+use crate::request::{ActionRequest, ToolDefinitions, is_instructions};
 use crate::state::pins::Listed;
 use crate::trail::Record;
 
@@ -69,6 +69,40 @@ impl Gatekeeper {
     /// stand.
     pub(super) fn held_for_definition(&self, req: &ActionRequest, verdict: Verdict) -> Verdict {
         let Some(changed) = self.definition_not_in_force(req) else { return verdict };
+        // A server's new instructions are not a call the policy judges: only a person can
+        // accept them (and nothing runs when one does), and only the text they are shown: the
+        // definition named must be the hash of the arguments' `instructions`.
+        if is_instructions(&req.tool) {
+            let shown =
+                req.args.len() == 1 && req.args.get("instructions").is_some_and(|t| t.is_string());
+            let hashed = crate::request::canonicalize(&req.args)
+                .is_ok_and(|c| c.hash == req.tool_definition);
+            // One approval per change: every gateway that meets it would ask again.
+            let waiting = self.approvals.list(|a| {
+                a.request.tool == req.tool && a.request.tool_definition == req.tool_definition
+            });
+            let (outcome, reason) = match (shown && hashed, waiting.first()) {
+                (false, _) => (
+                    Outcome::Deny,
+                    "the instructions to accept are not the ones whose definition is named"
+                        .to_owned(),
+                ),
+                (true, Some(waiting)) => (
+                    Outcome::Deny,
+                    format!(
+                        "{changed}: already waiting for an approver (decision {})",
+                        waiting.decision_id
+                    ),
+                ),
+                (true, None) => (
+                    Outcome::RequireApproval,
+                    format!(
+                        "{changed}: the server's instructions, which a client may put in the model's prompt, wait for an approver to accept them"
+                    ),
+                ),
+            };
+            return Verdict { outcome, reason, patches: Vec::new(), ..verdict };
+        }
         let (outcome, reason) = match verdict.outcome {
             Outcome::Allow => {
                 (Outcome::RequireApproval, format!("{changed}: an approver must accept it"))

@@ -13,8 +13,9 @@ use tonic::{Code, Status};
 use super::definition::definition;
 use super::held::{self, States};
 use super::message::key;
+use super::notice::Bounded;
 use super::refusals::{Peer, Refusals, Refused};
-use super::result::{cut, cut_error, is_tool_result, text, tool_error};
+use super::result::{counted, cut, cut_error, is_tool_result, tool_error};
 use crate::config::McpConfig;
 use crate::proto::{self, ApprovalState, ExecutionStatus, Outcome};
 use crate::registry::InputSchema;
@@ -93,20 +94,23 @@ pub enum Admission {
 #[derive(Debug, Clone)]
 pub struct UpstreamGate {
     /// The sidecar as the callers reach it (with a client's own token over HTTP).
-    sidecar: Sidecar,
+    pub(super) sidecar: Sidecar,
     /// The sidecar as the gateway reaches it, in its own name (the `gateway` role): for what
     /// only the gateway may record, the listed tools' definitions and its refusals.
-    own: Sidecar,
-    config: Arc<McpConfig>,
-    server: Arc<str>,
+    pub(super) own: Sidecar,
+    pub(super) config: Arc<McpConfig>,
+    pub(super) server: Arc<str>,
     /// What the server's last listing said of each tool, by the server's name for it.
     listed: Arc<Mutex<HashMap<String, Listed>>>,
     /// The definition last shown to the client as the one in force, with its hash, by the
     /// server's name.
     shown: Arc<Mutex<HashMap<String, (String, Value)>>>,
-    refusals: Refusals,
+    pub(super) refusals: Refusals,
     /// The request states of calls held for 2026-07-28 clients (`held`).
     states: Arc<States>,
+    /// The server's instructions last shown as the ones in force, and the changes already
+    /// sent to an approver (`instructions`).
+    pub(super) instructions: Arc<Mutex<super::instructions::Shown>>,
 }
 
 /// What a listing said of one tool.
@@ -133,12 +137,31 @@ impl UpstreamGate {
             shown: Arc::default(),
             refusals,
             states: Arc::default(),
+            instructions: Arc::default(),
         }
     }
 
     /// Where the gateway records what it refused from its peers.
     pub fn refusals(&self) -> &Refusals {
         &self.refusals
+    }
+
+    /// A notification of the server's, bounded (see `notice`): whether it goes on to the
+    /// client. A cut or a drop is recorded.
+    pub fn notice(&self, session: &str, notification: &mut Value) -> bool {
+        let method = notification.get("method").and_then(Value::as_str).unwrap_or_default();
+        let method = cut_str(method, 64);
+        match super::notice::bound(notification, self.config.max_notification_chars) {
+            Bounded::Kept => true,
+            Bounded::Cut => {
+                self.refusals.refuse(session, Peer::Server, Refused::LongNotification, &method);
+                true
+            }
+            Bounded::Dropped => {
+                self.refusals.refuse(session, Peer::Server, Refused::LongNotification, &method);
+                false
+            }
+        }
     }
 
     /// The same gate, calling the sidecar with this `authorization` header (the client's own,
@@ -331,7 +354,6 @@ impl UpstreamGate {
                 response["id"] = id.clone();
                 if let Some(result) = response.get_mut("result") {
                     let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
-                    let whole = text(result);
                     report.status =
                         if failed { ExecutionStatus::Error } else { ExecutionStatus::Ok } as i32;
                     if failed {
@@ -339,8 +361,9 @@ impl UpstreamGate {
                         report.error = "the tool's result is an error (isError)".into();
                     }
                     report.result_bytes = result.to_string().len() as u64;
-                    // The start is enough for the trail to tell the cut: it keeps the size only.
-                    report.output = Some(cut_str(&whole, call.max_chars + 1));
+                    // What counts toward the limit, and only its start: enough for the trail to
+                    // tell the cut as the client sees it (it keeps the size only).
+                    report.output = Some(counted(result, call.max_chars + 1).0);
                     cut(result, call.max_chars);
                 } else {
                     let message = response

@@ -28,6 +28,15 @@ pub fn definition(named: String, tool: &Value) -> Option<proto::ToolDefinition> 
     Some(proto::ToolDefinition { tool: named, hash: hash(&Value::Object(whole)), parts })
 }
 
+/// The definition of a server's `instructions`, under its pinned name
+/// (`request::instructions_tool`): one part, the text.
+pub fn instructions(named: String, text: &str) -> proto::ToolDefinition {
+    let text = Value::from(text);
+    let whole = Value::Object(Map::from_iter([("instructions".to_owned(), text.clone())]));
+    let parts = std::collections::HashMap::from([("instructions".to_owned(), hash(&text))]);
+    proto::ToolDefinition { tool: named, hash: hash(&whole), parts }
+}
+
 /// Hex SHA-256 of the canonical JSON of `value`. A number JSON's doubles cannot hold (which
 /// RFC 8785 cannot write) is hashed in serde_json's own spelling instead.
 fn hash(value: &Value) -> String {

@@ -9,9 +9,11 @@
 //! - `message`: JSON-RPC messages told apart, and the ones the gateway writes itself.
 //! - `frame`: stdio's line framing, with a cap.
 //! - `result`: tool results: toolgate's own answers, and an upstream result cut to its limit.
+//! - `notice`: the server's notifications, bounded.
 //! - `ids`: the gateway's own ids towards the server, each answered once.
 //! - `refusals`: what the gateway refuses from its peers, recorded.
 //! - `call`: one call through the gate: decided, relayed, held or answered, then reported.
+//! - `instructions`: a server's instructions, cut and pinned like a tool's definition.
 //! - `held`: a held call surfaced to a 2026-07-28 client as `input_required`, and its state.
 //! - `stdio`: the gateway over stdio, the server as its child.
 //! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
@@ -22,7 +24,9 @@ pub(crate) mod frame;
 mod held;
 mod http;
 pub(crate) mod ids;
+mod instructions;
 pub(crate) mod message;
+mod notice;
 mod refusals;
 mod result;
 mod stdio;

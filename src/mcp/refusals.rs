@@ -48,6 +48,10 @@ pub enum Refused {
     Unauthenticated,
     /// A retried call whose request state the gateway did not issue for it, or whose call ran.
     RequestState,
+    /// A notification over `[mcp] max_notification_chars`: cut, or dropped.
+    LongNotification,
+    /// Instructions over `[mcp] max_instructions_chars`: cut.
+    LongInstructions,
 }
 
 impl Refused {
@@ -66,6 +70,10 @@ impl Refused {
             Self::RequestState => {
                 "a retried tools/call whose request state is forged, moved or spent: not run"
             }
+            Self::LongNotification => {
+                "a notification over [mcp] max_notification_chars: its message cut, or dropped"
+            }
+            Self::LongInstructions => "instructions over [mcp] max_instructions_chars: cut",
         }
     }
 }

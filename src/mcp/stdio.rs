@@ -31,6 +31,9 @@ enum Purpose {
     Call(mpsc::Sender<Upstream>),
     /// A `tools/list`: its answer goes through the gate (`UpstreamGate::listed`).
     List,
+    /// An `initialize` (or `server/discover`): its instructions go through the gate
+    /// (`UpstreamGate::instructed`).
+    Instructions,
     /// Anything else: its answer goes back under the client's id.
     Other,
 }
@@ -191,6 +194,7 @@ async fn from_client(
                         (Purpose::Call(sender), Some(inbox))
                     }
                     "tools/list" => (Purpose::List, None),
+                    "initialize" | "server/discover" => (Purpose::Instructions, None),
                     _ => (Purpose::Other, None),
                 };
                 // A call goes up only once decided (and, if held, approved).
@@ -227,7 +231,7 @@ async fn from_client(
                     Some(Purpose::Call(call)) => {
                         let _ = call.try_send(Upstream::Cancelled);
                     }
-                    Some(Purpose::List | Purpose::Other) => {
+                    Some(Purpose::List | Purpose::Instructions | Purpose::Other) => {
                         if let Some(ours) = calls.ids.ours(&client_key) {
                             calls.ids.abandon(&ours);
                             value["params"]["requestId"] = ours;
@@ -329,12 +333,19 @@ async fn from_server(
                     Answered::Request(_, Purpose::Call(call)) => {
                         let _ = call.try_send(Upstream::Response(value));
                     }
-                    Answered::Request(client_id, Purpose::List) => {
+                    Answered::Request(
+                        client_id,
+                        purpose @ (Purpose::List | Purpose::Instructions),
+                    ) => {
                         let (gate, caller, to_client) =
                             (gate.clone(), caller.clone(), to_client.clone());
                         tokio::spawn(async move {
                             value["id"] = client_id;
-                            gate.listed(&caller.session, &caller.actor, &mut value).await;
+                            let (session, actor) = (&caller.session, &caller.actor);
+                            match purpose {
+                                Purpose::List => gate.listed(session, actor, &mut value).await,
+                                _ => gate.instructed(session, actor, &mut value).await,
+                            }
                             answer(&to_client, &value);
                         });
                     }
@@ -359,7 +370,11 @@ async fn from_server(
                     );
                 }
             }
-            Ok((Message::Notification { .. }, value)) => answer(&to_client, &value),
+            Ok((Message::Notification { .. }, mut value)) => {
+                if gate.notice(&caller.session, &mut value) {
+                    answer(&to_client, &value);
+                }
+            }
             Err(e) => refuse(Refused::Malformed, &e.to_string()),
         }
     }

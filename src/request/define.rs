@@ -14,6 +14,18 @@ const MAX_PARTS: usize = 32;
 /// The longest name of a part.
 const MAX_PART_NAME_BYTES: usize = 64;
 
+/// The name under which an MCP server's `instructions` are pinned like a tool's definition:
+/// `mcp__<server>/instructions`, which no tool of any server is named (theirs are
+/// `mcp__<server>__<tool>`). A call of it is no call: it asks an approver to accept them.
+pub fn instructions_tool(server: &str) -> String {
+    format!("mcp__{server}/instructions")
+}
+
+/// Whether `tool` names a server's instructions (see [`instructions_tool`]).
+pub fn is_instructions(tool: &str) -> bool {
+    tool.starts_with("mcp__") && tool.ends_with("/instructions") && !tool.contains("__/")
+}
+
 /// One tool's definition, by hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Definition {

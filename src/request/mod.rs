@@ -16,7 +16,7 @@ mod verdict;
 
 pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, MAX_EXACT_INTEGER, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
-pub use define::{Definition, ToolDefinitions};
+pub use define::{Definition, ToolDefinitions, instructions_tool, is_instructions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::{Page, WireFilter};
 pub use never::NeverAllowed;

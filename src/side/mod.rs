@@ -23,7 +23,7 @@ use crate::tls::Acceptor;
 pub mod routes;
 mod tls;
 
-pub use routes::{hooks, loopback_host, probes};
+pub use routes::{foreign_origin, hooks, loopback_host, probes};
 
 /// The side port, serving.
 pub struct SidePort {

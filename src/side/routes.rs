@@ -125,7 +125,7 @@ fn literal_or_loopback_host(headers: &HeaderMap) -> bool {
 /// another host than the request's (`null`, which a `no-referrer` page sends with its own
 /// forms, tells nothing and is left to the console's CSRF check), or `Sec-Fetch-Site` says
 /// `cross-site`.
-fn foreign_origin(headers: &HeaderMap) -> bool {
+pub fn foreign_origin(headers: &HeaderMap) -> bool {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if text("sec-fetch-site") == Some("cross-site") && text("sec-fetch-mode") != Some("navigate") {
         return true;

@@ -389,6 +389,26 @@ def test_the_http_front_refuses_other_origins_media_types_methods_and_made_up_se
     assert decision["session_id"] != "mcp-" + made_up["Mcp-Session-Id"], "only the server's sessions name one"
 
 
+def test_without_auth_a_foreign_host_or_origin_is_refused_and_nothing_is_relayed(gateway, misbehaving_http):
+    """DNS rebinding: a page that made `evil.example` resolve to 127.0.0.1 names its own host;
+    another local site sends its own origin. Without auth neither reaches the server."""
+    upstream, markers = misbehaving_http
+    with http_gateway(gateway, "odd", upstream) as url:
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        port = url.split(":")[2].split("/")[0]
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.nip.io"):
+            headers = {**ACCEPT, "Host": host}
+            for answer in (httpx2.get(url, headers=headers), httpx2.delete(url, headers=headers),
+                           httpx2.post(url, headers=headers, json=ping)):
+                assert answer.status_code == 403, (host, answer.status_code)
+                assert "loopback host name" in answer.text
+        other_site = {**ACCEPT, "Origin": "http://localhost:3000"}
+        assert httpx2.post(url, headers=other_site, json=ping).status_code == 403
+        # The gateway's own names, from its own origin, pass (to the session check).
+        own = {**ACCEPT, "Origin": f"http://127.0.0.1:{port}"}
+        assert httpx2.post(url, headers=own, json=ping).status_code != 403
+
+
 OTHER_TOKEN = "a-test-token-for-mallory"
 
 

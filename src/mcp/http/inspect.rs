@@ -94,7 +94,13 @@ pub fn message(
             return None;
         }
     };
-    let Message::Response { id } = parsed else { return Some(Err(value)) };
+    let id = match parsed {
+        Message::Response { id } => id,
+        Message::Notification { .. } => {
+            return proxy.gate.notice(session, &mut value).then_some(Err(value));
+        }
+        Message::Request { .. } => return Some(Err(value)),
+    };
     let theirs = expect.as_ref().is_some_and(|expect| expect.ours == id);
     let answered = match theirs {
         true => proxy.ids().answer(&id),

@@ -244,6 +244,14 @@ async fn endpoint(
     if let Err(refused) = check_origin(&headers) {
         return refused;
     }
+    // Without auth only a loopback name may be asked for, from no other origin: a page a
+    // browser loaded from elsewhere (DNS rebinding, another local site) is no MCP client.
+    if proxy.auth.is_none()
+        && (!crate::side::loopback_host(&headers) || crate::side::foreign_origin(&headers))
+    {
+        let said = "without auth the MCP endpoint answers only a loopback host name, from its own origin\n";
+        return (StatusCode::FORBIDDEN, said).into_response();
+    }
     let client = match authenticate(&proxy, &headers).await {
         Ok(client) => client,
         Err(refused) => return refused,
@@ -307,7 +315,13 @@ async fn endpoint(
             let expect = Expect::new(ours, id, proxy.ids.clone());
             let body = Bytes::from(value.to_string());
             match method.as_str() {
-                "tools/list" => list(&proxy, &client, session, &headers, expect, body).await,
+                "tools/list" => {
+                    list(&proxy, &client, session, &headers, expect, body, Curated::Tools).await
+                }
+                "initialize" | "server/discover" => {
+                    let curated = Curated::Instructions;
+                    list(&proxy, &client, session, &headers, expect, body, curated).await
+                }
                 _ => {
                     forward(proxy, &client, session, Method::POST, &headers, body, Some(expect))
                         .await
@@ -419,8 +433,28 @@ async fn authenticate(proxy: &Proxy, headers: &HeaderMap) -> Result<Client, Resp
     }
 }
 
-/// A `tools/list`: the server's answer, read up to the response (a JSON body, or the SSE events
-/// up to the one that carries it, each inspected), through the gate (`UpstreamGate::listed`).
+/// What of an answer the gate takes in before the client sees it.
+#[derive(Debug, Clone, Copy)]
+enum Curated {
+    /// A `tools/list`'s tools (`UpstreamGate::listed`).
+    Tools,
+    /// An `initialize`'s (or `server/discover`'s) instructions (`UpstreamGate::instructed`).
+    Instructions,
+}
+
+impl Curated {
+    async fn take_in(self, gate: &UpstreamGate, session: &str, actor: &str, answer: &mut Value) {
+        match self {
+            Self::Tools => gate.listed(session, actor, answer).await,
+            Self::Instructions => gate.instructed(session, actor, answer).await,
+        }
+    }
+}
+
+/// A `tools/list`, `initialize` or `server/discover`: the server's answer, read up to the
+/// response (a JSON body, or the SSE events up to the one that carries it, each inspected),
+/// through the gate.
+#[allow(clippy::too_many_arguments)]
 async fn list(
     proxy: &Arc<Proxy>,
     client: &Client,
@@ -428,6 +462,7 @@ async fn list(
     headers: &HeaderMap,
     expect: Expect,
     body: Bytes,
+    curated: Curated,
 ) -> Response {
     let request = proxy
         .client
@@ -454,7 +489,7 @@ async fn list(
             let bytes = inspect::read_capped(response).await?;
             let text = std::str::from_utf8(&bytes).ok()?;
             let mut value = inspect::message(proxy, &session, text, &mut expect)?.ok()?;
-            gate.listed(&session, &client.actor, &mut value).await;
+            curated.take_in(&gate, &session, &client.actor, &mut value).await;
             return Some(head.body(Body::from(value.to_string())));
         }
         let (mut chunks, mut events, mut out) =
@@ -464,7 +499,7 @@ async fn list(
             while let Some(event) = events.next_event() {
                 match inspect::event(proxy, &session, &event, &mut expect) {
                     inspect::Inspected::Ours(mut value) => {
-                        gate.listed(&session, &client.actor, &mut value).await;
+                        curated.take_in(&gate, &session, &client.actor, &mut value).await;
                         out.extend_from_slice(&sse::with_data(&event, &value.to_string()));
                         return Some(head.body(Body::from(out)));
                     }
