@@ -66,6 +66,7 @@ pub struct FollowerMetrics {
     lag_events: Gauge,
     lag_seconds: Gauge<f64, AtomicU64>,
     position: Gauge,
+    refusing: Gauge,
 }
 
 impl FollowerMetrics {
@@ -74,9 +75,13 @@ impl FollowerMetrics {
         let result = match result {
             Delivered::Taken(events) => {
                 self.delivered.inc_by(events);
+                self.refusing.set(0);
                 self.taken
             }
-            Delivered::Refused => "refused",
+            Delivered::Refused => {
+                self.refusing.set(1);
+                "refused"
+            }
             Delivered::Failed => "failed",
         };
         self.batches.get_or_create(&ResultLabels { result }).inc();
@@ -264,6 +269,7 @@ impl Metrics {
             lag_events: Gauge::default(),
             lag_seconds: Gauge::default(),
             position: Gauge::default(),
+            refusing: Gauge::default(),
         };
         let to = names.destination;
         let mut registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
@@ -288,6 +294,14 @@ impl Metrics {
             names.position,
             format!("The last seq of the trail that {to} holds"),
             metrics.position.clone(),
+        );
+        registry.register(
+            "refusing",
+            format!(
+                "1 while {to} refuses what it is sent (nothing moves there until someone acts: \
+                 the log says what), 0 once it takes a batch"
+            ),
+            metrics.refusing.clone(),
         );
         metrics
     }

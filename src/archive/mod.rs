@@ -53,8 +53,12 @@ pub enum ArchiveError {
     TooLarge(String, u64),
     #[error("the archive: {0}")]
     Store(#[from] object_store::Error),
-    #[error("the archive already holds a different {0}: it is not this trail's")]
-    Different(String),
+    #[error(
+        "the archive already holds a different {0} (sha256 {1}; this trail's is {2}): the upload \
+         stops there until that object is moved aside (docs/operations.md, \"A conflict in the \
+         archive\")"
+    )]
+    Different(String, String, String),
     #[error("the archive's {0} reads back other than it was written")]
     ReadBack(String),
     #[error("the archive's {0} was not locked: {1}")]
@@ -167,7 +171,11 @@ impl Archive {
             // Written before a restart, perhaps not locked yet: locked again below.
             Err(object_store::Error::AlreadyExists { .. }) => match self.get(name).await? {
                 Some(held) if held == bytes => {}
-                _ => return Err(ArchiveError::Different(name.to_owned())),
+                held => {
+                    let sha = |b: &[u8]| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b));
+                    let stored = held.as_deref().map_or_else(|| "none".to_owned(), sha);
+                    return Err(ArchiveError::Different(name.to_owned(), stored, sha(&bytes)));
+                }
             },
             Err(e) => return Err(e.into()),
         }

@@ -1,12 +1,14 @@
 //! `toolgate archive`: what an archive holds, and its verification without the trail.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::Exit;
 use crate::archive::{Archive, check, tiles};
+use crate::store::Reader;
 use crate::text::escaped;
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::csv::CsvWriter;
@@ -53,13 +55,23 @@ pub enum ArchiveCommand {
     /// Print the archive's checkpoint: its origin, how many events it proves, its root.
     List(Location),
     /// Verify the archive without the trail: the checkpoint's signature, every tile and
-    /// bundle against the tree, every event against its leaf and the chain.
+    /// bundle against the tree, every event against its leaf and the chain; and that the
+    /// archive is not behind the newest checkpoint given (`--db`, `--checkpoint`): an older
+    /// checkpoint of the same log, swapped in, proves an older, shorter archive just as well.
+    /// Without either, it says that it verified only what the archive shows (exit 1).
     Verify {
         #[command(flatten)]
         location: Location,
         /// The log's verifier key (`toolgate keygen` printed it).
         #[arg(long)]
         key: String,
+        /// A checkpoint of the log kept elsewhere (a witness's, an earlier `toolgate
+        /// checkpoint`), signed by `--key`: the archive must reach it.
+        #[arg(long)]
+        checkpoint: Vec<PathBuf>,
+        /// The trail the archive is of: its last checkpoint, which the archive must reach.
+        #[arg(long)]
+        db: Option<PathBuf>,
     },
     /// Print the archived events `--from` through `--to` as a CSV export (header first), as
     /// the archive holds them: `toolgate verify --csv` checks their chain, `archive verify`
@@ -94,23 +106,97 @@ pub async fn archive(args: ArchiveArgs) -> anyhow::Result<Exit> {
             Ok(Exit::Ok)
         }
         ArchiveCommand::Get { location, from, to } => get(&location.open()?, from, to).await,
-        ArchiveCommand::Verify { location, key } => {
+        ArchiveCommand::Verify { location, key, checkpoint, db } => {
             let key = NoteVerifier::parse(&key).with_context(|| format!("--key `{key}`"))?;
-            let found = check::verify(&location.open()?, &key, None).await?;
+            let newest = newest_anchor(&key, &checkpoint, db.as_deref()).await?;
+            let archive = location.open()?;
+            // Against an anchor smaller than the archive, the tree of its size is found too.
+            let at = newest.as_ref().map(|(checkpoint, _)| checkpoint.size);
+            let mut found = check::verify(&archive, &key, at).await?;
+            if let Some((anchor, source)) = &newest {
+                found.problems.extend(reaches(&found, anchor, source));
+            }
             for problem in &found.problems {
                 println!("{}", escaped(problem));
             }
-            if found.problems.is_empty() {
-                println!(
-                    "ok: {} events, proven by the checkpoint of size {}",
-                    found.events, found.size
-                );
-                Ok(Exit::Ok)
-            } else {
-                println!("broken: {} problems in {} events", found.problems.len(), found.events);
-                Ok(Exit::Broken)
+            match (found.problems.is_empty(), newest) {
+                (false, _) => {
+                    let (count, events) = (found.problems.len(), found.events);
+                    println!("broken: {count} problems in {events} events");
+                    Ok(Exit::Broken)
+                }
+                (true, Some((_, source))) => {
+                    let (events, size) = (found.events, found.size);
+                    println!(
+                        "ok: {events} events, proven by the checkpoint of size {size}, which \
+                         reaches {source}"
+                    );
+                    Ok(Exit::Ok)
+                }
+                (true, None) => {
+                    let (events, size) = (found.events, found.size);
+                    println!(
+                        "unanchored: {events} events proven by the archive's own checkpoint of \
+                         size {size} only; an older checkpoint of the log swapped in would prove \
+                         an older archive as well: give --db or --checkpoint to know it is whole"
+                    );
+                    Ok(Exit::Failed)
+                }
             }
         }
+    }
+}
+
+/// The newest of the checkpoints given (files, and the trail's last), each opened with `key`,
+/// and where it came from.
+async fn newest_anchor(
+    key: &NoteVerifier,
+    files: &[PathBuf],
+    db: Option<&Path>,
+) -> anyhow::Result<Option<(Checkpoint, String)>> {
+    let mut anchors = Vec::new();
+    for path in files {
+        let note = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read `{}`", path.display()))?;
+        let checkpoint = Checkpoint::open(&note, key)
+            .with_context(|| format!("`{}` is not a checkpoint signed by --key", path.display()))?;
+        anchors.push((checkpoint, format!("`{}`", path.display())));
+    }
+    if let Some(db) = db {
+        let reader = Reader::open(db).await?;
+        let last = match reader.last_checkpoint().await? {
+            Some(event) => Some(reader.cosigned_note(&event).await?),
+            None => None,
+        };
+        reader.close().await;
+        if let Some(note) = last {
+            let checkpoint = Checkpoint::open(&note, key)
+                .context("the trail's last checkpoint is not signed by --key")?;
+            anchors.push((checkpoint, format!("the trail's last checkpoint ({})", db.display())));
+        }
+    }
+    Ok(anchors.into_iter().max_by_key(|(checkpoint, _)| checkpoint.size))
+}
+
+/// What keeps the archive `found` from reaching `anchor` (a checkpoint of the same log, from
+/// `source`): a smaller tree, or another root at the anchor's size.
+fn reaches(found: &check::Found, anchor: &Checkpoint, source: &str) -> Option<String> {
+    if found.size == 0 || anchor.size == 0 {
+        return None;
+    }
+    if found.size < anchor.size {
+        return Some(format!(
+            "archive: its checkpoint proves {} events, but {source} proves {}: the archive is \
+             rolled back or behind",
+            found.size, anchor.size
+        ));
+    }
+    match found.at {
+        Some((root, _)) if root == anchor.root => None,
+        _ => Some(format!(
+            "archive: its tree of {} events has another root than {source}: another history",
+            anchor.size
+        )),
     }
 }
 

@@ -68,7 +68,7 @@ const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 
 fn trouble(error: ArchiveError) -> Trouble {
     match error {
-        ArchiveError::Different(_) => Trouble::Refused(error.to_string()),
+        ArchiveError::Different(..) => Trouble::Refused(error.to_string()),
         _ => Trouble::Failed(error.to_string()),
     }
 }

@@ -193,7 +193,7 @@ impl<S: Sink> Follower<S> {
         let from = match *cursor {
             Some(from) => from,
             None => {
-                self.sink.resume(reader).await.inspect_err(|_| self.count(Delivered::Failed))?
+                self.sink.resume(reader).await.inspect_err(|trouble| self.count(trouble.into()))?
             }
         };
         *cursor = Some(from);

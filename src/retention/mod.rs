@@ -78,6 +78,15 @@ impl Retention {
         );
         let hold = metrics.gauge("retention_legal_hold", "1 while a legal hold stops pruning");
         hold.set(i64::from(self.config.legal_hold));
+        let waiting = metrics.gauge(
+            "retention_waiting_seconds",
+            "How long the rules have wanted more gone than is safe yet (an archive, a fleet \
+             store or a witness behind: the log says which), 0 when they do not",
+        );
+        // A wait this long is no lag: the log says so at warning level.
+        const LONG: Duration = Duration::from_secs(600);
+        let mut since: Option<tokio::time::Instant> = None;
+        let mut warned = false;
         let every = Duration::from_millis(self.config.check_every_ms.max(100));
         tracing::info!(
             max_age_days = self.config.max_age_days,
@@ -88,12 +97,28 @@ impl Retention {
         let mut said = String::new();
         loop {
             match self.round().await {
-                Ok(Round::Pruned(seq)) => tracing::info!(through = seq, "pruned the trail"),
-                Ok(Round::Waiting(why)) if why != said => {
-                    tracing::info!("retention waits: {why}");
-                    said = why;
+                Ok(Round::Waiting(why)) => {
+                    let began = *since.get_or_insert_with(tokio::time::Instant::now);
+                    waiting.set(i64::try_from(began.elapsed().as_secs()).unwrap_or(i64::MAX));
+                    if why != said {
+                        tracing::info!("retention waits: {why}");
+                        said = why;
+                    }
+                    if began.elapsed() >= LONG && !warned {
+                        tracing::warn!(
+                            "retention has waited {} s and prunes nothing until it is resolved: {said}",
+                            began.elapsed().as_secs()
+                        );
+                        warned = true;
+                    }
                 }
-                Ok(_) => {}
+                Ok(round) => {
+                    if let Round::Pruned(seq) = round {
+                        tracing::info!(through = seq, "pruned the trail");
+                    }
+                    (since, warned) = (None, false);
+                    waiting.set(0);
+                }
                 Err(error) => tracing::warn!(%error, "retention round failed; trying again"),
             }
             if let Ok(Some(pruned)) = self.reader.pruned().await {

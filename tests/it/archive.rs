@@ -86,10 +86,21 @@ fn prove_with_a_tlog_client(archive: &Path, leaves: &[u64]) {
     }
 }
 
-fn verify(archive: &Path, key: &str) -> (i32, String) {
+/// `archive verify`, against the checkpoint in `anchor` when given.
+fn verify_against(archive: &Path, key: &str, anchor: Option<&Path>) -> (i32, String) {
     let url = format!("file://{}", archive.display());
-    let out = toolgate(&["archive", "verify", "--url", &url, "--key", key]);
+    let mut args = vec!["archive", "verify", "--url", &url, "--key", key];
+    let anchor = anchor.map(|a| a.to_str().unwrap().to_owned());
+    if let Some(anchor) = &anchor {
+        args.extend(["--checkpoint", anchor]);
+    }
+    let out = toolgate(&args);
     (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Keeps the archive's checkpoint as it is now, as an auditor would keep it elsewhere.
+fn keep_checkpoint(archive: &Path, kept: &Path) {
+    std::fs::copy(archive.join("checkpoint"), kept).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -114,6 +125,9 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
         archive.join(format!("tile/1/000.p/{}", size / 256)).is_file(),
         "level 1's partial tile"
     );
+    let kept = dir.path().join("kept.checkpoint");
+    keep_checkpoint(&archive, &kept);
+    let verify = |archive: &Path, key: &str| verify_against(archive, key, Some(&kept));
     let (code, said) = verify(&archive, &key);
     assert_eq!(code, 0, "{said}");
     assert!(said.contains(&format!("ok: {size} events")), "{said}");
@@ -128,6 +142,9 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
     }
     let size = archived(&archive, 600).await;
     let (trail, _) = app.stop().await;
+    let old = dir.path().join("old.checkpoint");
+    std::fs::copy(&kept, &old).unwrap();
+    keep_checkpoint(&archive, &kept);
     let (code, said) = verify(&archive, &key);
     assert_eq!(code, 0, "{said}");
     assert!(said.contains(&format!("ok: {size} events")), "{said}");
@@ -169,10 +186,67 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
     let other = dir.path().join("other.key");
     let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", other.to_str().unwrap()]);
     let other = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    let (code, said) = verify(&archive, &other);
+    let (code, said) = verify_against(&archive, &other, None);
     assert_eq!(code, 2, "{said}");
     assert!(said.starts_with("checkpoint: "), "{said}");
     drop(trail);
+}
+
+/// The review's attack: the archive's checkpoint swapped for an older one signed by the same
+/// key. Its tree of that size is whole (the partial tiles of every publication stay), so it
+/// proves an older, shorter archive: refused against any newer checkpoint the auditor has (the
+/// trail's, or one kept elsewhere), and never "ok" without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_rolled_back_to_an_older_checkpoint_is_refused_and_never_ok_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (key_file, archive) = (dir.path().join("log.key"), dir.path().join("archive"));
+    let out = toolgate(&["keygen", "--name", "toolgate/test", "--out", key_file.to_str().unwrap()]);
+    let key = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let trail = tempfile::tempdir().unwrap();
+    let db = trail.path().join("trail.db");
+    let mut app = start(config(trail.path(), &key_file, &archive), trail).await;
+    for _ in 0..300 {
+        app.decide(request("read")).await;
+    }
+    archived(&archive, 300).await;
+    let (old, newer) = (dir.path().join("old.checkpoint"), dir.path().join("newer.checkpoint"));
+    keep_checkpoint(&archive, &old);
+    for _ in 0..700 {
+        app.decide(request("read")).await;
+    }
+    let size = archived(&archive, 1000).await;
+    keep_checkpoint(&archive, &newer);
+    let (_trail, _) = app.stop().await;
+    assert_eq!(verify_against(&archive, &key, Some(&newer)).0, 0);
+
+    std::fs::copy(&old, archive.join("checkpoint")).unwrap();
+    let (code, said) = verify_against(&archive, &key, Some(&newer));
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.contains(&format!("proves {size}: the archive is rolled back or behind")),
+        "{said}"
+    );
+    let url = format!("file://{}", archive.display());
+    let against_the_trail = toolgate(&[
+        "archive",
+        "verify",
+        "--url",
+        &url,
+        "--key",
+        &key,
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&against_the_trail.stdout);
+    assert_eq!(against_the_trail.status.code(), Some(2), "{said}");
+    assert!(said.contains("rolled back or behind"), "{said}");
+    let (code, said) = verify_against(&archive, &key, None);
+    assert_eq!(code, 1, "{said}");
+    assert!(said.starts_with("unanchored: ") && !said.contains("ok:"), "{said}");
+    // An older checkpoint the archive reaches is fine: it proves the archive's start.
+    keep_checkpoint(&archive, &newer);
+    std::fs::copy(&newer, archive.join("checkpoint")).unwrap();
+    assert_eq!(verify_against(&archive, &key, Some(&old)).0, 0);
 }
 
 /// An S3-speaking server: moto's standalone server (`moto[server]` from PyPI; scripts/test
@@ -289,12 +363,23 @@ const AWS: [(&str, &str); 2] = [("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCE
 
 /// `toolgate archive <command> --url URL` with the S3 options, and its exit code and stdout.
 fn s3_archive(command: &str, s3: &S3, url: &str, key: Option<&str>) -> (i32, String) {
+    s3_archive_with(command, s3, url, key, &[])
+}
+
+fn s3_archive_with(
+    command: &str,
+    s3: &S3,
+    url: &str,
+    key: Option<&str>,
+    extra: &[&str],
+) -> (i32, String) {
     let endpoint = format!("aws_endpoint={}", s3.endpoint);
     let mut args = vec!["archive", command, "--url", url, "--option", &endpoint];
     args.extend(["--option", "aws_allow_http=true", "--option", "aws_region=us-east-1"]);
     if let Some(key) = key {
         args.extend(["--key", key]);
     }
+    args.extend(extra);
     let out =
         assert_cmd::Command::cargo_bin("toolgate").unwrap().envs(AWS).args(&args).output().unwrap();
     (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
@@ -329,15 +414,24 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     drop(proc);
-    let (code, said) = s3_archive("verify", &s3, url, Some(&key));
+    // The auditor keeps the archive's checkpoint (as a witness would): what it verifies against.
+    let note = format!("{}/toolgate-archive/node-1/checkpoint", s3.endpoint);
+    let note = reqwest::Client::new().get(note).header("authorization", FAKE).send().await;
+    let kept = dir.path().join("kept.checkpoint");
+    std::fs::write(&kept, note.unwrap().bytes().await.unwrap()).unwrap();
+    let kept = ["--checkpoint", kept.to_str().unwrap()];
+    let (code, said) = s3_archive_with("verify", &s3, url, Some(&key), &kept);
     assert_eq!(code, 0, "{said}");
 
     // Someone else wrote the next full tile's bundle first (moto checks no signature): the
-    // conditional write finds it, it is not what the trail holds, and the upload stops there.
+    // conditional write finds it, it is not what the trail holds, and the upload stops there,
+    // said in the log and on /metrics until an operator moves the object aside.
     let planted = format!("{}/toolgate-archive/node-1/tile/entries/001", s3.endpoint);
     let put = reqwest::Client::new().put(&planted).header("authorization", FAKE).body(vec![0; 34]);
     assert!(put.send().await.unwrap().status().is_success());
-    let proc = serve_and_decide(&first, &toml, 300, "read").await;
+    let side = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let watched = format!("http_listen = \"{side}\"\n{toml}");
+    let proc = serve_and_decide(&first, &watched, 300, "read").await;
     let log = first.join("server.log");
     let started = Instant::now();
     while !std::fs::read_to_string(&log)
@@ -351,13 +445,29 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    drop(proc);
+    let metrics = format!("http://{side}/metrics");
+    let refusing = || async {
+        let said = reqwest::get(&metrics).await.unwrap().text().await.unwrap();
+        said.lines().find_map(|l| l.strip_prefix("toolgate_archive_refusing ")).map(str::to_owned)
+    };
+    assert_eq!(refusing().await.as_deref(), Some("1"), "the conflict is on /metrics");
     let (_, held) = s3_archive("list", &s3, url, None);
     let size: u64 =
         held.lines().find_map(|l| l.strip_prefix("events 1 through ")).unwrap().parse().unwrap();
     assert!(size < 512, "no checkpoint past the planted tile: {held}");
-    let (code, said) = s3_archive("verify", &s3, url, Some(&key));
+    let (code, said) = s3_archive_with("verify", &s3, url, Some(&key), &kept);
     assert_eq!(code, 0, "{said}");
+    // The operator's step: the planted object moved aside, the upload goes on by itself.
+    let delete = reqwest::Client::new().delete(&planted).header("authorization", FAKE);
+    assert!(delete.send().await.unwrap().status().is_success());
+    let started = Instant::now();
+    while s3.archived("toolgate-archive", "node-1").await < 512 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the upload did not go on");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(refusing().await.as_deref(), Some("0"));
+    drop(proc);
+    let (_, held) = s3_archive("list", &s3, url, None);
 
     // Another trail, signed with the same key, pointed at the same archive: it refuses to
     // write there, and the archive stays as it was.
@@ -367,7 +477,7 @@ async fn an_archive_in_s3_verifies_and_another_trail_cannot_overwrite_it() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     drop(proc);
     assert_eq!(s3_archive("list", &s3, url, None).1, held);
-    let (code, said) = s3_archive("verify", &s3, url, Some(&key));
+    let (code, said) = s3_archive_with("verify", &s3, url, Some(&key), &kept);
     assert_eq!(code, 0, "{said}");
     let log = std::fs::read_to_string(second.join("server.log")).unwrap();
     assert!(log.contains("not of this trail"), "{log}");

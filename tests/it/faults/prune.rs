@@ -147,7 +147,9 @@ async fn killed_in_the_middle_of_an_upload_the_archive_resumes_and_verifies() {
     })
     .await;
     drop(proc);
-    let out = toolgate(&["archive", "verify", "--url", &setup.url, "--key", &setup.key]);
+    let db = setup.db();
+    let (url, key, db) = (&setup.url, &setup.key, db.to_str().unwrap());
+    let out = toolgate(&["archive", "verify", "--url", url, "--key", key, "--db", db]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}");
     let (decisions, contiguous) = super::decisions_on_trail(&setup.db());
