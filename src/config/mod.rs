@@ -568,6 +568,11 @@ pub struct FleetConfig {
     pub node_id: Option<String>,
     /// The ingest service: `https://host:port` over TLS (`http://` on loopback only).
     pub ingest_url: Option<String>,
+    /// Several ingest servers of one fleet store, instead of `ingest_url`: the first is used,
+    /// the next when one fails, the first again `fail_back_ms` after it was left.
+    pub ingest_urls: Vec<String>,
+    /// How long after it left the first of `ingest_urls` the shipper tries it again.
+    pub fail_back_ms: u64,
     /// A file holding the node's token, as `toolgate fleet register` printed it.
     pub token_file: Option<PathBuf>,
     /// PEM certificates of the CAs an `https://` ingest service's certificate is checked
@@ -588,6 +593,8 @@ impl Default for FleetConfig {
         Self {
             node_id: None,
             ingest_url: None,
+            ingest_urls: Vec::new(),
+            fail_back_ms: 60_000,
             token_file: None,
             ca_file: None,
             postgres_url: None,

@@ -4,6 +4,12 @@
 //! any side resumes where the store stands: delivery at least once, storage exactly once).
 //! Once the events are caught up, the witnesses' cosignatures of its checkpoints follow, from
 //! where the store's cosignatures stand.
+//!
+//! Several ingest servers (`ingest_urls`) share one store: the shipper uses the first, moves to
+//! the next when one fails (unreachable, hung, unavailable: never when one refuses, since they
+//! all would), and tries the first again `fail_back_ms` after it left it. Every call has a deadline,
+//! so a server that takes the connection and never answers is left like one that is down; at a
+//! stop, a round in flight is cut after [`STOP_WITHIN`].
 
 use std::path::Path;
 use std::time::Duration;
@@ -46,10 +52,19 @@ const MAX_BATCH_BYTES: usize = 16 << 20;
 /// The most cosignatures one batch carries (as many as the ingest service takes).
 const COSIGNATURES: u32 = 10_000;
 
+/// How long any call to the ingest service may go unanswered (a batch's acknowledgement: its
+/// check and its `COPY`), and a TLS handshake may take.
+const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+const HANDSHAKE_WITHIN: Duration = Duration::from_secs(10);
+
+/// At a stop, how long a round still in flight may take: the events it did not get
+/// acknowledged stay on the trail and ship after the restart.
+pub const STOP_WITHIN: Duration = Duration::from_secs(3);
+
 /// Why `[fleet]` is refused at start.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetConfigError {
-    #[error("[fleet] node_id needs ingest_url, the ingest service's URL")]
+    #[error("[fleet] node_id needs ingest_url (or ingest_urls), the ingest service's URL")]
     NoUrl,
     #[error(
         "[fleet] postgres_url: sidecars ship through the ingest service now; set ingest_url and \
@@ -81,9 +96,21 @@ struct Shipping {
     acks: Streaming<proto::ShipResponse>,
 }
 
+/// One ingest server.
+struct Ingest {
+    url: String,
+    client: Client,
+}
+
 /// The sink of a configured shipper.
 pub struct Fleet {
-    client: Client,
+    /// The ingest servers, in the order configured, and the one in use.
+    ingests: Vec<Ingest>,
+    current: usize,
+    /// When the shipper left the first one, while it uses another; how long until it tries
+    /// the first again.
+    away_since: Option<tokio::time::Instant>,
+    fail_back: Duration,
     node: String,
     batch: u32,
     shipping: Option<Shipping>,
@@ -117,22 +144,39 @@ pub fn follower(
     if config.postgres_url.is_some() {
         return Err(FleetConfigError::Direct);
     }
-    let url = config.ingest_url.as_deref().ok_or(FleetConfigError::NoUrl)?;
+    let urls = match (&config.ingest_url, config.ingest_urls.as_slice()) {
+        (Some(url), []) => vec![url.clone()],
+        (None, []) => return Err(FleetConfigError::NoUrl),
+        (None, urls) => urls.to_vec(),
+        (Some(_), _) => {
+            return Err(FleetConfigError::Invalid(
+                "set ingest_url or ingest_urls, not both".into(),
+            ));
+        }
+    };
     let token = token(config.token_file.as_deref())?;
-    let bearer = format!("Bearer {token}")
+    let bearer: MetadataValue<Ascii> = format!("Bearer {token}")
         .parse()
         .map_err(|_| FleetConfigError::Invalid("the token is not a header value".into()))?;
-    let channel = endpoint(url, config.ca_file.as_deref())?.connect_lazy();
-    let client = FleetIngestClient::with_interceptor(channel, Bearer(bearer))
-        .max_encoding_message_size(MAX_BATCH_BYTES * 2);
-    tracing::info!(node = %node, url, "shipping the trail to the fleet's ingest service");
+    let mut ingests = Vec::with_capacity(urls.len());
+    for url in urls {
+        let channel = endpoint(&url, config.ca_file.as_deref())?.connect_lazy();
+        let client = FleetIngestClient::with_interceptor(channel, Bearer(bearer.clone()))
+            .max_encoding_message_size(MAX_BATCH_BYTES * 2);
+        ingests.push(Ingest { url, client });
+    }
+    let urls: Vec<&str> = ingests.iter().map(|i| i.url.as_str()).collect();
+    tracing::info!(node = %node, urls = ?urls, "shipping the trail to the fleet's ingest service");
     let batch = config.batch_events.clamp(1, 10_000);
     let cosignatures = metrics.counter(
         "fleet_shipped_cosignatures",
         "Witness cosignatures stored in the fleet store by this node's shipper",
     );
     let sink = Fleet {
-        client,
+        ingests,
+        current: 0,
+        away_since: None,
+        fail_back: Duration::from_millis(config.fail_back_ms),
         node: node.clone(),
         batch,
         shipping: None,
@@ -145,7 +189,7 @@ pub fn follower(
     let every = Duration::from_millis(config.every_ms.max(1));
     let follower =
         Follower::new(sink, batch, every).looking_every(every).coalescing(super::COALESCE);
-    Ok(Some(follower.measured(metrics, NAMES)))
+    Ok(Some(follower.stopping_within(STOP_WITHIN).measured(metrics, NAMES)))
 }
 
 /// The node's token: the file's, else the environment's.
@@ -172,6 +216,7 @@ fn endpoint(url: &str, ca_file: Option<&Path>) -> Result<Endpoint, FleetConfigEr
     let endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|_| invalid(format!("ingest_url {url:?} is not a URL")))?
         .connect_timeout(Duration::from_secs(5))
+        .timeout(ANSWER_WITHIN)
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_timeout(Duration::from_secs(10));
     if !url.starts_with("https://") {
@@ -197,15 +242,47 @@ fn endpoint(url: &str, ca_file: Option<&Path>) -> Result<Endpoint, FleetConfigEr
         }
         None => ClientTlsConfig::new().with_native_roots(),
     };
+    let tls = tls.timeout(HANDSHAKE_WITHIN);
     endpoint.tls_config(tls).map_err(|e| invalid(format!("ingest_url {url:?}: {e}")))
 }
 
 impl Fleet {
+    /// The ingest server in use.
+    fn client(&mut self) -> &mut Client {
+        // INVARIANT: `current` is kept below `ingests.len()`, which is at least 1.
+        let at = self.current.min(self.ingests.len() - 1);
+        &mut self.ingests[at].client
+    }
+
+    /// The trouble a failed call is; a failure (not a refusal: every server of one store would
+    /// refuse alike) moves the shipper to the next ingest server.
+    fn failed(&mut self, status: &Status) -> Trouble {
+        let at = self.current.min(self.ingests.len() - 1);
+        let trouble = trouble(status, &self.ingests[at].url);
+        if matches!(trouble, Trouble::Failed(_)) && self.ingests.len() > 1 {
+            self.shipping = None;
+            self.current = (self.current + 1) % self.ingests.len();
+            self.away_since = match self.current {
+                0 => None,
+                _ => Some(self.away_since.unwrap_or_else(tokio::time::Instant::now)),
+            };
+        }
+        trouble
+    }
+
+    /// Back to the first ingest server, a while after it was left.
+    fn fail_back(&mut self) {
+        if self.away_since.is_some_and(|since| since.elapsed() >= self.fail_back) {
+            tracing::info!(url = %self.ingests[0].url, "shipping to the first ingest server again");
+            (self.current, self.away_since, self.shipping) = (0, None, None);
+        }
+    }
+
     /// The open `Ship` stream, opened if there is none.
     async fn shipping(&mut self) -> Result<&mut Shipping, Status> {
         if self.shipping.is_none() {
             let (batches, queue) = mpsc::channel(1);
-            let acks = self.client.ship(ReceiverStream::new(queue)).await?.into_inner();
+            let acks = self.client().ship(ReceiverStream::new(queue)).await?.into_inner();
             self.shipping = Some(Shipping { batches, acks });
         }
         self.shipping.as_mut().ok_or_else(|| Status::internal("no stream"))
@@ -214,18 +291,24 @@ impl Fleet {
     /// Where the store stands for the node: its last seq, and its cosignatures' checkpoint.
     async fn position(&mut self) -> Result<(i64, i64), Trouble> {
         let request = proto::PositionRequest { node_id: self.node.clone() };
-        let position = self.client.position(request).await.map_err(|s| trouble(&s))?;
-        let position = position.into_inner();
+        let position = match self.client().position(request).await {
+            Ok(position) => position.into_inner(),
+            Err(status) => return Err(self.failed(&status)),
+        };
         Ok((position.seq, position.cosigned))
     }
 
-    /// Sends one batch on the stream and waits for its acknowledgement.
+    /// Sends one batch on the stream and waits for its acknowledgement, at most
+    /// [`ANSWER_WITHIN`].
     async fn send(&mut self, batch: proto::ShipRequest) -> Result<proto::ShipResponse, Status> {
         let shipping = self.shipping().await?;
         if shipping.batches.send(batch).await.is_err() {
             return Err(Status::unavailable("the stream ended"));
         }
-        shipping.acks.message().await?.ok_or_else(|| Status::unavailable("the stream ended"))
+        match tokio::time::timeout(ANSWER_WITHIN, shipping.acks.message()).await {
+            Ok(answer) => answer?.ok_or_else(|| Status::unavailable("the stream ended")),
+            Err(_) => Err(Status::deadline_exceeded("no acknowledgement in time")),
+        }
     }
 }
 
@@ -269,9 +352,10 @@ fn cosignature_to_proto(c: crate::query::Cosignature) -> proto::Cosignature {
     proto::Cosignature { seq: c.seq, witness: c.witness, size: c.size, time: c.time, line: c.line }
 }
 
-/// The trouble a failed call is: a refusal (an alarm at the service) or a failure.
-fn trouble(status: &Status) -> Trouble {
-    let message = format!("the fleet's ingest service: {}", status.message());
+/// The trouble a failed call to the ingest service at `url` is: a refusal (an alarm at the
+/// service) or a failure.
+fn trouble(status: &Status, url: &str) -> Trouble {
+    let message = format!("the fleet's ingest service {url}: {}", status.message());
     match status.code() {
         Code::FailedPrecondition | Code::PermissionDenied | Code::Unauthenticated => {
             Trouble::Refused(message)
@@ -292,6 +376,7 @@ impl Sink for Fleet {
 
     /// The last seq the store holds for the node; its cosignatures are asked again too.
     async fn resume(&mut self, _reader: &Reader) -> Result<i64, Trouble> {
+        self.fail_back();
         self.shipping = None;
         self.awaiting = None;
         self.fleet_witnesses = None;
@@ -390,7 +475,7 @@ impl Sink for Fleet {
             }
             Err(status) => {
                 self.shipping = None;
-                Err(trouble(&status))
+                Err(self.failed(&status))
             }
         }
     }
@@ -398,6 +483,9 @@ impl Sink for Fleet {
     /// Ships the cosignatures of checkpoint events up to `through` (which the store holds)
     /// that the store does not have yet.
     async fn caught_up(&mut self, reader: &Reader, through: i64) -> Result<(), Trouble> {
+        // Every server of the fleet writes one store: where it stands is the same through
+        // any of them, so the shipper may change servers between batches.
+        self.fail_back();
         let from = match self.cosigned {
             Some(from) => from,
             None => self.position().await?.1,
@@ -412,10 +500,13 @@ impl Sink for Fleet {
             node_id: self.node.clone(),
             cosignatures: batch.into_iter().map(cosignature_to_proto).collect(),
         };
-        let stored = self.client.cosign(request).await.map_err(|s| {
-            self.cosigned = None;
-            trouble(&s)
-        })?;
+        let stored = match self.client().cosign(request).await {
+            Ok(stored) => stored,
+            Err(status) => {
+                self.cosigned = None;
+                return Err(self.failed(&status));
+            }
+        };
         self.cosignatures.inc_by(stored.into_inner().stored);
         // A full batch may have cut the last checkpoint's witnesses short: that one again.
         self.cosigned = Some(if full { last - 1 } else { last });

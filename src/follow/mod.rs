@@ -61,6 +61,9 @@ pub struct Follower<S> {
     /// Told where the destination stands, as it moves (for retention: nothing leaves the file
     /// before each destination that must have it has it).
     stands: Option<watch::Sender<i64>>,
+    /// At a stop, how long a round in flight may still take before it is cut (`None`: it
+    /// finishes, however long).
+    stop_within: Option<Duration>,
 }
 
 impl<S: Sink> Follower<S> {
@@ -69,7 +72,8 @@ impl<S: Sink> Follower<S> {
     pub fn new(sink: S, batch: u32, every: Duration) -> Self {
         let batch = batch.max(1);
         let (filter, gap) = (Filter::default(), Duration::ZERO);
-        Self { sink, filter, batch, every, look: None, gap, metrics: None, stands: None }
+        let (metrics, stands, stop_within) = (None, None, None);
+        Self { sink, filter, batch, every, look: None, gap, metrics, stands, stop_within }
     }
 
     /// Only the events `filter` selects.
@@ -88,6 +92,13 @@ impl<S: Sink> Follower<S> {
     /// spell is still taken at once).
     pub fn coalescing(self, gap: Duration) -> Self {
         Self { gap, ..self }
+    }
+
+    /// At a stop, cuts a round still in flight after `within`, for a sink whose destination
+    /// keeps its own cursor and takes a batch whole or not at all (the fleet store): what it
+    /// did not acknowledge stays on the trail and goes after the restart.
+    pub fn stopping_within(self, within: Duration) -> Self {
+        Self { stop_within: Some(within), ..self }
     }
 
     /// Counts its batches and lag in `metrics`, under the sink's name and `names`.
@@ -132,7 +143,28 @@ impl<S: Sink> Follower<S> {
             // Every commit up to here is seen by the read below: a later one wakes the next wait.
             commits.borrow_and_update();
             began = tokio::time::Instant::now();
-            match self.round(&reader, &commits, &mut cursor, batch).await {
+            let within = self.stop_within;
+            let cut = async {
+                match within {
+                    Some(within) => {
+                        stopped(&mut stopping).await;
+                        tokio::time::sleep(within).await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let round = tokio::select! {
+                round = self.round(&reader, &commits, &mut cursor, batch) => round,
+                () = cut => {
+                    tracing::warn!(
+                        sink = S::NAME,
+                        to = self.sink.destination(),
+                        "stopped with a round unanswered: what it did not take goes after the restart"
+                    );
+                    break;
+                }
+            };
+            match round {
                 Ok(more) => {
                     batch = batch.saturating_mul(2).min(self.batch);
                     let recovered;

@@ -474,7 +474,7 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
 }
 
 /// `GET path` on the side port: the status and the body.
-fn get(port: u16, path: &str) -> (u16, String) {
+pub fn get(port: u16, path: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
@@ -485,7 +485,7 @@ fn get(port: u16, path: &str) -> (u16, String) {
 }
 
 /// The value of an unlabelled metric.
-fn metric(text: &str, name: &str) -> f64 {
+pub fn metric(text: &str, name: &str) -> f64 {
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or_else(|| panic!("no {name} in\n{text}"))

@@ -411,3 +411,116 @@ async fn a_token_that_keeps_being_refused_stores_a_bounded_number_of_alarms() {
     assert_eq!(call.await.unwrap_err().code(), Code::PermissionDenied);
     assert_eq!(alarms_with_shippers(&fleet).await.len(), 102);
 }
+
+/// Two ingest servers in front of one store, both given to the sidecar: when the one it uses
+/// dies, it moves to the other within seconds; nothing is lost or stored twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sidecar_given_two_ingest_servers_fails_over_and_loses_nothing() {
+    let mut fleet = FleetDb::new(&cluster()).await;
+    let second = Ingest::start(&fleet.ingest_role_url()).await;
+    let node = fleet.node("a").await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let toml = format!(
+        "[fleet]\nnode_id = \"a\"\ningest_urls = [\"{}\", \"{}\"]\ntoken_file = \"{}\"\n\
+         every_ms = 50\nfail_back_ms = 1000\n",
+        fleet.ingest.url,
+        second.url,
+        node.token_file.display()
+    );
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..50 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    caught_up(&fleet, "a", &db).await;
+
+    // The first dies; decisions go on, and reach the store through the second.
+    fleet.ingest.kill9();
+    let died = Instant::now();
+    for _ in 0..50 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    caught_up(&fleet, "a", &db).await;
+    let moved = died.elapsed();
+    println!("failed over to the second ingest server in {moved:?}");
+    assert!(moved < Duration::from_secs(20), "{moved:?}");
+
+    // The first comes back; past fail_back_ms the sidecar uses it again, and the second can go.
+    let port: u16 = fleet.ingest.url.rsplit(':').next().unwrap().parse().unwrap();
+    let _first = Ingest::start_on(&fleet.ingest_role_url(), port).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for _ in 0..20 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    caught_up(&fleet, "a", &db).await;
+    drop(second);
+    for _ in 0..20 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    caught_up(&fleet, "a", &db).await;
+    assert!(fleet.alarms().await.is_empty(), "{:?}", fleet.alarms().await);
+}
+
+/// A revoked node's every retry is refused at `Position`: each counted as `refused`, as the
+/// docs say, none as `failed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_nodes_retries_are_counted_as_refused() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let node = fleet.node("a").await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let side = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let toml = format!("http_listen = \"{side}\"\n{}", fleet_toml("a", &node, 20));
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    gate.decide(request("read")).await.unwrap();
+    caught_up(&fleet, "a", &db).await;
+    let out = toolgate_async(&["fleet", "revoke", "--postgres", &fleet.url(), "--node", "a"]).await;
+    assert!(out.status.success());
+    for _ in 0..5 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    let counted = |result: &str| {
+        let (_, text) = crate::fleet::get(side.port(), "/metrics");
+        let name = format!("toolgate_fleet_batches_total{{result=\"{result}\"}}");
+        text.lines().find_map(|l| l.strip_prefix(&name)?.trim().parse::<f64>().ok()).unwrap_or(0.0)
+    };
+    let started = Instant::now();
+    while counted("refused") < 3.0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "refused {}", counted("refused"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(counted("failed"), 0.0, "a refusal is no failure");
+}
+
+/// The review's attack on the ingest service: a token of the right shape that is no node's,
+/// and a message that says it is 15 MB. Refused on its headers, before the body is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_made_up_token_is_refused_on_its_headers_and_its_body_never_read() {
+    let fleet = FleetDb::new(&cluster()).await;
+    let address: std::net::SocketAddr =
+        fleet.ingest.url.trim_start_matches("http://").parse().unwrap();
+    let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (send, connection) = h2::client::handshake(stream).await.unwrap();
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let made_up = format!("tgnode_{}", "A".repeat(43));
+    let mut send = send.ready().await.unwrap();
+    let request =
+        http::Request::post(format!("{}/toolgate.v1.FleetIngest/Position", fleet.ingest.url))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .header("authorization", format!("Bearer {made_up}"))
+            .body(())
+            .unwrap();
+    let started = Instant::now();
+    let (answer, mut body) = send.send_request(request, false).unwrap();
+    let mut prefix = vec![0u8];
+    prefix.extend_from_slice(&(15u32 << 20).to_be_bytes());
+    body.send_data(bytes::Bytes::from(prefix), false).unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(5), answer).await.unwrap().unwrap();
+    assert_eq!(answer.headers()["grpc-status"], "16", "UNAUTHENTICATED");
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+}

@@ -70,3 +70,41 @@ async fn sigterm_under_load_commits_what_it_holds_and_exits_cleanly() {
     assert!(decisions_on_trail(&db).1);
     assert_eq!(verify(&db).0, 0);
 }
+
+/// An ingest service that takes the connection and never answers: SIGTERM still stops the
+/// sidecar within its bound, and the events stay on the trail (they ship after the restart).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_ingest_service_never_holds_the_stop_past_its_bound() {
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hung.local_addr().unwrap().port();
+    let (accepted, took) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hung.incoming().flatten() {
+            held.push(stream);
+            let _ = accepted.send(());
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let token = dir.path().join("node.token");
+    std::fs::write(&token, format!("tgnode_{}", "A".repeat(43))).unwrap();
+    let toml = format!(
+        "[fleet]\nnode_id = \"a\"\ningest_url = \"http://127.0.0.1:{port}\"\ntoken_file = \"{}\"\n",
+        token.display()
+    );
+    let mut proc = Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..5 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    took.recv_timeout(Duration::from_secs(10)).unwrap();
+    let stopping = Instant::now();
+    proc.sigterm();
+    let exited = proc.exited_within(Duration::from_secs(15));
+    println!("stopped {:?} after SIGTERM with the ingest hung", stopping.elapsed());
+    assert!(exited.is_some_and(|status| status.success()), "{exited:?}");
+    assert!(stopping.elapsed() < Duration::from_secs(10), "{:?}", stopping.elapsed());
+    let (decisions, contiguous) = decisions_on_trail(&db);
+    assert!(contiguous && decisions.len() == 5, "{decisions:?}");
+}
