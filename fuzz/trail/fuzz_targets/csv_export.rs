@@ -27,7 +27,7 @@ fn rows(csv: &[u8]) -> Option<Vec<Event>> {
 fn manifest(original: &[u8], events: &[Event]) -> Manifest {
     let (first, last) = (events.first().unwrap(), events.last().unwrap());
     serde_json::from_value(serde_json::json!({
-        "format": "toolgate-csv-v1",
+        "format": toolgate_trail::MANIFEST_FORMAT,
         "filter": {},
         "first_seq": first.seq,
         "last_seq": last.seq,
