@@ -434,9 +434,12 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
     let toml = format!("http_listen = \"127.0.0.1:{http}\"\n{}", fleet_toml("a", &node, 50));
     let proc = crate::faults::Proc::start(&db, &toml).await;
     let mut gate = proc.gate().await;
-    for _ in 0..20 {
+    // The baseline: 200 decisions with the store up, timed on this machine as it is now.
+    let started = Instant::now();
+    for _ in 0..200 {
         gate.decide(request("read")).await.unwrap();
     }
+    let up = started.elapsed();
     caught_up(&fleet, "a", &db).await;
     fleet.pool.close().await;
     tokio::task::block_in_place(|| run("stop"));
@@ -444,8 +447,10 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
     for _ in 0..200 {
         gate.decide(request("read")).await.unwrap();
     }
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(10), "200 decisions took {took:?} with the store down");
+    let down = started.elapsed();
+    // No decision waits on the store: the same calls take what they took with it up (a
+    // margin for a loaded machine, never a clock of its own).
+    assert!(down < up * 4 + Duration::from_secs(2), "200 decisions took {down:?} with the store down, {up:?} with it up");
     // Still ready (decisions work); the lag and the failed batches are on /metrics.
     let (ready, _) = get(http, "/readyz");
     assert_eq!(ready, 200);
@@ -463,7 +468,7 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
     caught_up(&fleet, "a", &db).await;
     assert!(fleet.alarms().await.is_empty());
     let (_, metrics) = get(http, "/metrics");
-    assert!(metric(&metrics, "toolgate_fleet_shipped_events_total") >= 220.0, "{metrics}");
+    assert!(metric(&metrics, "toolgate_fleet_shipped_events_total") >= 400.0, "{metrics}");
     assert_eq!(metric(&metrics, "toolgate_fleet_lag_events"), 0.0, "{metrics}");
     drop(proc);
     // The log said it, once per kind of trouble, not once per try.

@@ -158,13 +158,19 @@ async fn killed_in_the_middle_of_an_upload_the_archive_resumes_and_verifies() {
     println!("upload killed with {} acknowledged; archive verifies: {said}", acked.len());
 }
 
-/// Decisions at full rate for `seconds` with the file bounded to `max_bytes`: the trail
-/// file's size every second, and the calls answered.
+/// Decisions at full rate with the file bounded to `max_bytes`: once the first prune came
+/// (however long the archive took to catch up on this machine), the trail file's size every
+/// second for `seconds`, and the calls answered.
 async fn bounded_run(seconds: u64, max_bytes: u64) -> (Vec<u64>, usize, Setup) {
     let setup = Setup::new();
     let retention = format!("max_bytes = {max_bytes}\nsegment_events = 1000\ncheck_every_ms = 500");
     let proc = setup.start(&setup.toml(1000, &retention), &[]).await;
     let load = Load::start(&proc, 8).await;
+    let started = std::time::Instant::now();
+    while pruned(&setup.db()).0 == 0 {
+        assert!(started.elapsed() < Duration::from_secs(300), "nothing was pruned in 300 s");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     let mut sizes = Vec::new();
     for _ in 0..seconds {
         tokio::time::sleep(Duration::from_secs(1)).await;

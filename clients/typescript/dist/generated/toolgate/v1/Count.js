@@ -1,0 +1,2 @@
+// Original file: proto/toolgate/v1/audit.proto
+export {};

@@ -1,0 +1,6 @@
+export interface NeverAllowedResponse {
+    'tools'?: (string)[];
+}
+export interface NeverAllowedResponse__Output {
+    'tools': (string)[];
+}

@@ -1,0 +1,4 @@
+export interface ReloadPolicyRequest {
+}
+export interface ReloadPolicyRequest__Output {
+}

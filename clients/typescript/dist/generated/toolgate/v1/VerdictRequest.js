@@ -1,0 +1,2 @@
+// Original file: proto/toolgate/v1/approvals.proto
+export {};

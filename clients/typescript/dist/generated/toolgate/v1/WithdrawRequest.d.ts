@@ -1,0 +1,8 @@
+export interface WithdrawRequest {
+    'decision_id'?: (string);
+    'reason'?: (string);
+}
+export interface WithdrawRequest__Output {
+    'decision_id': (string);
+    'reason': (string);
+}
