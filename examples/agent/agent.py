@@ -28,8 +28,8 @@ import uuid
 
 import grpc
 
-from toolgate import Toolgate
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc
+from toolgate_client import Toolgate
+from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc
 
 
 def model_script(workspace: pathlib.Path) -> list[tuple[str, dict, dict]]:

@@ -5,8 +5,11 @@ name (examples/, clients/python), so that state carries from block to block as i
 reader (the trail the agent leaves is the one `query` then reads). `cargo run --release --` and
 `toolgate` both run $TOOLGATE_BIN. A `serve` starts in the background on the README's own
 addresses and is stopped with SIGTERM at the end of its block, as a reader would press Ctrl-C.
-`pip` and `python` are a fresh virtual environment's, so `pip install ./clients/python` installs
-from the registry as it would on a new machine. Each command must exit as EXPECTED says (0
+The README makes its own virtual environment (`.venv`) and installs the client into it from
+the registry, as it would on a new machine. The README's addresses (127.0.0.1:50051 and
+:9464) are moved to free ports, so that the test runs beside a server a reader left running on
+them: each command's text has them replaced, a `serve` without `--listen` is given the free one
+(`TOOLGATE_LISTEN`, `TOOLGATE_HTTP_LISTEN`), and the example agent its `--target`. Each command must exit as EXPECTED says (0
 unless listed); the commands in SKIPPED are not run, and the test says which and why; grpcurl, in no registry here, is replaced by the same call made
 the way it makes it (server reflection, then the request from the same JSON). What a command
 shows is checked where the README says what it shows (SHOWS).
@@ -22,7 +25,6 @@ import socket
 import subprocess
 import sys
 import time
-import venv
 
 import pytest
 
@@ -91,9 +93,30 @@ def decide_as_grpcurl_would(command: str) -> dict:
         )
         return json_format.MessageToDict(call(request, timeout=10))
 
-# The addresses the README's commands use.
-GRPC = ("127.0.0.1", 50051)
-HTTP = ("127.0.0.1", 9464)
+# The addresses the README's commands use, and the free ones the test gives them.
+README_GRPC, README_HTTP = "127.0.0.1:50051", "127.0.0.1:9464"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+GRPC = ("127.0.0.1", free_port())
+HTTP = ("127.0.0.1", free_port())
+
+
+def localized(command: str) -> str:
+    """The command on the test's free ports: the README's addresses replaced, and the example
+    agent pointed at the server's."""
+    command = command.replace(README_GRPC, f"{GRPC[0]}:{GRPC[1]}")
+    command = command.replace(README_HTTP, f"{HTTP[0]}:{HTTP[1]}")
+    words = command.split("#")[0].split()
+    if words[1:2] == ["examples/agent/agent.py"] and "--target" not in words:
+        head, _, comment = command.partition("#")
+        command = f"{head.rstrip()} --target {GRPC[0]}:{GRPC[1]}" + (f"  #{comment}" if comment else "")
+    return command
 
 
 def commands(block: str) -> list[str]:
@@ -153,7 +176,6 @@ def scratch(tmp_path_factory):
     ignore = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache")
     shutil.copytree(ROOT / "examples", where / "examples", ignore=ignore)
     shutil.copytree(ROOT / "clients" / "python", where / "clients" / "python", ignore=ignore)
-    venv.create(where / ".venv", with_pip=True)
     return where
 
 
@@ -169,17 +191,28 @@ def test_every_command_block_of_the_readme_runs(scratch):
     shims = scratch / ".shims"
     shims.mkdir()
     (shims / "toolgate").write_text(f'#!/bin/sh\nexec "{BIN}" "$@"\n')
+    # `cargo install --path . --locked` runs for real, from the repository, as a debug build
+    # into the scratch directory (the release build's time is what BENCHMARKS.md measures);
+    # `cargo run --release --` is the built binary.
+    cargo = shutil.which("cargo")
+    installed = scratch / ".cargo-root"
     (shims / "cargo").write_text(
         "#!/bin/sh\n"
+        'if [ "$*" = "install --path . --locked" ]; then\n'
+        f'  exec "{cargo}" install --path "{ROOT}" --locked --debug --target-dir "{ROOT}/target" '
+        f'--root "{installed}"\n'
+        "fi\n"
         '[ "$1 $2 $3" = "run --release --" ] || { echo "cargo $*: not a README command" >&2; exit 99; }\n'
         f'shift 3\nexec "{BIN}" "$@"\n'
     )
     for shim in shims.iterdir():
         shim.chmod(0o755)
     env = dict(os.environ)
-    env["PATH"] = f"{shims}:{scratch / '.venv' / 'bin'}:{env['PATH']}"
+    env["PATH"] = f"{shims}:{env['PATH']}"
     env.pop("TOOLGATE_TOKEN", None)
     env.pop("TOOLGATE_SERVER", None)
+    env["TOOLGATE_LISTEN"] = f"{GRPC[0]}:{GRPC[1]}"
+    env["TOOLGATE_HTTP_LISTEN"] = f"{HTTP[0]}:{HTTP[1]}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
     ran, skipped, replaced = [], [], []
@@ -201,7 +234,7 @@ def test_every_command_block_of_the_readme_runs(scratch):
 
     try:
         for line, block in blocks(text):
-            for command in commands(block):
+            for command in map(localized, commands(block)):
                 why = next((why for word, why in SKIPPED.items() if word in command), None)
                 if why:
                     skipped.append(f"README.md:{line}: {command[:60]}: {why}")
@@ -254,6 +287,9 @@ def test_every_command_block_of_the_readme_runs(scratch):
                if any(" ".join(c.split("#")[0].split()).replace("cargo run --release --", "toolgate")
                       .startswith(start) for c in ran)}
     assert matched == {*SHOWS, *EXPECTED}, {*SHOWS, *EXPECTED} - matched
+    # What `cargo install` put on the PATH runs.
+    version = subprocess.run([installed / "bin" / "toolgate", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("toolgate "), version
     every = [c for _, block in blocks(text) for c in commands(block)]
     assert len(ran) + len(skipped) + len(replaced) == len(every), (ran, skipped, replaced)
     print("ran:", *ran, sep="\n  ", file=sys.stderr)

@@ -15,7 +15,7 @@ import grpc
 import jsonschema
 import pytest
 from ocsf_json_schema import OcsfJsonSchemaEmbedded, get_ocsf_schema
-from toolgate.v1 import gate_pb2, gate_pb2_grpc
+from toolgate_client.v1 import gate_pb2, gate_pb2_grpc
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

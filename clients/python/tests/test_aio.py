@@ -9,7 +9,7 @@ import json
 import grpc
 import pytest
 
-from toolgate import AsyncToolgate, Denied, ToolTimedOut
+from toolgate_client import AsyncToolgate, Denied, ToolTimedOut
 
 
 def client(server, **options) -> AsyncToolgate:

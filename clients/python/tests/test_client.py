@@ -9,8 +9,8 @@ import time
 import grpc
 import pytest
 
-from toolgate import Denied, PermissionDenied, Toolgate, Unavailable
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2, gate_pb2_grpc
+from toolgate_client import Denied, PermissionDenied, Toolgate, Unavailable
+from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2, gate_pb2_grpc
 
 
 def client(server, session: str = "s1") -> Toolgate:

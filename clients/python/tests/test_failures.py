@@ -14,11 +14,11 @@ import grpc
 import pytest
 
 from conftest import config_with, start
-from toolgate import (
+from toolgate_client import (
     Denied, InvalidRequest, NotRecorded, Toolgate, ToolgateError, ToolTimedOut, Unavailable,
     Violation,
 )
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc
+from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc
 
 
 def client(server, **options) -> Toolgate:

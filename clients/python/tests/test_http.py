@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from toolgate import Toolgate
+from toolgate_client import Toolgate
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "claude"
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 
 import grpc
 
-from toolgate.v1 import approvals_pb2, gate_pb2
+from toolgate_client.v1 import approvals_pb2, gate_pb2
 
 OUTCOMES = {
     gate_pb2.ALLOW: "allow",

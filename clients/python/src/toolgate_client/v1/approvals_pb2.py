@@ -22,14 +22,14 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from toolgate.v1 import gate_pb2 as toolgate_dot_v1_dot_gate__pb2
+from toolgate_client.v1 import gate_pb2 as toolgate_dot_v1_dot_gate__pb2
 
 
 DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btoolgate/v1/approvals.proto\x12\x0btoolgate.v1\x1a\x16toolgate/v1/gate.proto\"W\n\x12ListPendingRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x02 \x01(\t\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12\r\n\x05limit\x18\x04 \x01(\r\"N\n\x13ListPendingResponse\x12(\n\tapprovals\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.Approval\x12\r\n\x05total\x18\x02 \x01(\x04\"H\n\x0eVerdictRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x08\x61pprover\x18\x02 \x01(\t\x12\x0f\n\x07\x63omment\x18\x03 \x01(\t\"6\n\x0fWithdrawRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"7\n\x0c\x41waitRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x12\n\ntimeout_ms\x18\x02 \x01(\r\"\xba\x03\n\x08\x41pproval\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12)\n\x05state\x18\x02 \x01(\x0e\x32\x1a.toolgate.v1.ApprovalState\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x06 \x01(\t\x12\x15\n\rresource_type\x18\x07 \x01(\t\x12\x13\n\x0bresource_id\x18\x08 \x01(\t\x12\x11\n\targs_hash\x18\t \x01(\t\x12\x0e\n\x06reason\x18\n \x01(\t\x12\x12\n\npolicy_ids\x18\x0b \x03(\t\x12\x11\n\targs_json\x18\x0c \x01(\t\x12\x14\n\x0crequested_at\x18\r \x01(\t\x12\x12\n\nexpires_at\x18\x0e \x01(\t\x12\x10\n\x08\x61pprover\x18\x0f \x01(\t\x12\x0f\n\x07\x63omment\x18\x10 \x01(\t\x12\x12\n\ndecided_at\x18\x11 \x01(\t\x12-\n\x0fverdict_outcome\x18\x12 \x01(\x0e\x32\x14.toolgate.v1.Outcome\x12\x0b\n\x03seq\x18\x13 \x01(\x04\x12\x17\n\x0fidempotency_key\x18\x14 \x01(\t*t\n\rApprovalState\x12\x1e\n\x1a\x41PPROVAL_STATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07PENDING\x10\x01\x12\x0c\n\x08\x41PPROVED\x10\x02\x12\x0c\n\x08REJECTED\x10\x03\x12\x0b\n\x07\x45XPIRED\x10\x04\x12\r\n\tWITHDRAWN\x10\x05\x32\xd6\x02\n\tApprovals\x12P\n\x0bListPending\x12\x1f.toolgate.v1.ListPendingRequest\x1a .toolgate.v1.ListPendingResponse\x12=\n\x07\x41pprove\x12\x1b.toolgate.v1.VerdictRequest\x1a\x15.toolgate.v1.Approval\x12<\n\x06Reject\x12\x1b.toolgate.v1.VerdictRequest\x1a\x15.toolgate.v1.Approval\x12\x39\n\x05\x41wait\x12\x19.toolgate.v1.AwaitRequest\x1a\x15.toolgate.v1.Approval\x12?\n\x08Withdraw\x12\x1c.toolgate.v1.WithdrawRequest\x1a\x15.toolgate.v1.Approvalb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate.v1.approvals_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate_client.v1.approvals_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_APPROVALSTATE']._serialized_start=869

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from toolgate.v1 import admin_pb2 as toolgate_dot_v1_dot_admin__pb2
+from toolgate_client.v1 import admin_pb2 as toolgate_dot_v1_dot_admin__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__

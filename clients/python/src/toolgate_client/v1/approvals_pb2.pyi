@@ -1,4 +1,4 @@
-from toolgate.v1 import gate_pb2 as _gate_pb2
+from toolgate_client.v1 import gate_pb2 as _gate_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

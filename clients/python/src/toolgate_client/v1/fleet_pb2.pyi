@@ -1,4 +1,4 @@
-from toolgate.v1 import audit_pb2 as _audit_pb2
+from toolgate_client.v1 import audit_pb2 as _audit_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

@@ -22,14 +22,14 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from toolgate.v1 import audit_pb2 as toolgate_dot_v1_dot_audit__pb2
+from toolgate_client.v1 import audit_pb2 as toolgate_dot_v1_dot_audit__pb2
 
 
 DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17toolgate/v1/fleet.proto\x12\x0btoolgate.v1\x1a\x17toolgate/v1/audit.proto\"\"\n\x0fPositionRequest\x12\x0f\n\x07node_id\x18\x01 \x01(\t\"1\n\x10PositionResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x10\n\x08\x63osigned\x18\x02 \x01(\x03\"\x9d\x01\n\x0bShipRequest\x12\x0f\n\x07node_id\x18\x01 \x01(\t\x12\"\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x12.toolgate.v1.Event\x12.\n\x0c\x63osignatures\x18\x03 \x03(\x0b\x32\x18.toolgate.v1.Cosignature\x12)\n\twitnessed\x18\x04 \x01(\x0b\x32\x16.toolgate.v1.Witnessed\"e\n\tWitnessed\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04note\x18\x02 \x01(\t\x12.\n\x0c\x63osignatures\x18\x03 \x03(\x0b\x32\x18.toolgate.v1.Cosignature\x12\r\n\x05proof\x18\x04 \x03(\x0c\"v\n\x0cShipResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0e\n\x06stored\x18\x02 \x01(\x04\x12\x1a\n\x12\x61waiting_witnesses\x18\x03 \x01(\x08\x12\x11\n\twitnesses\x18\x04 \x03(\t\x12\x1a\n\x12witnesses_required\x18\x05 \x01(\r\"U\n\x0b\x43osignature\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0f\n\x07witness\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x04\x12\x0c\n\x04time\x18\x04 \x01(\x04\x12\x0c\n\x04line\x18\x05 \x01(\t\"P\n\rCosignRequest\x12\x0f\n\x07node_id\x18\x01 \x01(\t\x12.\n\x0c\x63osignatures\x18\x02 \x03(\x0b\x32\x18.toolgate.v1.Cosignature\" \n\x0e\x43osignResponse\x12\x0e\n\x06stored\x18\x01 \x01(\x04\x32\xda\x01\n\x0b\x46leetIngest\x12G\n\x08Position\x12\x1c.toolgate.v1.PositionRequest\x1a\x1d.toolgate.v1.PositionResponse\x12?\n\x04Ship\x12\x18.toolgate.v1.ShipRequest\x1a\x19.toolgate.v1.ShipResponse(\x01\x30\x01\x12\x41\n\x06\x43osign\x12\x1a.toolgate.v1.CosignRequest\x1a\x1b.toolgate.v1.CosignResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate.v1.fleet_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate_client.v1.fleet_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_POSITIONREQUEST']._serialized_start=65

@@ -5,7 +5,7 @@ manager) or `Toolgate.tool` (a decorator). Each asks Decide first and runs the t
 toolgate allows it — with the rewritten arguments after a rewrite, after a person's approval
 when one is required — within the decision's `timeout_ms`, measures the tool's own run time,
 reports it with Execute, and hands back the output as toolgate processed it. `AsyncToolgate`
-(`toolgate.aio`) does the same for coroutines.
+(`toolgate_client.aio`) does the same for coroutines.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any, Callable, Mapping, Optional
 
 import grpc
 
-from toolgate._model import (
+from toolgate_client._model import (
     Approval, Call, Decision, Denied, GuardResult, NotRecorded, Report, ToolgateError,
     ToolTimedOut, Unavailable, Violation, admitted, approval_from, bearer, bound_args,
     decide_request, decision_from, error_from, execute_request, refused, report_from, session,
     unaccepted,
 )
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
+from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
 
 #: The longest one Await call waits on the server (its own limit).
 MAX_AWAIT_MS = 600_000
@@ -139,7 +139,7 @@ class Toolgate:
         as a timeout (`ToolTimedOut`); a run whose report fails raises `NotRecorded`."""
         for function in (run, dry_run):
             if inspect.iscoroutinefunction(function):
-                raise TypeError("a coroutine function needs AsyncToolgate (toolgate.aio)")
+                raise TypeError("a coroutine function needs AsyncToolgate (toolgate_client.aio)")
         return self.resume(self.decide(tool, args, **decide), run, dry_run=dry_run,
                            raise_on_deny=raise_on_deny)
 
@@ -194,7 +194,7 @@ class Toolgate:
 
         def wrap(function: Callable[..., Any]) -> Callable[..., str]:
             if inspect.iscoroutinefunction(function):
-                raise TypeError("a coroutine function needs AsyncToolgate (toolgate.aio)")
+                raise TypeError("a coroutine function needs AsyncToolgate (toolgate_client.aio)")
             takes_dry_run = "dry_run" in inspect.signature(function).parameters
 
             @functools.wraps(function)

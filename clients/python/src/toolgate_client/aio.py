@@ -19,13 +19,13 @@ from typing import Any, Awaitable, Callable, Mapping, Optional
 
 import grpc
 
-from toolgate._model import (
+from toolgate_client._model import (
     Approval, Call, Decision, Denied, GuardResult, NotRecorded, Report, ToolgateError,
     ToolTimedOut, Unavailable, Violation, admitted, approval_from, bearer, bound_args,
     decide_request, decision_from, error_from, execute_request, refused, report_from, session,
 )
-from toolgate.client import MAX_AWAIT_MS, _call_with, channel_for
-from toolgate.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
+from toolgate_client.client import MAX_AWAIT_MS, _call_with, channel_for
+from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc, gate_pb2_grpc
 
 __all__ = ["AsyncToolgate"]
 
