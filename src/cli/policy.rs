@@ -130,7 +130,7 @@ fn check(args: &CheckArgs) -> Exit {
             ),
             Err(e) => {
                 failed = true;
-                println!("FAILED {}: {e}", file.display());
+                println!("FAILED {}\n{e}", file.display());
             }
         }
     }

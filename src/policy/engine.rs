@@ -12,6 +12,7 @@ use cedar_policy::{
 use sha2::{Digest, Sha256};
 
 use super::annotations::{outcome_annotations, render};
+use super::diagnostic;
 use super::shape::Used;
 use super::slice::Slices;
 use super::{Grant, Outcome, context};
@@ -27,15 +28,15 @@ const DEFAULT_POLICY: &str = include_str!("default.cedar");
 pub enum PolicyError {
     #[error("cannot read policy file `{path}`: {source}")]
     Read { path: String, source: std::io::Error },
-    #[error("invalid policy in `{source_name}`: {message}")]
-    Parse { source_name: String, message: String },
+    /// Cedar refused the text: each of its diagnostics rendered (see `diagnostic`).
+    #[error("{rendered}")]
+    Parse { source_name: String, rendered: String },
     #[error("duplicate policy id `{id}` in `{source_name}`")]
     DuplicateId { source_name: String, id: String },
-    #[error(
-        "policy `{id}` in `{source_name}`{}: {message}",
-        line.map(|l| format!(", line {l}")).unwrap_or_default()
-    )]
-    Annotation { source_name: String, id: String, line: Option<usize>, message: String },
+    /// A policy Cedar took and toolgate refuses (an attribute it does not provide, an
+    /// annotation it cannot follow), rendered at its place.
+    #[error("{rendered}")]
+    Annotation { source_name: String, id: String, rendered: String },
     #[error("invalid actors or action groups in the configuration: {0}")]
     Directory(String),
     /// A tool's input schema, which loads and reloads with the policy.
@@ -117,9 +118,18 @@ impl PolicyEngine {
     /// `<source_name>#<n>` for the n-th policy of the source (from 0).
     #[allow(clippy::expect_used)] // see the INVARIANT inside
     pub fn parse(source_name: &str, text: &str) -> Result<Self, PolicyError> {
-        let parse_error =
-            |message: String| PolicyError::Parse { source_name: source_name.to_owned(), message };
-        let parsed = PolicySet::from_str(text).map_err(|e| parse_error(format!("{e:?}")))?;
+        let parse_error = |message: String| PolicyError::Parse {
+            source_name: source_name.to_owned(),
+            rendered: diagnostic::render(source_name, text, &message, None, None, None),
+        };
+        let parsed = PolicySet::from_str(text).map_err(|errors| {
+            let rendered: Vec<String> =
+                errors.iter().map(|e| diagnostic::cedar(source_name, text, e)).collect();
+            PolicyError::Parse {
+                source_name: source_name.to_owned(),
+                rendered: rendered.join("\n\n"),
+            }
+        })?;
         if parsed.templates().next().is_some() {
             return Err(parse_error("policy templates are not supported".to_owned()));
         }
@@ -145,33 +155,36 @@ impl PolicyEngine {
             if meta.contains_key(&policy_id) {
                 return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
             }
-            // Where the policy starts in the file: Cedar keeps each policy's own text.
+            // Where the policy is in the file: Cedar keeps each policy's own text.
             let source = policy.to_string();
-            let line = text.find(&source).map(|at| text[..at].lines().count() + 1);
+            let at = text.find(&source).map(|at| (at, at + source.len()));
+            let refused = |message: String, what: &str| {
+                let span = at.and_then(|at| diagnostic::find_path(text, at, what));
+                let span =
+                    span.or(at.map(|(offset, end)| diagnostic::Span { offset, len: end - offset }));
+                let message = format!("policy `{id}`: {message}");
+                PolicyError::Annotation {
+                    source_name: source_name.to_owned(),
+                    id: id.clone(),
+                    rendered: diagnostic::render(source_name, text, &message, span, None, None),
+                }
+            };
             // A policy Cedar cannot show as JSON is read as reading every record.
             let json = policy.to_json().ok();
             used = used.or(json.as_ref().map_or(Used::ALL, Used::by));
             let unknown =
                 json.map(|json| super::shape::unknown_attributes(&json)).unwrap_or_default();
-            if !unknown.is_empty() {
-                return Err(PolicyError::Annotation {
-                    source_name: source_name.to_owned(),
-                    id,
-                    line,
-                    message: format!(
-                        "toolgate provides no {} (`toolgate policy schema` lists what it provides)",
-                        unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                });
+            if let Some(first) = unknown.first() {
+                let named = unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>();
+                let message = format!(
+                    "toolgate provides no {} (`toolgate policy schema` lists what it provides)",
+                    named.join(", ")
+                );
+                return Err(refused(message, first));
             }
             let reason = policy.annotation("reason").map(str::to_owned);
             let (outcome, patch) =
-                outcome_annotations(policy).map_err(|message| PolicyError::Annotation {
-                    source_name: source_name.to_owned(),
-                    id: id.clone(),
-                    line,
-                    message,
-                })?;
+                outcome_annotations(policy).map_err(|message| refused(message, "@outcome"))?;
             set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
             meta.insert(policy_id, Meta { position, reason, outcome, patch });
         }
@@ -611,7 +624,9 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("policy `p` in `t.cedar`, line 3"), "{err}");
+        assert!(err.contains("policy `p`: toolgate provides no"), "{err}");
+        // The place of the typo itself, not the policy's first line.
+        assert!(err.contains("--> t.cedar:3:54"), "{err}");
         assert!(err.contains("`context.tool.safty`"), "{err}");
         assert!(
             PolicyEngine::parse("t", bad_record)

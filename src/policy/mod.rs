@@ -5,6 +5,7 @@
 
 mod annotations;
 mod context;
+mod diagnostic;
 mod directory;
 mod engine;
 mod schema;

@@ -450,7 +450,10 @@ async fn a_store_that_goes_away_delays_no_decision_and_is_caught_up() {
     let down = started.elapsed();
     // No decision waits on the store: the same calls take what they took with it up (a
     // margin for a loaded machine, never a clock of its own).
-    assert!(down < up * 4 + Duration::from_secs(2), "200 decisions took {down:?} with the store down, {up:?} with it up");
+    assert!(
+        down < up * 4 + Duration::from_secs(2),
+        "200 decisions took {down:?} with the store down, {up:?} with it up"
+    );
     // Still ready (decisions work); the lag and the failed batches are on /metrics.
     let (ready, _) = get(http, "/readyz");
     assert_eq!(ready, 200);

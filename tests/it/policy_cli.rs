@@ -26,6 +26,52 @@ fn policy_check_passes_a_valid_file_and_names_an_invalid_one() {
     assert!(stdout(&bad).contains("`@outcome` must be"), "{}", stdout(&bad));
 }
 
+/// A syntax error and a misspelt attribute, each on line 3, are shown as Cedar's own tools
+/// show theirs: file, line and column, the line with a caret, the message and what was
+/// expected; never a debug dump of the parser's error.
+#[test]
+fn a_broken_policy_is_shown_at_its_line_and_column_with_a_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    let syntax = dir.path().join("syntax.cedar");
+    std::fs::write(
+        &syntax,
+        "@id(\"a\")\npermit(principal, action, resource)\nwhen { context.tool.name == \"x\" ;\n",
+    )
+    .unwrap();
+    let typo = dir.path().join("typo.cedar");
+    std::fs::write(
+        &typo,
+        "@id(\"b\")\nforbid(principal, action, resource)\nwhen { context.toool.name == \"x\" };\n",
+    )
+    .unwrap();
+
+    for (file, column, caret, said) in [
+        (&syntax, 33, "^ expected", "unexpected token `;`"),
+        (&typo, 8, "^^^^^^^^^^^^^", "toolgate provides no `context.toool`"),
+    ] {
+        let out = toolgate(&["policy", "check", file.to_str().unwrap()]);
+        let shown = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{shown}");
+        assert!(shown.contains(said), "{shown}");
+        assert!(shown.contains(&format!("--> {}:3:{column}", file.display())), "{shown}");
+        assert!(shown.contains("3 | "), "the line itself: {shown}");
+        assert!(shown.contains(caret), "{shown}");
+        assert!(!shown.contains("ParseErrors(") && !shown.contains("src: "), "{shown}");
+    }
+    // `serve` says the same when it refuses to start.
+    let serve = toolgate(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        dir.path().join("t.db").to_str().unwrap(),
+        "--policy",
+        syntax.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&serve.stderr);
+    assert!(said.contains(&format!("--> {}:3:33", syntax.display())), "{said}");
+}
+
 #[test]
 fn policy_schema_lists_the_context_and_check_names_a_misspelled_attribute() {
     let dir = tempfile::tempdir().unwrap();
