@@ -88,15 +88,15 @@ pub enum ArchiveCommand {
     },
 }
 
-/// Runs `toolgate archive`: exit 0 when it verifies, 2 when it does not, 1 when it has no
-/// checkpoint to list.
+/// Runs `toolgate archive`: exit 0 when it verifies, 1 when it does not (or has no checkpoint
+/// to list), 2 for trouble.
 pub async fn archive(args: ArchiveArgs) -> anyhow::Result<Exit> {
     match args.command {
         ArchiveCommand::List(location) => {
             let archive = location.open()?;
             let Some(note) = archive.get("checkpoint").await? else {
                 eprintln!("the archive holds no checkpoint");
-                return Ok(Exit::Failed);
+                return Ok(Exit::Found);
             };
             let checkpoint = Checkpoint::read(&String::from_utf8_lossy(&note))
                 .context("the archive's checkpoint does not read")?;
@@ -123,7 +123,7 @@ pub async fn archive(args: ArchiveArgs) -> anyhow::Result<Exit> {
                 (false, _) => {
                     let (count, events) = (found.problems.len(), found.events);
                     println!("broken: {count} problems in {events} events");
-                    Ok(Exit::Broken)
+                    Ok(Exit::Found)
                 }
                 (true, Some((_, source))) => {
                     let (events, size) = (found.events, found.size);
@@ -140,7 +140,7 @@ pub async fn archive(args: ArchiveArgs) -> anyhow::Result<Exit> {
                          size {size} only; an older checkpoint of the log swapped in would prove \
                          an older archive as well: give --db or --checkpoint to know it is whole"
                     );
-                    Ok(Exit::Failed)
+                    Ok(Exit::Found)
                 }
             }
         }
@@ -205,7 +205,7 @@ fn reaches(found: &check::Found, anchor: &Checkpoint, source: &str) -> Option<St
 async fn get(archive: &Archive, from: u64, to: Option<u64>) -> anyhow::Result<Exit> {
     let Some(note) = archive.get("checkpoint").await? else {
         eprintln!("the archive holds no checkpoint");
-        return Ok(Exit::Failed);
+        return Ok(Exit::Found);
     };
     let size = Checkpoint::read(&String::from_utf8_lossy(&note))
         .context("the archive's checkpoint does not read")?

@@ -157,3 +157,20 @@ impl FilterArgs {
         Ok(Filter::from_proto(wire, "--")?)
     }
 }
+
+/// The fleet store's `url` as `--postgres` gave it; a password in it given on the command line,
+/// where every user of the host reads it (`ps`, `/proc/<pid>/cmdline`), is warned about loudly:
+/// it belongs in `TOOLGATE_POSTGRES_URL` or `PGPASSWORD`.
+pub fn postgres_url(url: &str) -> &str {
+    let from_env = std::env::var(crate::fleet::URL_ENV).is_ok_and(|env| env == url);
+    let password = url::Url::parse(url).ok().and_then(|u| u.password().map(str::len)).unwrap_or(0);
+    if password > 0 && !from_env {
+        eprintln!(
+            "WARNING: the password in --postgres is on the command line, where every user of \
+             this host can read it (ps, /proc); give the URL in {} or the password in \
+             PGPASSWORD instead",
+            crate::fleet::URL_ENV
+        );
+    }
+    url
+}

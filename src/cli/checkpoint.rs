@@ -57,7 +57,7 @@ pub async fn checkpoint(args: CheckpointArgs) -> anyhow::Result<Exit> {
         }
         None => {
             eprintln!("the trail has no checkpoint (is [checkpoints] configured?)");
-            Ok(Exit::Failed)
+            Ok(Exit::Found)
         }
     }
 }

@@ -117,6 +117,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
     }
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
     let (written, head) = if let (Some(url), Some(node)) = (&args.postgres, &args.node) {
+        let url = &super::args::postgres_url(url).to_owned();
         super::fleet::check_node(node)?;
         let store = FleetStore::connect(url).await?;
         let (seq, hash) = store.head(node).await?;

@@ -160,7 +160,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             if let Some(key) = &args.key {
                 NoteVerifier::parse(key).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
             }
-            let store = FleetStore::connect(&args.postgres.url).await?;
+            let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
             let key = args.key.as_deref();
             let token = if args.reissue {
                 store.reissue(&args.node, key).await?
@@ -175,7 +175,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
         }
         FleetCommand::Revoke(args) => {
             check_node(&args.node)?;
-            let store = FleetStore::connect(&args.postgres.url).await?;
+            let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
             store.revoke(&args.node).await?;
             println!("node {:?} revoked", args.node);
         }
@@ -186,7 +186,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             }
         }
         FleetCommand::Alarms(args) => {
-            let store = FleetStore::connect(&args.postgres.url).await?;
+            let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
             let (count, alarms) = store.alarms(args.limit).await?;
             let earlier = count - i64::try_from(alarms.len()).unwrap_or(i64::MAX);
             if earlier > 0 {
@@ -203,7 +203,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
                     alarm.what
                 );
             }
-            return Ok(if count == 0 { Exit::Ok } else { Exit::Failed });
+            return Ok(if count == 0 { Exit::Ok } else { Exit::Found });
         }
         FleetCommand::Archive(args) => {
             check_node(&args.node)?;
@@ -212,12 +212,12 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             // options.
             crate::archive::Archive::open(&args.location, &options)?;
             let options = (!options.is_empty()).then(|| serde_json::to_string(&options));
-            let store = FleetStore::connect(&args.postgres.url).await?;
+            let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
             store.set_archive(&args.node, &args.location, options.transpose()?.as_deref()).await?;
             println!("node {:?} archives to {}", args.node, escaped(&args.location));
         }
         FleetCommand::Hold(args) => {
-            let store = FleetStore::connect(&args.postgres.url).await?;
+            let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
             store.set_hold(!args.release, &args.reason).await?;
             println!("legal hold {}", if args.release { "released" } else { "set" });
         }
@@ -234,7 +234,7 @@ async fn prune(args: PruneArgs) -> anyhow::Result<Exit> {
     );
     let witnesses = super::verify::witnesses(&args.witness, args.witnesses_required)?;
     let rules = Rules { max_age_days: args.max_age_days, witnesses };
-    let store = FleetStore::connect(&args.postgres.url).await?;
+    let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
     let steps = match prune_round(&store, &rules, args.dry_run).await? {
         Round::Held(hold) => {
             println!(
@@ -257,7 +257,7 @@ async fn prune(args: PruneArgs) -> anyhow::Result<Exit> {
             Step::Droppable(partition, cuts) => (partition, cuts, "would drop"),
             Step::Kept(partition, why) => {
                 println!("kept {}: {}", partition.name, escaped(why));
-                exit = Exit::Failed;
+                exit = Exit::Found;
                 continue;
             }
         };

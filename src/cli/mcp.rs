@@ -157,7 +157,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         Ended::ServerExited(status) if status.success() => Exit::Ok,
         Ended::ServerExited(status) => {
             eprintln!("toolgate mcp: the MCP server exited ({status})");
-            Exit::Failed
+            Exit::Trouble
         }
     })
 }

@@ -1,7 +1,10 @@
 //! The `toolgate` command line: one file per subcommand, each with its arguments and its
-//! function. Exit codes: 0 ok, 1 error (or a failed policy check or test), 2 the trail's chain
-//! is broken (or a hook blocks the call, or `decide` denies); `decide` also exits 3, 4 or 5 for
-//! `require_approval`, `dry_run` and `rewrite`.
+//! function. Exit codes follow `diff` and `grep`: 0 when what was checked is intact (or a call
+//! allowed), 1 when the command found a problem (a broken trail or archive, a failed policy
+//! check or test, alarms, a denied call), 2 for trouble (a wrong flag, a file that does not
+//! read, a server that cannot be reached); `decide` also exits 3, 4 or 5 for
+//! `require_approval`, `dry_run` and `rewrite`; a hook speaks its agent's protocol (Claude
+//! Code blocks a call on 2).
 
 mod approvals;
 mod archive;
@@ -53,7 +56,7 @@ pub use witness::{WitnessArgs, witness};
 
 /// A policy decision point and hash-chained audit trail for AI-agent tool calls.
 #[derive(Debug, Parser)]
-#[command(name = "toolgate", version, about)]
+#[command(name = "toolgate", version, about, after_help = EXIT_CODES)]
 pub struct Cli {
     /// Log as JSON lines instead of text.
     #[arg(long, global = true, env = "TOOLGATE_LOG_JSON")]
@@ -62,33 +65,56 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Every command's exit codes, as `diff` and `grep` have them.
+const EXIT_CODES: &str = "Exit codes: 0 ok (intact, allowed), 1 a problem found (a broken \
+    trail, a denied call, a failed check), 2 trouble (a wrong flag, a missing file, an \
+    unreachable server); each command's --help says its own.";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the gRPC sidecar.
+    #[command(after_help = "Exit codes: 0 stopped cleanly (SIGTERM, SIGINT), 2 could not start \
+        or failed (the configuration, the trail, the port).")]
     Serve(ServeArgs),
     /// Print the events that match a filter.
+    #[command(after_help = "Exit codes: 0 printed (none may match), 2 trouble.")]
     Query(QueryArgs),
     /// Export the events that match a filter as CSV, with an optional manifest.
+    #[command(after_help = "Exit codes: 0 exported, 2 trouble.")]
     Export(ExportArgs),
     /// Print the latest events, and with --follow each new one as it commits.
+    #[command(after_help = "Exit codes: 0 printed, 2 trouble.")]
     Tail(TailArgs),
     /// Verify the trail's hash chain, or a CSV export, and report every broken place.
+    #[command(after_help = "Exit codes: 0 intact, 1 broken (each problem printed), 2 trouble \
+        (the file does not read, the server cannot be reached, a key does not parse): a typo \
+        in a verification job never reads as tampering.")]
     Verify(VerifyArgs),
     /// Count events by outcome, tool, actor and kind.
+    #[command(after_help = "Exit codes: 0 counted, 2 trouble.")]
     Stats(StatsArgs),
     /// Measure throughput and latency against the health-check baseline.
+    #[command(after_help = "Exit codes: 0 measured, 2 trouble.")]
     Bench(BenchArgs),
     /// Check and test policy files.
+    #[command(after_help = "Exit codes: 0 every file checks and every case passes, 1 one does \
+        not, 2 trouble.")]
     Policy(PolicyArgs),
-    /// Try one request against a policy file or a running server (exit 0 allow, 2 deny, 3
-    /// require_approval, 4 dry_run, 5 rewrite).
+    /// Try one request against a policy file or a running server.
+    #[command(after_help = "Exit codes: 0 allow, 1 deny, 3 require_approval, 4 dry_run, 5 \
+        rewrite, 2 trouble.")]
     Decide(DecideArgs),
     /// List, approve and reject the calls waiting for a verdict on a running server.
+    #[command(after_help = "Exit codes: 0 done, 2 trouble (refused, not found, unreachable).")]
     Approvals(ApprovalsArgs),
     /// Answer an agent harness's hook (Claude Code) by asking a running server.
+    #[command(after_help = "Exit codes: the agent's hook protocol: 0 with the answer on stdout, \
+        2 blocks the call (Claude Code's blocking code), also when the sidecar cannot be asked.")]
     Hook(HookArgs),
     /// Run an MCP gateway: an MCP server behind the policy and the trail (docs/mcp.md).
+    #[command(after_help = "Exit codes: 0 the client or the server ended the session, 2 the \
+        server exited with an error, or trouble.")]
     Mcp(McpArgs),
     /// Print the SHA-256 of a bearer token read on stdin, for `[[auth.tokens]] sha256`.
     HashToken,
@@ -97,39 +123,52 @@ pub enum Command {
     /// Make an Ed25519 key for signing checkpoints; print its verifier key.
     Keygen(KeygenArgs),
     /// Print the trail's latest signed checkpoint, with its witnesses' cosignatures.
+    #[command(after_help = "Exit codes: 0 printed, 1 the trail has none, 2 trouble.")]
     Checkpoint(CheckpointArgs),
     /// Print (or write) one event's offline proof (C2SP tlog-proof): the event, its inclusion
     /// proof and the signed, cosigned checkpoint that covers it.
     Proof(ProofArgs),
     /// The fleet store: its schema, its nodes, their status and alarms (PostgreSQL).
+    #[command(after_help = "Exit codes: 0 done, 1 alarms found (`alarms`) or a partition kept \
+        (`prune`), 2 trouble.")]
     Fleet(FleetArgs),
     /// Run an independent witness that cosigns other logs' checkpoints (C2SP tlog-witness).
+    #[command(after_help = "Exit codes: 0 done, 1 refusals found (`log`), 2 trouble.")]
     Witness(WitnessArgs),
     /// The trail's archive (C2SP tlog-tiles in an object store): list it, verify it.
+    #[command(after_help = "Exit codes: 0 verifies and reaches the checkpoint given, 1 broken, \
+        behind, unanchored, or no checkpoint to list, 2 trouble.")]
     Archive(ArchiveArgs),
 }
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
+    /// 0: what was checked is intact, what was asked done.
     Ok,
-    /// A check ran and found failures (policy check, policy test).
-    Failed,
-    /// The chain was checked and is broken.
-    Broken,
+    /// 1: the command checked something and found a problem (a broken chain or archive, a
+    /// failed policy check or test, alarms, a checkpoint or prune that is not there).
+    Found,
+    /// 2: trouble that is not a finding (a server the command ran that failed); errors end
+    /// with 2 too.
+    Trouble,
     /// A hook blocks the call (exit code 2, as Claude Code expects).
     Blocked,
-    /// `decide`'s answer: 0 only when the call may run as asked (`allow`); 2 for `deny` (as
-    /// Cedar's CLI); 3 `require_approval`, 4 `dry_run`, 5 `rewrite`.
+    /// `decide`'s answer: 0 only when the call may run as asked (`allow`); 1 for `deny` (a
+    /// problem found, as `grep` finds none); 3 `require_approval`, 4 `dry_run`, 5 `rewrite`.
     Decided(Outcome),
 }
+
+/// The exit code of trouble: a wrong flag (clap's own), a file that does not read, a server
+/// that cannot be reached.
+pub const TROUBLE: u8 = 2;
 
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         match exit {
             Exit::Ok | Exit::Decided(Outcome::Allow) => Self::SUCCESS,
-            Exit::Failed => Self::FAILURE,
-            Exit::Broken | Exit::Blocked | Exit::Decided(Outcome::Deny) => Self::from(2),
+            Exit::Found | Exit::Decided(Outcome::Deny) => Self::FAILURE,
+            Exit::Trouble | Exit::Blocked => Self::from(TROUBLE),
             Exit::Decided(Outcome::RequireApproval) => Self::from(3),
             Exit::Decided(Outcome::DryRun) => Self::from(4),
             Exit::Decided(Outcome::Rewrite) => Self::from(5),
@@ -163,7 +202,7 @@ pub fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
+            return ExitCode::from(TROUBLE);
         }
     };
     let result = runtime.block_on(async {
@@ -205,7 +244,7 @@ pub fn main() -> ExitCode {
         Err(e) if closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", said(&e));
-            ExitCode::FAILURE
+            ExitCode::from(TROUBLE)
         }
     }
 }

@@ -90,7 +90,7 @@ pub struct TestArgs {
     /// A configuration file whose `[tools]` extend the registry, as the server would load it.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Run only the cases whose name contains this text (exit 1 when none does).
+    /// Run only the cases whose name contains this text (exit 2 when none does: a filter that matches nothing is a mistake).
     #[arg(long)]
     pub case: Option<String>,
     /// One JSON object per case (name, ok, outcome, reason, policies, problems), then one with
@@ -134,7 +134,7 @@ fn check(args: &CheckArgs) -> Exit {
             }
         }
     }
-    if failed { Exit::Failed } else { Exit::Ok }
+    if failed { Exit::Found } else { Exit::Ok }
 }
 
 /// One request of a test table, and what the policy should answer.
@@ -311,7 +311,7 @@ fn test(args: &TestArgs) -> anyhow::Result<Exit> {
         true => println!("{}", serde_json::json!({ "passed": passed, "failed": failed })),
         false => println!("{passed} passed, {failed} failed"),
     }
-    Ok(if failed > 0 { Exit::Failed } else { Exit::Ok })
+    Ok(if failed > 0 { Exit::Found } else { Exit::Ok })
 }
 
 /// Replays every decision after the last prune's cut, in order, under another policy: the

@@ -40,7 +40,7 @@ pub struct QueryArgs {
 /// Prints the matching events in `seq` order (or the newest first).
 pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
     let filter = args.filter.filter()?;
-    if let Some(url) = &args.postgres {
+    if let Some(url) = args.postgres.as_deref().map(super::args::postgres_url) {
         return fleet(url, args.node.as_deref(), &filter, args.json, args.limit).await;
     }
     let mut source = args.source.open().await?;
@@ -114,7 +114,7 @@ async fn fleet(
                 println!("{}", crate::text::json_escaped(&value.to_string()));
             } else {
                 let mut row = row(&event);
-                row[0] = format!("{}:{}", crate::text::escaped(&node_id), event.seq);
+                row.cells[0] = format!("{}:{}", crate::text::escaped(&node_id), event.seq);
                 table.push(row);
             }
         }
@@ -142,10 +142,17 @@ fn print_table(events: &[Event]) {
     print_rows(&events.iter().map(row).collect::<Vec<_>>());
 }
 
-fn print_rows(rows: &[[String; 12]]) {
+/// An event as the table shows it: its cells, and below them the lines the cells cut short
+/// (the whole reason) or leave out (the shadow policy's answer).
+pub(super) struct Row {
+    pub cells: [String; 12],
+    pub more: Vec<String>,
+}
+
+fn print_rows(rows: &[Row]) {
     let mut widths = HEADERS.map(str::len);
     for row in rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
+        for (width, cell) in widths.iter_mut().zip(&row.cells) {
             *width = (*width).max(cell.chars().count());
         }
     }
@@ -156,7 +163,10 @@ fn print_rows(rows: &[[String; 12]]) {
     };
     line(&HEADERS.map(str::to_owned));
     for row in rows {
-        line(row);
+        line(&row.cells);
+        for more in &row.more {
+            println!("    {more}");
+        }
     }
 }
 
@@ -166,12 +176,23 @@ fn policies(ids: Option<&str>) -> Option<String> {
     (!ids.is_empty()).then(|| ids.join(","))
 }
 
-pub(super) fn row(e: &Event) -> [String; 12] {
+pub(super) fn row(e: &Event) -> Row {
     let r = &e.record;
     let text = |v: &Option<String>| short(v.as_deref().unwrap_or("-"));
     let int = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |n| n.to_string());
     let detail = r.reason.as_ref().or(r.error.as_ref()).cloned();
-    [
+    let mut more = Vec::new();
+    if let Some(detail) = &detail
+        && detail.chars().count() > SHORT
+    {
+        let said = if r.reason.is_some() { "reason" } else { "error" };
+        more.push(format!("{said}: {}", crate::text::escaped(detail)));
+    }
+    if let Some(shadow) = r.shadow_outcome {
+        let why = r.shadow_reason.as_deref().map(crate::text::escaped).unwrap_or_default();
+        more.push(format!("shadow: {shadow}: {why}"));
+    }
+    let cells = [
         e.seq.to_string(),
         crate::text::escaped(&e.ts),
         r.kind.to_string(),
@@ -184,13 +205,17 @@ pub(super) fn row(e: &Event) -> [String; 12] {
         text(&detail),
         int(r.duration_us),
         int(r.result_bytes),
-    ]
+    ];
+    Row { cells, more }
 }
 
-/// At most 48 characters of a cell, on one line.
+/// The most characters a cell shows.
+const SHORT: usize = 48;
+
+/// At most [`SHORT`] characters of a cell, on one line.
 fn short(text: &str) -> String {
     let one_line = crate::text::escaped(text);
-    match one_line.char_indices().nth(47) {
+    match one_line.char_indices().nth(SHORT - 1) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,
     }

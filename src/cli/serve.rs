@@ -51,9 +51,9 @@ pub struct ServeArgs {
     #[arg(long, requires = "postgres")]
     pub ingest: bool,
     /// With --audit-only or --ingest: the fleet store, `postgres://user@host/db` (an
-    /// auditor's role, or the ingest service's; the password only through the environment, or
-    /// in PGPASSWORD).
-    #[arg(long, env = "TOOLGATE_AUDIT_POSTGRES_URL", hide_env_values = true)]
+    /// auditor's role, or the ingest service's; a password only through the environment, or
+    /// in PGPASSWORD: on the command line it is warned about).
+    #[arg(long, env = crate::fleet::URL_ENV, hide_env_values = true)]
     pub postgres: Option<String>,
 }
 
@@ -188,7 +188,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
         ),
         None => None,
     };
-    match (args.postgres.as_deref(), args.audit_only, args.ingest) {
+    match (args.postgres.as_deref().map(super::args::postgres_url), args.audit_only, args.ingest) {
         (Some(url), true, _) => {
             let shutdown = crate::shutdown::signal();
             crate::server::run_audit_only(config, listener, http, url, shutdown).await?;
@@ -201,7 +201,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<Exit> {
         }
         // From the environment, it may be meant for another process: a sidecar goes on.
         (Some(url), false, false) => anyhow::ensure!(
-            std::env::var("TOOLGATE_AUDIT_POSTGRES_URL").is_ok_and(|env| env == url),
+            std::env::var(crate::fleet::URL_ENV).is_ok_and(|env| env == url),
             "--postgres serves with --audit-only or --ingest"
         ),
         (None, _, _) => {}

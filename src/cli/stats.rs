@@ -46,7 +46,7 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
     if let Some(node) = &args.node {
         super::fleet::check_node(node)?;
     }
-    let stats = if let Some(url) = &args.postgres {
+    let stats = if let Some(url) = args.postgres.as_deref().map(super::args::postgres_url) {
         let store = FleetStore::connect(url).await?;
         Trails::stats(&store, args.node.as_deref(), &range).await?
     } else {

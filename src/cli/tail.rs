@@ -51,7 +51,9 @@ pub async fn tail(args: TailArgs) -> anyhow::Result<Exit> {
     let print = |event: &Event| -> anyhow::Result<()> {
         match args.json {
             true => println!("{}", crate::text::json_escaped(&serde_json::to_string(event)?)),
-            false => println!("{}", row(event).join("  ")),
+            // One line an event, as a stream reader expects (the table's whole reason and shadow
+            // answer are `query`'s, and `--json`'s).
+            false => println!("{}", row(event).cells.join("  ")),
         }
         Ok(())
     };

@@ -104,7 +104,7 @@ pub struct VerifyArgs {
     pub proof: Option<PathBuf>,
 }
 
-/// Verifies, prints one line per problem and a summary; exit 2 when anything is broken.
+/// Verifies, prints one line per problem and a summary; exit 1 when anything is broken.
 pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     let progress = ProgressBar::new_spinner();
     let on_page = |checked: u64| progress.set_message(format!("{checked} checked"));
@@ -122,7 +122,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     if let Some(node) = &args.node {
         super::fleet::check_node(node)?;
     }
-    let findings = if let Some(url) = &args.postgres {
+    let findings = if let Some(url) = args.postgres.as_deref().map(super::args::postgres_url) {
         let witnesses = witnesses(&args.witness, args.witnesses_required)?;
         let store = FleetStore::connect(url).await?;
         let reports = verify_fleet(&store, args.node.as_deref(), &witnesses).await?;
@@ -259,7 +259,7 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
 }
 
 /// Verifies the offline proof at `path`: prints the event it proves and where, or what is
-/// wrong with it (exit 2).
+/// wrong with it (exit 1).
 fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
     let keys = log_keys(&args.key)?;
     let witnesses = witnesses(&args.witness, args.witnesses_required)?;
@@ -268,7 +268,7 @@ fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
     let (mut exit, mut read) = (Exit::Ok, 0);
     let broken = |why: &str| {
         println!("BROKEN {}: {}", escaped(&path.display().to_string()), escaped(why));
-        Exit::Broken
+        Exit::Found
     };
     loop {
         let (at, text) = match proofs.next_text() {
@@ -483,7 +483,7 @@ fn print(findings: &Findings) -> Exit {
         Exit::Ok
     } else {
         println!("broken: {} problem(s) in {} events", findings.problems.len(), findings.checked);
-        Exit::Broken
+        Exit::Found
     };
     if let Some(anchored) = &findings.anchored {
         println!("{anchored}");

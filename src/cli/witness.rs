@@ -103,5 +103,5 @@ fn log(args: &LogArgs) -> anyhow::Result<Exit> {
             refusal.at, refusal.origin, refusal.status, refusal.reason
         );
     }
-    Ok(if refusals.is_empty() { Exit::Ok } else { Exit::Failed })
+    Ok(if refusals.is_empty() { Exit::Ok } else { Exit::Found })
 }

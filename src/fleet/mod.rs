@@ -19,8 +19,9 @@ pub mod schema;
 pub mod store;
 pub mod token;
 
-/// The environment variable that may hold the store's URL (and its password).
-pub const URL_ENV: &str = "TOOLGATE_FLEET_POSTGRES_URL";
+/// The one environment variable that holds the fleet store's URL (and its password) for every
+/// command that takes `--postgres`.
+pub const URL_ENV: &str = "TOOLGATE_POSTGRES_URL";
 
 /// The tree of `size` leaves whose right edge the store kept (one hash per set bit of the
 /// size, as `fleet_trees` and `fleet_prunes` keep it); `None` when the edge is not one.

@@ -397,7 +397,7 @@ impl FleetStore {
         let (conditions, values) = conditions(node, range, 0);
         let mut stats = Stats::default();
         let groups = [
-            ("outcome", &mut stats.by_outcome),
+            (crate::query::DECISION_OUTCOME, &mut stats.by_outcome),
             ("tool", &mut stats.by_tool),
             ("actor_id", &mut stats.by_actor),
             ("kind", &mut stats.by_kind),

@@ -187,6 +187,9 @@ impl<S: Sink> Follower<S> {
                         batch = (batch / 2).max(1);
                     }
                     stood = cursor.take().unwrap_or(stood);
+                    // The lag counts from the first event the destination is not known to
+                    // hold, reached or not: a node that never reached it alarms too.
+                    self.lag(&reader, stood, &commits).await;
                     let message = trouble.to_string();
                     let (after, new) = backoff.failed(message.clone());
                     pause = Some(after);

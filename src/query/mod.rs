@@ -13,11 +13,16 @@ pub use filter::filter_sql;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     pub total: u64,
+    /// The decisions by outcome (a verdict's event carries the outcome it settles, and is no
+    /// decision).
     pub by_outcome: Vec<(String, u64)>,
     pub by_tool: Vec<(String, u64)>,
     pub by_actor: Vec<(String, u64)>,
     pub by_kind: Vec<(String, u64)>,
 }
+
+/// The column `Stats::by_outcome` counts, as both SQL stores write it: a decision's outcome.
+pub const DECISION_OUTCOME: &str = "CASE WHEN kind = 'decision' THEN outcome END";
 
 /// The last event of the trail.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -280,7 +280,7 @@ impl Reader {
             )?;
             stats.total = total.unsigned_abs();
             for (column, counts) in [
-                ("outcome", &mut stats.by_outcome),
+                (crate::query::DECISION_OUTCOME, &mut stats.by_outcome),
                 ("tool", &mut stats.by_tool),
                 ("actor_id", &mut stats.by_actor),
                 ("kind", &mut stats.by_kind),

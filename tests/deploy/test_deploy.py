@@ -150,7 +150,7 @@ def test_the_systemd_configuration_and_user_are_what_the_unit_needs(tmp_path):
         # Reaching the socket is not a role: auth is on.
         anonymous = subprocess.run(decide, capture_output=True, text=True,
                                    env={k: v for k, v in os.environ.items() if k != "TOOLGATE_TOKEN"})
-        assert anonymous.returncode == 1 and "set TOOLGATE_TOKEN" in anonymous.stderr, anonymous
+        assert anonymous.returncode == 2 and "set TOOLGATE_TOKEN" in anonymous.stderr, anonymous
         decided = subprocess.run(decide, capture_output=True, text=True,
                                  env=dict(os.environ, TOOLGATE_TOKEN="replace-me-agent"))
         assert decided.returncode == 0, decided.stdout + decided.stderr

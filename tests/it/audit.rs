@@ -499,7 +499,7 @@ async fn verify_csv_names_an_edited_cell_a_deleted_row_and_swapped_rows() {
 
     let (code, out) = run(&["verify", "--csv", &csv]).await;
 
-    assert_eq!(code, 2, "{out}");
+    assert_eq!(code, 1, "{out}");
     assert!(out.contains("BROKEN seq 4: hash mismatch"), "{out}");
     assert!(out.contains("BROKEN seq 5: missing"), "{out}");
     assert!(out.contains("BROKEN seq 8: out of order (expected seq 10)"), "{out}");
@@ -534,7 +534,7 @@ async fn a_filtered_export_verifies_row_by_row_and_against_the_trail() {
     let (intact, out) = run(&["verify", "--csv", &csv, "--manifest", &manifest, "--db", &db]).await;
     // Without --filtered or the manifest, the gaps are problems, and the output says why.
     let (unsaid, unsaid_out) = run(&["verify", "--csv", &csv]).await;
-    assert_eq!(unsaid, 2, "{unsaid_out}");
+    assert_eq!(unsaid, 1, "{unsaid_out}");
     assert!(unsaid_out.contains(": missing"), "{unsaid_out}");
     assert!(
         unsaid_out.contains("verify it with --filtered, or with its --manifest"),
@@ -545,7 +545,7 @@ async fn a_filtered_export_verifies_row_by_row_and_against_the_trail() {
     let (edited, edited_out) = run(&["verify", "--csv", &csv, "--filtered", "--db", &db]).await;
 
     assert_eq!(intact, 0, "{out}");
-    assert_eq!(edited, 2, "{edited_out}");
+    assert_eq!(edited, 1, "{edited_out}");
     assert!(edited_out.contains("hash mismatch"), "{edited_out}");
     assert!(edited_out.contains("differs from the trail"), "{edited_out}");
 }
@@ -571,7 +571,7 @@ async fn proofs_need_the_file_and_the_default_server_is_asked() {
         proofs.to_str().unwrap(),
     ])
     .await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--proofs needs --db"));
     assert!(!manifest.exists() && !proofs.exists());
 
@@ -640,14 +640,14 @@ async fn stats_from_the_command_line_counts_what_grpc_counts() {
 }
 
 #[tokio::test]
-async fn a_refused_cell_is_named_by_its_physical_line_and_exits_2() {
+async fn a_refused_cell_is_named_by_its_physical_line_and_exits_1() {
     let (_app, csv_path, mut lines) = exported_lines().await;
     let csv = csv_path.to_str().unwrap().to_owned();
     // Physical line 4 (after the header) is seq 3.
     lines[3] = lines[3].replacen("3,", "+3,", 1);
     std::fs::write(&csv_path, lines.join("\r\n") + "\r\n").unwrap();
     let (code, out) = run(&["verify", "--csv", &csv]).await;
-    assert_eq!(code, 2, "{out}");
+    assert_eq!(code, 1, "{out}");
     assert!(out.contains("BROKEN line 4: unreadable: seq: `+3`"), "{out}");
     // The same file with LF line ends names the same line.
     std::fs::write(&csv_path, lines.join("\n") + "\n").unwrap();
@@ -691,7 +691,7 @@ async fn the_command_line_says_an_error_once() {
     let junk = dir.path().join("junk.db");
     std::fs::write(&junk, "not a database, at some length so that SQLite reads a header").unwrap();
     let out = toolgate_async(&["query", "--db", junk.to_str().unwrap()]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
         "error: the trail's database: file is not a database\n"
@@ -703,7 +703,7 @@ async fn the_command_line_says_an_error_once() {
     .await;
     let out = toolgate_async(&["query", "--server", &app.url]).await;
     let said = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.starts_with("error: the server refused: "), "{said}");
     assert!(said.contains("set TOOLGATE_TOKEN"), "{said}");
     assert!(!said.contains("The request does not have valid authentication"), "{said}");

@@ -397,7 +397,7 @@ async fn without_auth_a_remote_address_is_refused_unless_insisted_on() {
     ])
     .await;
 
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2));
     let stderr = String::from_utf8(refused.stderr).unwrap();
     assert!(stderr.contains("refusing to listen on `0.0.0.0:0`"), "{stderr}");
     assert!(stderr.contains("--insecure-allow-remote"), "{stderr}");

@@ -190,7 +190,7 @@ async fn every_tampering_the_chain_missed_is_caught_against_a_saved_checkpoint()
     ] {
         let (chain_only, _) = verify(db, &[]);
         let (code, out) = verify(db, &anchored);
-        assert_eq!(code, Some(2), "{name}: {out}");
+        assert_eq!(code, Some(1), "{name}: {out}");
         assert!(out.contains(expected), "{name}: {out}");
         if name == "tail cut off" {
             assert_eq!(chain_only, Some(0), "the chain alone cannot see a cut tail");
@@ -198,7 +198,7 @@ async fn every_tampering_the_chain_missed_is_caught_against_a_saved_checkpoint()
     }
     // The trail's own checkpoints catch a rewrite they cover, even without the saved one.
     let (code, out) = verify(&rewritten, &["--key", signed.key.as_str()]);
-    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("differs from this checkpoint's"), "{out}");
 }
 
@@ -225,7 +225,7 @@ async fn a_checkpoint_signed_by_another_key_or_changed_is_refused() {
     assert_ne!(foreign, Some(0), "{out}");
     assert!(out.contains("is not signed by any --key"), "{out}");
     assert_ne!(edited, Some(0));
-    assert_eq!(stored, Some(2), "the trail's checkpoints are not the other key's: {stored_out}");
+    assert_eq!(stored, Some(1), "the trail's checkpoints are not the other key's: {stored_out}");
     assert!(stored_out.contains("the checkpoint does not verify"), "{stored_out}");
 }
 
@@ -260,7 +260,7 @@ async fn verifying_past_the_last_event_says_the_events_are_missing() {
 
     let (code, out) = verify(&signed.db, &["--to", &(last + 3).to_string()]);
 
-    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(code, Some(1), "{out}");
     assert!(out.contains(&format!("seq {}..{}: missing", last + 1, last + 3)), "{out}");
 }
 
@@ -382,7 +382,7 @@ async fn a_rotated_key_leaves_old_checkpoints_verifying_with_the_old_key() {
 
     assert_eq!(both, Some(0), "{out}");
     assert!(out.contains("0 events after the last one"), "the shutdown signed the end: {out}");
-    assert_eq!(new_only, Some(2), "the old checkpoints are not the new key's: {new_out}");
+    assert_eq!(new_only, Some(1), "the old checkpoints are not the new key's: {new_out}");
     assert_eq!(old_saved, Some(0), "a checkpoint kept from before the rotation: {saved_out}");
 }
 

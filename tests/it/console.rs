@@ -555,7 +555,7 @@ async fn without_auth_the_console_is_refused_beyond_loopback_even_when_insisted_
         "/nonexistent/x.db",
     ])
     .await;
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2));
     let stderr = String::from_utf8(refused.stderr).unwrap();
     assert!(
         stderr.contains("refusing to listen on `0.0.0.0:0` (the console's side port)"),

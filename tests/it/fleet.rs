@@ -549,7 +549,7 @@ async fn bad_fleet_input_gets_a_clear_error() {
     let out = toolgate_async(&["verify", "--node", "a"]).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("--postgres"), "{out:?}");
     let out = toolgate_async(&["fleet", "status", "--postgres", "not a url"]).await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("t.toml");
     let db = dir.path().join("t.db");
@@ -631,4 +631,37 @@ async fn a_time_filter_pages_in_order_across_the_months_partitions() {
     assert_eq!(until, [expected("a", 1..=19), expected("b", 1..=19)].concat());
     let both = page(&["--since", "2026-11-01T00:00:29Z", "--until", "2026-11-01T00:00:31Z"]).await;
     assert_eq!(both, ["a:29", "a:30", "b:29", "b:30"]);
+}
+
+/// A node that has never reached its ingest service (misconfigured, firewalled) alarms: its
+/// lag counts from its first event, not from nothing known.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_never_reached_its_ingest_service_reports_its_whole_lag() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let token = dir.path().join("a.token");
+    std::fs::write(&token, format!("tgnode_{}", "A".repeat(43))).unwrap();
+    let http = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let toml = format!(
+        "http_listen = \"127.0.0.1:{http}\"\n[fleet]\nnode_id = \"a\"\n\
+         ingest_url = \"http://127.0.0.1:{closed}\"\ntoken_file = \"{}\"\nevery_ms = 50\n",
+        token.display()
+    );
+    let proc = crate::faults::Proc::start(&db, &toml).await;
+    let mut gate = proc.gate().await;
+    for _ in 0..8 {
+        gate.decide(request("read")).await.unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, metrics) = get(http, "/metrics");
+        let lag = metric(&metrics, "toolgate_fleet_lag_events");
+        if lag >= 9.0 {
+            assert!(metric(&metrics, "toolgate_fleet_lag_seconds") > 0.0, "{metrics}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "lag {lag} with 9 events unshipped:\n{metrics}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -89,7 +89,7 @@ async fn a_missing_key_stops_the_start_with_a_clear_error() {
         config.to_str().unwrap(),
     ])
     .await;
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("TOOLGATE_TEST_NO_SUCH_KEY` is not set"), "{stderr}");
 }

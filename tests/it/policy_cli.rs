@@ -131,7 +131,7 @@ fn policy_test_runs_one_case_and_speaks_json() {
     assert_eq!((one[0]["ok"].as_bool(), one[0]["outcome"].as_str()), (Some(true), Some("allow")));
     assert_eq!(one[1], serde_json::json!({ "passed": 1, "failed": 0 }));
     assert_eq!(all.last().unwrap()["passed"].as_u64(), Some(all.len() as u64 - 1));
-    assert_eq!(none.status.code(), Some(1));
+    assert_eq!(none.status.code(), Some(2));
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn decide_offline_shows_outcome_reason_and_policies() {
     let out = toolgate(&["decide", "--tool", "write", "--args", r#"{"path":"a.txt"}"#]);
 
     let text = stdout(&out);
-    assert_eq!(out.status.code(), Some(2), "a deny exits 2, as Cedar's CLI: {text}");
+    assert_eq!(out.status.code(), Some(1), "a deny exits 1, a problem found: {text}");
     assert!(text.contains("outcome: deny"), "{text}");
     assert!(text.contains("reason: tool requires allow_write=true: write"), "{text}");
     assert!(text.contains("policies: default.write_requires_allow_write"), "{text}");

@@ -202,7 +202,7 @@ async fn a_server_refuses_to_start_on_a_read_only_filesystem() {
     ])
     .await;
 
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.to_lowercase().contains("read"), "the error says why: {stderr}");
 }
