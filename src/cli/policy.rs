@@ -118,8 +118,10 @@ pub async fn policy(args: PolicyArgs) -> anyhow::Result<Exit> {
     }
 }
 
+/// Checks each file: exit 1 when one does not check, 2 when one does not read (trouble, not
+/// a finding).
 fn check(args: &CheckArgs) -> Exit {
-    let mut failed = false;
+    let (mut failed, mut unread) = (false, false);
     for file in &args.files {
         match PolicyEngine::from_file(file) {
             Ok(engine) => println!(
@@ -128,13 +130,21 @@ fn check(args: &CheckArgs) -> Exit {
                 engine.len(),
                 engine.version()
             ),
+            Err(e @ crate::policy::PolicyError::Read { .. }) => {
+                unread = true;
+                eprintln!("error: {e}");
+            }
             Err(e) => {
                 failed = true;
                 println!("FAILED {}\n{e}", file.display());
             }
         }
     }
-    if failed { Exit::Found } else { Exit::Ok }
+    match (unread, failed) {
+        (true, _) => Exit::Trouble,
+        (false, true) => Exit::Found,
+        (false, false) => Exit::Ok,
+    }
 }
 
 /// One request of a test table, and what the policy should answer.

@@ -99,8 +99,11 @@ fn verify_against(archive: &Path, key: &str, anchor: Option<&Path>) -> (i32, Str
 }
 
 /// Keeps the archive's checkpoint as it is now, as an auditor would keep it elsewhere.
-fn keep_checkpoint(archive: &Path, kept: &Path) {
+/// Copies the archive's checkpoint to `kept` and returns its size: the archive goes on growing
+/// (each checkpoint is itself an event), so a size read before the copy may already be old.
+fn keep_checkpoint(archive: &Path, kept: &Path) -> u64 {
     std::fs::copy(archive.join("checkpoint"), kept).unwrap();
+    Checkpoint::read(&std::fs::read_to_string(kept).unwrap()).unwrap().size
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,7 +118,12 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
     for _ in 0..300 {
         app.decide(request("read")).await;
     }
-    let size = archived(&archive, 300).await;
+    archived(&archive, 300).await;
+    // Stopped, so that the archive holds still while it is read: every checkpoint is itself
+    // an event, and a running server's archive goes on growing.
+    let (trail, _) = app.stop().await;
+    let kept = dir.path().join("kept.checkpoint");
+    let size = keep_checkpoint(&archive, &kept);
     for object in ["tile/0/000", "tile/entries/000", "toolgate/events/000"] {
         assert!(archive.join(object).is_file(), "{object}");
     }
@@ -125,8 +133,6 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
         archive.join(format!("tile/1/000.p/{}", size / 256)).is_file(),
         "level 1's partial tile"
     );
-    let kept = dir.path().join("kept.checkpoint");
-    keep_checkpoint(&archive, &kept);
     let verify = |archive: &Path, key: &str| verify_against(archive, key, Some(&kept));
     let (code, said) = verify(&archive, &key);
     assert_eq!(code, 0, "{said}");
@@ -135,16 +141,15 @@ async fn a_trail_archived_as_tiles_verifies_without_it_and_tampering_is_found() 
 
     // A restart resumes from the archive's checkpoint: the full tiles it wrote are written
     // again only if they are the same.
-    let (trail, _) = app.stop().await;
     let mut app = start(config(trail.path(), &key_file, &archive), trail).await;
     for _ in 0..300 {
         app.decide(request("read")).await;
     }
-    let size = archived(&archive, 600).await;
+    archived(&archive, 600).await;
     let (trail, _) = app.stop().await;
     let old = dir.path().join("old.checkpoint");
     std::fs::copy(&kept, &old).unwrap();
-    keep_checkpoint(&archive, &kept);
+    let size = keep_checkpoint(&archive, &kept);
     let (code, said) = verify(&archive, &key);
     assert_eq!(code, 0, "{said}");
     assert!(said.contains(&format!("ok: {size} events")), "{said}");
@@ -214,8 +219,8 @@ async fn an_archive_rolled_back_to_an_older_checkpoint_is_refused_and_never_ok_a
     for _ in 0..700 {
         app.decide(request("read")).await;
     }
-    let size = archived(&archive, 1000).await;
-    keep_checkpoint(&archive, &newer);
+    archived(&archive, 1000).await;
+    let size = keep_checkpoint(&archive, &newer);
     let (_trail, _) = app.stop().await;
     assert_eq!(verify_against(&archive, &key, Some(&newer)).0, 0);
 

@@ -15,6 +15,7 @@ mod decide;
 mod disk;
 mod docs;
 mod execute;
+mod exit_codes;
 mod export_proofs;
 mod facts;
 mod faults;

@@ -312,7 +312,7 @@ def test_the_gateway_exits_when_the_server_does_with_the_client_still_there(gate
     answer = json.loads(proc.stdout.readline())
     assert answer["result"]["isError"] is True
     # stdin stays open: the gateway ends because its server did, and says so in its status.
-    assert proc.wait(timeout=15) == 1
+    assert proc.wait(timeout=15) == 2
     proc.stdin.close()
 
 
