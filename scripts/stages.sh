@@ -1,0 +1,33 @@
+# The stage runner of scripts/test, sourced by it: each stage runs in a subshell that stops at
+# its first failure, whatever an earlier stage did; `summary` prints a table of each stage's
+# result and time. `$wanted` holds the stages asked for; `$failed` is 1 once any failed.
+
+results=()
+failed=0
+# Runs `$@` as the stage `$1`, in a subshell that stops at its first failure; records its
+# result and time and goes on.
+stage() {
+    local name=$1
+    shift
+    local started=$SECONDS status
+    printf '\n==== %s\n' "$name" >&2
+    ( set -euo pipefail; "$@" )
+    case $? in
+        0) status=ok ;;
+        *) status=FAILED; failed=1 ;;
+    esac
+    results+=("$(printf '%-14s %-7s %6ss' "$name" "$status" $((SECONDS - started)))")
+}
+
+wants() {
+    local stage
+    for stage in "${wanted[@]}"; do [ "$stage" = "$1" ] && return 0; done
+    return 1
+}
+
+summary() {
+    printf '\n%-14s %-7s %7s\n' stage result time
+    printf '%s\n' "${results[@]}"
+    [ "$failed" = 0 ] && echo "all stages passed" || echo "some stages FAILED"
+}
+
