@@ -16,6 +16,7 @@ mod export;
 mod fleet;
 mod hash_args;
 mod hook;
+mod hook_install;
 mod keygen;
 mod mcp;
 mod policy;
@@ -152,8 +153,8 @@ pub enum Exit {
     /// 2: trouble that is not a finding (a server the command ran that failed); errors end
     /// with 2 too.
     Trouble,
-    /// A hook blocks the call (exit code 2, as Claude Code expects).
-    Blocked,
+    /// A hook's answer, in the exit code its agent reads (docs/agents.md).
+    Hook(u8),
     /// `decide`'s answer: 0 only when the call may run as asked (`allow`); 1 for `deny` (a
     /// problem found, as `grep` finds none); 3 `require_approval`, 4 `dry_run`, 5 `rewrite`.
     Decided(Outcome),
@@ -168,7 +169,8 @@ impl From<Exit> for ExitCode {
         match exit {
             Exit::Ok | Exit::Decided(Outcome::Allow) => Self::SUCCESS,
             Exit::Found | Exit::Decided(Outcome::Deny) => Self::FAILURE,
-            Exit::Trouble | Exit::Blocked => Self::from(TROUBLE),
+            Exit::Trouble => Self::from(TROUBLE),
+            Exit::Hook(code) => Self::from(code),
             Exit::Decided(Outcome::RequireApproval) => Self::from(3),
             Exit::Decided(Outcome::DryRun) => Self::from(4),
             Exit::Decided(Outcome::Rewrite) => Self::from(5),

@@ -1,3 +1,136 @@
-//! Adapters that turn agent harnesses' hooks into Decide and Execute calls.
+//! Coding agents' tool hooks as Decide and Execute: each agent's wire protocol ([`claude`] for
+//! Claude Code, Codex CLI and Qwen Code, [`gemini`], [`copilot`], [`opencode`]) turns its event
+//! into a [`Call`], which [`call`] decides or reports in toolgate's terms through one
+//! [`vocabulary`] of tools; [`pending`] pairs the events of agents that name no call;
+//! [`install`] writes each agent's own configuration ([`codex`] has Codex trust it).
 
+pub mod agent;
+pub mod call;
 pub mod claude;
+pub mod codex;
+pub mod copilot;
+pub mod gemini;
+pub mod install;
+pub mod opencode;
+pub mod pending;
+pub mod vocabulary;
+
+use serde_json::Value;
+use tonic::Status;
+
+pub use agent::Agent;
+pub use call::{Call, Phase};
+
+use self::call::{Report, Verdict};
+use self::pending::Pending;
+use crate::config::HookConfig;
+use crate::sidecar::Sidecar;
+
+/// What a command hook prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: u8,
+}
+
+impl Answer {
+    /// `stdout`, exit 0.
+    pub fn stdout(stdout: String) -> Self {
+        Self { stdout, stderr: String::new(), exit: 0 }
+    }
+}
+
+/// The call in one hook event of `agent`, read from its input.
+pub fn parse(agent: Agent, input: &str) -> Result<Call, String> {
+    let what = |e: serde_json::Error| format!("the hook's input is not {agent}'s hook JSON: {e}");
+    match agent {
+        Agent::Claude | Agent::Codex | Agent::Qwen => {
+            serde_json::from_str(input).map(claude::Payload::call).map_err(what)
+        }
+        Agent::Gemini => serde_json::from_str(input).map(gemini::Payload::call).map_err(what),
+        Agent::Copilot => serde_json::from_str(input).map(copilot::Payload::call).map_err(what),
+        Agent::OpenCode => serde_json::from_str(input).map(opencode::Payload::call).map_err(what),
+    }
+}
+
+/// Decides or reports `call`, and the agent's answer to it. For an agent that names no call,
+/// the before-hook leaves the id it decided under for the after-hook, in `pending`.
+pub async fn handle(
+    agent: Agent,
+    mut call: Call,
+    config: &HookConfig,
+    sidecar: &mut Sidecar,
+    pending: Option<&Pending>,
+) -> Result<Answer, Status> {
+    let unpaired = |e: std::io::Error| Status::unavailable(format!("cannot pair the call: {e}"));
+    let name = |call: &Call, input: &serde_json::Map<String, Value>| {
+        (call.session.clone(), call.tool.clone(), Value::Object(input.clone()).to_string())
+    };
+    match call.phase {
+        Phase::Before => {
+            let leave = pending.filter(|_| !agent.names_calls() && call.id.is_empty());
+            if leave.is_some() {
+                call.id = Pending::fresh_id();
+            }
+            let verdict = call::decide(agent, &call, config, sidecar).await?;
+            if let Some(pending) = leave
+                && !matches!(verdict, Verdict::Deny(_))
+            {
+                // The after-event names the call by the input it ran with.
+                let mut input = call.input.clone();
+                if let Verdict::Allow(_, Some(Value::Object(rewritten))) = &verdict {
+                    input.extend(rewritten.clone());
+                }
+                let (session, tool, args) = name(&call, &input);
+                pending.leave(agent.name(), &session, &tool, &args, &call.id).map_err(unpaired)?;
+            }
+            Ok(answer(agent, Ok(&verdict)))
+        }
+        // A tool that failed ran too: its run is reported, with the error.
+        Phase::After { .. } => {
+            if let Some(pending) = pending.filter(|_| !agent.names_calls() && call.id.is_empty()) {
+                let (session, tool, args) = name(&call, &call.input);
+                call.id = pending
+                    .take(agent.name(), &session, &tool, &args)
+                    .map_err(unpaired)?
+                    .unwrap_or_default();
+            }
+            let report = call::report(agent, &call, config, sidecar).await?;
+            Ok(answer(agent, Err(&report)))
+        }
+        Phase::Other => Ok(unanswered(agent)),
+    }
+}
+
+/// `agent`'s answer to a verdict (before) or a report (after).
+fn answer(agent: Agent, verdict: Result<&Verdict, &Report>) -> Answer {
+    match agent {
+        Agent::Claude | Agent::Codex | Agent::Qwen => claude::answer(verdict),
+        Agent::Gemini => gemini::answer(verdict),
+        Agent::Copilot => copilot::answer(verdict),
+        Agent::OpenCode => opencode::answer(verdict),
+    }
+}
+
+/// The answer that blocks `agent`'s call because toolgate could not decide or record it, with
+/// `reason` for the model.
+pub fn blocked(agent: Agent, reason: &str) -> Answer {
+    match agent {
+        Agent::Claude | Agent::Codex | Agent::Qwen => claude::blocked(reason),
+        Agent::Gemini => gemini::blocked(reason),
+        Agent::Copilot => copilot::blocked(reason),
+        Agent::OpenCode => opencode::blocked(reason),
+    }
+}
+
+/// The answer that lets `agent`'s event go on as without the hook.
+pub fn unanswered(agent: Agent) -> Answer {
+    match agent {
+        Agent::Claude | Agent::Codex | Agent::Qwen | Agent::Gemini => {
+            Answer::stdout("{}".to_owned())
+        }
+        Agent::Copilot => Answer::stdout(String::new()),
+        Agent::OpenCode => Answer::stdout(opencode::allow().to_string()),
+    }
+}

@@ -29,8 +29,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use crate::config::ClaudeHookConfig;
-use crate::hook::claude::{self, Payload};
+use crate::config::HookConfig;
+use crate::hook::call::Verdict;
+use crate::hook::{self, Agent, Phase, claude};
 use crate::metrics::Metrics;
 use crate::sidecar::Sidecar;
 use crate::store::disk::Disk;
@@ -49,7 +50,7 @@ struct Probes {
 #[derive(Debug, Clone)]
 struct Hooks {
     sidecar: Sidecar,
-    claude: ClaudeHookConfig,
+    claude: HookConfig,
 }
 
 /// `/metrics`, `/healthz` and `/readyz`.
@@ -62,7 +63,7 @@ pub fn probes(metrics: Arc<Metrics>, serving: Arc<AtomicBool>, disk: Option<Disk
 }
 
 /// `/hooks/claude`, calling `sidecar`.
-pub fn hooks(sidecar: Sidecar, claude: ClaudeHookConfig) -> Router {
+pub fn hooks(sidecar: Sidecar, claude: HookConfig) -> Router {
     Router::new().route("/hooks/claude", post(claude_hook)).with_state(Hooks { sidecar, claude })
 }
 
@@ -165,31 +166,30 @@ async fn ready(State(probes): State<Probes>) -> (StatusCode, String) {
 async fn claude_hook(
     State(hooks): State<Hooks>,
     headers: HeaderMap,
-    Json(payload): Json<Payload>,
+    Json(payload): Json<claude::Payload>,
 ) -> Json<Value> {
+    let call = payload.call();
     // With auth on, the hook's own `Authorization` header is passed on to the gRPC call.
     let sidecar = match headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         Some(value) => hooks.sidecar.clone().authorized(value),
         None => Ok(hooks.sidecar.clone()),
     };
     let answer = match sidecar {
-        Ok(mut sidecar) => claude::handle(&payload, &hooks.claude, &mut sidecar).await,
+        Ok(mut sidecar) => {
+            hook::handle(Agent::Claude, call.clone(), &hooks.claude, &mut sidecar, None).await
+        }
         Err(status) => Err(status),
     };
-    match answer {
-        Ok(answer) => Json(answer),
-        Err(status) => {
-            let reason = format!("toolgate: {}", status.message());
-            Json(match payload.hook_event_name.as_str() {
-                "PreToolUse" => json!({ "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reason,
-                }}),
-                _ => json!({ "decision": "block", "reason": reason }),
-            })
-        }
-    }
+    let reason = |status: tonic::Status| format!("toolgate: {}", status.message());
+    Json(match answer {
+        Ok(answer) => serde_json::from_str(&answer.stdout).unwrap_or_else(|_| json!({})),
+        Err(status) => match call.phase {
+            Phase::Before => claude::before(&Verdict::Deny(reason(status))),
+            Phase::After { .. } | Phase::Other => {
+                json!({ "decision": "block", "reason": reason(status) })
+            }
+        },
+    })
 }
 
 #[cfg(test)]

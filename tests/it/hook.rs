@@ -90,7 +90,7 @@ async fn a_read_is_allowed_and_its_result_paired_by_tool_use_id() {
     assert_eq!(decided.tool.as_deref(), Some("read"));
     assert_eq!(decided.actor_id.as_deref(), Some("claude-code"));
     assert_eq!(decided.resource_id.as_deref(), Some("/home/dev/app/src/main.rs"));
-    assert_eq!(request["plan"]["idempotency_key"], "toolu_01ReadMainRs");
+    assert_eq!(request["plan"]["idempotency_key"], "claude:toolu_01ReadMainRs");
     assert_eq!(request["context"]["permission_mode"], "default");
 }
 

@@ -1,0 +1,113 @@
+//! GitHub Copilot CLI's hook protocol: `preToolUse`, `postToolUse` and `postToolUseFailure`
+//! command hooks (the `version: 1` hooks file), their JSON on stdin with `toolName` and
+//! `toolArgs`, the answer as JSON on stdout (`permissionDecision`, `permissionDecisionReason`).
+//! The payload names neither its event (an after-event carries `toolResult`, a failure `error`)
+//! nor an id for the call. A hook that exits non-zero blocks the call; one that times out does
+//! not, so toolgate answers well within the hook's `timeoutSec`.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::Answer;
+use super::call::{Call, Phase, Report, Verdict};
+
+/// The fields of a hook's input that toolgate reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Payload {
+    pub session_id: String,
+    pub cwd: String,
+    pub tool_name: String,
+    /// An object; older versions sent it as a JSON string.
+    pub tool_args: Value,
+    pub tool_result: Option<Value>,
+    pub error: Option<Value>,
+}
+
+impl Payload {
+    /// The call this event is about.
+    pub fn call(self) -> Call {
+        let phase = match (&self.tool_result, &self.error) {
+            (_, Some(error)) if !error.is_null() => Phase::After { failed: true },
+            (Some(_), _) => Phase::After { failed: false },
+            _ => Phase::Before,
+        };
+        let input = match self.tool_args {
+            Value::Object(args) => args,
+            Value::String(text) => serde_json::from_str(&text).unwrap_or_default(),
+            _ => Map::new(),
+        };
+        let response = self
+            .tool_result
+            .map(|result| result.get("textResultForLlm").cloned().unwrap_or(result));
+        let error = self.error.filter(|e| !e.is_null()).map(|error| match error {
+            Value::String(text) => text,
+            other => other
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| other.to_string(), str::to_owned),
+        });
+        Call {
+            session: self.session_id,
+            tool: self.tool_name,
+            input,
+            cwd: self.cwd,
+            response,
+            error,
+            ..Call::new(phase)
+        }
+    }
+}
+
+/// The answer to `verdict` or `report`, on stdout with exit 0.
+pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
+    let value = match verdict {
+        Ok(Verdict::Defer) | Err(Report { violation: None }) => {
+            return Answer::stdout(String::new());
+        }
+        Ok(Verdict::Allow(reason, _)) => {
+            json!({ "permissionDecision": "allow", "permissionDecisionReason": reason })
+        }
+        // Copilot CLI does not ask here (`can_ask`): an ask that reached here is refused.
+        Ok(Verdict::Ask(reason, _) | Verdict::Deny(reason)) => deny(reason),
+        Err(Report { violation: Some(violation) }) => deny(violation),
+    };
+    Answer::stdout(value.to_string())
+}
+
+fn deny(reason: &str) -> Value {
+    json!({ "permissionDecision": "deny", "permissionDecisionReason": reason })
+}
+
+/// A call blocked because toolgate could not decide or record it: the deny, and exit 2.
+pub fn blocked(reason: &str) -> Answer {
+    Answer { stdout: deny(reason).to_string(), stderr: reason.to_owned(), exit: 2 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_is_read_from_what_the_payload_carries() {
+        let call = |payload: Value| serde_json::from_value::<Payload>(payload).unwrap().call();
+        let before =
+            call(json!({"sessionId": "s", "toolName": "bash", "toolArgs": {"command": "ls"}}));
+        assert_eq!((before.phase, before.input["command"].as_str()), (Phase::Before, Some("ls")));
+        let old = call(json!({"toolName": "bash", "toolArgs": "{\"command\":\"ls\"}"}));
+        assert_eq!(old.input["command"], "ls");
+        let after = call(
+            json!({"toolName": "bash", "toolArgs": {}, "toolResult": {"resultType": "success", "textResultForLlm": "a b"}}),
+        );
+        assert_eq!(
+            (after.phase, after.response),
+            (Phase::After { failed: false }, Some(json!("a b")))
+        );
+        let failed =
+            call(json!({"toolName": "bash", "toolArgs": {}, "error": {"message": "boom"}}));
+        assert_eq!(
+            (failed.phase, failed.error.as_deref()),
+            (Phase::After { failed: true }, Some("boom"))
+        );
+    }
+}

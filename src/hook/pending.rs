@@ -1,0 +1,137 @@
+//! Pairing a before-event with its after-event for agents whose hooks carry no id for the call
+//! (Gemini CLI, Copilot CLI): the before-hook leaves the id it decided the call under in a
+//! private directory, named by the call's session, tool and arguments; the after-hook of the same
+//! call takes the oldest such key (a rename claims it, so two hooks never take the same one).
+//!
+//! A key left behind (the agent never ran the call) is removed after a day. Whatever is found
+//! there only pairs a report with a decision: the server still checks that the decision is the
+//! caller's and that the arguments are the decided ones, so a planted id can do no more than
+//! make a report a recorded violation.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+/// How long an id waits for its after-event.
+const KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The pending calls of one user's agents.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    dir: PathBuf,
+}
+
+impl Pending {
+    /// The pending calls in `$XDG_RUNTIME_DIR/toolgate-hooks`, or `$HOME/.cache/toolgate/hooks`;
+    /// the directory created private.
+    pub fn open() -> io::Result<Self> {
+        let dir = match (std::env::var_os("XDG_RUNTIME_DIR"), std::env::var_os("HOME")) {
+            (Some(runtime), _) => PathBuf::from(runtime).join("toolgate-hooks"),
+            (None, Some(home)) => PathBuf::from(home).join(".cache/toolgate/hooks"),
+            (None, None) => {
+                return Err(io::Error::other("neither XDG_RUNTIME_DIR nor HOME is set"));
+            }
+        };
+        Self::at(dir)
+    }
+
+    /// The pending calls in `dir`, created private.
+    pub fn at(dir: PathBuf) -> io::Result<Self> {
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir)?;
+        Ok(Self { dir })
+    }
+
+    /// A fresh id for a call that the agent names no id for.
+    pub fn fresh_id() -> String {
+        uuid::Uuid::now_v7().to_string()
+    }
+
+    /// Leaves the call's `id` for its after-event.
+    pub fn leave(
+        &self,
+        agent: &str,
+        session: &str,
+        tool: &str,
+        args: &str,
+        id: &str,
+    ) -> io::Result<()> {
+        self.forget_old();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let name = name(agent, session, tool, args);
+        let file = format!("{name}.{:020}.{}", now.as_nanos(), std::process::id());
+        fs::write(self.dir.join(file), id)
+    }
+
+    /// The id the before-event of this call left, taken; none when there is none.
+    pub fn take(
+        &self,
+        agent: &str,
+        session: &str,
+        tool: &str,
+        args: &str,
+    ) -> io::Result<Option<String>> {
+        let prefix = format!("{}.", name(agent, session, tool, args));
+        let mut waiting: Vec<String> = fs::read_dir(&self.dir)?
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|file| file.starts_with(&prefix))
+            .collect();
+        waiting.sort();
+        for file in waiting {
+            let claimed = self.dir.join(format!(".{file}.{}", std::process::id()));
+            // Another after-hook of an identical call may have claimed it first: the next.
+            if fs::rename(self.dir.join(&file), &claimed).is_ok() {
+                let key = fs::read_to_string(&claimed);
+                let _ = fs::remove_file(&claimed);
+                return key.map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Removes ids older than [`KEPT`].
+    fn forget_old(&self) {
+        let Ok(entries) = fs::read_dir(&self.dir) else { return };
+        for entry in entries.flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age > KEPT));
+            if old {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// The name of a call: its agent, session, tool and arguments, hashed.
+fn name(agent: &str, session: &str, tool: &str, args: &str) -> String {
+    let mut hash = Sha256::new();
+    for part in [agent, session, tool, args] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part.as_bytes());
+    }
+    hex::encode(&hash.finalize()[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_after_event_takes_one_id_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let pending = Pending::at(dir.path().join("hooks")).unwrap();
+        let (first, second) = (Pending::fresh_id(), Pending::fresh_id());
+        assert_ne!(first, second);
+        pending.leave("gemini", "s", "bash", "{}", &first).unwrap();
+        pending.leave("gemini", "s", "bash", "{}", &second).unwrap();
+        assert_eq!(pending.take("gemini", "s", "bash", r#"{"x":1}"#).unwrap(), None);
+        assert_eq!(pending.take("gemini", "s", "bash", "{}").unwrap(), Some(first));
+        assert_eq!(pending.take("gemini", "s", "bash", "{}").unwrap(), Some(second));
+        assert_eq!(pending.take("gemini", "s", "bash", "{}").unwrap(), None);
+    }
+}
