@@ -60,6 +60,7 @@ SHOWS = {
     "toolgate policy check": ["ok examples/policies/coding/policy.cedar"],
     "toolgate policy test": [", 0 failed"],
     "toolgate decide --tool write": ["outcome: deny"],
+    "toolgate hook install --agent claude": ["wrote ", ".claude/settings.json"],
 }
 
 
