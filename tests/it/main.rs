@@ -4,6 +4,7 @@
 // Tests and their helpers may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agents;
 mod approvals;
 mod archive;
 mod audit;
