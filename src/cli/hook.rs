@@ -136,5 +136,9 @@ async fn run(agent: Agent, args: RunArgs) -> anyhow::Result<Exit> {
     if !answer.stderr.is_empty() {
         eprintln!("{}", answer.stderr);
     }
-    Ok(Exit::Hook(answer.exit))
+    // Answered: the agent waits for this process to end, and nothing is left to tear down
+    // that the exit does not (the connection, the runtime).
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    std::process::exit(i32::from(answer.exit))
 }

@@ -153,8 +153,6 @@ pub enum Exit {
     /// 2: trouble that is not a finding (a server the command ran that failed); errors end
     /// with 2 too.
     Trouble,
-    /// A hook's answer, in the exit code its agent reads (docs/agents.md).
-    Hook(u8),
     /// `decide`'s answer: 0 only when the call may run as asked (`allow`); 1 for `deny` (a
     /// problem found, as `grep` finds none); 3 `require_approval`, 4 `dry_run`, 5 `rewrite`.
     Decided(Outcome),
@@ -170,7 +168,6 @@ impl From<Exit> for ExitCode {
             Exit::Ok | Exit::Decided(Outcome::Allow) => Self::SUCCESS,
             Exit::Found | Exit::Decided(Outcome::Deny) => Self::FAILURE,
             Exit::Trouble => Self::from(TROUBLE),
-            Exit::Hook(code) => Self::from(code),
             Exit::Decided(Outcome::RequireApproval) => Self::from(3),
             Exit::Decided(Outcome::DryRun) => Self::from(4),
             Exit::Decided(Outcome::Rewrite) => Self::from(5),
@@ -196,11 +193,20 @@ fn end_quietly_on_a_closed_pipe() {
 /// Runs the command line.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    crate::telemetry::init(cli.log_json);
+    // A hook says what it has to say on stdout and stderr itself, and starts as lean as it can.
+    if !matches!(cli.command, Command::Hook(_)) {
+        crate::telemetry::init(cli.log_json);
+    }
     if !matches!(cli.command, Command::Serve(_)) {
         end_quietly_on_a_closed_pipe();
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    // A hook is a process per tool call, on the agent's critical path: one thread is enough
+    // for its one connection, and starting no workers is a share of its cost.
+    let runtime = match &cli.command {
+        Command::Hook(_) => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        _ => tokio::runtime::Runtime::new(),
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");

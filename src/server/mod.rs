@@ -243,7 +243,7 @@ pub async fn run(
             // own `Authorization` header.
             let sidecar = Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone()));
             let app = crate::side::probes(metrics.clone(), serving.clone(), Some(disk.clone()))
-                .merge(crate::side::hooks(sidecar, config.hooks.claude.clone()));
+                .merge(crate::side::hooks(sidecar, config.hooks.clone()));
             let console = console_guard.map(|guard| {
                 let parts = crate::console::Parts {
                     audit: conn(audit_service.clone()),

@@ -7,7 +7,8 @@
 //!   cannot commit (the last commit failed), so a load balancer stops sending calls that would
 //!   only get UNAVAILABLE. While the trail's disk needs attention (`store::disk`) it is still
 //!   200, with a `warning:` line: a warning, not an outage.
-//! - `POST /hooks/claude`: a Claude Code hook's JSON in, its answer out (see [`crate::hook`]).
+//! - `POST /hooks/claude`, `POST /hooks/qwen`: a Claude Code (or Qwen Code) http hook's JSON in,
+//!   its answer out (see [`crate::hook`]).
 //!   The calls go to this server's Gate and Approvals services in process, through the same
 //!   auth, policy and trail as any client's.
 //! - `/ui`: the console, when enabled (see `crate::console`).
@@ -29,7 +30,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use crate::config::HookConfig;
+use crate::config::HooksConfig;
 use crate::hook::call::Verdict;
 use crate::hook::{self, Agent, Phase, claude};
 use crate::metrics::Metrics;
@@ -50,7 +51,7 @@ struct Probes {
 #[derive(Debug, Clone)]
 struct Hooks {
     sidecar: Sidecar,
-    claude: HookConfig,
+    config: HooksConfig,
 }
 
 /// `/metrics`, `/healthz` and `/readyz`.
@@ -62,9 +63,12 @@ pub fn probes(metrics: Arc<Metrics>, serving: Arc<AtomicBool>, disk: Option<Disk
         .with_state(Probes { metrics, serving, disk })
 }
 
-/// `/hooks/claude`, calling `sidecar`.
-pub fn hooks(sidecar: Sidecar, claude: HookConfig) -> Router {
-    Router::new().route("/hooks/claude", post(claude_hook)).with_state(Hooks { sidecar, claude })
+/// The http hooks of the agents that have them (Claude Code, Qwen Code), calling `sidecar`.
+pub fn hooks(sidecar: Sidecar, config: HooksConfig) -> Router {
+    Router::new()
+        .route("/hooks/claude", post(|s, h, p| http_hook(Agent::Claude, s, h, p)))
+        .route("/hooks/qwen", post(|s, h, p| http_hook(Agent::Qwen, s, h, p)))
+        .with_state(Hooks { sidecar, config })
 }
 
 /// `app` behind the guard against DNS rebinding and other sites' pages: without auth, a
@@ -161,9 +165,11 @@ async fn ready(State(probes): State<Probes>) -> (StatusCode, String) {
     }
 }
 
-/// A failure to reach the decision blocks the call: a PreToolUse is denied, a PostToolUse
-/// tells the model its report was not recorded.
-async fn claude_hook(
+/// One http hook event of `agent` (both speak Claude Code's protocol). A failure to reach the
+/// decision blocks the call: a PreToolUse is denied, a PostToolUse tells the model its report
+/// was not recorded.
+async fn http_hook(
+    agent: Agent,
     State(hooks): State<Hooks>,
     headers: HeaderMap,
     Json(payload): Json<claude::Payload>,
@@ -176,7 +182,7 @@ async fn claude_hook(
     };
     let answer = match sidecar {
         Ok(mut sidecar) => {
-            hook::handle(Agent::Claude, call.clone(), &hooks.claude, &mut sidecar, None).await
+            hook::handle(agent, call.clone(), hooks.config.of(agent), &mut sidecar, None).await
         }
         Err(status) => Err(status),
     };

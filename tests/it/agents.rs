@@ -226,3 +226,35 @@ async fn an_agent_blocks_in_its_own_form_when_the_sidecar_is_gone() {
     let out = gone("codex", json!("not an event"))();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn qwen_codes_http_hook_is_served_beside_claude_codes() {
+    let (app, side) = crate::helpers::spawn_app_with_side_port(|_| {}).await;
+    let event = json!({
+        "hook_event_name": "PreToolUse", "session_id": "s-qwen", "cwd": "/w",
+        "permission_mode": "default", "tool_name": "run_shell_command",
+        "tool_input": {"command": "rm -rf /"}, "tool_use_id": "toolu_q1",
+    });
+    let answer = reqwest::Client::new()
+        .post(format!("{side}/hooks/qwen"))
+        .header("content-type", "application/json")
+        .body(event.to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    // The default policy: bash runs only with allow_bash, which Qwen Code's default mode gives
+    // (it asks its user itself), so the call is decided by the registry and allowed.
+    assert_eq!(answer, json!({}));
+    let rows = rows(&app.db);
+    let decided = rows.iter().find(|r| r.kind == "decision").unwrap();
+    assert_eq!(
+        (decided.actor_id.as_deref(), decided.tool.as_deref()),
+        (Some("qwen-code"), Some("bash"))
+    );
+    let request: Value = serde_json::from_str(decided.request.as_deref().unwrap()).unwrap();
+    assert_eq!(request["plan"]["idempotency_key"], "qwen:toolu_q1");
+}
