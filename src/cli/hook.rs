@@ -108,11 +108,12 @@ async fn run(agent: Agent, args: RunArgs) -> anyhow::Result<Exit> {
                     if let Some(header) = Bearer::from_env(&args.token_env)?.header() {
                         sidecar = sidecar.authorized(header)?;
                     }
-                    let pending = match agent.names_calls() {
-                        true => None,
-                        false => Some(Pending::open().map_err(|e| {
-                            anyhow::anyhow!("cannot keep the call for its after-hook: {e}")
-                        })?),
+                    // Needed to pair the calls of an agent that names none; only to time the runs
+                    // of one that does.
+                    let pending = match Pending::open() {
+                        Ok(pending) => Some(pending),
+                        Err(_) if agent.names_calls() || !agent.keeps_pending() => None,
+                        Err(e) => anyhow::bail!("cannot keep the call for its after-hook: {e}"),
                     };
                     let answer =
                         hook::handle(agent, call, &section, &mut sidecar, pending.as_ref()).await?;

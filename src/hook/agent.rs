@@ -82,6 +82,22 @@ impl Agent {
     }
 }
 
+impl Agent {
+    /// Whether the agent's after-event says how long the tool ran. Without it, the hooks time
+    /// the run themselves (`hook::pending`), from the before-hook's answer to the after-hook.
+    pub fn reports_duration(self) -> bool {
+        match self {
+            Self::Claude | Self::OpenCode | Self::Qwen => true,
+            Self::Codex | Self::Gemini | Self::Copilot => false,
+        }
+    }
+
+    /// Whether the hooks keep anything between a call's before and after (`hook::pending`).
+    pub fn keeps_pending(self) -> bool {
+        !self.names_calls() || !self.reports_duration()
+    }
+}
+
 impl HooksConfig {
     /// The `[hooks.<agent>]` section of `agent`.
     pub fn of(&self, agent: Agent) -> &HookConfig {

@@ -55,7 +55,8 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, String> {
 }
 
 /// Decides or reports `call`, and the agent's answer to it. For an agent that names no call,
-/// the before-hook leaves the id it decided under for the after-hook, in `pending`.
+/// or does not time its runs, the before-hook leaves the id it decided under, and the time, for
+/// the after-hook in `pending`.
 pub async fn handle(
     agent: Agent,
     mut call: Call,
@@ -64,17 +65,14 @@ pub async fn handle(
     pending: Option<&Pending>,
 ) -> Result<Answer, Status> {
     let unpaired = |e: std::io::Error| Status::unavailable(format!("cannot pair the call: {e}"));
-    let name = |call: &Call, input: &serde_json::Map<String, Value>| {
-        (call.session.clone(), call.tool.clone(), Value::Object(input.clone()).to_string())
-    };
+    let pending = pending.filter(|_| agent.keeps_pending());
     match call.phase {
         Phase::Before => {
-            let leave = pending.filter(|_| !agent.names_calls() && call.id.is_empty());
-            if leave.is_some() {
+            if call.id.is_empty() {
                 call.id = Pending::fresh_id();
             }
             let verdict = call::decide(agent, &call, config, sidecar).await?;
-            if let Some(pending) = leave
+            if let Some(pending) = pending
                 && !matches!(verdict, Verdict::Deny(_))
             {
                 // The after-event names the call by the input it ran with.
@@ -82,24 +80,49 @@ pub async fn handle(
                 if let Verdict::Allow(_, Some(Value::Object(rewritten))) = &verdict {
                     input.extend(rewritten.clone());
                 }
-                let (session, tool, args) = name(&call, &input);
-                pending.leave(agent.name(), &session, &tool, &args, &call.id).map_err(unpaired)?;
+                let args = Value::Object(input).to_string();
+                let name = name(agent, &call, &args);
+                match pending.leave(&name, &call.id) {
+                    Ok(()) => {}
+                    // Only the run's time is lost for an agent that names its calls.
+                    Err(_) if agent.names_calls() => {}
+                    Err(e) => return Err(unpaired(e)),
+                }
             }
             Ok(answer(agent, Ok(&verdict)))
         }
         // A tool that failed ran too: its run is reported, with the error.
         Phase::After { .. } => {
-            if let Some(pending) = pending.filter(|_| !agent.names_calls() && call.id.is_empty()) {
-                let (session, tool, args) = name(&call, &call.input);
-                call.id = pending
-                    .take(agent.name(), &session, &tool, &args)
-                    .map_err(unpaired)?
-                    .unwrap_or_default();
+            if let Some(pending) = pending {
+                let args = Value::Object(call.input.clone()).to_string();
+                let left = pending.take(&name(agent, &call, &args));
+                let left = match left {
+                    Ok(left) => left,
+                    Err(_) if agent.names_calls() => None,
+                    Err(e) => return Err(unpaired(e)),
+                };
+                if let Some((id, since)) = left {
+                    if call.id.is_empty() {
+                        call.id = id;
+                    }
+                    let ms = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
+                    call.duration_ms = call.duration_ms.or(Some(ms));
+                }
             }
             let report = call::report(agent, &call, config, sidecar).await?;
             Ok(answer(agent, Err(&report)))
         }
         Phase::Other => Ok(unanswered(agent)),
+    }
+}
+
+/// What names a call between its before and after: its id where the agent gives one, or else
+/// its tool and arguments.
+fn name<'a>(agent: Agent, call: &'a Call, args: &'a str) -> Vec<&'a str> {
+    if agent.names_calls() {
+        vec![agent.name(), &call.session, "id", &call.id]
+    } else {
+        vec![agent.name(), &call.session, &call.tool, args]
     }
 }
 

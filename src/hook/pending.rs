@@ -50,31 +50,18 @@ impl Pending {
         uuid::Uuid::now_v7().to_string()
     }
 
-    /// Leaves the call's `id` for its after-event.
-    pub fn leave(
-        &self,
-        agent: &str,
-        session: &str,
-        tool: &str,
-        args: &str,
-        id: &str,
-    ) -> io::Result<()> {
+    /// Leaves the call's `id` for the after-event of the call `name`, with the time.
+    pub fn leave(&self, name: &[&str], id: &str) -> io::Result<()> {
         self.forget_old();
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let name = name(agent, session, tool, args);
-        let file = format!("{name}.{:020}.{}", now.as_nanos(), std::process::id());
+        let file = format!("{}.{:020}.{}", hash(name), now.as_nanos(), std::process::id());
         fs::write(self.dir.join(file), id)
     }
 
-    /// The id the before-event of this call left, taken; none when there is none.
-    pub fn take(
-        &self,
-        agent: &str,
-        session: &str,
-        tool: &str,
-        args: &str,
-    ) -> io::Result<Option<String>> {
-        let prefix = format!("{}.", name(agent, session, tool, args));
+    /// The id the before-event of the call `name` left, taken, and the time since; none when
+    /// there is none.
+    pub fn take(&self, name: &[&str]) -> io::Result<Option<(String, Duration)>> {
+        let prefix = format!("{}.", hash(name));
         let mut waiting: Vec<String> = fs::read_dir(&self.dir)?
             .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
             .filter(|file| file.starts_with(&prefix))
@@ -84,9 +71,16 @@ impl Pending {
             let claimed = self.dir.join(format!(".{file}.{}", std::process::id()));
             // Another after-hook of an identical call may have claimed it first: the next.
             if fs::rename(self.dir.join(&file), &claimed).is_ok() {
-                let key = fs::read_to_string(&claimed);
+                let id = fs::read_to_string(&claimed);
                 let _ = fs::remove_file(&claimed);
-                return key.map(Some);
+                let left = file.split('.').nth(1).and_then(|n| n.parse::<u128>().ok());
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+                let since = left.map_or(Duration::ZERO, |left| {
+                    Duration::from_nanos(
+                        u64::try_from(now.as_nanos().saturating_sub(left)).unwrap_or(u64::MAX),
+                    )
+                });
+                return id.map(|id| Some((id, since)));
             }
         }
         Ok(None)
@@ -107,10 +101,10 @@ impl Pending {
     }
 }
 
-/// The name of a call: its agent, session, tool and arguments, hashed.
-fn name(agent: &str, session: &str, tool: &str, args: &str) -> String {
+/// The name of a call (its agent, session, and id or tool and arguments), hashed.
+fn hash(name: &[&str]) -> String {
     let mut hash = Sha256::new();
-    for part in [agent, session, tool, args] {
+    for part in name {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part.as_bytes());
     }
@@ -127,11 +121,15 @@ mod tests {
         let pending = Pending::at(dir.path().join("hooks")).unwrap();
         let (first, second) = (Pending::fresh_id(), Pending::fresh_id());
         assert_ne!(first, second);
-        pending.leave("gemini", "s", "bash", "{}", &first).unwrap();
-        pending.leave("gemini", "s", "bash", "{}", &second).unwrap();
-        assert_eq!(pending.take("gemini", "s", "bash", r#"{"x":1}"#).unwrap(), None);
-        assert_eq!(pending.take("gemini", "s", "bash", "{}").unwrap(), Some(first));
-        assert_eq!(pending.take("gemini", "s", "bash", "{}").unwrap(), Some(second));
-        assert_eq!(pending.take("gemini", "s", "bash", "{}").unwrap(), None);
+        let call = ["gemini", "s", "bash", "{}"];
+        pending.leave(&call, &first).unwrap();
+        pending.leave(&call, &second).unwrap();
+        assert_eq!(pending.take(&["gemini", "s", "bash", r#"{"x":1}"#]).unwrap(), None);
+        std::thread::sleep(Duration::from_millis(5));
+        let (id, since) = pending.take(&call).unwrap().unwrap();
+        assert_eq!(id, first);
+        assert!(since >= Duration::from_millis(5), "{since:?}");
+        assert_eq!(pending.take(&call).unwrap().unwrap().0, second);
+        assert_eq!(pending.take(&call).unwrap(), None);
     }
 }
