@@ -94,7 +94,10 @@ async fn run(agent: Agent, args: RunArgs) -> anyhow::Result<Exit> {
         Ok(_) => match hook::parse(agent, &input) {
             Err(e) => Err(anyhow::anyhow!(e)),
             Ok(call) if call.phase == Phase::Other => Ok(hook::unanswered(agent)),
-            Ok(call) => {
+            Ok(mut call) => {
+                if let Some(name) = agent.version_variable() {
+                    call.version = std::env::var(name).unwrap_or_default();
+                }
                 async {
                     let channel = endpoint(&args.server)?
                         .connect_timeout(Duration::from_secs(2))

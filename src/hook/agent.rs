@@ -92,6 +92,15 @@ impl Agent {
         }
     }
 
+    /// The environment variable in which the agent tells its hooks its version, where it does
+    /// (the others, at the versions docs/agents.md pins, tell them nothing of it).
+    pub fn version_variable(self) -> Option<&'static str> {
+        match self {
+            Self::Copilot => Some("COPILOT_CLI_BINARY_VERSION"),
+            Self::Claude | Self::Codex | Self::Gemini | Self::OpenCode | Self::Qwen => None,
+        }
+    }
+
     /// Whether the hooks keep anything between a call's before and after (`hook::pending`).
     pub fn keeps_pending(self) -> bool {
         !self.names_calls() || !self.reports_duration()

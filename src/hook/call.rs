@@ -39,6 +39,8 @@ pub struct Call {
     pub cwd: String,
     /// The agent's permission mode, when it has one.
     pub mode: String,
+    /// The agent's version, when it says.
+    pub version: String,
     /// What the tool gave back (after).
     pub response: Option<Value>,
     pub duration_ms: Option<u64>,
@@ -57,6 +59,7 @@ impl Call {
             input: Map::new(),
             cwd: String::new(),
             mode: String::new(),
+            version: String::new(),
             response: None,
             duration_ms: None,
             error: None,
@@ -206,6 +209,9 @@ pub fn decide_request(agent: Agent, call: &Call, config: &HookConfig) -> proto::
         "cwd": call.cwd,
         "permission_mode": call.mode,
     });
+    if !call.version.is_empty() {
+        context["harness_version"] = json!(call.version);
+    }
     if let Some((server, tool)) = &canonical.mcp {
         context["mcp"] = json!({ "server": server, "tool": tool });
     }

@@ -47,6 +47,7 @@ impl Payload {
             input: self.tool_input,
             cwd: self.cwd,
             mode: self.permission_mode,
+            version: String::new(),
             response: self.tool_response,
             duration_ms: self.duration_ms,
             error: self.error,

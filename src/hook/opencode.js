@@ -30,11 +30,12 @@ function text(output) {
   return typeof output === "string" ? output : JSON.stringify(output ?? "");
 }
 
-export const Toolgate = async () => ({
+export const Toolgate = async ({ directory }) => ({
   "tool.execute.before": async (input, output) => {
     started.set(input.callID, Date.now());
     const answer = ask({
       event: "before",
+      cwd: directory ?? "",
       tool: input.tool,
       sessionID: input.sessionID,
       callID: input.callID,
@@ -50,6 +51,7 @@ export const Toolgate = async () => ({
     const exit = output?.metadata?.exit;
     const answer = ask({
       event: "after",
+      cwd: directory ?? "",
       tool: input.tool,
       sessionID: input.sessionID,
       callID: input.callID,

@@ -19,6 +19,8 @@ pub const PLUGIN: &str = include_str!("opencode.js");
 #[serde(default, rename_all = "camelCase")]
 pub struct Payload {
     pub event: String,
+    /// The project's folder.
+    pub cwd: String,
     pub tool: String,
     #[serde(rename = "sessionID")]
     pub session_id: String,
@@ -43,6 +45,7 @@ impl Payload {
             session: self.session_id,
             id: self.call_id,
             tool: self.tool,
+            cwd: self.cwd,
             input: self.args,
             response: self.output.map(Value::String),
             duration_ms: self.duration_ms,

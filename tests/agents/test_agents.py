@@ -93,6 +93,11 @@ def test_a_command_the_policy_allows_runs_and_is_recorded(agent, make_session, s
     assert [(d["actor_id"], d["tool"], d["resource_id"]) for d in allowed] == [
         (agent.harness, "bash", "ls")
     ], evidence(session, run, server)
+    # The agent named on the trail, with its version where it tells its hooks (Copilot CLI).
+    context = json.loads(allowed[0]["request"])["context"]
+    assert context["harness"] == agent.harness, evidence(session, run, server)
+    if agent.name == "copilot":
+        assert context["harness_version"] == "1.0.102", evidence(session, run, server)
     # The after-hook reported the run, paired with its decision.
     executions = agent_events(server, "--kind", "execution")
     assert len(executions) == 1, evidence(session, run, server)
