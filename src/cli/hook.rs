@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// stays out of process listings).
     #[arg(long = "token-env", default_value = "TOOLGATE_TOKEN")]
     pub token_env: String,
+    /// The hook's event, for Copilot CLI, whose payload does not name it (`preToolUse`,
+    /// `postToolUse`, `postToolUseFailure`).
+    #[arg(long)]
+    pub event: Option<String>,
 }
 
 /// Runs `toolgate hook …`.
@@ -91,7 +95,7 @@ async fn run(agent: Agent, args: RunArgs) -> anyhow::Result<Exit> {
     let mut input = String::new();
     let answer = match std::io::stdin().read_to_string(&mut input) {
         Err(e) => Err(anyhow::anyhow!("cannot read the hook's input: {e}")),
-        Ok(_) => match hook::parse(agent, &input) {
+        Ok(_) => match hook::parse(agent, &input, args.event.as_deref()) {
             Err(e) => Err(anyhow::anyhow!(e)),
             Ok(call) if call.phase == Phase::Other => Ok(hook::unanswered(agent)),
             Ok(mut call) => {
@@ -101,7 +105,6 @@ async fn run(agent: Agent, args: RunArgs) -> anyhow::Result<Exit> {
                 async {
                     let channel = endpoint(&args.server)?
                         .connect_timeout(Duration::from_secs(2))
-                        .timeout(Duration::from_millis(u64::from(section.hold_ms) + 30_000))
                         .connect()
                         .await
                         .map_err(|e| {

@@ -128,7 +128,7 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<Exit> {
         None => println!("{}: nothing to take out", file.display()),
     }
     if agent == Agent::Codex && !args.uninstall {
-        trust_codex(target)?;
+        trust_codex(target, &file, &command.line(agent))?;
     }
     if agent == Agent::Gemini || (agent == Agent::Copilot && target.scope == Scope::Project) {
         println!("note: {agent} runs these hooks only in a folder it trusts (docs/agents.md)");
@@ -136,8 +136,9 @@ pub async fn install(args: InstallArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Has Codex trust toolgate's hook: without it, Codex skips it without a word.
-fn trust_codex(target: &Target) -> anyhow::Result<()> {
+/// Has Codex trust toolgate's hook (`line`, in `file`): without it, Codex skips it without a
+/// word.
+fn trust_codex(target: &Target, file: &std::path::Path, line: &str) -> anyhow::Result<()> {
     let Some(codex) = target.codex() else {
         println!(
             "warning: no `codex` on PATH (or --codex): Codex skips a hook it does not trust; \
@@ -145,7 +146,7 @@ fn trust_codex(target: &Target) -> anyhow::Result<()> {
         );
         return Ok(());
     };
-    let trusted = codex::trust(&codex, &target.project()?)?;
+    let trusted = codex::trust(&codex, &target.project()?, file, line)?;
     for hook in &trusted {
         println!("Codex now trusts {}", hook.key);
     }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use tonic::Status;
 
 use super::agent::Agent;
-use super::vocabulary::canonical;
+use super::vocabulary::{agents_input, canonical};
 use crate::config::HookConfig;
 use crate::proto::{self, ApprovalState, Outcome};
 use crate::sidecar::Sidecar;
@@ -87,14 +87,21 @@ pub struct Report {
     pub violation: Option<String>,
 }
 
-/// Permission modes in which an agent runs what a hook answers `ask` for without asking
-/// anyone: there, a call that needs approval is held for a person like an agent's that cannot
-/// ask at all.
-const NOBODY_ASKED: [&str; 4] = ["bypassPermissions", "dontAsk", "yolo", "auto_edit"];
+/// How long the sidecar may take to answer one call (a Decide, an Execute, a Withdraw; an Await
+/// takes the hold and this): well inside the hook timeout `hook install` writes (the hold and 30
+/// s), so that a sidecar that hangs is a blocked call, never an agent's timeout, which some
+/// agents take as leave to run the call.
+const ANSWER: Duration = Duration::from_secs(8);
+
+/// Permission modes in which an agent shows a person what a hook answers `ask` for: only in
+/// these is a call that needs approval handed to the agent's prompt. In any other (bypassing
+/// modes, a classifier's, one toolgate does not know) it is held for a person like an agent's
+/// that cannot ask at all, so that no approval is recorded that nobody gave.
+const PERSON_ASKED: [&str; 3] = ["default", "acceptEdits", "plan"];
 
 /// Whether `agent`, in permission `mode`, asks its user when a hook answers `ask`.
 fn asks(agent: Agent, mode: &str) -> bool {
-    agent.can_ask() && !NOBODY_ASKED.contains(&mode)
+    agent.can_ask() && PERSON_ASKED.contains(&mode)
 }
 
 /// Decides `call` (a before-event).
@@ -104,25 +111,33 @@ pub async fn decide(
     config: &HookConfig,
     sidecar: &mut Sidecar,
 ) -> Result<Verdict, Status> {
-    let request = sidecar.request(decide_request(agent, call, config));
+    let mut request = sidecar.request(decide_request(agent, call, config));
+    request.set_timeout(ANSWER);
     let answer = sidecar.gate.decide(request).await?.into_inner();
     let asks = asks(agent, &call.mode);
     let reason = reason(&answer);
-    let rewritten = || serde_json::from_str::<Value>(&answer.rewritten_args_json).ok();
+    // The rewritten arguments in the agent's own fields; none when they cannot be put there.
+    let rewritten = || match serde_json::from_str::<Value>(&answer.rewritten_args_json) {
+        Ok(Value::Object(args)) => agents_input(agent, &call.tool, &args).map(Value::Object),
+        _ => None,
+    };
     let verdict = match answer.outcome() {
         Outcome::Allow if config.allow_skips_prompt => Verdict::Allow(reason, None),
         Outcome::Allow => Verdict::Defer,
-        Outcome::Rewrite if agent.can_rewrite() && config.allow_skips_prompt => {
-            Verdict::Allow(reason, rewritten())
-        }
-        Outcome::Rewrite if agent.can_rewrite() && asks => Verdict::Ask(reason, rewritten()),
         // An agent that cannot ask would run a rewritten input without its own prompt, and
         // one that cannot rewrite would run the input as it was: the model is told the input
-        // toolgate lets run, and may call it so.
-        Outcome::Rewrite => Verdict::Deny(format!(
-            "{reason}; call it again as: {}",
-            rewritten().map_or_else(String::new, |v| v.to_string())
-        )),
+        // toolgate lets run, and may call it so. A rewrite that cannot be put in the agent's
+        // own fields is refused: the call must never run as it was.
+        Outcome::Rewrite => match rewritten() {
+            Some(input) if agent.can_rewrite() && config.allow_skips_prompt => {
+                Verdict::Allow(reason, Some(input))
+            }
+            Some(input) if agent.can_rewrite() && asks => Verdict::Ask(reason, Some(input)),
+            Some(input) => Verdict::Deny(format!("{reason}; call it again as: {input}")),
+            None => {
+                Verdict::Deny(format!("{reason}; the rewritten call cannot be given to {agent}"))
+            }
+        },
         Outcome::RequireApproval if asks => Verdict::Ask(reason, None),
         Outcome::RequireApproval => hold(&answer, reason, config, sidecar).await?,
         Outcome::DryRun => {
@@ -157,7 +172,9 @@ async fn hold(
     let mut state = ApprovalState::Pending;
     if config.hold_ms > 0 {
         let wait = proto::AwaitRequest { decision_id: id.clone(), timeout_ms: config.hold_ms };
-        let approval = sidecar.approvals.r#await(sidecar.request(wait)).await?.into_inner();
+        let mut wait = sidecar.request(wait);
+        wait.set_timeout(Duration::from_millis(u64::from(config.hold_ms)) + ANSWER);
+        let approval = sidecar.approvals.r#await(wait).await?.into_inner();
         state = approval.state();
         if state == ApprovalState::Approved || approval.verdict_outcome() == Outcome::Allow {
             return Ok(if config.allow_skips_prompt {
@@ -173,9 +190,11 @@ async fn hold(
     }
     if state == ApprovalState::Pending {
         let why = "the agent cannot wait longer for a person".to_owned();
-        let withdraw = proto::WithdrawRequest { decision_id: id.clone(), reason: why };
+        let mut withdraw =
+            sidecar.request(proto::WithdrawRequest { decision_id: id.clone(), reason: why });
+        withdraw.set_timeout(ANSWER);
         // A verdict given in the meantime wins: the call is denied now either way.
-        let _ = sidecar.approvals.withdraw(sidecar.request(withdraw)).await;
+        let _ = sidecar.approvals.withdraw(withdraw).await;
     }
     let waited = Duration::from_millis(u64::from(config.hold_ms)).as_secs();
     Ok(Verdict::Deny(format!(
@@ -268,7 +287,8 @@ pub async fn report(
     config: &HookConfig,
     sidecar: &mut Sidecar,
 ) -> Result<Report, Status> {
-    let request = sidecar.request(execute_request(agent, call, config));
+    let mut request = sidecar.request(execute_request(agent, call, config));
+    request.set_timeout(ANSWER);
     let answer = sidecar.gate.execute(request).await?.into_inner();
     let violation =
         (!answer.violation.is_empty()).then(|| format!("toolgate: {}", answer.violation));
@@ -382,12 +402,16 @@ mod tests {
         let config = HookConfig::default();
         let mut call = before("Bash", json!({"command": "ls"}));
         call.phase = Phase::After { failed: false };
+        call.mode = "default".into();
         assert_eq!(
             execute_request(Agent::Claude, &call, &config).approved_in_harness,
             "claude-code:user"
         );
         assert_eq!(execute_request(Agent::Codex, &call, &config).approved_in_harness, "");
-        call.mode = "bypassPermissions".into();
-        assert_eq!(execute_request(Agent::Claude, &call, &config).approved_in_harness, "");
+        // Where nobody is asked (a bypass, a classifier, a mode toolgate does not know).
+        for mode in ["bypassPermissions", "auto", "dontAsk", "", "a-mode-from-the-future"] {
+            call.mode = mode.into();
+            assert_eq!(execute_request(Agent::Claude, &call, &config).approved_in_harness, "");
+        }
     }
 }

@@ -24,6 +24,8 @@ pub struct Hook {
     pub command: String,
     pub trust: String,
     pub hash: String,
+    /// The file it is defined in.
+    pub source: String,
 }
 
 /// A running `codex app-server`.
@@ -93,6 +95,7 @@ impl AppServer {
                 command: text(&hook, "command"),
                 trust: text(&hook, "trustStatus"),
                 hash: text(&hook, "currentHash"),
+                source: text(&hook, "sourcePath"),
             })
             .collect())
     }
@@ -112,15 +115,21 @@ pub fn ours(codex: &Path, cwd: &Path) -> anyhow::Result<Vec<Hook>> {
     Ok(hooks.into_iter().filter(|h| is_ours(&h.command, Agent::Codex)).collect())
 }
 
-/// Trusts toolgate's hooks that Codex does not trust yet (new, or changed since); the ones it
-/// trusted now.
-pub fn trust(codex: &Path, cwd: &Path) -> anyhow::Result<Vec<Hook>> {
+/// Trusts the hooks running exactly `line` (the command `hook install` just wrote) from the
+/// file `file`, that Codex does not trust yet (new, or changed since); the ones it trusted now.
+/// Nothing else is trusted: not another file's hook, not a line that only looks like ours.
+pub fn trust(codex: &Path, cwd: &Path, file: &Path, line: &str) -> anyhow::Result<Vec<Hook>> {
     let mut server = AppServer::start(codex, cwd)?;
+    let same = |source: &str| {
+        let source = Path::new(source);
+        source == file
+            || source.canonicalize().ok().zip(file.canonicalize().ok()).is_some_and(|(a, b)| a == b)
+    };
     let untrusted: Vec<Hook> = server
         .hooks(cwd)?
         .into_iter()
         .filter(|h| {
-            is_ours(&h.command, Agent::Codex) && h.trust != "trusted" && h.trust != "managed"
+            h.command == line && same(&h.source) && h.trust != "trusted" && h.trust != "managed"
         })
         .collect();
     if !untrusted.is_empty() {

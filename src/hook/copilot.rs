@@ -1,8 +1,8 @@
 //! GitHub Copilot CLI's hook protocol: `preToolUse`, `postToolUse` and `postToolUseFailure`
 //! command hooks (the `version: 1` hooks file), their JSON on stdin with `toolName` and
 //! `toolArgs`, the answer as JSON on stdout (`permissionDecision`, `permissionDecisionReason`).
-//! The payload names neither its event (an after-event carries `toolResult`, a failure `error`)
-//! nor an id for the call. A hook that exits non-zero blocks the call; one that times out does
+//! The payload names neither its event (`hook install` gives it with `--event`; without it, an
+//! after-event is told by its `toolResult`, a failure by its `error`) nor an id for the call. A hook that exits non-zero blocks the call; one that times out does
 //! not, so toolgate answers well within the hook's `timeoutSec`.
 
 use serde::Deserialize;
@@ -25,12 +25,16 @@ pub struct Payload {
 }
 
 impl Payload {
-    /// The call this event is about.
-    pub fn call(self) -> Call {
-        let phase = match (&self.tool_result, &self.error) {
-            (_, Some(error)) if !error.is_null() => Phase::After { failed: true },
-            (Some(_), _) => Phase::After { failed: false },
-            _ => Phase::Before,
+    /// The call this event is about, at `event` when the hook's command names it.
+    pub fn call(self, event: Option<&str>) -> Call {
+        let phase = match (event, &self.tool_result, &self.error) {
+            (Some("preToolUse"), _, _) => Phase::Before,
+            (Some("postToolUse"), _, _) => Phase::After { failed: false },
+            (Some("postToolUseFailure"), _, _) => Phase::After { failed: true },
+            (Some(_), _, _) => Phase::Other,
+            (None, _, Some(error)) if !error.is_null() => Phase::After { failed: true },
+            (None, Some(result), _) if !result.is_null() => Phase::After { failed: false },
+            (None, _, _) => Phase::Before,
         };
         let input = match self.tool_args {
             Value::Object(args) => args,
@@ -90,7 +94,7 @@ mod tests {
 
     #[test]
     fn the_event_is_read_from_what_the_payload_carries() {
-        let call = |payload: Value| serde_json::from_value::<Payload>(payload).unwrap().call();
+        let call = |payload: Value| serde_json::from_value::<Payload>(payload).unwrap().call(None);
         let before =
             call(json!({"sessionId": "s", "toolName": "bash", "toolArgs": {"command": "ls"}}));
         assert_eq!((before.phase, before.input["command"].as_str()), (Phase::Before, Some("ls")));

@@ -41,17 +41,45 @@ impl Answer {
     }
 }
 
-/// The call in one hook event of `agent`, read from its input.
-pub fn parse(agent: Agent, input: &str) -> Result<Call, String> {
+/// The call in one hook event of `agent`, read from its input; `event` is the event the hook's
+/// command names, for an agent whose payload does not (Copilot CLI).
+pub fn parse(agent: Agent, input: &str, event: Option<&str>) -> Result<Call, String> {
     let what = |e: serde_json::Error| format!("the hook's input is not {agent}'s hook JSON: {e}");
-    match agent {
+    if event.is_some() && agent != Agent::Copilot {
+        return Err(format!(
+            "--event is for copilot, whose payload does not name its event: {agent}'s does"
+        ));
+    }
+    let call = match agent {
         Agent::Claude | Agent::Codex | Agent::Qwen => {
             serde_json::from_str(input).map(claude::Payload::call).map_err(what)
         }
         Agent::Gemini => serde_json::from_str(input).map(gemini::Payload::call).map_err(what),
-        Agent::Copilot => serde_json::from_str(input).map(copilot::Payload::call).map_err(what),
+        Agent::Copilot => serde_json::from_str(input)
+            .map(|payload: copilot::Payload| payload.call(event))
+            .map_err(what),
         Agent::OpenCode => serde_json::from_str(input).map(opencode::Payload::call).map_err(what),
+    }?;
+    // An event without a tool is no tool event toolgate was installed for, or one it cannot
+    // read: it is not let through unread.
+    if call.phase != Phase::Other && call.tool.is_empty() {
+        return Err(format!("the hook's input names no tool: not {agent}'s tool event"));
     }
+    if call.phase == Phase::Other && !names_event(agent, input) {
+        return Err(format!("the hook's input names no event: not {agent}'s hook JSON"));
+    }
+    Ok(call)
+}
+
+/// Whether an event's input names its event (Copilot CLI's never does).
+fn names_event(agent: Agent, input: &str) -> bool {
+    let field = match agent {
+        Agent::Copilot => return true,
+        Agent::OpenCode => "event",
+        Agent::Claude | Agent::Codex | Agent::Qwen | Agent::Gemini => "hook_event_name",
+    };
+    serde_json::from_str::<Value>(input)
+        .is_ok_and(|v| v.get(field).and_then(Value::as_str).is_some_and(|name| !name.is_empty()))
 }
 
 /// Decides or reports `call`, and the agent's answer to it. For an agent that names no call,

@@ -10,7 +10,7 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,9 +39,20 @@ impl Pending {
         Self::at(dir)
     }
 
-    /// The pending calls in `dir`, created private.
+    /// The pending calls in `dir`, created private. A `dir` that is not a directory of this
+    /// user's that only they can enter (a symbolic link, another user's, one others may write
+    /// to) is refused: what is kept there decides which decision a report pairs with, and old
+    /// entries are removed from it.
     pub fn at(dir: PathBuf) -> io::Result<Self> {
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir)?;
+        let meta = fs::symlink_metadata(&dir)?;
+        let private = meta.is_dir()
+            && meta.uid() == rustix::process::getuid().as_raw()
+            && meta.mode() & 0o077 == 0;
+        if !private {
+            let why = "not a directory of this user's that only they may enter";
+            return Err(io::Error::other(format!("{}: {why}", dir.display())));
+        }
         Ok(Self { dir })
     }
 
@@ -86,10 +97,13 @@ impl Pending {
         Ok(None)
     }
 
-    /// Removes ids older than [`KEPT`].
+    /// Removes ids older than [`KEPT`] (only what this module names so).
     fn forget_old(&self) {
         let Ok(entries) = fs::read_dir(&self.dir) else { return };
         for entry in entries.flatten() {
+            if !ours(&entry.file_name().to_string_lossy()) {
+                continue;
+            }
             let old = entry
                 .metadata()
                 .and_then(|m| m.modified())
@@ -99,6 +113,16 @@ impl Pending {
             }
         }
     }
+}
+
+/// Whether `file` is a name [`Pending::leave`] gives: 32 hex digits, then the time and the
+/// process, in digits.
+fn ours(file: &str) -> bool {
+    let parts: Vec<&str> = file.split('.').collect();
+    matches!(parts.as_slice(), [hash, time, pid]
+        if hash.len() == 32 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+            && !time.is_empty() && time.bytes().all(|b| b.is_ascii_digit())
+            && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The name of a call (its agent, session, and id or tool and arguments), hashed.
@@ -131,5 +155,21 @@ mod tests {
         assert!(since >= Duration::from_millis(5), "{since:?}");
         assert_eq!(pending.take(&call).unwrap().unwrap().0, second);
         assert_eq!(pending.take(&call).unwrap(), None);
+    }
+
+    #[test]
+    fn a_directory_that_is_not_private_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let link = dir.path().join("hooks");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        assert!(Pending::at(link).is_err());
+        let open = dir.path().join("open");
+        fs::DirBuilder::new().mode(0o777).create(&open).unwrap();
+        fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        assert!(Pending::at(open).is_err());
+        assert!(ours(&format!("{}.{:020}.42", "a".repeat(32), 7)));
+        assert!(!ours("important.txt") && !ours(".claimed"));
     }
 }

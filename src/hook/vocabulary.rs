@@ -133,6 +133,33 @@ pub fn canonical(agent: Agent, name: &str, input: &Map<String, Value>) -> Canoni
     Canonical { tool: tool.to_owned(), args, mcp: None }
 }
 
+/// A rewritten input (the vocabulary's arguments, rewritten by a policy) in `agent`'s own fields
+/// for its tool `name`: the value of `path`, `command` or `url` goes back into the argument the
+/// tool reads, and the vocabulary's own field goes where the tool has none. `None` when a
+/// rewritten value cannot be put where the tool reads it (a URL inside a prompt).
+pub fn agents_input(
+    agent: Agent,
+    name: &str,
+    rewritten: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
+    let mut input = rewritten.clone();
+    let field = match kind(agent, name) {
+        Some(Kind::File(_, field) | Kind::Search(_, field)) => Some(("path", field)),
+        Some(Kind::Fetch(field)) => Some(("url", field)),
+        Some(Kind::Shell | Kind::WebSearch | Kind::Patch) | None => None,
+    };
+    if let Some((ours, theirs)) = field
+        && ours != theirs
+        && let Some(value) = input.remove(ours)
+    {
+        if theirs == "prompt" {
+            return None;
+        }
+        input.insert(theirs.to_owned(), value);
+    }
+    Some(input)
+}
+
 /// Sets the vocabulary's field `key` to what the tool reads, or removes it when the tool reads
 /// nothing there: a value the model put in `key` itself is never what the policy sees.
 fn set(args: &mut Map<String, Value>, key: &str, value: Option<String>) {
@@ -202,7 +229,10 @@ fn patch(mut args: Map<String, Value>) -> Canonical {
             ("*** Move to: ", false),
         ]
         .iter()
-        .find_map(|(marker, add)| line.strip_prefix(marker).map(|path| (path.trim(), *add)));
+        // Codex trims a hunk's header line before reading it: so does this, so that an indented
+        // header names its file here as it does there (a context line that looks like one only
+        // adds a file, which can only make the call look wider).
+        .find_map(|(marker, add)| line.trim().strip_prefix(marker).map(|path| (path.trim(), *add)));
         if let Some((path, add)) = named {
             adds &= add;
             if !paths.iter().any(|p| p == path) {
@@ -286,6 +316,19 @@ mod tests {
     }
 
     #[test]
+    fn a_rewritten_path_goes_back_where_the_tool_reads_it() {
+        let rewritten =
+            json!({"file_path": "/home/u/.bashrc", "path": "/w/scratch", "content": "x"});
+        let input = agents_input(Agent::Claude, "Write", rewritten.as_object().unwrap()).unwrap();
+        assert_eq!(Value::Object(input), json!({"file_path": "/w/scratch", "content": "x"}));
+        let input =
+            agents_input(Agent::Copilot, "view", json!({"path": "/w/a"}).as_object().unwrap());
+        assert_eq!(input.unwrap()["path"], "/w/a");
+        let fetch = json!({"prompt": "see https://a", "url": "https://b"});
+        assert_eq!(agents_input(Agent::Gemini, "web_fetch", fetch.as_object().unwrap()), None);
+    }
+
+    #[test]
     fn fetches_name_their_url_even_inside_a_prompt() {
         let c = call(Agent::Claude, "WebFetch", json!({"url": "https://a.example/x"}));
         assert_eq!((c.tool.as_str(), &c.args["url"]), ("fetch", &json!("https://a.example/x")));
@@ -317,6 +360,12 @@ mod tests {
         let new = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n";
         assert_eq!(call(Agent::Codex, "apply_patch", json!({"command": new})).tool, "write");
         let two = "*** Begin Patch\n*** Add File: a\n+1\n*** Delete File: /etc/b\n*** End Patch\n";
+        let indented = "*** Begin Patch\n  *** Add File: /home/u/.bashrc\n+x\n*** Update File: /w/a\n@@\n-x\n+y\n*** End Patch\n";
+        let c = call(Agent::Codex, "apply_patch", json!({"command": indented}));
+        assert_eq!(
+            (c.tool.as_str(), &c.args["paths"]),
+            ("patch", &json!(["/home/u/.bashrc", "/w/a"]))
+        );
         let c = call(Agent::Codex, "apply_patch", json!({"command": two}));
         assert_eq!((c.tool.as_str(), &c.args["paths"]), ("patch", &json!(["a", "/etc/b"])));
     }

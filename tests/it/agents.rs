@@ -258,3 +258,38 @@ async fn qwen_codes_http_hook_is_served_beside_claude_codes() {
     let request: Value = serde_json::from_str(decided.request.as_deref().unwrap()).unwrap();
     assert_eq!(request["plan"]["idempotency_key"], "qwen:toolu_q1");
 }
+
+/// A sidecar that takes the connection and never answers is a blocked call, and well before
+/// the hook timeout `hook install` writes (the hold and 30 s): an agent whose hook times out
+/// runs the call (Codex, Copilot CLI).
+#[tokio::test]
+async fn a_sidecar_that_never_answers_blocks_the_call_inside_the_hook_timeout() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let held = std::thread::spawn(move || {
+        // Accepts, reads nothing, answers nothing.
+        let _connections: Vec<_> = silent.incoming().take(2).collect();
+    });
+    let runtime = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = tokio::task::spawn_blocking({
+        let runtime = runtime.path().to_owned();
+        move || {
+            assert_cmd::Command::cargo_bin("toolgate")
+                .unwrap()
+                .args(["hook", "codex", "--server", &url])
+                .env("XDG_RUNTIME_DIR", runtime)
+                .write_stdin(codex("PreToolUse", "ls").to_string())
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("toolgate blocked this call"));
+    // The hold (120 s by default) is for a person's approval, not for a silent sidecar.
+    assert!(took < Duration::from_secs(30), "blocked only after {took:?}");
+    drop(held);
+}
