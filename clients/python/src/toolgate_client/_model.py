@@ -229,8 +229,11 @@ def decide_request(base: dict[str, Any], tool: str, args: Mapping[str, Any], *, 
                    resource: Optional[Mapping[str, str]] = None,
                    context: Optional[Mapping[str, Any]] = None, allow_write: bool = False,
                    allow_bash: bool = False, max_output_chars: int = 0, dry_run: bool = False,
-                   idempotency_key: str = "", timeout_ms: int = 0) -> gate_pb2.DecideRequest:
+                   idempotency_key: str = "", timeout_ms: int = 0,
+                   session_id: str = "") -> gate_pb2.DecideRequest:
     resource = dict(resource or {})
+    # A framework's run or conversation may name the session, over the client's own.
+    base = dict(base, session_id=session_id) if session_id else base
     return gate_pb2.DecideRequest(
         **base,
         tool=tool,
@@ -311,7 +314,7 @@ def clipped(text: str, max_output_chars: int) -> tuple[str, int]:
 
 def execute_request(decision: Decision, args: Mapping[str, Any], *, output: Any = None,
                     duration_us: int = 0, status: str = "ok", error: str = "",
-                    wrap_output: bool = False) -> gate_pb2.ExecuteRequest:
+                    wrap_output: bool = False, approved_in_harness: str = "") -> gate_pb2.ExecuteRequest:
     request = gate_pb2.ExecuteRequest(
         decision_id=decision.decision_id,
         args_json=json.dumps(dict(args)),
@@ -319,6 +322,9 @@ def execute_request(decision: Decision, args: Mapping[str, Any], *, output: Any 
         status=STATUSES[status],
         error=error,
         wrap_output=wrap_output,
+        # A person who approved the call in the harness's own prompt, by name: toolgate records
+        # the approval before the run (the token needs `harness_approvals` with auth on).
+        approved_in_harness=approved_in_harness,
     )
     if output is not None:
         request.output, request.result_bytes = clipped(text_of(output), decision.max_output_chars)

@@ -1,0 +1,105 @@
+"""Pydantic AI: every tool call of an agent decided by toolgate before it runs and recorded
+after, through the seam Pydantic AI offers for it, a wrapper toolset (docs/frameworks.md)::
+
+    toolset = ToolgateToolset(my_tools, toolgate)          # toolgate: an AsyncToolgate
+    agent = Agent(model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
+
+- Each call is decided with the tool's name and arguments, in the session of the run's
+  conversation (`conversation_id`), under the toolset's idempotency key for the call.
+- A denial does not run the tool: the model gets toolgate's reason as the tool's result, and
+  the run goes on (`raise_on_deny=True` raises `Denied` instead).
+- A call that needs approval uses Pydantic AI's own deferred approval: the run ends with
+  `DeferredToolRequests`, toolgate's decision in its metadata; resumed with the person's
+  answer (`DeferredToolResults(approvals=..., metadata=requests.metadata)`), an approved call
+  runs once and toolgate records the approval as the person's (`approver`) before the run.
+- A rewrite runs with the rewritten arguments; a dry run is refused like a denial (Pydantic AI
+  has no dry run of a tool).
+- The run is reported after the tool returns or raises (duration, output, the error), a run
+  cancelled mid-call as an error; a sidecar that cannot be reached blocks the call
+  (`ToolgateError`), unless `fail_open`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Optional
+
+from pydantic_ai import ApprovalRequired
+from pydantic_ai.toolsets import WrapperToolset
+
+from .._model import Decision, Denied, ToolgateError, refused
+from ..aio import AsyncToolgate
+
+__all__ = ["ToolgateToolset"]
+
+#: Where toolgate's decision travels in Pydantic AI's deferred-approval metadata.
+META = "toolgate"
+
+
+class ToolgateToolset(WrapperToolset):
+    """`wrapped`'s tools, each call decided by `toolgate` (an `AsyncToolgate`) first."""
+
+    def __init__(self, wrapped: Any, toolgate: AsyncToolgate, *, approver: str = "pydantic-ai:user",
+                 raise_on_deny: bool = False, fail_open: bool = False, **decide: Any):
+        super().__init__(wrapped)
+        self._toolgate = toolgate
+        self._approver = approver
+        self._raise_on_deny = raise_on_deny
+        self._fail_open = fail_open
+        self._decide = decide
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+        metadata = (ctx.tool_call_metadata or {}).get(META) if ctx.tool_call_approved else None
+        if metadata is not None:
+            # Resumed after Pydantic AI's own approval: the decision made before the pause.
+            decision = Decision(decision_id=metadata["decision_id"], outcome="require_approval",
+                                reason=metadata.get("reason", ""), policy_ids=[], args_hash="",
+                                max_output_chars=metadata.get("max_output_chars", 0),
+                                timeout_ms=0, args=dict(tool_args), seq=0)
+            return await self._run(decision, name, tool_args, ctx, tool, approver=self._approver)
+        session = ctx.conversation_id or ctx.run_id or self._toolgate.session_id
+        try:
+            decision = await self._toolgate.decide(
+                name, tool_args, session_id=session,
+                idempotency_key=f"pydantic-ai:{ctx.tool_call_id}" if ctx.tool_call_id else "",
+                **self._decide)
+        except ToolgateError:
+            if self._fail_open:
+                return await super().call_tool(name, tool_args, ctx, tool)
+            raise
+        if decision.outcome == "require_approval":
+            raise ApprovalRequired(metadata={META: {
+                "decision_id": decision.decision_id, "reason": decision.reason,
+                "max_output_chars": decision.max_output_chars}})
+        if decision.outcome not in ("allow", "rewrite"):
+            why = decision.reason if decision.outcome == "deny" else \
+                f"{decision.reason}; only a dry run is allowed"
+            result = refused(decision, why)
+            if self._raise_on_deny:
+                raise Denied(result)
+            return f"toolgate denied this call: {why}"
+        return await self._run(decision, name, decision.args, ctx, tool)
+
+    async def _run(self, decision: Decision, name: str, args: dict[str, Any], ctx: Any, tool: Any,
+                   approver: str = "") -> Any:
+        started = time.monotonic()
+
+        def took() -> int:
+            return int((time.monotonic() - started) * 1_000_000)
+
+        try:
+            output = await super().call_tool(name, args, ctx, tool)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._toolgate.execute(
+                decision, args, duration_us=took(), status="error", error="the run was cancelled",
+                approved_in_harness=approver))
+            raise
+        except Exception as error:
+            await self._toolgate.execute(decision, args, duration_us=took(), status="error",
+                                         error=str(error) or type(error).__name__,
+                                         approved_in_harness=approver)
+            raise
+        await self._toolgate.execute(decision, args, output=output, duration_us=took(),
+                                     approved_in_harness=approver)
+        return output

@@ -1,0 +1,158 @@
+"""The Pydantic AI adapter with Pydantic AI's own package and its own test model
+(`FunctionModel`), against the real server: a denied call never runs and the model is told why,
+an allowed one runs and is on the trail, an approval pauses the run and resumes it with the
+person's answer, a raising tool is recorded as failed, and a sidecar that cannot be reached
+blocks the call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
+
+from conftest import free_port
+from toolgate_client import AsyncToolgate, ToolgateError
+from toolgate_client.integrations.pydantic_ai import ToolgateToolset
+
+
+class Scripted:
+    """A model that makes one tool call, then answers with what the tool gave back."""
+
+    def __init__(self, tool: str, args: dict):
+        self.call = ToolCallPart(tool, args, tool_call_id="call-1")
+        self.requests: list = []
+
+    def __call__(self, messages, info):
+        self.requests.append(messages)
+        returned = [p for p in messages[-1].parts if isinstance(p, (ToolReturnPart, RetryPromptPart))]
+        if returned:
+            return ModelResponse(parts=[TextPart(f"the tool said: {returned[0].content}")])
+        return ModelResponse(parts=[self.call])
+
+
+def tools(ran: list) -> FunctionToolset:
+    toolset = FunctionToolset()
+
+    @toolset.tool_plain
+    def read(path: str) -> str:
+        if path == "missing":
+            raise FileNotFoundError(path)
+        ran.append(("read", path))
+        return f"contents of {path}"
+
+    @toolset.tool_plain
+    def deploy(env: str) -> str:
+        ran.append(("deploy", env))
+        return f"deployed to {env}"
+
+    @toolset.tool_plain
+    def shred(path: str) -> str:
+        ran.append(("shred", path))
+        return "shredded"
+
+    return toolset
+
+
+def events(server, *filters: str) -> list[dict]:
+    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
+
+
+def agent(server, model: Scripted, ran: list, target: str | None = None) -> tuple[Agent, AsyncToolgate]:
+    toolgate = AsyncToolgate(target or server.target, session_id="unused", actor_id="agent-1",
+                             rpc_timeout=3)
+    toolset = ToolgateToolset(tools(ran), toolgate, approver="alice", allow_bash=True)
+    return Agent(FunctionModel(model), toolsets=[toolset], output_type=[str, DeferredToolRequests]), toolgate
+
+
+def test_a_denied_call_never_runs_and_the_model_is_told_why(server):
+    ran: list = []
+    model = Scripted("shred", {"path": "/etc/passwd"})
+
+    async def main():
+        built, toolgate = agent(server, model, ran)
+        async with toolgate:
+            return await built.run("shred it")
+
+    result = asyncio.run(main())
+    assert ran == []
+    assert "toolgate denied this call: unknown tool: shred" in result.output
+    denied = events(server, "--kind", "decision")
+    assert [(d["tool"], d["outcome"]) for d in denied] == [("shred", "deny")]
+    assert denied[0]["session_id"] == result.conversation_id
+
+
+def test_an_allowed_call_runs_and_both_records_are_on_the_trail(server):
+    ran: list = []
+
+    async def main():
+        built, toolgate = agent(server, Scripted("read", {"path": "notes.txt"}), ran)
+        async with toolgate:
+            return await built.run("read it")
+
+    result = asyncio.run(main())
+    assert ran == [("read", "notes.txt")]
+    assert result.output == "the tool said: contents of notes.txt"
+    decided = events(server, "--kind", "decision")
+    executed = events(server, "--kind", "execution")
+    assert [d["outcome"] for d in decided] == ["allow"]
+    assert [e["decision_id"] for e in executed] == [decided[0]["decision_id"]]
+    assert executed[0]["duration_us"] > 0 and executed[0]["result_bytes"] > 0
+
+
+def test_an_approval_pauses_the_run_and_resumes_it_with_the_persons_answer(server):
+    ran: list = []
+    model = Scripted("deploy", {"env": "prod"})
+
+    async def main():
+        built, toolgate = agent(server, model, ran)
+        async with toolgate:
+            paused = await built.run("deploy")
+            assert isinstance(paused.output, DeferredToolRequests) and ran == []
+            requests = paused.output
+            answer = DeferredToolResults(approvals={c.tool_call_id: True for c in requests.approvals},
+                                         metadata=requests.metadata)
+            return await built.run(message_history=paused.all_messages(), deferred_tool_results=answer)
+
+    result = asyncio.run(main())
+    assert ran == [("deploy", "prod")]
+    assert result.output == "the tool said: deployed to prod"
+    decided = events(server, "--kind", "decision")
+    assert [d["outcome"] for d in decided] == ["require_approval"]
+    approved = events(server, "--kind", "approval_approved")
+    assert [a["actor_id"] for a in approved] == ["alice"]
+    executed = events(server, "--kind", "execution")
+    assert [e["decision_id"] for e in executed] == [decided[0]["decision_id"]]
+    assert not events(server, "--kind", "violation")
+
+
+def test_a_tool_that_raises_is_recorded_as_failed(server):
+    ran: list = []
+
+    async def main():
+        built, toolgate = agent(server, Scripted("read", {"path": "missing"}), ran)
+        async with toolgate:
+            await built.run("read it")
+
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(main())
+    executed = events(server, "--kind", "execution")
+    assert [(e["status"], e["error"]) for e in executed] == [("error", "missing")]
+
+
+def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
+    ran: list = []
+
+    async def main():
+        built, toolgate = agent(server, Scripted("read", {"path": "notes.txt"}), ran,
+                                target=f"127.0.0.1:{free_port()}")
+        async with toolgate:
+            await built.run("read it")
+
+    with pytest.raises(ToolgateError):
+        asyncio.run(main())
+    assert ran == []
