@@ -99,9 +99,11 @@ async fn run(agent: Agent, args: RunArgs) -> anyhow::Result<Exit> {
             Err(e) => Err(anyhow::anyhow!(e)),
             Ok(call) if call.phase == Phase::Other => Ok(hook::unanswered(agent)),
             Ok(mut call) => {
-                if let Some(name) = agent.version_variable() {
-                    call.version = std::env::var(name).unwrap_or_default();
-                }
+                call.version = agent
+                    .version_variable()
+                    .and_then(|name| std::env::var(name).ok())
+                    .or_else(|| hook::version::of_ancestors(agent))
+                    .unwrap_or_default();
                 async {
                     let channel = endpoint(&args.server)?
                         .connect_timeout(Duration::from_secs(2))

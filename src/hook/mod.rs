@@ -13,6 +13,7 @@ pub mod gemini;
 pub mod install;
 pub mod opencode;
 pub mod pending;
+pub mod version;
 pub mod vocabulary;
 
 use serde_json::Value;

@@ -9,12 +9,16 @@ import json
 import subprocess
 import time
 
-from conftest import RUN_TIMEOUT, Server, Session, free_port, toolgate
+from conftest import ROOT, RUN_TIMEOUT, Server, Session, free_port, toolgate
 
 PROMPT = "Run the command."
 DENIED = "not one of the safe command lines"
 # The decision `hook doctor` makes to try the sidecar is not the agent's.
 DOCTOR_SESSION = "toolgate-doctor"
+# Each agent's npm package, whose pinned version the trail names.
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
+            "gemini": "@google/gemini-cli", "copilot": "@github/copilot", "opencode": "opencode-ai",
+            "qwen": "@qwen-code/qwen-code"}
 
 
 def hooked(session: Session, server: Server) -> None:
@@ -93,11 +97,13 @@ def test_a_command_the_policy_allows_runs_and_is_recorded(agent, make_session, s
     assert [(d["actor_id"], d["tool"], d["resource_id"]) for d in allowed] == [
         (agent.harness, "bash", "ls")
     ], evidence(session, run, server)
-    # The agent named on the trail, with its version where it tells its hooks (Copilot CLI).
+    # The agent named on the trail, with its version: from its own word where it tells its
+    # hooks (Copilot CLI), else from its package, found from the processes the hook runs under.
     context = json.loads(allowed[0]["request"])["context"]
     assert context["harness"] == agent.harness, evidence(session, run, server)
-    if agent.name == "copilot":
-        assert context["harness_version"] == "1.0.102", evidence(session, run, server)
+    pinned = json.loads((ROOT / "tests/agents/package.json").read_text())["dependencies"]
+    assert context.get("harness_version", "").startswith(pinned[PACKAGES[agent.name]]), (
+        context, evidence(session, run, server))
     # The after-hook reported the run, paired with its decision.
     executions = agent_events(server, "--kind", "execution")
     assert len(executions) == 1, evidence(session, run, server)
