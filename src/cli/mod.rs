@@ -109,9 +109,11 @@ pub enum Command {
     /// List, approve and reject the calls waiting for a verdict on a running server.
     #[command(after_help = "Exit codes: 0 done, 2 trouble (refused, not found, unreachable).")]
     Approvals(ApprovalsArgs),
-    /// Answer an agent harness's hook (Claude Code) by asking a running server.
-    #[command(after_help = "Exit codes: the agent's hook protocol: 0 with the answer on stdout, \
-        2 blocks the call (Claude Code's blocking code), also when the sidecar cannot be asked.")]
+    /// Answer a coding agent's tool hook by asking a running server; install and check the
+    /// hooks in an agent's own configuration (docs/agents.md).
+    #[command(after_help = "Exit codes: each agent's hook protocol: 0 with the answer on stdout, \
+        2 blocks the call (with the agent's deny on stdout where it reads one), also when the \
+        sidecar cannot be asked; `doctor`: 0 all is well, 1 something is wrong.")]
     Hook(HookArgs),
     /// Run an MCP gateway: an MCP server behind the policy and the trail (docs/mcp.md).
     #[command(after_help = "Exit codes: 0 the client or the server ended the session, 2 the \
