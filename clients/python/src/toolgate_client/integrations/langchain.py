@@ -1,0 +1,110 @@
+"""LangChain (and LangGraph underneath): every tool call of an agent made with `create_agent`
+decided by toolgate before it runs and recorded after, through the seam LangChain offers for
+it, agent middleware around tool calls (docs/frameworks.md)::
+
+    agent = create_agent(model, tools, middleware=[ToolgateMiddleware(toolgate)],
+                         checkpointer=InMemorySaver())     # toolgate: a Toolgate
+
+- Each call is decided with the tool's name and arguments, in the session of the run's thread
+  (`thread_id`), under the idempotency key `langchain:<tool_call_id>`.
+- A denial does not run the tool: the model gets a `ToolMessage` with `status="error"` and
+  toolgate's reason, and the run goes on (`raise_on_deny=True` raises `Denied` instead).
+- A call that needs approval uses LangGraph's own human-in-the-loop: the run is interrupted
+  (`interrupt`, a checkpointer is needed) with toolgate's decision in the interrupt's value,
+  and resumed with the person's answer, `Command(resume={"approved": True, "approver": "alice"})`.
+  An approved call runs once and toolgate records the approval as the person's before the run;
+  a refused one is not run, the model is told, and toolgate's pending approval is withdrawn.
+- A rewrite runs with the rewritten arguments; a dry run is refused like a denial.
+- The run is reported after the tool returns (a `ToolMessage` with `status="error"` as an
+  error) or raises; a sidecar that cannot be reached blocks the call (`ToolgateError`), unless
+  `fail_open`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+from langgraph.config import get_config
+from langgraph.types import interrupt
+
+from .._model import Decision, Denied, ToolgateError, refused
+from ..client import Toolgate
+
+__all__ = ["ToolgateMiddleware"]
+
+#: Where toolgate's decision travels in the interrupt's value.
+META = "toolgate"
+
+
+class ToolgateMiddleware(AgentMiddleware):
+    """Agent middleware that has `toolgate` (a `Toolgate`) decide every tool call first."""
+
+    def __init__(self, toolgate: Toolgate, *, raise_on_deny: bool = False, fail_open: bool = False,
+                 **decide: Any):
+        super().__init__()
+        self._toolgate = toolgate
+        self._raise_on_deny = raise_on_deny
+        self._fail_open = fail_open
+        self._decide = decide
+        # Decisions waiting for a person, by tool call: a resumed run runs the middleware
+        # again from the start, and must not decide the call a second time.
+        self._waiting: dict[str, Decision] = {}
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        call = request.tool_call
+        name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
+        decision = self._waiting.get(call_id)
+        if decision is None:
+            thread = (get_config().get("configurable") or {}).get("thread_id")
+            try:
+                decision = self._toolgate.decide(
+                    name, args, session_id=str(thread or self._toolgate.session_id),
+                    idempotency_key=f"langchain:{call_id}" if call_id else "", **self._decide)
+            except ToolgateError:
+                if self._fail_open:
+                    return handler(request)
+                raise
+        approver = ""
+        if decision.outcome == "require_approval":
+            self._waiting[call_id] = decision
+            answer = interrupt({META: {"decision_id": decision.decision_id, "tool": name,
+                                       "args": args, "reason": decision.reason}})
+            self._waiting.pop(call_id, None)
+            if not (isinstance(answer, dict) and answer.get("approved")):
+                why = (answer or {}).get("comment", "") if isinstance(answer, dict) else ""
+                self._toolgate.withdraw(decision, f"refused in the run: {why}".strip())
+                return ToolMessage(content=f"a person refused this call: {decision.reason}",
+                                   tool_call_id=call_id, name=name, status="error")
+            approver = str(answer.get("approver") or "langchain:user")
+        elif decision.outcome not in ("allow", "rewrite"):
+            why = decision.reason if decision.outcome == "deny" else \
+                f"{decision.reason}; only a dry run is allowed"
+            if self._raise_on_deny:
+                raise Denied(refused(decision, why))
+            return ToolMessage(content=f"toolgate denied this call: {why}", tool_call_id=call_id,
+                               name=name, status="error")
+        run_args = dict(decision.args) if decision.outcome == "rewrite" else args
+        if run_args != args:
+            request = request.override(tool_call={**call, "args": run_args})
+        started = time.monotonic()
+
+        def took() -> int:
+            return int((time.monotonic() - started) * 1_000_000)
+
+        try:
+            result = handler(request)
+        except Exception as error:
+            self._toolgate.execute(decision, run_args, duration_us=took(), status="error",
+                                   error=str(error) or type(error).__name__,
+                                   approved_in_harness=approver)
+            raise
+        failed = isinstance(result, ToolMessage) and result.status == "error"
+        output: Optional[str] = getattr(result, "content", None)
+        self._toolgate.execute(decision, run_args, output=output if output is not None else "",
+                               duration_us=took(), status="error" if failed else "ok",
+                               error=str(output)[:1000] if failed else "",
+                               approved_in_harness=approver)
+        return result

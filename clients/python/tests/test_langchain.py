@@ -1,0 +1,162 @@
+"""The LangChain adapter with LangChain's own packages (`create_agent`, agent middleware,
+LangGraph's interrupt and checkpointer) and a scripted chat model on LangChain's own base
+class, against the real server: a denied call never runs and the model is told why, an allowed
+one runs and is on the trail, an approval interrupts the run and resumes it with the person's
+answer, a raising tool is recorded as failed, and a sidecar that cannot be reached blocks the
+call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from conftest import free_port
+from toolgate_client import Toolgate, ToolgateError
+from toolgate_client.integrations.langchain import ToolgateMiddleware
+
+
+class Scripted(BaseChatModel):
+    """A chat model that makes one tool call, then answers with what the tool gave back."""
+
+    call: dict
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        if isinstance(messages[-1], ToolMessage):
+            answer = AIMessage(content=f"the tool said: {messages[-1].content}")
+        else:
+            answer = AIMessage(content="", tool_calls=[{**self.call, "id": "call-1"}])
+        return ChatResult(generations=[ChatGeneration(message=answer)])
+
+
+def tools(ran: list) -> list:
+    @tool
+    def read(path: str) -> str:
+        """Reads a file."""
+        if path == "missing":
+            raise FileNotFoundError(path)
+        ran.append(("read", path))
+        return f"contents of {path}"
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploys."""
+        ran.append(("deploy", env))
+        return f"deployed to {env}"
+
+    @tool
+    def shred(path: str) -> str:
+        """Shreds a file."""
+        ran.append(("shred", path))
+        return "shredded"
+
+    return [read, deploy, shred]
+
+
+def events(server, *filters: str) -> list[dict]:
+    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
+
+
+def agent(toolgate: Toolgate, call: dict, ran: list):
+    model = Scripted(call=call)
+    middleware = ToolgateMiddleware(toolgate, allow_bash=True)
+    return create_agent(model, tools(ran), middleware=[middleware], checkpointer=InMemorySaver())
+
+
+def client(server, target: str | None = None) -> Toolgate:
+    return Toolgate(target or server.target, session_id="unused", actor_id="agent-1", rpc_timeout=3)
+
+
+THREAD = {"configurable": {"thread_id": "thread-7"}}
+
+
+def test_a_denied_call_never_runs_and_the_model_is_told_why(server):
+    ran: list = []
+    with client(server) as tg:
+        state = agent(tg, {"name": "shred", "args": {"path": "/etc/passwd"}}, ran).invoke(
+            {"messages": [("user", "shred it")]}, THREAD)
+    assert ran == []
+    assert state["messages"][-1].content == "the tool said: toolgate denied this call: unknown tool: shred"
+    denied = events(server, "--kind", "decision")
+    assert [(d["tool"], d["outcome"], d["session_id"]) for d in denied] == [("shred", "deny", "thread-7")]
+
+
+def test_an_allowed_call_runs_and_both_records_are_on_the_trail(server):
+    ran: list = []
+    with client(server) as tg:
+        state = agent(tg, {"name": "read", "args": {"path": "notes.txt"}}, ran).invoke(
+            {"messages": [("user", "read it")]}, THREAD)
+    assert ran == [("read", "notes.txt")]
+    assert state["messages"][-1].content == "the tool said: contents of notes.txt"
+    decided = events(server, "--kind", "decision")
+    executed = events(server, "--kind", "execution")
+    assert [d["outcome"] for d in decided] == ["allow"]
+    assert [e["decision_id"] for e in executed] == [decided[0]["decision_id"]]
+    assert executed[0]["duration_us"] > 0 and executed[0]["result_bytes"] > 0
+
+
+def test_an_approval_interrupts_the_run_and_resumes_it_with_the_persons_answer(server):
+    ran: list = []
+    with client(server) as tg:
+        built = agent(tg, {"name": "deploy", "args": {"env": "prod"}}, ran)
+        paused = built.invoke({"messages": [("user", "deploy")]}, THREAD)
+        [waiting] = paused["__interrupt__"]
+        assert waiting.value["toolgate"]["tool"] == "deploy" and ran == []
+        state = built.invoke(Command(resume={"approved": True, "approver": "alice"}), THREAD)
+    assert ran == [("deploy", "prod")]
+    assert state["messages"][-1].content == "the tool said: deployed to prod"
+    decided = events(server, "--kind", "decision")
+    assert [d["outcome"] for d in decided] == ["require_approval"], "decided once, not again on resume"
+    assert [a["actor_id"] for a in events(server, "--kind", "approval_approved")] == ["alice"]
+    executed = events(server, "--kind", "execution")
+    assert [e["decision_id"] for e in executed] == [decided[0]["decision_id"]]
+    assert not events(server, "--kind", "violation")
+
+
+def test_a_refusal_in_the_run_does_not_run_the_call_and_withdraws_it(server):
+    ran: list = []
+    with client(server) as tg:
+        built = agent(tg, {"name": "deploy", "args": {"env": "prod"}}, ran)
+        built.invoke({"messages": [("user", "deploy")]}, THREAD)
+        state = built.invoke(Command(resume={"approved": False, "comment": "not today"}), THREAD)
+    assert ran == []
+    assert "a person refused this call" in state["messages"][-1].content
+    assert events(server, "--kind", "approval_withdrawn")
+    assert not events(server, "--kind", "execution")
+
+
+def test_a_tool_that_raises_is_recorded_as_failed(server):
+    ran: list = []
+    with client(server) as tg:
+        built = agent(tg, {"name": "read", "args": {"path": "missing"}}, ran)
+        try:
+            built.invoke({"messages": [("user", "read it")]}, THREAD)
+        except FileNotFoundError:
+            pass
+    executed = events(server, "--kind", "execution")
+    assert [e["status"] for e in executed] == ["error"]
+    assert "missing" in executed[0]["error"]
+
+
+def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
+    ran: list = []
+    with client(server, target=f"127.0.0.1:{free_port()}") as tg:
+        with pytest.raises(ToolgateError):
+            agent(tg, {"name": "read", "args": {"path": "notes.txt"}}, ran).invoke(
+                {"messages": [("user", "read it")]}, THREAD)
+    assert ran == []
