@@ -96,7 +96,7 @@ pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
 /// stderr, which both agents take as a block (Codex only with a reason, which this always
 /// has).
 pub fn blocked(reason: &str) -> Answer {
-    Answer { stdout: String::new(), stderr: reason.to_owned(), exit: 2 }
+    Answer::blocking(String::new(), reason)
 }
 
 #[cfg(test)]

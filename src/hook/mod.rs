@@ -40,6 +40,13 @@ impl Answer {
     pub fn stdout(stdout: String) -> Self {
         Self { stdout, stderr: String::new(), exit: 0 }
     }
+
+    /// A call blocked because toolgate could not decide or record it: `stdout` (the agent's
+    /// deny, where it reads one), the reason on stderr, and exit 2, which every agent takes as
+    /// a block.
+    pub fn blocking(stdout: String, reason: &str) -> Self {
+        Self { stdout, stderr: reason.to_owned(), exit: 2 }
+    }
 }
 
 /// The call in one hook event of `agent`, read from its input; `event` is the event the hook's

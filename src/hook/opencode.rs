@@ -81,7 +81,7 @@ fn deny(reason: &str) -> Value {
 
 /// A call blocked because toolgate could not decide or record it.
 pub fn blocked(reason: &str) -> Answer {
-    Answer { stdout: deny(reason).to_string(), stderr: reason.to_owned(), exit: 2 }
+    Answer::blocking(deny(reason).to_string(), reason)
 }
 
 #[cfg(test)]
