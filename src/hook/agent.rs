@@ -23,10 +23,6 @@ pub enum Agent {
 }
 
 impl Agent {
-    /// Every agent, in the order docs/agents.md lists them.
-    pub const ALL: [Agent; 6] =
-        [Self::Claude, Self::Codex, Self::Gemini, Self::Copilot, Self::OpenCode, Self::Qwen];
-
     /// The name on the command line and in `[hooks.<name>]`.
     pub fn name(self) -> &'static str {
         match self {
