@@ -18,6 +18,8 @@ export interface ToolgateOptions {
     credentials?: grpc.ChannelCredentials;
 }
 export interface DecideOptions {
+    /** The session of this call, when it is not the client's (a framework's thread or run). */
+    sessionId?: string;
     action?: string;
     resource?: {
         type?: string;
@@ -38,6 +40,8 @@ export interface ReportOptions {
     status?: "ok" | "error" | "timeout";
     error?: string;
     wrapOutput?: boolean;
+    /** Who approved the call in the harness (a framework's own approval), recorded as theirs. */
+    approvedInHarness?: string;
 }
 /** A tool: called with the arguments it may run with, and a signal aborted at its timeout. */
 export type Tool<T = unknown> = (args: Record<string, unknown>, run: {

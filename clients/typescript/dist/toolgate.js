@@ -53,6 +53,7 @@ export class Toolgate {
     async decide(tool, args, options = {}) {
         const request = {
             ...this.base,
+            ...(options.sessionId ? { session_id: options.sessionId } : {}),
             tool,
             action: options.action ?? "",
             resource: options.resource ?? {},
@@ -209,6 +210,7 @@ export class Toolgate {
             status: STATUSES[report.status ?? "ok"],
             error: report.error ?? "",
             wrap_output: report.wrapOutput ?? false,
+            approved_in_harness: report.approvedInHarness ?? "",
         };
         if (report.output !== undefined) {
             [request.output, request.result_bytes] = clipped(textOf(report.output), decision.maxOutputChars);

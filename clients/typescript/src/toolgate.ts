@@ -49,6 +49,8 @@ export interface ToolgateOptions {
 }
 
 export interface DecideOptions {
+  /** The session of this call, when it is not the client's (a framework's thread or run). */
+  sessionId?: string;
   action?: string;
   resource?: { type?: string; id?: string; classification?: string };
   context?: Record<string, unknown>;
@@ -66,6 +68,8 @@ export interface ReportOptions {
   status?: "ok" | "error" | "timeout";
   error?: string;
   wrapOutput?: boolean;
+  /** Who approved the call in the harness (a framework's own approval), recorded as theirs. */
+  approvedInHarness?: string;
 }
 
 /** A tool: called with the arguments it may run with, and a signal aborted at its timeout. */
@@ -123,6 +127,7 @@ export class Toolgate {
   async decide(tool: string, args: Record<string, unknown>, options: DecideOptions = {}): Promise<Decision> {
     const request = {
       ...this.base,
+      ...(options.sessionId ? { session_id: options.sessionId } : {}),
       tool,
       action: options.action ?? "",
       resource: options.resource ?? {},
@@ -287,6 +292,7 @@ export class Toolgate {
       status: STATUSES[report.status ?? "ok"],
       error: report.error ?? "",
       wrap_output: report.wrapOutput ?? false,
+      approved_in_harness: report.approvedInHarness ?? "",
     };
     if (report.output !== undefined) {
       [request.output, request.result_bytes] = clipped(textOf(report.output), decision.maxOutputChars);
