@@ -22,7 +22,6 @@ it, agent middleware around tool calls (docs/frameworks.md)::
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Optional
 
 from langchain.agents.middleware import AgentMiddleware
@@ -32,12 +31,9 @@ from langgraph.types import interrupt
 
 from .._model import Decision, Denied, ToolgateError, refused
 from ..client import Toolgate
+from ._seam import META, Stopwatch, error_text, refusal
 
 __all__ = ["ToolgateMiddleware"]
-
-#: Where toolgate's decision travels in the interrupt's value.
-META = "toolgate"
-
 
 class ToolgateMiddleware(AgentMiddleware):
     """Agent middleware that has `toolgate` (a `Toolgate`) decide every tool call first."""
@@ -79,32 +75,25 @@ class ToolgateMiddleware(AgentMiddleware):
                 return ToolMessage(content=f"a person refused this call: {decision.reason}",
                                    tool_call_id=call_id, name=name, status="error")
             approver = str(answer.get("approver") or "langchain:user")
-        elif decision.outcome not in ("allow", "rewrite"):
-            why = decision.reason if decision.outcome == "deny" else \
-                f"{decision.reason}; only a dry run is allowed"
+        elif not decision.allowed:
             if self._raise_on_deny:
-                raise Denied(refused(decision, why))
-            return ToolMessage(content=f"toolgate denied this call: {why}", tool_call_id=call_id,
-                               name=name, status="error")
+                raise Denied(refused(decision, refusal(decision)))
+            return ToolMessage(content=refusal(decision), tool_call_id=call_id, name=name,
+                               status="error")
         run_args = dict(decision.args) if decision.outcome == "rewrite" else args
         if run_args != args:
             request = request.override(tool_call={**call, "args": run_args})
-        started = time.monotonic()
-
-        def took() -> int:
-            return int((time.monotonic() - started) * 1_000_000)
-
+        took = Stopwatch()
         try:
             result = handler(request)
         except Exception as error:
-            self._toolgate.execute(decision, run_args, duration_us=took(), status="error",
-                                   error=str(error) or type(error).__name__,
-                                   approved_in_harness=approver)
+            self._toolgate.execute(decision, run_args, duration_us=took.us(), status="error",
+                                   error=error_text(error), approved_in_harness=approver)
             raise
         failed = isinstance(result, ToolMessage) and result.status == "error"
         output: Optional[str] = getattr(result, "content", None)
         self._toolgate.execute(decision, run_args, output=output if output is not None else "",
-                               duration_us=took(), status="error" if failed else "ok",
+                               duration_us=took.us(), status="error" if failed else "ok",
                                error=str(output)[:1000] if failed else "",
                                approved_in_harness=approver)
         return result

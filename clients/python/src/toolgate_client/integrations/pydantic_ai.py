@@ -22,7 +22,6 @@ after, through the seam Pydantic AI offers for it, a wrapper toolset (docs/frame
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, Optional
 
 from pydantic_ai import ApprovalRequired
@@ -30,12 +29,9 @@ from pydantic_ai.toolsets import WrapperToolset
 
 from .._model import Decision, Denied, ToolgateError, refused
 from ..aio import AsyncToolgate
+from ._seam import META, Stopwatch, error_text, refusal
 
 __all__ = ["ToolgateToolset"]
-
-#: Where toolgate's decision travels in Pydantic AI's deferred-approval metadata.
-META = "toolgate"
-
 
 class ToolgateToolset(WrapperToolset):
     """`wrapped`'s tools, each call decided by `toolgate` (an `AsyncToolgate`) first."""
@@ -72,34 +68,27 @@ class ToolgateToolset(WrapperToolset):
             raise ApprovalRequired(metadata={META: {
                 "decision_id": decision.decision_id, "reason": decision.reason,
                 "max_output_chars": decision.max_output_chars}})
-        if decision.outcome not in ("allow", "rewrite"):
-            why = decision.reason if decision.outcome == "deny" else \
-                f"{decision.reason}; only a dry run is allowed"
-            result = refused(decision, why)
+        if not decision.allowed:
             if self._raise_on_deny:
-                raise Denied(result)
-            return f"toolgate denied this call: {why}"
+                raise Denied(refused(decision, refusal(decision)))
+            return refusal(decision)
         return await self._run(decision, name, decision.args, ctx, tool)
 
     async def _run(self, decision: Decision, name: str, args: dict[str, Any], ctx: Any, tool: Any,
                    approver: str = "") -> Any:
-        started = time.monotonic()
-
-        def took() -> int:
-            return int((time.monotonic() - started) * 1_000_000)
-
+        took = Stopwatch()
         try:
             output = await super().call_tool(name, args, ctx, tool)
         except asyncio.CancelledError:
             await asyncio.shield(self._toolgate.execute(
-                decision, args, duration_us=took(), status="error", error="the run was cancelled",
+                decision, args, duration_us=took.us(), status="error", error="the run was cancelled",
                 approved_in_harness=approver))
             raise
         except Exception as error:
-            await self._toolgate.execute(decision, args, duration_us=took(), status="error",
-                                         error=str(error) or type(error).__name__,
+            await self._toolgate.execute(decision, args, duration_us=took.us(), status="error",
+                                         error=error_text(error),
                                          approved_in_harness=approver)
             raise
-        await self._toolgate.execute(decision, args, output=output, duration_us=took(),
+        await self._toolgate.execute(decision, args, output=output, duration_us=took.us(),
                                      approved_in_harness=approver)
         return output

@@ -1,0 +1,36 @@
+"""What every framework adapter says and measures the same way: the words a refused call is
+shown to the model with, a run's duration, and a raised error as the trail records it."""
+
+from __future__ import annotations
+
+import time
+
+from .._model import Decision
+
+#: Where toolgate's decision travels in a framework's own approval request (its metadata, its
+#: interrupt's value, its payload).
+META = "toolgate"
+
+
+def refusal(decision: Decision) -> str:
+    """Why a call that toolgate did not let through was not run, in words for the model."""
+    if decision.outcome == "dry_run":
+        return f"toolgate denied this call: {decision.reason}; only a dry run is allowed"
+    if decision.outcome == "require_approval":
+        return f"toolgate: a person must approve this call: {decision.reason}"
+    return f"toolgate denied this call: {decision.reason}"
+
+
+def error_text(error: BaseException) -> str:
+    """A raised error as the trail records it: its message, else its type."""
+    return str(error) or type(error).__name__
+
+
+class Stopwatch:
+    """The duration of one run of a tool, in microseconds, as Execute takes it."""
+
+    def __init__(self) -> None:
+        self._started = time.monotonic()
+
+    def us(self) -> int:
+        return int((time.monotonic() - self._started) * 1_000_000)

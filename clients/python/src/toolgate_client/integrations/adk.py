@@ -1,0 +1,130 @@
+"""Google's Agent Development Kit: every tool call of every agent in a run decided by toolgate
+before it runs and recorded after, through the seam ADK offers for it, a plugin of the app
+(docs/frameworks.md)::
+
+    app = App(name="support", root_agent=agent, plugins=[ToolgatePlugin(toolgate)])
+    runner = Runner(app=app, session_service=sessions)           # toolgate: an AsyncToolgate
+
+- Each call is decided with the tool's name and arguments, in the session of the ADK session
+  (`session.id`), under the idempotency key `adk:<function_call_id>`.
+- A denial (and a dry run) does not run the tool: the model gets `{"error": <toolgate's
+  reason>}` as the tool's result, and the run goes on.
+- A call that needs approval uses ADK's own tool confirmation: the run pauses with an
+  `adk_request_confirmation` call (toolgate's decision in its payload); resumed with the person's
+  `FunctionResponse` (`{"confirmed": true, "payload": {"approver": "alice"}}`), an approved call
+  runs once, recorded as the approver's; a refused one never runs, the model is told, and
+  toolgate's pending approval is withdrawn.
+- A rewrite runs with the rewritten arguments.
+- The run is reported when the tool returns (an MCP result with `isError` as an error) or raises
+  (recorded, then raised as without toolgate); a sidecar that cannot be reached ends the run
+  with `ToolgateError` before the tool runs, unless `fail_open`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional
+
+from google.adk.plugins import BasePlugin
+
+from .._model import Decision, ToolgateError
+from ..aio import AsyncToolgate
+from ._seam import META, Stopwatch, error_text, refusal
+
+__all__ = ["ToolgatePlugin"]
+
+#: How many calls are kept between ADK's confirmation request and the person's answer.
+MAX_PENDING = 10_000
+
+
+class _Call:
+    """One decided call, from its decision to its report."""
+
+    def __init__(self, decision: Decision):
+        self.decision = decision
+        self.approver = ""
+        self.took: Optional[Stopwatch] = None
+
+
+class ToolgatePlugin(BasePlugin):
+    """A runner plugin that has `toolgate` (an `AsyncToolgate`) decide every tool call first."""
+
+    def __init__(self, toolgate: AsyncToolgate, *, approver: str = "adk:user",
+                 fail_open: bool = False, name: str = "toolgate", **decide: Any):
+        super().__init__(name=name)
+        self._toolgate = toolgate
+        self._approver = approver
+        self._fail_open = fail_open
+        self._decide = decide
+        self._calls: dict[str, _Call] = {}
+
+    async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any],
+                                   tool_context: Any) -> Optional[dict]:
+        call_id = tool_context.function_call_id or ""
+        confirmation = tool_context.tool_confirmation
+        call = self._calls.get(call_id)
+        if call is None:
+            try:
+                decision = await self._toolgate.decide(
+                    tool.name, dict(tool_args), session_id=tool_context.session.id,
+                    idempotency_key=f"adk:{call_id}" if call_id else "", **self._decide)
+            except ToolgateError:
+                if self._fail_open:
+                    return None
+                raise
+            call = _Call(decision)
+            if len(self._calls) >= MAX_PENDING:
+                self._calls.pop(next(iter(self._calls)))
+            self._calls[call_id] = call
+        decision = call.decision
+        if decision.outcome == "require_approval":
+            if confirmation is None:
+                # ADK's own human-in-the-loop: the run pauses until a person answers.
+                tool_context.request_confirmation(
+                    hint=f"toolgate: {decision.reason}",
+                    payload={META: {"decision_id": decision.decision_id, "reason": decision.reason}})
+                tool_context.actions.skip_summarization = True
+                return {"error": refusal(decision)}
+            if not confirmation.confirmed:
+                self._calls.pop(call_id, None)
+                await self._toolgate.withdraw(decision, "refused in the run")
+                return {"error": f"a person refused this call: {decision.reason}"}
+            payload = confirmation.payload if isinstance(confirmation.payload, dict) else {}
+            call.approver = str(payload.get("approver") or self._approver)
+        elif not decision.allowed:
+            self._calls.pop(call_id, None)
+            return {"error": refusal(decision)}
+        if decision.outcome == "rewrite":
+            # The tool takes these very arguments: rewritten in place.
+            tool_args.clear()
+            tool_args.update(decision.args)
+        call.took = Stopwatch()
+        return None
+
+    async def after_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any,
+                                  result: Any) -> Optional[dict]:
+        call_id = tool_context.function_call_id or ""
+        if call_id in tool_context.actions.requested_tool_confirmations:
+            return None  # paused for a person: reported when it runs
+        call = self._calls.pop(call_id, None)
+        if call is None or call.took is None:
+            return None  # refused, or unrecorded (fail_open)
+        failed = isinstance(result, dict) and result.get("isError") is True
+        await self._toolgate.execute(call.decision, dict(tool_args), output=result,
+                                     duration_us=call.took.us(),
+                                     status="error" if failed else "ok",
+                                     error="the tool returned an error" if failed else "",
+                                     approved_in_harness=call.approver)
+        return None
+
+    async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any],
+                                     tool_context: Any, error: BaseException) -> Optional[dict]:
+        call = self._calls.pop(tool_context.function_call_id or "", None)
+        if call is not None and call.took is not None:
+            why = "the run was cancelled" if isinstance(error, asyncio.CancelledError) \
+                else error_text(error)
+            report = self._toolgate.execute(call.decision, dict(tool_args), status="error",
+                                            error=why, duration_us=call.took.us(),
+                                            approved_in_harness=call.approver)
+            await asyncio.shield(report)
+        return None  # ADK goes on as without toolgate: the error is raised

@@ -1,0 +1,184 @@
+"""The OpenAI Agents SDK adapter with the SDK's own package (Agent, Runner, function tools,
+guardrails, interruptions and RunState) and its own scripted model, against the real server: a
+denied call never runs and the model is told why, an allowed one runs and is on the trail, an
+approval interrupts the run and resumes it with the person's answer, a raising tool is recorded
+as failed, and a sidecar that cannot be reached blocks the call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from agents import Agent, Runner, UserError, function_tool, set_tracing_disabled
+from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+from conftest import free_port
+from toolgate_client import AsyncToolgate, ToolgateError
+from toolgate_client.integrations.openai_agents import ToolgateGuard
+
+set_tracing_disabled(True)
+
+
+def scripted(tool: str, args: dict) -> ScriptedModel:
+    """A model that makes one tool call, then answers with what the tool gave back."""
+
+    def answer(call) -> list:
+        [given] = [item for item in call.input if isinstance(item, dict)
+                   and item.get("type") == "function_call_output"]
+        return [assistant_message(f"the tool said: {given['output']}")]
+
+    steps = [[function_call(tool, args, call_id="call-1")], ModelStep.respond(answer)]
+    return ScriptedModel(steps)
+
+
+def tools(ran: list) -> list:
+    @function_tool
+    def read(path: str) -> str:
+        """Reads a file."""
+        if path == "missing":
+            raise FileNotFoundError(path)
+        ran.append(("read", path))
+        return f"contents of {path}"
+
+    @function_tool
+    async def deploy(env: str) -> str:
+        """Deploys."""
+        await asyncio.sleep(0.01)
+        ran.append(("deploy", env))
+        return f"deployed to {env}"
+
+    @function_tool
+    def shred(path: str) -> str:
+        """Shreds a file."""
+        ran.append(("shred", path))
+        return "shredded"
+
+    return [read, deploy, shred]
+
+
+def events(server, *filters: str) -> list[dict]:
+    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
+
+
+def client(server, target: str | None = None) -> AsyncToolgate:
+    return AsyncToolgate(target or server.target, session_id="unused", actor_id="agent-1",
+                         rpc_timeout=3)
+
+
+def agent(model: ScriptedModel, ran: list) -> Agent:
+    return Agent(name="assistant", model=model, tools=tools(ran))
+
+
+CONTEXT = {"session_id": "run-7"}
+
+
+def test_a_denied_call_never_runs_and_the_model_is_told_why(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            return await Runner.run(guard.agent(agent(scripted("shred", {"path": "/etc/passwd"}), ran)),
+                                    "shred it", context=CONTEXT)
+
+    result = asyncio.run(main())
+    assert ran == []
+    assert result.final_output == "the tool said: toolgate denied this call: unknown tool: shred"
+    denied = events(server, "--kind", "decision")
+    assert [(d["tool"], d["outcome"], d["session_id"]) for d in denied] == [("shred", "deny", "run-7")]
+
+
+def test_an_allowed_call_runs_and_both_records_are_on_the_trail(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            return await Runner.run(guard.agent(agent(scripted("read", {"path": "notes.txt"}), ran)),
+                                    "read it", context=CONTEXT)
+
+    result = asyncio.run(main())
+    assert ran == [("read", "notes.txt")]
+    assert result.final_output == "the tool said: contents of notes.txt"
+    decided = events(server, "--kind", "decision")
+    executed = events(server, "--kind", "execution")
+    assert [d["outcome"] for d in decided] == ["allow"]
+    assert [e["decision_id"] for e in executed] == [decided[0]["decision_id"]]
+    assert executed[0]["status"] == "ok" and executed[0]["result_bytes"] > 0
+
+
+def test_an_approval_interrupts_the_run_and_resumes_it_with_the_persons_answer(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            governed = guard.agent(agent(scripted("deploy", {"env": "prod"}), ran))
+            paused = await Runner.run(governed, "deploy", context=CONTEXT)
+            [waiting] = paused.interruptions
+            assert ran == [] and waiting.tool_name == "deploy"
+            state = paused.to_state()
+            guard.approve(state, waiting, approver="alice")
+            return await Runner.run(governed, state)
+
+    result = asyncio.run(main())
+    assert ran == [("deploy", "prod")]
+    assert result.final_output == "the tool said: deployed to prod"
+    decided = events(server, "--kind", "decision")
+    assert [d["outcome"] for d in decided] == ["require_approval"], "decided once, not again on resume"
+    assert [a["actor_id"] for a in events(server, "--kind", "approval_approved")] == ["alice"]
+    executed = events(server, "--kind", "execution")
+    assert [e["decision_id"] for e in executed] == [decided[0]["decision_id"]]
+    assert not events(server, "--kind", "violation")
+
+
+def test_a_refusal_does_not_run_the_call_and_withdraws_it(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            governed = guard.agent(agent(scripted("deploy", {"env": "prod"}), ran))
+            paused = await Runner.run(governed, "deploy", context=CONTEXT)
+            state = paused.to_state()
+            await guard.reject(state, paused.interruptions[0], "not today")
+            return await Runner.run(governed, state)
+
+    result = asyncio.run(main())
+    assert ran == []
+    assert result.final_output == "the tool said: a person refused this call: not today"
+    assert events(server, "--kind", "approval_withdrawn")
+    assert not events(server, "--kind", "execution")
+
+
+def test_a_tool_that_raises_is_recorded_as_failed(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            return await Runner.run(guard.agent(agent(scripted("read", {"path": "missing"}), ran)),
+                                    "read it", context=CONTEXT)
+
+    result = asyncio.run(main())
+    assert "error" in result.final_output.lower()
+    executed = events(server, "--kind", "execution")
+    assert [e["status"] for e in executed] == ["error"]
+    assert "missing" in executed[0]["error"]
+
+
+def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
+    ran: list = []
+
+    async def main():
+        async with client(server, target=f"127.0.0.1:{free_port()}") as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            await Runner.run(guard.agent(agent(scripted("read", {"path": "notes.txt"}), ran)),
+                             "read it", context=CONTEXT)
+
+    # The SDK wraps what a tool's seam raised in its own UserError.
+    with pytest.raises(UserError) as raised:
+        asyncio.run(main())
+    assert isinstance(raised.value.__cause__, ToolgateError), raised.value
+    assert ran == []
