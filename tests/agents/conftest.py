@@ -71,6 +71,8 @@ def needed(path: Path) -> str:
 @dataclass
 class Server:
     url: str
+    # The side port (`--http-listen`), where the http hooks are.
+    side: str
     db: Path
     process: subprocess.Popen
     log: Path
@@ -108,7 +110,8 @@ def start_server(dir: Path) -> Server:
             process.kill()
             raise AssertionError(f"toolgate serve did not start:\n{log.read_text()}")
         time.sleep(0.1)
-    return Server(url=f"http://127.0.0.1:{grpc}", db=db, process=process, log=log)
+    return Server(url=f"http://127.0.0.1:{grpc}", side=f"http://127.0.0.1:{http}", db=db,
+                  process=process, log=log)
 
 
 @pytest.fixture
