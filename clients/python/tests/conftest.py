@@ -3,6 +3,7 @@ free ports, over a fresh SQLite file."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pathlib
 import socket
@@ -15,6 +16,11 @@ from dataclasses import dataclass
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
+
+# CrewAI and the OpenAI Agents SDK pin openai versions apart, so they cannot share one venv:
+# scripts/test runs test_crewai.py in CrewAI's own (target/python-venv-crewai), by name, and a
+# venv without CrewAI leaves it out here.
+collect_ignore = [] if importlib.util.find_spec("crewai") else ["test_crewai.py"]
 ROOT = HERE.parent.parent.parent
 
 

@@ -62,7 +62,7 @@ export function tokenToml(id: string, token: string, actors: string[]): string {
   return `\n[[auth.tokens]]\nid = "${id}"\nsha256 = "${digest}"\nroles = ["agent"]\nactors = ${JSON.stringify(actors)}\n`;
 }
 
-export async function start(options: { dir?: string; config?: string; unixSocket?: boolean } = {}): Promise<Server> {
+export async function start(options: { dir?: string; config?: string; policy?: string; unixSocket?: boolean } = {}): Promise<Server> {
   if (!existsSync(BIN)) throw new Error(`no toolgate binary at ${BIN}: run cargo build or set TOOLGATE_BIN`);
   const dir = options.dir ?? tempDir();
   const db = path.join(dir, "trail.db");
@@ -71,7 +71,7 @@ export async function start(options: { dir?: string; config?: string; unixSocket
   const log = openSync(path.join(dir, "server.log"), "a");
   const child = spawn(BIN, [
     "serve", "--config", options.config ?? path.join(FIXTURES, "toolgate.toml"), "--db", db,
-    "--policy", path.join(FIXTURES, "policy.cedar"), "--listen", target,
+    "--policy", options.policy ?? path.join(FIXTURES, "policy.cedar"), "--listen", target,
     "--http-listen", `127.0.0.1:${httpPort}`,
   ], { stdio: ["ignore", "ignore", log] });
   const deadline = Date.now() + 30_000;
