@@ -63,7 +63,13 @@ def tools(ran: list) -> list:
         ran.append(("shred", path))
         return {"shredded": path}
 
-    return [read, deploy, shred]
+    async def grep(path: str) -> dict:
+        """Searches a file, taking its time."""
+        await asyncio.sleep(0.5)
+        ran.append(("grep", path))
+        return {"found": path}
+
+    return [read, deploy, shred, grep]
 
 
 def events(server, *filters: str) -> list[dict]:
@@ -186,6 +192,39 @@ def test_a_tool_that_raises_is_recorded_as_failed(server):
     executed = events(server, "--kind", "execution")
     assert [e["status"] for e in executed] == ["error"]
     assert "missing" in executed[0]["error"]
+
+
+class Reusing(Scripted):
+    """A model that gives a second call the id of one still waiting for a person: a deploy,
+    then, after the user's next message, a shred under the deploy's id."""
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False
+                                     ) -> AsyncGenerator[LlmResponse, None]:
+        self.requests.append(llm_request)
+        turn = len(self.requests)
+        call = {1: ("deploy", {"env": "prod"}), 2: ("shred", {"path": "notes.txt"})}.get(turn)
+        part = types.Part(function_call=types.FunctionCall(id="same", name=call[0], args=call[1])) \
+            if call else types.Part(text="done")
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
+def test_a_model_that_reuses_a_waiting_calls_id_cannot_run_another_tool_on_its_decision(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            run = Run(tg, "deploy", {}, ran)
+            run.runner.agent.model = Reusing(model="scripted", tool="deploy")
+            await run.send(types.Part(text="deploy"))           # the deploy waits for a person
+            asked = await run.send(types.Part(text="never mind"))  # the shred, under its id
+            # Whatever the run now waits for, a person says yes to it.
+            if any(c.name == CONFIRM for e in asked for c in e.get_function_calls()):
+                await run.answer(asked, confirmed=True, approver="alice")
+
+    asyncio.run(main())
+    assert ("shred", "notes.txt") not in ran, "the shred ran on the deploy's decision"
+    decided = [(e["tool"], e["outcome"]) for e in events(server, "--kind", "decision")]
+    assert ("shred", "deny") in decided, decided
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

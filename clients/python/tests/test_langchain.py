@@ -153,6 +153,27 @@ def test_a_tool_that_raises_is_recorded_as_failed(server):
     assert "missing" in executed[0]["error"]
 
 
+def test_a_model_that_reuses_a_waiting_calls_id_cannot_run_another_tool_on_its_decision(server):
+    ran: list = []
+    with client(server) as tg:
+        middleware = ToolgateMiddleware(tg, allow_bash=True)
+
+        def built(call: dict):
+            return create_agent(Scripted(call=call), tools(ran), middleware=[middleware],
+                                checkpointer=InMemorySaver())
+
+        built({"name": "deploy", "args": {"env": "prod"}}).invoke({"messages": [("user", "deploy")]}, THREAD)
+        # Another run, on another thread: the model calls shred under the waiting deploy's id.
+        other = {"configurable": {"thread_id": "thread-8"}}
+        shred = built({"name": "shred", "args": {"path": "notes.txt"}})
+        state = shred.invoke({"messages": [("user", "never mind")]}, other)
+        if "__interrupt__" in state:  # whatever the run waits for, a person says yes to it
+            shred.invoke(Command(resume={"approved": True, "approver": "alice"}), other)
+    assert ("shred", "notes.txt") not in ran, "the shred ran on the deploy's decision"
+    decided = [(d["tool"], d["outcome"]) for d in events(server, "--kind", "decision")]
+    assert ("shred", "deny") in decided, decided
+
+
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
     ran: list = []
     with client(server, target=f"127.0.0.1:{free_port()}") as tg:

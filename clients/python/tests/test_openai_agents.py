@@ -168,6 +168,34 @@ def test_a_tool_that_raises_is_recorded_as_failed(server):
     assert "missing" in executed[0]["error"]
 
 
+def test_a_model_that_reuses_a_waiting_calls_id_cannot_run_another_tool_on_its_decision(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            waiting = await Runner.run(guard.agent(agent(ScriptedModel(
+                [[function_call("deploy", {"env": "prod"}, call_id="same")]]), ran)), "deploy",
+                context=CONTEXT)
+            assert waiting.interruptions, "the deploy waits for a person"
+            # The next run: the model calls shred under the waiting deploy's id.
+            governed = guard.agent(agent(ScriptedModel(
+                [[function_call("shred", {"path": "notes.txt"}, call_id="same")],
+                 [assistant_message("done")]]), ran))
+            result = await Runner.run(governed, "never mind", context=CONTEXT)
+            # Whatever the run now waits for, a person says yes to it.
+            if result.interruptions:
+                state = result.to_state()
+                for item in result.interruptions:
+                    guard.approve(state, item, approver="alice")
+                await Runner.run(governed, state)
+
+    asyncio.run(main())
+    assert ("shred", "notes.txt") not in ran, "the shred ran on the deploy's decision"
+    decided = [(e["tool"], e["outcome"]) for e in events(server, "--kind", "decision")]
+    assert ("shred", "deny") in decided, decided
+
+
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
     ran: list = []
 

@@ -225,6 +225,30 @@ describe("the Vercel AI SDK adapter", () => {
     assert.equal(executed.result_bytes, JSON.stringify({ status: "done", hits: ["toolgate-1", "toolgate-2"] }).length);
   });
 
+  test("a model that gives two calls one id cannot run the second on the first's decision", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const from = last();
+    const twice = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => lastResult(prompt as never) === undefined
+        ? {
+          content: [
+            { type: "tool-call", toolCallId: "same", toolName: "read", input: JSON.stringify({ path: "notes.txt" }) },
+            { type: "tool-call", toolCallId: "same", toolName: "shred", input: JSON.stringify({ path: "notes.txt" }) },
+          ],
+          finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [],
+        }
+        : { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
+    });
+    await generateText({ model: twice, tools: guardTools(tools(ran), tg).tools, stopWhen: stepCountIs(3), prompt: "go" });
+    tg.close();
+    assert.ok(!ran.some((r) => r.startsWith("shred")), `shred ran: ${ran}`);
+    const events = since(from);
+    const executed = events.filter((e) => e.kind === "execution");
+    assert.ok(executed.every((e) => e.tool === "read"), JSON.stringify(executed));
+    assert.ok(events.some((e) => e.kind === "decision" && e.tool === "shred" && e.outcome === "deny"));
+  });
+
   test("a sidecar that cannot be reached fails the call: the tool never runs", async () => {
     const ran: string[] = [];
     const tg = client(`127.0.0.1:${await freePort()}`);

@@ -24,10 +24,14 @@ const isRefused = (value) => typeof value === "object" && value !== null && valu
 export function guardTools(tools, toolgate, options = {}) {
     const { approver, failOpen = false, maxPending = 10_000, ...decideOptions } = options;
     // By tool call: decided in needsApproval, taken in execute (or by settle, after a refusal).
+    // The id comes from the model, which may give two calls one id: a kept decision is taken
+    // only by the very call (tool and input) it was made for.
     const decisions = new Map();
     async function decisionFor(name, input, call) {
-        if (decisions.has(call.toolCallId))
-            return decisions.get(call.toolCallId) ?? null;
+        const asked = JSON.stringify([name, input ?? {}]);
+        const kept = decisions.get(call.toolCallId);
+        if (kept !== undefined && kept.asked === asked)
+            return kept.decision;
         let decision;
         try {
             decision = await toolgate.decide(name, (input ?? {}), {
@@ -41,7 +45,8 @@ export function guardTools(tools, toolgate, options = {}) {
         }
         if (decisions.size >= maxPending)
             decisions.delete(decisions.keys().next().value);
-        decisions.set(call.toolCallId, decision);
+        decisions.delete(call.toolCallId);
+        decisions.set(call.toolCallId, { asked, decision });
         return decision;
     }
     function approverOf(call) {
@@ -177,7 +182,7 @@ export function guardTools(tools, toolgate, options = {}) {
             if (part.type !== "tool-approval-response" || part.approved)
                 continue;
             const toolCallId = callOf(messages, part.approvalId);
-            const decision = toolCallId === undefined ? undefined : decisions.get(toolCallId);
+            const decision = toolCallId === undefined ? undefined : decisions.get(toolCallId)?.decision;
             if (toolCallId === undefined || !decision || decision.outcome !== "require_approval")
                 continue;
             decisions.delete(toolCallId);

@@ -66,10 +66,14 @@ export function guardTools<TOOLS extends ToolSet>(
 ): GuardedTools<TOOLS> {
   const { approver, failOpen = false, maxPending = 10_000, ...decideOptions } = options;
   // By tool call: decided in needsApproval, taken in execute (or by settle, after a refusal).
-  const decisions = new Map<string, Decision | null>();
+  // The id comes from the model, which may give two calls one id: a kept decision is taken
+  // only by the very call (tool and input) it was made for.
+  const decisions = new Map<string, { asked: string; decision: Decision | null }>();
 
   async function decisionFor(name: string, input: unknown, call: CallOptions): Promise<Decision | null> {
-    if (decisions.has(call.toolCallId)) return decisions.get(call.toolCallId) ?? null;
+    const asked = JSON.stringify([name, input ?? {}]);
+    const kept = decisions.get(call.toolCallId);
+    if (kept !== undefined && kept.asked === asked) return kept.decision;
     let decision: Decision | null;
     try {
       decision = await toolgate.decide(name, (input ?? {}) as Record<string, unknown>, {
@@ -80,7 +84,8 @@ export function guardTools<TOOLS extends ToolSet>(
       decision = null;
     }
     if (decisions.size >= maxPending) decisions.delete(decisions.keys().next().value as string);
-    decisions.set(call.toolCallId, decision);
+    decisions.delete(call.toolCallId);
+    decisions.set(call.toolCallId, { asked, decision });
     return decision;
   }
 
@@ -213,7 +218,7 @@ export function guardTools<TOOLS extends ToolSet>(
     for (const part of last.content) {
       if (part.type !== "tool-approval-response" || part.approved) continue;
       const toolCallId = callOf(messages, part.approvalId);
-      const decision = toolCallId === undefined ? undefined : decisions.get(toolCallId);
+      const decision = toolCallId === undefined ? undefined : decisions.get(toolCallId)?.decision;
       if (toolCallId === undefined || !decision || decision.outcome !== "require_approval") continue;
       decisions.delete(toolCallId);
       await toolgate.withdraw(decision, `refused in the run${part.reason ? `: ${part.reason}` : ""}`);

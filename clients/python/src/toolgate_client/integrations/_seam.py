@@ -3,7 +3,9 @@ shown to the model with, a run's duration, and a raised error as the trail recor
 
 from __future__ import annotations
 
+import json
 import time
+from typing import Any
 
 from .._model import Decision
 
@@ -34,3 +36,10 @@ class Stopwatch:
 
     def us(self) -> int:
         return int((time.monotonic() - self._started) * 1_000_000)
+
+
+def fingerprint(tool: str, args: Any) -> str:
+    """What a decision was asked about, to hold it to the call it is kept for: a call id comes
+    from the model, which may give two calls one id, so a kept decision is taken only by the
+    very call (tool and arguments) it was made for."""
+    return json.dumps([tool, args], sort_keys=True, separators=(",", ":"), default=str)

@@ -29,7 +29,7 @@ from google.adk.plugins import BasePlugin
 
 from .._model import Decision, ToolgateError
 from ..aio import AsyncToolgate
-from ._seam import META, Stopwatch, error_text, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, refusal
 
 __all__ = ["ToolgatePlugin"]
 
@@ -40,8 +40,10 @@ MAX_PENDING = 10_000
 class _Call:
     """One decided call, from its decision to its report."""
 
-    def __init__(self, decision: Decision):
+    def __init__(self, decision: Decision, asked: str):
         self.decision = decision
+        #: The call it was decided for (`fingerprint`).
+        self.asked = asked
         self.approver = ""
         self.took: Optional[Stopwatch] = None
 
@@ -62,8 +64,9 @@ class ToolgatePlugin(BasePlugin):
                                    tool_context: Any) -> Optional[dict]:
         call_id = tool_context.function_call_id or ""
         confirmation = tool_context.tool_confirmation
+        asked = fingerprint(tool.name, dict(tool_args))
         call = self._calls.get(call_id)
-        if call is None:
+        if call is None or call.asked != asked:
             try:
                 decision = await self._toolgate.decide(
                     tool.name, dict(tool_args), session_id=tool_context.session.id,
@@ -72,7 +75,7 @@ class ToolgatePlugin(BasePlugin):
                 if self._fail_open:
                     return None
                 raise
-            call = _Call(decision)
+            call = _Call(decision, asked)
             if len(self._calls) >= MAX_PENDING:
                 self._calls.pop(next(iter(self._calls)))
             self._calls[call_id] = call

@@ -31,7 +31,7 @@ from langgraph.types import interrupt
 
 from .._model import Decision, Denied, ToolgateError, refused
 from ..client import Toolgate
-from ._seam import META, Stopwatch, error_text, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, refusal
 
 __all__ = ["ToolgateMiddleware"]
 
@@ -45,14 +45,17 @@ class ToolgateMiddleware(AgentMiddleware):
         self._raise_on_deny = raise_on_deny
         self._fail_open = fail_open
         self._decide = decide
-        # Decisions waiting for a person, by tool call: a resumed run runs the middleware
-        # again from the start, and must not decide the call a second time.
-        self._waiting: dict[str, Decision] = {}
+        # Decisions waiting for a person, by tool call (and the call they were made for): a
+        # resumed run runs the middleware again from the start, and must not decide the call a
+        # second time.
+        self._waiting: dict[str, tuple[str, Decision]] = {}
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         call = request.tool_call
         name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
-        decision = self._waiting.get(call_id)
+        asked = fingerprint(name, args)
+        waiting = self._waiting.get(call_id)
+        decision = waiting[1] if waiting is not None and waiting[0] == asked else None
         if decision is None:
             thread = (get_config().get("configurable") or {}).get("thread_id")
             try:
@@ -65,7 +68,7 @@ class ToolgateMiddleware(AgentMiddleware):
                 raise
         approver = ""
         if decision.outcome == "require_approval":
-            self._waiting[call_id] = decision
+            self._waiting[call_id] = (asked, decision)
             answer = interrupt({META: {"decision_id": decision.decision_id, "tool": name,
                                        "args": args, "reason": decision.reason}})
             self._waiting.pop(call_id, None)

@@ -45,7 +45,7 @@ from agents.tool import (
 
 from .._model import Decision, ToolgateError
 from ..aio import AsyncToolgate
-from ._seam import Stopwatch, error_text, refusal
+from ._seam import Stopwatch, error_text, fingerprint, refusal
 
 __all__ = ["ToolgateGuard"]
 
@@ -56,9 +56,11 @@ MAX_PENDING = 10_000
 class _Call:
     """One decided call of a tool, from the decision to its report."""
 
-    def __init__(self, decision: Optional[Decision]):
+    def __init__(self, decision: Optional[Decision], asked: str):
         #: None: the sidecar could not be reached and `fail_open` lets the call run unrecorded.
         self.decision = decision
+        #: The call it was decided for (`fingerprint`).
+        self.asked = asked
         self.approver = ""
         self.took: Optional[Stopwatch] = None
 
@@ -162,9 +164,10 @@ class ToolgateGuard:
         state.reject(item, rejection_message=why)
 
     async def _decided(self, tool: str, args: dict[str, Any], call_id: str, ctx: Any) -> _Call:
-        """The call's decision, made the first time it is asked for."""
+        """The call's decision, made the first time it is asked for (by this very call)."""
+        asked = fingerprint(tool, args)
         call = self._calls.get(call_id)
-        if call is not None:
+        if call is not None and call.asked == asked:
             return call
         try:
             decision: Optional[Decision] = await self._toolgate.decide(
@@ -176,7 +179,7 @@ class ToolgateGuard:
             decision = None
         if len(self._calls) >= MAX_PENDING:
             self._calls.pop(next(iter(self._calls)))
-        call = self._calls[call_id] = _Call(decision)
+        call = self._calls[call_id] = _Call(decision, asked)
         return call
 
 

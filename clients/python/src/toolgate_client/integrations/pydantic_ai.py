@@ -29,7 +29,7 @@ from pydantic_ai.toolsets import WrapperToolset
 
 from .._model import Decision, Denied, ToolgateError, refused
 from ..aio import AsyncToolgate
-from ._seam import META, Stopwatch, error_text, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, refusal
 
 __all__ = ["ToolgateToolset"]
 
@@ -47,7 +47,9 @@ class ToolgateToolset(WrapperToolset):
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
         metadata = (ctx.tool_call_metadata or {}).get(META) if ctx.tool_call_approved else None
-        if metadata is not None:
+        # Only the very call the approval was asked for takes it (the metadata comes back from
+        # the application, the call id from the model).
+        if metadata is not None and metadata.get("asked") == fingerprint(name, tool_args):
             # Resumed after Pydantic AI's own approval: the decision made before the pause.
             decision = Decision(decision_id=metadata["decision_id"], outcome="require_approval",
                                 reason=metadata.get("reason", ""), policy_ids=[], args_hash="",
@@ -67,6 +69,7 @@ class ToolgateToolset(WrapperToolset):
         if decision.outcome == "require_approval":
             raise ApprovalRequired(metadata={META: {
                 "decision_id": decision.decision_id, "reason": decision.reason,
+                "asked": fingerprint(name, tool_args),
                 "max_output_chars": decision.max_output_chars}})
         if not decision.allowed:
             if self._raise_on_deny:
