@@ -19,6 +19,31 @@ stage() {
     results+=("$(printf '%-14s %-7s %6ss' "$name" "$status" $((SECONDS - started)))")
 }
 
+# Starts `$@` as the stage `$1` in the background, its output kept aside (in $STAGE_LOGS, or
+# target/stages): a stage that waits on the network beside one that keeps the CPU busy.
+# `joined NAME` waits for it, prints its output, and records it as `stage` would.
+declare -A background_pids background_starts
+background() {
+    local name=$1 logs=${STAGE_LOGS:-target/stages}
+    shift
+    mkdir -p "$logs"
+    ( set -euo pipefail; "$@" ) > "$logs/$name.log" 2>&1 &
+    background_pids[$name]=$!
+    background_starts[$name]=$SECONDS
+}
+
+joined() {
+    local name=$1 logs=${STAGE_LOGS:-target/stages} status
+    printf '\n==== %s (in the background)\n' "$name" >&2
+    wait "${background_pids[$name]}"
+    case $? in
+        0) status=ok ;;
+        *) status=FAILED; failed=1 ;;
+    esac
+    cat "$logs/$name.log" >&2
+    results+=("$(printf '%-14s %-7s %6ss' "$name" "$status" $((SECONDS - background_starts[$name])))")
+}
+
 wants() {
     local stage
     for stage in "${wanted[@]}"; do [ "$stage" = "$1" ] && return 0; done

@@ -43,3 +43,22 @@ def test_all_stages_passing_exit_zero_and_say_so(tmp_path):
 def test_only_the_stages_asked_for_are_wanted(tmp_path):
     done = run('wanted=(mcp)\nwants mcp && echo mcp\nwants rust || echo "no rust"\n', tmp_path)
     assert done.stdout.split("\n")[:2] == ["mcp", "no rust"]
+
+
+def test_a_background_stage_runs_beside_the_next_and_is_recorded_when_joined(tmp_path):
+    done = run(f"""
+export STAGE_LOGS="$OUT/logs"
+slow() {{ sleep 1; echo "slow's output"; touch "$OUT/slow-done"; false; }}
+meanwhile() {{ [ ! -e "$OUT/slow-done" ] && touch "$OUT/ran-meanwhile"; }}
+background slow slow
+stage meanwhile meanwhile
+joined slow
+summary
+exit $failed
+""", tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert (tmp_path / "ran-meanwhile").exists(), "the next stage did not wait for it"
+    assert "slow's output" in done.stderr
+    table = done.stdout.splitlines()
+    assert table[-3].split()[:2] == ["meanwhile", "ok"]
+    assert table[-2].split()[:2] == ["slow", "FAILED"]
