@@ -17,6 +17,7 @@
 // - The run is reported when the tool returns, throws (the SDK hands the model its error), or
 //   streams to its last part; a streaming run cut short is reported as an error. A sidecar that
 //   cannot be reached fails the call (the SDK's error), unless `failOpen`.
+import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
 /** What a refused call returns, so that `toModelOutput` shows the model the SDK's refusal. */
 const REFUSED = "toolgate:refused";
 const isRefused = (value) => typeof value === "object" && value !== null && value.type === REFUSED;
@@ -26,9 +27,9 @@ export function guardTools(tools, toolgate, options = {}) {
     // By tool call: decided in needsApproval, taken in execute (or by settle, after a refusal).
     // The id comes from the model, which may give two calls one id: a kept decision is taken
     // only by the very call (tool and input) it was made for.
-    const decisions = new Map();
+    const decisions = new Kept(maxPending);
     async function decisionFor(name, input, call) {
-        const asked = JSON.stringify([name, input ?? {}]);
+        const asked = fingerprint(name, input);
         const kept = decisions.get(call.toolCallId);
         if (kept !== undefined && kept.asked === asked)
             return kept.decision;
@@ -43,9 +44,6 @@ export function guardTools(tools, toolgate, options = {}) {
                 throw error;
             decision = null;
         }
-        if (decisions.size >= maxPending)
-            decisions.delete(decisions.keys().next().value);
-        decisions.delete(call.toolCallId);
         decisions.set(call.toolCallId, { asked, decision });
         return decision;
     }
@@ -69,11 +67,10 @@ export function guardTools(tools, toolgate, options = {}) {
                 if (approvalFor(call.messages, call.toolCallId)?.approved) {
                     return { input: decision.args, approvedBy: approverOf(call) };
                 }
-                return { type: REFUSED, reason: `toolgate: a person must approve this call: ${decision.reason}` };
+                return { type: REFUSED, reason: refusal(decision) };
             case "deny":
-                return { type: REFUSED, reason: `toolgate denied this call: ${decision.reason}` };
             case "dry_run":
-                return { type: REFUSED, reason: `toolgate denied this call: ${decision.reason}; only a dry run is allowed` };
+                return { type: REFUSED, reason: refusal(decision) };
         }
     }
     const signalOf = (decision, call) => {
@@ -81,8 +78,8 @@ export function guardTools(tools, toolgate, options = {}) {
             .filter((signal) => signal !== undefined);
         return signals.length > 0 ? AbortSignal.any(signals) : undefined;
     };
-    const report = (decision, input, approvedBy, started, outcome) => toolgate.execute(decision, input, {
-        durationUs: Math.round((performance.now() - started) * 1000),
+    const report = (decision, input, approvedBy, took, outcome) => toolgate.execute(decision, input, {
+        durationUs: took(),
         approvedInHarness: approvedBy,
         ...("error" in outcome
             ? { status: "error", error: messageOf(outcome.error) }
@@ -128,7 +125,7 @@ export function guardTools(tools, toolgate, options = {}) {
                     yield admitted;
                     return;
                 }
-                const started = performance.now();
+                const took = stopwatch();
                 let last;
                 let ended = "cut";
                 try {
@@ -141,16 +138,16 @@ export function guardTools(tools, toolgate, options = {}) {
                 }
                 catch (error) {
                     ended = "failed";
-                    await report(decision, admitted.input, admitted.approvedBy, started, { error });
+                    await report(decision, admitted.input, admitted.approvedBy, took, { error });
                     throw error;
                 }
                 finally {
                     // The SDK stopped reading (a cancelled run): the tool did not finish.
                     if (ended === "cut") {
-                        await report(decision, admitted.input, admitted.approvedBy, started, { error: "the run was cancelled" });
+                        await report(decision, admitted.input, admitted.approvedBy, took, { error: "the run was cancelled" });
                     }
                 }
-                await report(decision, admitted.input, admitted.approvedBy, started, { output: last });
+                await report(decision, admitted.input, admitted.approvedBy, took, { output: last });
             }
             : async function (input, call) {
                 const decision = await decisionFor(name, input, call);
@@ -160,16 +157,16 @@ export function guardTools(tools, toolgate, options = {}) {
                 const admitted = admit(decision, call);
                 if (isRefused(admitted))
                     return admitted;
-                const started = performance.now();
+                const took = stopwatch();
                 let output;
                 try {
                     output = await run.call(original, admitted.input, { ...call, abortSignal: signalOf(decision, call) });
                 }
                 catch (error) {
-                    await report(decision, admitted.input, admitted.approvedBy, started, { error });
+                    await report(decision, admitted.input, admitted.approvedBy, took, { error });
                     throw error; // the SDK hands the model a tool error, and the run goes on
                 }
-                await report(decision, admitted.input, admitted.approvedBy, started, { output });
+                await report(decision, admitted.input, admitted.approvedBy, took, { output });
                 return output;
             };
         guarded[name] = { ...original, needsApproval, execute, toModelOutput };
@@ -209,9 +206,4 @@ function approvalFor(messages, toolCallId) {
     if (last?.role !== "tool")
         return undefined;
     return last.content.find((part) => part.type === "tool-approval-response" && callOf(messages, part.approvalId) === toolCallId);
-}
-function messageOf(error) {
-    if (typeof error === "string")
-        return error;
-    return error instanceof Error ? error.message || error.name : String(error);
 }

@@ -22,6 +22,7 @@ import type { ModelMessage, Tool, ToolSet } from "ai";
 
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
+import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
 
 export interface GuardToolsOptions extends DecideOptions {
   /** Who answers the SDK's approval requests, recorded as the approver: a name, or read from
@@ -68,10 +69,10 @@ export function guardTools<TOOLS extends ToolSet>(
   // By tool call: decided in needsApproval, taken in execute (or by settle, after a refusal).
   // The id comes from the model, which may give two calls one id: a kept decision is taken
   // only by the very call (tool and input) it was made for.
-  const decisions = new Map<string, { asked: string; decision: Decision | null }>();
+  const decisions = new Kept<{ asked: string; decision: Decision | null }>(maxPending);
 
   async function decisionFor(name: string, input: unknown, call: CallOptions): Promise<Decision | null> {
-    const asked = JSON.stringify([name, input ?? {}]);
+    const asked = fingerprint(name, input);
     const kept = decisions.get(call.toolCallId);
     if (kept !== undefined && kept.asked === asked) return kept.decision;
     let decision: Decision | null;
@@ -83,8 +84,6 @@ export function guardTools<TOOLS extends ToolSet>(
       if (!failOpen) throw error;
       decision = null;
     }
-    if (decisions.size >= maxPending) decisions.delete(decisions.keys().next().value as string);
-    decisions.delete(call.toolCallId);
     decisions.set(call.toolCallId, { asked, decision });
     return decision;
   }
@@ -108,11 +107,10 @@ export function guardTools<TOOLS extends ToolSet>(
         if (approvalFor(call.messages, call.toolCallId)?.approved) {
           return { input: decision.args, approvedBy: approverOf(call) };
         }
-        return { type: REFUSED, reason: `toolgate: a person must approve this call: ${decision.reason}` };
+        return { type: REFUSED, reason: refusal(decision) };
       case "deny":
-        return { type: REFUSED, reason: `toolgate denied this call: ${decision.reason}` };
       case "dry_run":
-        return { type: REFUSED, reason: `toolgate denied this call: ${decision.reason}; only a dry run is allowed` };
+        return { type: REFUSED, reason: refusal(decision) };
     }
   }
 
@@ -122,10 +120,10 @@ export function guardTools<TOOLS extends ToolSet>(
     return signals.length > 0 ? AbortSignal.any(signals) : undefined;
   };
 
-  const report = (decision: Decision, input: Record<string, unknown>, approvedBy: string, started: number,
+  const report = (decision: Decision, input: Record<string, unknown>, approvedBy: string, took: () => number,
     outcome: { output: unknown } | { error: unknown }) =>
     toolgate.execute(decision, input, {
-      durationUs: Math.round((performance.now() - started) * 1000),
+      durationUs: took(),
       approvedInHarness: approvedBy,
       ...("error" in outcome
         ? { status: "error" as const, error: messageOf(outcome.error) }
@@ -170,7 +168,7 @@ export function guardTools<TOOLS extends ToolSet>(
           yield admitted;
           return;
         }
-        const started = performance.now();
+        const took = stopwatch();
         let last: unknown;
         let ended: "done" | "failed" | "cut" = "cut";
         try {
@@ -182,15 +180,15 @@ export function guardTools<TOOLS extends ToolSet>(
           ended = "done";
         } catch (error) {
           ended = "failed";
-          await report(decision, admitted.input, admitted.approvedBy, started, { error });
+          await report(decision, admitted.input, admitted.approvedBy, took, { error });
           throw error;
         } finally {
           // The SDK stopped reading (a cancelled run): the tool did not finish.
           if (ended === "cut") {
-            await report(decision, admitted.input, admitted.approvedBy, started, { error: "the run was cancelled" });
+            await report(decision, admitted.input, admitted.approvedBy, took, { error: "the run was cancelled" });
           }
         }
-        await report(decision, admitted.input, admitted.approvedBy, started, { output: last });
+        await report(decision, admitted.input, admitted.approvedBy, took, { output: last });
       }
       : async function (input: unknown, call: CallOptions): Promise<unknown> {
         const decision = await decisionFor(name, input, call);
@@ -198,15 +196,15 @@ export function guardTools<TOOLS extends ToolSet>(
         if (decision === null) return run.call(original, input, call);
         const admitted = admit(decision, call);
         if (isRefused(admitted)) return admitted;
-        const started = performance.now();
+        const took = stopwatch();
         let output: unknown;
         try {
           output = await run.call(original, admitted.input, { ...call, abortSignal: signalOf(decision, call) });
         } catch (error) {
-          await report(decision, admitted.input, admitted.approvedBy, started, { error });
+          await report(decision, admitted.input, admitted.approvedBy, took, { error });
           throw error; // the SDK hands the model a tool error, and the run goes on
         }
-        await report(decision, admitted.input, admitted.approvedBy, started, { output });
+        await report(decision, admitted.input, admitted.approvedBy, took, { output });
         return output;
       };
     guarded[name] = { ...original, needsApproval, execute, toModelOutput } as Tool;
@@ -245,9 +243,4 @@ function approvalFor(messages: ModelMessage[], toolCallId: string): { approved: 
   if (last?.role !== "tool") return undefined;
   return last.content.find((part): part is Extract<typeof part, { type: "tool-approval-response" }> =>
     part.type === "tool-approval-response" && callOf(messages, part.approvalId) === toolCallId);
-}
-
-function messageOf(error: unknown): string {
-  if (typeof error === "string") return error;
-  return error instanceof Error ? error.message || error.name : String(error);
 }

@@ -1,0 +1,18 @@
+import type { Decision } from "../model.js";
+/** Why a call that toolgate did not let through was not run, in words for the model. */
+export declare function refusal(decision: Decision): string;
+/** What a decision was asked about, to hold it to the call it is kept for: a call id comes from
+ * the model, which may give two calls one id, so a kept decision is taken only by the very call
+ * (tool and arguments) it was made for. */
+export declare function fingerprint(tool: string, args: unknown): string;
+/** The microseconds since it was made, as Execute takes a duration. */
+export declare function stopwatch(): () => number;
+/** A thrown error as the trail records it: its message, else its name. */
+export declare function messageOf(error: unknown): string;
+/** A map that forgets its oldest entry past `limit`: what an adapter keeps between a call's
+ * decision and its run, which a run that is never resumed would otherwise grow without end. */
+export declare class Kept<V> extends Map<string, V> {
+    private readonly limit;
+    constructor(limit: number);
+    set(key: string, value: V): this;
+}

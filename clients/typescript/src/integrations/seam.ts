@@ -1,0 +1,50 @@
+// What every framework adapter says and measures the same way: the words a refused call is
+// shown to the model with, a call's fingerprint, a run's duration, a thrown error as the trail
+// records it.
+
+import type { Decision } from "../model.js";
+
+/** Why a call that toolgate did not let through was not run, in words for the model. */
+export function refusal(decision: Decision): string {
+  switch (decision.outcome) {
+    case "dry_run":
+      return `toolgate denied this call: ${decision.reason}; only a dry run is allowed`;
+    case "require_approval":
+      return `toolgate: a person must approve this call: ${decision.reason}`;
+    default:
+      return `toolgate denied this call: ${decision.reason}`;
+  }
+}
+
+/** What a decision was asked about, to hold it to the call it is kept for: a call id comes from
+ * the model, which may give two calls one id, so a kept decision is taken only by the very call
+ * (tool and arguments) it was made for. */
+export function fingerprint(tool: string, args: unknown): string {
+  return JSON.stringify([tool, args ?? {}]);
+}
+
+/** The microseconds since it was made, as Execute takes a duration. */
+export function stopwatch(): () => number {
+  const started = performance.now();
+  return () => Math.round((performance.now() - started) * 1000);
+}
+
+/** A thrown error as the trail records it: its message, else its name. */
+export function messageOf(error: unknown): string {
+  if (typeof error === "string") return error;
+  return error instanceof Error ? error.message || error.name : String(error);
+}
+
+/** A map that forgets its oldest entry past `limit`: what an adapter keeps between a call's
+ * decision and its run, which a run that is never resumed would otherwise grow without end. */
+export class Kept<V> extends Map<string, V> {
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override set(key: string, value: V): this {
+    this.delete(key);
+    if (this.size >= this.limit) this.delete(this.keys().next().value as string);
+    return super.set(key, value);
+  }
+}
