@@ -152,6 +152,27 @@ def test_a_refusal_does_not_run_the_call_and_withdraws_it(server):
     assert not events(server, "--kind", "execution")
 
 
+def test_a_blanket_approval_in_the_sdk_does_not_let_a_second_call_run_on_it(server):
+    ran: list = []
+    model = ScriptedModel([[function_call("deploy", {"env": "staging"}, call_id="call-1")],
+                           [function_call("deploy", {"env": "prod"}, call_id="call-2")],
+                           ModelStep.respond(lambda call: [assistant_message("done")])])
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            governed = guard.agent(agent(model, ran))
+            paused = await Runner.run(governed, "deploy both", context=CONTEXT)
+            state = paused.to_state()
+            state.approve(paused.interruptions[0], always_approve=True)
+            result = await Runner.run(governed, state)
+            # Whatever the run now waits for is left unanswered.
+            return result
+
+    asyncio.run(main())
+    assert ran == [("deploy", "staging")], "the prod deploy ran on the staging deploy's approval"
+
+
 def test_a_tool_that_raises_is_recorded_as_failed(server):
     ran: list = []
 

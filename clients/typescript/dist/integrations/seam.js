@@ -16,7 +16,16 @@ export function refusal(decision) {
  * the model, which may give two calls one id, so a kept decision is taken only by the very call
  * (tool and arguments) it was made for. */
 export function fingerprint(tool, args) {
-    return JSON.stringify([tool, args ?? {}]);
+    return JSON.stringify([tool, sorted(args ?? {})]);
+}
+/** `value` with every object's keys in order: the same arguments, however they were parsed. */
+function sorted(value) {
+    if (Array.isArray(value))
+        return value.map(sorted);
+    if (typeof value !== "object" || value === null)
+        return value;
+    const object = value;
+    return Object.fromEntries(Object.keys(object).sort().map((key) => [key, sorted(object[key])]));
 }
 /** The microseconds since it was made, as Execute takes a duration. */
 export function stopwatch() {

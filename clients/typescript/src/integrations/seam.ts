@@ -20,7 +20,15 @@ export function refusal(decision: Decision): string {
  * the model, which may give two calls one id, so a kept decision is taken only by the very call
  * (tool and arguments) it was made for. */
 export function fingerprint(tool: string, args: unknown): string {
-  return JSON.stringify([tool, args ?? {}]);
+  return JSON.stringify([tool, sorted(args ?? {})]);
+}
+
+/** `value` with every object's keys in order: the same arguments, however they were parsed. */
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (typeof value !== "object" || value === null) return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(object).sort().map((key) => [key, sorted(object[key])]));
 }
 
 /** The microseconds since it was made, as Execute takes a duration. */

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.error
 import urllib.request
 from typing import Any, Optional
 
@@ -36,6 +35,16 @@ __all__ = ["ToolgateHooks"]
 
 #: The largest answer read from the endpoint: a hook's answer is a few hundred bytes.
 MAX_ANSWER = 1 << 20
+
+
+class _Unredirected(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error: the hook's input goes to the endpoint given, nowhere else."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_Unredirected)
 
 
 class ToolgateHooks:
@@ -71,7 +80,7 @@ class ToolgateHooks:
             headers["Authorization"] = f"Bearer {self._token}"
         request = urllib.request.Request(self._endpoint, data=json.dumps(event).encode(),
                                          headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=self._timeout) as response:
+        with _OPENER.open(request, timeout=self._timeout) as response:
             answer = json.loads(response.read(MAX_ANSWER) or b"{}")
         if not isinstance(answer, dict):
             raise ValueError("toolgate's answer is not a JSON object")

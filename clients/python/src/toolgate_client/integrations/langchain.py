@@ -35,6 +35,10 @@ from ._seam import META, Stopwatch, error_text, fingerprint, refusal
 
 __all__ = ["ToolgateMiddleware"]
 
+#: How many calls waiting for a person are kept between the interrupt and the resume (a run
+#: that is never resumed leaves its call here): the oldest is forgotten first.
+MAX_PENDING = 10_000
+
 class ToolgateMiddleware(AgentMiddleware):
     """Agent middleware that has `toolgate` (a `Toolgate`) decide every tool call first."""
 
@@ -68,6 +72,8 @@ class ToolgateMiddleware(AgentMiddleware):
                 raise
         approver = ""
         if decision.outcome == "require_approval":
+            if len(self._waiting) >= MAX_PENDING:
+                self._waiting.pop(next(iter(self._waiting)))
             self._waiting[call_id] = (asked, decision)
             answer = interrupt({META: {"decision_id": decision.decision_id, "tool": name,
                                        "args": args, "reason": decision.reason}})

@@ -51,6 +51,8 @@ __all__ = ["ToolgateGuard"]
 
 #: How many calls' decisions are kept between the SDK's interruption and its resumption.
 MAX_PENDING = 10_000
+#: A call id no model gives: whether a tool is approved for it says whether it is for all.
+PROBE = "\x00toolgate-probe"
 
 
 class _Call:
@@ -61,6 +63,8 @@ class _Call:
         self.decision = decision
         #: The call it was decided for (`fingerprint`).
         self.asked = asked
+        #: This guard interrupted the run for it: a person's approval in the SDK stands only then.
+        self.interrupted = False
         self.approver = ""
         self.took: Optional[Stopwatch] = None
 
@@ -90,6 +94,7 @@ class ToolgateGuard:
         async def needs_approval(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
             call = await self._decided(tool.name, params, call_id, ctx)
             if call.decision is not None and call.decision.outcome == "require_approval":
+                call.interrupted = True
                 return True
             if callable(own_approval):
                 asked = own_approval(ctx, params, call_id)
@@ -105,7 +110,10 @@ class ToolgateGuard:
             if decision is None or decision.outcome == "allow":
                 call.took = Stopwatch()
                 return ToolGuardrailFunctionOutput.allow()
-            if decision.outcome == "require_approval" and \
+            # A blanket approval (`always_approve`) answers for any call id and skips
+            # needs_approval: it stands only for a call this guard interrupted itself.
+            blanket = context.is_tool_approved(context.tool_name, PROBE) is True
+            if decision.outcome == "require_approval" and (call.interrupted or not blanket) and \
                     context.is_tool_approved(context.tool_name, context.tool_call_id):
                 call.approver = call.approver or self._approver
                 call.took = Stopwatch()
@@ -149,7 +157,8 @@ class ToolgateGuard:
         return governed
 
     def approve(self, state: RunState, item: ToolApprovalItem, approver: str = "") -> None:
-        """Approves an interrupted call as `approver` (the guard's by default) in the SDK."""
+        """Approves an interrupted call as `approver` (the guard's by default) in the SDK; never
+        a blanket approval: each call toolgate holds needs its own."""
         call = self._calls.get(item.raw_item.call_id)
         if call is not None:
             call.approver = approver or self._approver
