@@ -152,7 +152,9 @@ async fn old_events_leave_the_file_once_archived_and_the_rest_verifies_as_one_hi
     // Pruned events read back from the archive, as an export that verifies.
     let (code, csv) = run(&["archive", "get", "--url", &url, "--from", "1", "--to", "10"]);
     assert_eq!(code, 0, "{csv}");
-    assert_eq!(csv.lines().count(), 11, "{csv}");
+    // Ten rows (a checkpoint's note among them spans lines inside its quotes).
+    let rows = csv::Reader::from_reader(csv.as_bytes()).records().count();
+    assert_eq!(rows, 10, "{csv}");
     let got = dir.path().join("got.csv");
     std::fs::write(&got, &csv).unwrap();
     let (code, said) = run(&["verify", "--csv", got.to_str().unwrap()]);
