@@ -7,6 +7,7 @@ call."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -172,6 +173,34 @@ def test_a_model_that_reuses_a_waiting_calls_id_cannot_run_another_tool_on_its_d
     assert ("shred", "notes.txt") not in ran, "the shred ran on the deploy's decision"
     decided = [(d["tool"], d["outcome"]) for d in events(server, "--kind", "decision")]
     assert ("shred", "deny") in decided, decided
+
+
+def test_an_async_run_is_decided_and_recorded_the_same_way(server):
+    ran: list = []
+
+    @tool
+    async def deploy(env: str) -> str:
+        """Deploys, asynchronously."""
+        await asyncio.sleep(0.01)
+        ran.append(("deploy", env))
+        return f"deployed to {env}"
+
+    async def main(tg: Toolgate):
+        built = create_agent(Scripted(call={"name": "deploy", "args": {"env": "prod"}}), [deploy],
+                             middleware=[ToolgateMiddleware(tg, allow_bash=True)],
+                             checkpointer=InMemorySaver())
+        paused = await built.ainvoke({"messages": [("user", "deploy")]}, THREAD)
+        assert paused["__interrupt__"] and ran == []
+        return await built.ainvoke(Command(resume={"approved": True, "approver": "alice"}), THREAD)
+
+    with client(server) as tg:
+        state = asyncio.run(main(tg))
+    assert ran == [("deploy", "prod")]
+    assert state["messages"][-1].content == "the tool said: deployed to prod"
+    decided = events(server, "--kind", "decision")
+    assert [d["outcome"] for d in decided] == ["require_approval"]
+    assert [a["actor_id"] for a in events(server, "--kind", "approval_approved")] == ["alice"]
+    assert [e["status"] for e in events(server, "--kind", "execution")] == ["ok"]
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

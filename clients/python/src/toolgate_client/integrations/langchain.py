@@ -18,15 +18,20 @@ it, agent middleware around tool calls (docs/frameworks.md)::
 - The run is reported after the tool returns (a `ToolMessage` with `status="error"` as an
   error) or raises; a sidecar that cannot be reached blocks the call (`ToolgateError`), unless
   `fail_open`.
+- An async run (`ainvoke`, `astream`, async tools) goes the same way (`awrap_tool_call`), the
+  client's calls made in a worker thread.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import asyncio
+from functools import partial
+from typing import Any, Awaitable, Callable, Generator, Optional
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from .._model import Decision, Denied, ToolgateError, refused
@@ -55,6 +60,33 @@ class ToolgateMiddleware(AgentMiddleware):
         self._waiting: dict[str, tuple[str, Decision]] = {}
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        steps = self._steps(request)
+        try:
+            step = next(steps)
+            while True:  # each step's I/O: the client's calls, the tool's run
+                if isinstance(step, _Run):
+                    step = steps.send(_attempt(partial(handler, step.request)))
+                else:
+                    step = steps.send(_attempt(step))
+        except StopIteration as done:
+            return done.value
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+        steps = self._steps(request)
+        try:
+            step = next(steps)
+            while True:  # the client's calls in a thread (it blocks), the tool's run awaited
+                if isinstance(step, _Run):
+                    outcome = await _attempt_async(lambda: handler(step.request))
+                else:
+                    outcome = await asyncio.to_thread(_attempt, step)
+                step = steps.send(outcome)
+        except StopIteration as done:
+            return done.value
+
+    def _steps(self, request: Any) -> Generator[Any, "_Outcome", Any]:
+        """One call, as steps: each yields what is to be done (a call of the client, or `_Run`
+        of the tool) and is sent back its `_Outcome`; the return value is the call's result."""
         call = request.tool_call
         name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
         asked = fingerprint(name, args)
@@ -62,14 +94,13 @@ class ToolgateMiddleware(AgentMiddleware):
         decision = waiting[1] if waiting is not None and waiting[0] == asked else None
         if decision is None:
             thread = (get_config().get("configurable") or {}).get("thread_id")
-            try:
-                decision = self._toolgate.decide(
-                    name, args, session_id=str(thread or self._toolgate.session_id),
-                    idempotency_key=f"langchain:{call_id}" if call_id else "", **self._decide)
-            except ToolgateError:
-                if self._fail_open:
-                    return handler(request)
-                raise
+            decided = yield partial(self._toolgate.decide, name, args,
+                                    session_id=str(thread or self._toolgate.session_id),
+                                    idempotency_key=f"langchain:{call_id}" if call_id else "",
+                                    **self._decide)
+            if isinstance(decided.error, ToolgateError) and self._fail_open:
+                return (yield _Run(request)).value()
+            decision = decided.value()
         approver = ""
         if decision.outcome == "require_approval":
             if len(self._waiting) >= MAX_PENDING:
@@ -80,7 +111,8 @@ class ToolgateMiddleware(AgentMiddleware):
             self._waiting.pop(call_id, None)
             if not (isinstance(answer, dict) and answer.get("approved")):
                 why = (answer or {}).get("comment", "") if isinstance(answer, dict) else ""
-                self._toolgate.withdraw(decision, f"refused in the run: {why}".strip())
+                (yield partial(self._toolgate.withdraw, decision,
+                               f"refused in the run: {why}".strip())).value()
                 return ToolMessage(content=f"a person refused this call: {decision.reason}",
                                    tool_call_id=call_id, name=name, status="error")
             approver = str(answer.get("approver") or "langchain:user")
@@ -93,16 +125,54 @@ class ToolgateMiddleware(AgentMiddleware):
         if run_args != args:
             request = request.override(tool_call={**call, "args": run_args})
         took = Stopwatch()
-        try:
-            result = handler(request)
-        except Exception as error:
-            self._toolgate.execute(decision, run_args, duration_us=took.us(), status="error",
-                                   error=error_text(error), approved_in_harness=approver)
-            raise
+        ran = yield _Run(request)
+        if isinstance(ran.error, GraphBubbleUp):
+            raise ran.error  # the tool paused the run itself: it runs again on resume
+        if ran.error is not None:
+            (yield partial(self._toolgate.execute, decision, run_args, duration_us=took.us(),
+                           status="error", error=error_text(ran.error),
+                           approved_in_harness=approver)).value()
+            raise ran.error
+        result = ran.value()
         failed = isinstance(result, ToolMessage) and result.status == "error"
         output: Optional[str] = getattr(result, "content", None)
-        self._toolgate.execute(decision, run_args, output=output if output is not None else "",
-                               duration_us=took.us(), status="error" if failed else "ok",
-                               error=str(output)[:1000] if failed else "",
-                               approved_in_harness=approver)
+        (yield partial(self._toolgate.execute, decision, run_args,
+                       output=output if output is not None else "", duration_us=took.us(),
+                       status="error" if failed else "ok",
+                       error=str(output)[:1000] if failed else "",
+                       approved_in_harness=approver)).value()
         return result
+
+
+class _Run:
+    """The step that runs the tool (the handler), with this request."""
+
+    def __init__(self, request: Any):
+        self.request = request
+
+
+class _Outcome:
+    """What a step came to: its value, or what it raised."""
+
+    def __init__(self, value: Any = None, error: Optional[BaseException] = None):
+        self._value = value
+        self.error = error
+
+    def value(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self._value
+
+
+def _attempt(step: Callable[[], Any]) -> _Outcome:
+    try:
+        return _Outcome(step())
+    except Exception as error:
+        return _Outcome(error=error)
+
+
+async def _attempt_async(step: Callable[[], Awaitable[Any]]) -> _Outcome:
+    try:
+        return _Outcome(await step())
+    except Exception as error:
+        return _Outcome(error=error)
