@@ -133,3 +133,15 @@ def server(tmp_path: pathlib.Path):
     yield running
     running.process.terminate()
     assert running.process.wait(timeout=30) == 0, "the server stops cleanly on SIGTERM"
+
+
+def reject_pending(server: Server, approver: str = "bob") -> None:
+    """A person refuses, in toolgate itself, the first call that waits for approval."""
+    import grpc
+    from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc
+
+    with grpc.insecure_channel(server.target) as channel:
+        approvals = approvals_pb2_grpc.ApprovalsStub(channel)
+        [pending, *_] = approvals.ListPending(approvals_pb2.ListPendingRequest()).approvals
+        approvals.Reject(approvals_pb2.VerdictRequest(decision_id=pending.decision_id,
+                                                      approver=approver, comment="no"))

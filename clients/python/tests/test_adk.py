@@ -227,6 +227,35 @@ def test_a_model_that_reuses_a_waiting_calls_id_cannot_run_another_tool_on_its_d
     assert ("shred", "deny") in decided, decided
 
 
+class Thrice(Scripted):
+    """A model that gives three calls of one turn one id (ADK runs them at once)."""
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False
+                                     ) -> AsyncGenerator[LlmResponse, None]:
+        self.requests.append(llm_request)
+        parts = [types.Part(text="done")] if len(self.requests) > 1 else [
+            types.Part(function_call=types.FunctionCall(id="dup", name="grep", args={"path": "notes.txt"}))
+            for _ in range(3)]
+        yield LlmResponse(content=types.Content(role="model", parts=parts))
+
+
+def test_calls_a_model_gives_one_id_in_one_turn_are_each_recorded(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            run = Run(tg, "grep", {}, ran)
+            run.runner.agent.model = Thrice(model="scripted", tool="grep")
+            await run.send(types.Part(text="go"))
+
+    asyncio.run(main())
+    assert len(ran) == 3
+    decided = events(server, "--kind", "decision")
+    executed = events(server, "--kind", "execution")
+    assert len(executed) == len(ran), "a run went unrecorded"
+    assert sorted(e["decision_id"] for e in executed) == sorted(d["decision_id"] for d in decided)
+
+
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
     ran: list = []
 

@@ -20,7 +20,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from conftest import free_port
+from conftest import free_port, reject_pending
 from toolgate_client import Toolgate, ToolgateError
 from toolgate_client.integrations.langchain import ToolgateMiddleware
 
@@ -139,6 +139,29 @@ def test_a_refusal_in_the_run_does_not_run_the_call_and_withdraws_it(server):
     assert "a person refused this call" in state["messages"][-1].content
     assert events(server, "--kind", "approval_withdrawn")
     assert not events(server, "--kind", "execution")
+
+
+def test_a_call_refused_in_toolgate_does_not_run_on_the_frameworks_approval(server):
+    ran: list = []
+    with client(server) as tg:
+        built = agent(tg, {"name": "deploy", "args": {"env": "prod"}}, ran)
+        built.invoke({"messages": [("user", "deploy")]}, THREAD)
+        reject_pending(server)  # refused in toolgate while the run waits
+        state = built.invoke(Command(resume={"approved": True, "approver": "alice"}), THREAD)
+    assert ran == [], "the deploy ran on the framework's approval after toolgate's refusal"
+    assert "approval was rejected by bob" in state["messages"][-1].content
+    assert not events(server, "--kind", "execution")
+
+
+def test_only_an_approval_that_says_true_lets_the_call_run(server):
+    ran: list = []
+    with client(server) as tg:
+        built = agent(tg, {"name": "deploy", "args": {"env": "prod"}}, ran)
+        built.invoke({"messages": [("user", "deploy")]}, THREAD)
+        # A form's answer, as text: "false" is not an approval.
+        built.invoke(Command(resume={"approved": "false", "comment": "NO"}), THREAD)
+    assert ran == []
+    assert events(server, "--kind", "approval_withdrawn")
 
 
 def test_a_tool_that_raises_is_recorded_as_failed(server):

@@ -15,7 +15,7 @@ from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolC
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from conftest import free_port
+from conftest import free_port, reject_pending
 from toolgate_client import AsyncToolgate, ToolgateError
 from toolgate_client.integrations.pydantic_ai import ToolgateToolset
 
@@ -142,6 +142,25 @@ def test_a_tool_that_raises_is_recorded_as_failed(server):
         asyncio.run(main())
     executed = events(server, "--kind", "execution")
     assert [(e["status"], e["error"]) for e in executed] == [("error", "missing")]
+
+
+def test_a_call_refused_in_toolgate_does_not_run_on_the_frameworks_approval(server):
+    ran: list = []
+
+    async def main():
+        built, toolgate = agent(server, Scripted("deploy", {"env": "prod"}), ran)
+        async with toolgate:
+            paused = await built.run("deploy")
+            reject_pending(server)  # refused in toolgate while the run waits
+            requests = paused.output
+            answer = DeferredToolResults(approvals={c.tool_call_id: True for c in requests.approvals},
+                                         metadata=requests.metadata)
+            return await built.run(message_history=paused.all_messages(), deferred_tool_results=answer)
+
+    result = asyncio.run(main())
+    assert ran == [], "the deploy ran on the framework's approval after toolgate's refusal"
+    assert "approval was rejected by bob" in result.output
+    assert not events(server, "--kind", "execution")
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Optional
 
-from .._model import Decision
+from .._model import Approval, Decision
 
 #: Where toolgate's decision travels in a framework's own approval request (its metadata, its
 #: interrupt's value, its payload).
@@ -43,3 +43,13 @@ def fingerprint(tool: str, args: Any) -> str:
     from the model, which may give two calls one id, so a kept decision is taken only by the
     very call (tool and arguments) it was made for."""
     return json.dumps([tool, args], sort_keys=True, separators=(",", ":"), default=str)
+
+
+def overruled(approval: Approval) -> Optional[str]:
+    """Why a person's approval given in the framework no longer lets the call run: toolgate's own
+    verdict came first (rejected there, expired, withdrawn). None while the approval still waits
+    (the framework's person is then its approver) or once toolgate's own approver allowed it."""
+    if approval.pending or approval.outcome == "allow":
+        return None
+    by = f" by {approval.approver}" if approval.approver else ""
+    return f"toolgate: this call's approval was {approval.state}{by}: it may not run"

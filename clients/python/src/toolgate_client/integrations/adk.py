@@ -29,7 +29,7 @@ from google.adk.plugins import BasePlugin
 
 from .._model import Decision, ToolgateError
 from ..aio import AsyncToolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
 
 __all__ = ["ToolgatePlugin"]
 
@@ -58,58 +58,67 @@ class ToolgatePlugin(BasePlugin):
         self._approver = approver
         self._fail_open = fail_open
         self._decide = decide
-        self._calls: dict[str, _Call] = {}
+        # Calls paused for a person, by call id, until the confirmation's answer comes back.
+        self._waiting: dict[str, _Call] = {}
+        # Calls between their before- and after-callbacks, by their ToolContext: a model may give
+        # two calls of one turn one id, and ADK runs them at once.
+        self._running: dict[int, _Call] = {}
 
     async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any],
                                    tool_context: Any) -> Optional[dict]:
         call_id = tool_context.function_call_id or ""
+        session = tool_context.session.id
         confirmation = tool_context.tool_confirmation
-        asked = fingerprint(tool.name, dict(tool_args))
-        call = self._calls.get(call_id)
+        # The call, in its session: another session's call under the same id is not it.
+        asked = f"{session}\n{fingerprint(tool.name, dict(tool_args))}"
+        call = self._waiting.get(call_id)
         if call is None or call.asked != asked:
             try:
                 decision = await self._toolgate.decide(
-                    tool.name, dict(tool_args), session_id=tool_context.session.id,
+                    tool.name, dict(tool_args), session_id=session,
                     idempotency_key=f"adk:{call_id}" if call_id else "", **self._decide)
             except ToolgateError:
                 if self._fail_open:
                     return None
                 raise
             call = _Call(decision, asked)
-            if len(self._calls) >= MAX_PENDING:
-                self._calls.pop(next(iter(self._calls)))
-            self._calls[call_id] = call
         decision = call.decision
         if decision.outcome == "require_approval":
             if confirmation is None:
                 # ADK's own human-in-the-loop: the run pauses until a person answers.
+                _keep(self._waiting, call_id, call)
                 tool_context.request_confirmation(
                     hint=f"toolgate: {decision.reason}",
                     payload={META: {"decision_id": decision.decision_id, "reason": decision.reason}})
                 tool_context.actions.skip_summarization = True
                 return {"error": refusal(decision)}
+            self._waiting.pop(call_id, None)
             if not confirmation.confirmed:
-                self._calls.pop(call_id, None)
                 await self._toolgate.withdraw(decision, "refused in the run")
                 return {"error": f"a person refused this call: {decision.reason}"}
+            # The person's confirmation stands only while toolgate's approval still waits.
+            approval = await self._toolgate.await_approval(decision, timeout=0)
+            why = overruled(approval)
+            if why is not None:
+                return {"error": why}
             payload = confirmation.payload if isinstance(confirmation.payload, dict) else {}
-            call.approver = str(payload.get("approver") or self._approver)
+            if approval.pending:
+                call.approver = str(payload.get("approver") or self._approver)
         elif not decision.allowed:
-            self._calls.pop(call_id, None)
             return {"error": refusal(decision)}
         if decision.outcome == "rewrite":
             # The tool takes these very arguments: rewritten in place.
             tool_args.clear()
             tool_args.update(decision.args)
         call.took = Stopwatch()
+        _keep(self._running, id(tool_context), call)
         return None
 
     async def after_tool_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any,
                                   result: Any) -> Optional[dict]:
-        call_id = tool_context.function_call_id or ""
-        if call_id in tool_context.actions.requested_tool_confirmations:
+        if (tool_context.function_call_id or "") in tool_context.actions.requested_tool_confirmations:
             return None  # paused for a person: reported when it runs
-        call = self._calls.pop(call_id, None)
+        call = self._running.pop(id(tool_context), None)
         if call is None or call.took is None:
             return None  # refused, or unrecorded (fail_open)
         failed = isinstance(result, dict) and result.get("isError") is True
@@ -122,7 +131,7 @@ class ToolgatePlugin(BasePlugin):
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any],
                                      tool_context: Any, error: BaseException) -> Optional[dict]:
-        call = self._calls.pop(tool_context.function_call_id or "", None)
+        call = self._running.pop(id(tool_context), None)
         if call is not None and call.took is not None:
             why = "the run was cancelled" if isinstance(error, asyncio.CancelledError) \
                 else error_text(error)
@@ -131,3 +140,12 @@ class ToolgatePlugin(BasePlugin):
                                             approved_in_harness=call.approver)
             await asyncio.shield(report)
         return None  # ADK goes on as without toolgate: the error is raised
+
+
+def _keep(calls: dict, key: Any, call: _Call) -> None:
+    """`calls[key] = call`, forgetting the oldest past MAX_PENDING (a run never resumed leaves
+    its call waiting)."""
+    calls.pop(key, None)
+    if len(calls) >= MAX_PENDING:
+        calls.pop(next(iter(calls)))
+    calls[key] = call

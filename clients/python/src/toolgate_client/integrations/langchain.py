@@ -36,7 +36,7 @@ from langgraph.types import interrupt
 
 from .._model import Decision, Denied, ToolgateError, refused
 from ..client import Toolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
 
 __all__ = ["ToolgateMiddleware"]
 
@@ -54,9 +54,9 @@ class ToolgateMiddleware(AgentMiddleware):
         self._raise_on_deny = raise_on_deny
         self._fail_open = fail_open
         self._decide = decide
-        # Decisions waiting for a person, by tool call (and the call they were made for): a
-        # resumed run runs the middleware again from the start, and must not decide the call a
-        # second time.
+        # Decisions waiting for a person, by thread and tool call (and the call they were made
+        # for): a resumed run runs the middleware again from the start, and must not decide the
+        # call a second time.
         self._waiting: dict[str, tuple[str, Decision]] = {}
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -90,12 +90,14 @@ class ToolgateMiddleware(AgentMiddleware):
         call = request.tool_call
         name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
         asked = fingerprint(name, args)
-        waiting = self._waiting.get(call_id)
+        session = str((get_config().get("configurable") or {}).get("thread_id")
+                      or self._toolgate.session_id)
+        # A waiting call is its thread's: another thread's call under the same id is not it.
+        key = f"{session}\n{call_id}"
+        waiting = self._waiting.get(key)
         decision = waiting[1] if waiting is not None and waiting[0] == asked else None
         if decision is None:
-            thread = (get_config().get("configurable") or {}).get("thread_id")
-            decided = yield partial(self._toolgate.decide, name, args,
-                                    session_id=str(thread or self._toolgate.session_id),
+            decided = yield partial(self._toolgate.decide, name, args, session_id=session,
                                     idempotency_key=f"langchain:{call_id}" if call_id else "",
                                     **self._decide)
             if isinstance(decided.error, ToolgateError) and self._fail_open:
@@ -105,17 +107,22 @@ class ToolgateMiddleware(AgentMiddleware):
         if decision.outcome == "require_approval":
             if len(self._waiting) >= MAX_PENDING:
                 self._waiting.pop(next(iter(self._waiting)))
-            self._waiting[call_id] = (asked, decision)
+            self._waiting[key] = (asked, decision)
             answer = interrupt({META: {"decision_id": decision.decision_id, "tool": name,
                                        "args": args, "reason": decision.reason}})
-            self._waiting.pop(call_id, None)
-            if not (isinstance(answer, dict) and answer.get("approved")):
+            self._waiting.pop(key, None)
+            if not (isinstance(answer, dict) and answer.get("approved") is True):
                 why = (answer or {}).get("comment", "") if isinstance(answer, dict) else ""
                 (yield partial(self._toolgate.withdraw, decision,
                                f"refused in the run: {why}".strip())).value()
                 return ToolMessage(content=f"a person refused this call: {decision.reason}",
                                    tool_call_id=call_id, name=name, status="error")
-            approver = str(answer.get("approver") or "langchain:user")
+            # The person's approval here stands only while toolgate's still waits.
+            approval = (yield partial(self._toolgate.await_approval, decision, 0)).value()
+            why = overruled(approval)
+            if why is not None:
+                return ToolMessage(content=why, tool_call_id=call_id, name=name, status="error")
+            approver = str(answer.get("approver") or "langchain:user") if approval.pending else ""
         elif not decision.allowed:
             if self._raise_on_deny:
                 raise Denied(refused(decision, refusal(decision)))

@@ -45,7 +45,7 @@ from agents.tool import (
 
 from .._model import Decision, ToolgateError
 from ..aio import AsyncToolgate
-from ._seam import Stopwatch, error_text, fingerprint, refusal
+from ._seam import Stopwatch, error_text, fingerprint, overruled, refusal
 
 __all__ = ["ToolgateGuard"]
 
@@ -115,7 +115,13 @@ class ToolgateGuard:
             blanket = context.is_tool_approved(context.tool_name, PROBE) is True
             if decision.outcome == "require_approval" and (call.interrupted or not blanket) and \
                     context.is_tool_approved(context.tool_name, context.tool_call_id):
-                call.approver = call.approver or self._approver
+                # The person's approval here stands only while toolgate's still waits.
+                approval = await self._toolgate.await_approval(decision, timeout=0)
+                why = overruled(approval)
+                if why is not None:
+                    self._calls.pop(context.tool_call_id, None)
+                    return ToolGuardrailFunctionOutput.reject_content(why)
+                call.approver = (call.approver or self._approver) if approval.pending else ""
                 call.took = Stopwatch()
                 return ToolGuardrailFunctionOutput.allow()
             self._calls.pop(context.tool_call_id, None)
@@ -174,7 +180,8 @@ class ToolgateGuard:
 
     async def _decided(self, tool: str, args: dict[str, Any], call_id: str, ctx: Any) -> _Call:
         """The call's decision, made the first time it is asked for (by this very call)."""
-        asked = fingerprint(tool, args)
+        # The call, in its session: another session's call under the same id is not it.
+        asked = f"{_session(ctx)}\n{fingerprint(tool, args)}"
         call = self._calls.get(call_id)
         if call is not None and call.asked == asked:
             return call

@@ -29,7 +29,7 @@ from pydantic_ai.toolsets import WrapperToolset
 
 from .._model import Decision, Denied, ToolgateError, refused
 from ..aio import AsyncToolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
 
 __all__ = ["ToolgateToolset"]
 
@@ -55,7 +55,14 @@ class ToolgateToolset(WrapperToolset):
                                 reason=metadata.get("reason", ""), policy_ids=[], args_hash="",
                                 max_output_chars=metadata.get("max_output_chars", 0),
                                 timeout_ms=0, args=dict(tool_args), seq=0)
-            return await self._run(decision, name, tool_args, ctx, tool, approver=self._approver)
+            # The person's approval here stands only while toolgate's still waits: not once
+            # toolgate's own verdict refused it, or it expired or was withdrawn.
+            approval = await self._toolgate.await_approval(decision, timeout=0)
+            why = overruled(approval)
+            if why is not None:
+                return why
+            return await self._run(decision, name, tool_args, ctx, tool,
+                                   approver=self._approver if approval.pending else "")
         session = ctx.conversation_id or ctx.run_id or self._toolgate.session_id
         try:
             decision = await self._toolgate.decide(
