@@ -18,7 +18,7 @@ import { z } from "zod";
 
 import { Toolgate } from "../src/index.js";
 import { toolgateMiddleware } from "../src/integrations/langchain.js";
-import { type Server, freePort, start } from "./server.js";
+import { type Server, freePort, rejectPending, start } from "./server.js";
 
 /** A model that makes one tool call, then says what the tool gave back. */
 class Scripted extends BaseChatModel {
@@ -142,6 +142,20 @@ describe("the LangChain.js adapter", () => {
     const events = since(from);
     assert.equal(events.filter((e) => e.kind === "approval_withdrawn").length, 1);
     assert.equal(events.filter((e) => e.kind === "execution").length, 0);
+  });
+
+  test("a call refused in toolgate does not run on the run's approval", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const from = last();
+    const built = agent(tg, { name: "deploy", args: { env: "prod" } }, ran);
+    await built.invoke({ messages: [{ role: "user", content: "deploy" }] }, thread("t-overruled"));
+    await rejectPending(server);
+    const state = await built.invoke(new Command({ resume: { approved: true, approver: "alice" } }), thread("t-overruled"));
+    tg.close();
+    assert.deepEqual(ran, [], "the deploy ran on the run's approval after toolgate's refusal");
+    assert.match(said(state), /approval was rejected by bob/);
+    assert.equal(since(from).filter((e) => e.kind === "execution").length, 0);
   });
 
   test("a tool that throws is recorded as failed", async () => {

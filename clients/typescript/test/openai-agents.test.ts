@@ -16,7 +16,7 @@ import { z } from "zod";
 
 import { Toolgate } from "../src/index.js";
 import { ToolgateGuard } from "../src/integrations/openai-agents.js";
-import { type Server, freePort, start } from "./server.js";
+import { type Server, freePort, rejectPending, start } from "./server.js";
 
 setTracingDisabled(true);
 
@@ -148,6 +148,22 @@ describe("the OpenAI Agents SDK (JavaScript) adapter", () => {
     const events = since(from);
     assert.equal(events.filter((e) => e.kind === "approval_withdrawn").length, 1);
     assert.equal(events.filter((e) => e.kind === "execution").length, 0);
+  });
+
+  test("a call refused in toolgate does not run on the SDK's approval", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const from = last();
+    const guard = new ToolgateGuard(tg, { allowBash: true });
+    const agent = agentWith(guard, scripted("deploy", { env: "prod" }), ran);
+    const paused = await run(agent, "deploy", { context });
+    await rejectPending(server);
+    guard.approve(paused.state, paused.interruptions[0], "alice");
+    const result = await run(agent, paused.state);
+    tg.close();
+    assert.deepEqual(ran, [], "the deploy ran on the SDK's approval after toolgate's refusal");
+    assert.match(String(result.finalOutput), /approval was rejected by bob/);
+    assert.equal(since(from).filter((e) => e.kind === "execution").length, 0);
   });
 
   test("a blanket approval in the SDK does not let a second call run on it", async () => {

@@ -101,3 +101,21 @@ export async function start(options: { dir?: string; config?: string; policy?: s
     },
   };
 }
+
+/** A person refuses, in toolgate itself, the first call that waits for approval. */
+export async function rejectPending(server: Server, approver = "bob"): Promise<void> {
+  const { default: grpc } = await import("@grpc/grpc-js");
+  const protoLoader = await import("@grpc/proto-loader");
+  const { descriptor } = await import("../src/generated/descriptor.js");
+  const definition = protoLoader.fromJSON(descriptor as object, { keepCase: true, longs: Number, enums: String, defaults: true });
+  const loaded = grpc.loadPackageDefinition(definition) as any;
+  const approvals = new loaded.toolgate.v1.Approvals(server.target, grpc.credentials.createInsecure());
+  const call = <T>(method: string, request: object) => new Promise<T>((resolve, reject) =>
+    approvals[method](request, (e: Error | null, r: T) => (e ? reject(e) : resolve(r))));
+  try {
+    const { approvals: [pending] } = await call<{ approvals: Array<{ decision_id: string }> }>("ListPending", {});
+    await call("Reject", { decision_id: pending.decision_id, approver, comment: "no" });
+  } finally {
+    approvals.close();
+  }
+}

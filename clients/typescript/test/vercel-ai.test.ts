@@ -13,7 +13,7 @@ import { z } from "zod";
 
 import { Toolgate } from "../src/index.js";
 import { guardTools } from "../src/integrations/vercel-ai.js";
-import { type Server, freePort, start } from "./server.js";
+import { type Server, freePort, rejectPending, start } from "./server.js";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
@@ -247,6 +247,45 @@ describe("the Vercel AI SDK adapter", () => {
     const executed = events.filter((e) => e.kind === "execution");
     assert.ok(executed.every((e) => e.tool === "read"), JSON.stringify(executed));
     assert.ok(events.some((e) => e.kind === "decision" && e.tool === "shred" && e.outcome === "deny"));
+  });
+
+  test("a call refused in toolgate does not run on the SDK's approval", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const from = last();
+    const guard = guardTools(tools(ran), tg, { approver: "alice" });
+    const model = scripted("deploy", { env: "prod" });
+    const first = await generateText({ model, tools: guard.tools, stopWhen: stepCountIs(3), prompt: "deploy" });
+    const [request] = first.content.filter((p) => p.type === "tool-approval-request");
+    await rejectPending(server);
+    const messages: ModelMessage[] = [
+      { role: "user", content: "deploy" }, ...first.response.messages,
+      { role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }] },
+    ];
+    const second = await generateText({ model, tools: guard.tools, stopWhen: stepCountIs(3), messages });
+    tg.close();
+    assert.deepEqual(ran, [], "the deploy ran on the SDK's approval after toolgate's refusal");
+    assert.match(second.text, /approval was rejected by bob/);
+    assert.equal(since(from).filter((e) => e.kind === "execution").length, 0);
+  });
+
+  test("identical calls a model gives one id each run on a decision of their own", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const from = last();
+    const call = { type: "tool-call" as const, toolCallId: "dup", toolName: "read", input: JSON.stringify({ path: "notes.txt" }) };
+    const many = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => lastResult(prompt as never) === undefined
+        ? { content: [call, call, call], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] }
+        : { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
+    });
+    await generateText({ model: many, tools: guardTools(tools(ran), tg).tools, stopWhen: stepCountIs(3), prompt: "go" });
+    tg.close();
+    const events = since(from);
+    const executed = events.filter((e) => e.kind === "execution");
+    assert.equal(executed.length, ran.length, "a run went unrecorded");
+    assert.equal(new Set(executed.map((e) => e.decision_id)).size, executed.length, "two runs on one decision");
+    assert.equal(events.filter((e) => e.kind === "violation").length, 0);
   });
 
   test("a sidecar that cannot be reached fails the call: the tool never runs", async () => {

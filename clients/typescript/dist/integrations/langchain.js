@@ -21,7 +21,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { interrupt, isCommand } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
-import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
 /** Agent middleware that has `toolgate` decide every tool call first. */
 export function toolgateMiddleware(toolgate, options = {}) {
     const { failOpen = false, maxPending = 10_000, ...decideOptions } = options;
@@ -37,10 +37,12 @@ export function toolgateMiddleware(toolgate, options = {}) {
             const args = { ...(call.args ?? {}) };
             const refused = (content) => new ToolMessage({ content, tool_call_id: callId, name, status: "error" });
             const asked = fingerprint(name, args);
-            const kept = waiting.get(callId);
+            const thread = request.runtime?.configurable?.thread_id;
+            // A waiting call is its thread's: another thread's call under the same id is not it.
+            const key = `${thread ?? ""}\n${callId}`;
+            const kept = waiting.get(key);
             let decision = kept?.asked === asked ? kept.decision : undefined;
             if (decision === undefined) {
-                const thread = request.runtime?.configurable?.thread_id;
                 try {
                     decision = await toolgate.decide(name, args, {
                         ...decideOptions,
@@ -56,16 +58,21 @@ export function toolgateMiddleware(toolgate, options = {}) {
             }
             let approver = "";
             if (decision.outcome === "require_approval") {
-                waiting.set(callId, { asked, decision });
+                waiting.set(key, { asked, decision });
                 const answer = interrupt({
                     toolgate: { decisionId: decision.decisionId, tool: name, args, reason: decision.reason },
                 });
-                waiting.delete(callId);
-                if (!answer?.approved) {
+                waiting.delete(key);
+                if (answer?.approved !== true) {
                     await toolgate.withdraw(decision, `refused in the run${answer?.comment ? `: ${answer.comment}` : ""}`);
                     return refused(`a person refused this call: ${decision.reason}`);
                 }
-                approver = String(answer.approver || "langchain:user");
+                // The person's approval here stands only while toolgate's own still waits.
+                const approval = await toolgate.awaitApproval(decision, 0);
+                const why = overruled(approval);
+                if (why !== undefined)
+                    return refused(why);
+                approver = approval.state === "pending" ? String(answer.approver || "langchain:user") : "";
             }
             else if (decision.outcome !== "allow" && decision.outcome !== "rewrite") {
                 return refused(refusal(decision));

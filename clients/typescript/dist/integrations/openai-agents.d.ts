@@ -30,6 +30,9 @@ export declare class ToolgateGuard {
     approve(state: RunState<any, any>, item: RunToolApprovalItem, approver?: string): void;
     /** Refuses an interrupted call in the SDK and withdraws toolgate's pending approval. */
     reject(state: RunState<any, any>, item: RunToolApprovalItem, reason?: string): Promise<void>;
+    /** The call this guard interrupted for an item of the SDK's interruptions (in whichever
+     * session: the item does not say). */
+    private waitingFor;
     /** The call's decision, made the first time it is asked for (by this very call). */
     private decided;
 }

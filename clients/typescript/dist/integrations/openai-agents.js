@@ -19,7 +19,7 @@
 //   its own thrown errors recorded too (the SDK turns them into text inside `invoke`). A sidecar
 //   that cannot be reached fails the run, unless `failOpen`.
 import { tool as defineTool, } from "@openai/agents-core";
-import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
 // Tools already governed (or made by `define`): never wrapped twice.
 const governed = new WeakSet();
 // A call id no model gives: whether a tool is approved for it says whether it is approved for all.
@@ -101,8 +101,16 @@ export class ToolgateGuard {
                     // for a call this guard interrupted itself.
                     const blanket = context.isToolApproved({ toolName: toolCall.name, callId: PROBE }) === true;
                     if (approved === true && (call.interrupted || !blanket)) {
+                        // The person's approval here stands only while toolgate's own still waits.
+                        const approval = await this.toolgate.awaitApproval(decision, 0);
+                        const why = overruled(approval);
+                        if (why !== undefined) {
+                            this.calls.delete(call.key);
+                            return { behavior: { type: "rejectContent", message: why } };
+                        }
                         call.admitted = true;
-                        call.approver ||= this.approvers.get(call.key) ?? this.approver;
+                        const given = this.approvers.get(call.key.slice(call.key.indexOf("\n") + 1));
+                        call.approver = approval.state === "pending" ? call.approver || (given ?? this.approver) : "";
                         return { behavior: { type: "allow" } };
                     }
                     // The pass before the interruption (preApprovalInputGuardrails): the person comes next.
@@ -115,7 +123,7 @@ export class ToolgateGuard {
         };
         const invoke = async (context, input, details) => {
             const callId = details?.toolCall?.callId ?? "";
-            const call = this.calls.get(key(callId, original.name, parse(input)));
+            const call = this.calls.get(`${sessionOf(context) ?? ""}\n${key(callId, original.name, parse(input))}`);
             if (!call?.admitted)
                 return "toolgate: this call was not decided"; // only through the guardrail
             this.calls.delete(call.key);
@@ -154,7 +162,7 @@ export class ToolgateGuard {
      * blanket approval: each call toolgate holds needs its own. */
     approve(state, item, approver = "") {
         const itemKey = keyOf(item);
-        const call = this.calls.get(itemKey);
+        const call = this.waitingFor(itemKey);
         if (call)
             call.approver = approver || this.approver;
         else
@@ -163,7 +171,7 @@ export class ToolgateGuard {
     }
     /** Refuses an interrupted call in the SDK and withdraws toolgate's pending approval. */
     async reject(state, item, reason = "") {
-        const call = this.calls.get(keyOf(item));
+        const call = this.waitingFor(keyOf(item));
         if (call) {
             this.calls.delete(call.key);
             if (call.decision)
@@ -171,9 +179,19 @@ export class ToolgateGuard {
         }
         state.reject(item, { message: reason ? `a person refused this call: ${reason}` : "a person refused this call" });
     }
+    /** The call this guard interrupted for an item of the SDK's interruptions (in whichever
+     * session: the item does not say). */
+    waitingFor(itemKey) {
+        for (const call of this.calls.values()) {
+            if (call.interrupted && call.key.endsWith(`\n${itemKey}`))
+                return call;
+        }
+        return undefined;
+    }
     /** The call's decision, made the first time it is asked for (by this very call). */
     async decided(name, args, callId, context) {
-        const callKey = key(callId, name, args);
+        // The call, in its session: another session's call under the same id is not it.
+        const callKey = `${sessionOf(context) ?? ""}\n${key(callId, name, args)}`;
         const kept = this.calls.get(callKey);
         if (kept)
             return kept;

@@ -1,4 +1,4 @@
-import type { Decision } from "../model.js";
+import type { Approval, Decision } from "../model.js";
 /** Why a call that toolgate did not let through was not run, in words for the model. */
 export declare function refusal(decision: Decision): string;
 /** What a decision was asked about, to hold it to the call it is kept for: a call id comes from
@@ -16,3 +16,7 @@ export declare class Kept<V> extends Map<string, V> {
     constructor(limit: number);
     set(key: string, value: V): this;
 }
+/** Why a person's approval given in the framework no longer lets the call run: toolgate's own
+ * verdict came first (rejected there, expired, withdrawn). Undefined while the approval still
+ * waits (the framework's person is then its approver) or once toolgate's own approver allowed it. */
+export declare function overruled(approval: Approval): string | undefined;

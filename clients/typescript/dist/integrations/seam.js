@@ -53,3 +53,12 @@ export class Kept extends Map {
         return super.set(key, value);
     }
 }
+/** Why a person's approval given in the framework no longer lets the call run: toolgate's own
+ * verdict came first (rejected there, expired, withdrawn). Undefined while the approval still
+ * waits (the framework's person is then its approver) or once toolgate's own approver allowed it. */
+export function overruled(approval) {
+    if (approval.state === "pending" || approval.outcome === "allow")
+        return undefined;
+    const by = approval.approver ? ` by ${approval.approver}` : "";
+    return `toolgate: this call's approval was ${approval.state}${by}: it may not run`;
+}

@@ -17,7 +17,7 @@
 // - The run is reported when the tool returns, throws (the SDK hands the model its error), or
 //   streams to its last part; a streaming run cut short is reported as an error. A sidecar that
 //   cannot be reached fails the call (the SDK's error), unless `failOpen`.
-import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
 /** What a refused call returns, so that `toModelOutput` shows the model the SDK's refusal. */
 const REFUSED = "toolgate:refused";
 const isRefused = (value) => typeof value === "object" && value !== null && value.type === REFUSED;
@@ -28,11 +28,16 @@ export function guardTools(tools, toolgate, options = {}) {
     // The id comes from the model, which may give two calls one id: a kept decision is taken
     // only by the very call (tool and input) it was made for.
     const decisions = new Kept(maxPending);
-    async function decisionFor(name, input, call) {
+    async function decisionFor(name, input, call, take = false) {
         const asked = fingerprint(name, input);
         const kept = decisions.get(call.toolCallId);
-        if (kept !== undefined && kept.asked === asked)
+        if (kept !== undefined && kept.asked === asked) {
+            // `execute` takes it at once, before anything awaits: one decision is never handed to two
+            // runs, however many calls the model gave one id.
+            if (take)
+                decisions.delete(call.toolCallId);
             return kept.decision;
+        }
         let decision;
         try {
             decision = await toolgate.decide(name, (input ?? {}), {
@@ -44,7 +49,8 @@ export function guardTools(tools, toolgate, options = {}) {
                 throw error;
             decision = null;
         }
-        decisions.set(call.toolCallId, { asked, decision });
+        if (!take)
+            decisions.set(call.toolCallId, { asked, decision });
         return decision;
     }
     function approverOf(call) {
@@ -57,17 +63,22 @@ export function guardTools(tools, toolgate, options = {}) {
         return typeof named === "string" && named ? named : "vercel-ai:user";
     }
     /** The input to run with and who approved it, or why the call may not run. */
-    function admit(decision, call) {
+    async function admit(decision, call) {
         switch (decision.outcome) {
             case "allow":
             case "rewrite":
                 return { input: decision.args, approvedBy: "" };
-            case "require_approval":
+            case "require_approval": {
                 // Only the SDK's own approval lets it through: its answer is in the messages.
-                if (approvalFor(call.messages, call.toolCallId)?.approved) {
-                    return { input: decision.args, approvedBy: approverOf(call) };
-                }
-                return { type: REFUSED, reason: refusal(decision) };
+                if (approvalFor(call.messages, call.toolCallId)?.approved !== true)
+                    return { type: REFUSED, reason: refusal(decision) };
+                // And only while toolgate's own approval still waits.
+                const approval = await toolgate.awaitApproval(decision, 0);
+                const why = overruled(approval);
+                if (why !== undefined)
+                    return { type: REFUSED, reason: why };
+                return { input: decision.args, approvedBy: approval.state === "pending" ? approverOf(call) : "" };
+            }
             case "deny":
             case "dry_run":
                 return { type: REFUSED, reason: refusal(decision) };
@@ -114,13 +125,12 @@ export function guardTools(tools, toolgate, options = {}) {
         const streaming = run[Symbol.toStringTag] === "AsyncGeneratorFunction";
         const execute = streaming
             ? async function* (input, call) {
-                const decision = await decisionFor(name, input, call);
-                decisions.delete(call.toolCallId);
+                const decision = await decisionFor(name, input, call, true);
                 if (decision === null) {
                     yield* run.call(original, input, call);
                     return;
                 }
-                const admitted = admit(decision, call);
+                const admitted = await admit(decision, call);
                 if (isRefused(admitted)) {
                     yield admitted;
                     return;
@@ -150,11 +160,10 @@ export function guardTools(tools, toolgate, options = {}) {
                 await report(decision, admitted.input, admitted.approvedBy, took, { output: last });
             }
             : async function (input, call) {
-                const decision = await decisionFor(name, input, call);
-                decisions.delete(call.toolCallId);
+                const decision = await decisionFor(name, input, call, true);
                 if (decision === null)
                     return run.call(original, input, call);
-                const admitted = admit(decision, call);
+                const admitted = await admit(decision, call);
                 if (isRefused(admitted))
                     return admitted;
                 const took = stopwatch();

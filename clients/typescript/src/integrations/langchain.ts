@@ -25,7 +25,7 @@ import { type AgentMiddleware, createMiddleware } from "langchain";
 
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
-import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
 
 export interface ToolgateMiddlewareOptions extends DecideOptions {
   /** Run a tool unrecorded when the sidecar cannot be reached (default: the run fails). */
@@ -58,10 +58,12 @@ export function toolgateMiddleware(toolgate: Toolgate, options: ToolgateMiddlewa
       const args = { ...(call.args ?? {}) } as Record<string, unknown>;
       const refused = (content: string) => new ToolMessage({ content, tool_call_id: callId, name, status: "error" });
       const asked = fingerprint(name, args);
-      const kept = waiting.get(callId);
+      const thread = request.runtime?.configurable?.thread_id;
+      // A waiting call is its thread's: another thread's call under the same id is not it.
+      const key = `${thread ?? ""}\n${callId}`;
+      const kept = waiting.get(key);
       let decision = kept?.asked === asked ? kept.decision : undefined;
       if (decision === undefined) {
-        const thread = request.runtime?.configurable?.thread_id;
         try {
           decision = await toolgate.decide(name, args, {
             ...decideOptions,
@@ -75,16 +77,20 @@ export function toolgateMiddleware(toolgate: Toolgate, options: ToolgateMiddlewa
       }
       let approver = "";
       if (decision.outcome === "require_approval") {
-        waiting.set(callId, { asked, decision });
+        waiting.set(key, { asked, decision });
         const answer = interrupt<object, ApprovalAnswer | undefined>({
           toolgate: { decisionId: decision.decisionId, tool: name, args, reason: decision.reason },
         });
-        waiting.delete(callId);
-        if (!answer?.approved) {
+        waiting.delete(key);
+        if (answer?.approved !== true) {
           await toolgate.withdraw(decision, `refused in the run${answer?.comment ? `: ${answer.comment}` : ""}`);
           return refused(`a person refused this call: ${decision.reason}`);
         }
-        approver = String(answer.approver || "langchain:user");
+        // The person's approval here stands only while toolgate's own still waits.
+        const approval = await toolgate.awaitApproval(decision, 0);
+        const why = overruled(approval);
+        if (why !== undefined) return refused(why);
+        approver = approval.state === "pending" ? String(answer.approver || "langchain:user") : "";
       } else if (decision.outcome !== "allow" && decision.outcome !== "rewrite") {
         return refused(refusal(decision));
       }

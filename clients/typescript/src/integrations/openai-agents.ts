@@ -26,7 +26,7 @@ import {
 
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
-import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
 
 export interface ToolgateGuardOptions extends DecideOptions {
   /** Who approves in the SDK when `approve` names nobody (default "openai-agents:user"). */
@@ -129,8 +129,16 @@ export class ToolgateGuard {
           // for a call this guard interrupted itself.
           const blanket = context.isToolApproved({ toolName: toolCall.name, callId: PROBE }) === true;
           if (approved === true && (call.interrupted || !blanket)) {
+            // The person's approval here stands only while toolgate's own still waits.
+            const approval = await this.toolgate.awaitApproval(decision, 0);
+            const why = overruled(approval);
+            if (why !== undefined) {
+              this.calls.delete(call.key);
+              return { behavior: { type: "rejectContent", message: why } };
+            }
             call.admitted = true;
-            call.approver ||= this.approvers.get(call.key) ?? this.approver;
+            const given = this.approvers.get(call.key.slice(call.key.indexOf("\n") + 1));
+            call.approver = approval.state === "pending" ? call.approver || (given ?? this.approver) : "";
             return { behavior: { type: "allow" } };
           }
           // The pass before the interruption (preApprovalInputGuardrails): the person comes next.
@@ -142,7 +150,7 @@ export class ToolgateGuard {
     };
     const invoke = async (context: RunContext<TContext>, input: string, details?: any) => {
       const callId: string = details?.toolCall?.callId ?? "";
-      const call = this.calls.get(key(callId, original.name, parse(input)));
+      const call = this.calls.get(`${sessionOf(context) ?? ""}\n${key(callId, original.name, parse(input))}`);
       if (!call?.admitted) return "toolgate: this call was not decided"; // only through the guardrail
       this.calls.delete(call.key);
       const decision = call.decision;
@@ -179,7 +187,7 @@ export class ToolgateGuard {
    * blanket approval: each call toolgate holds needs its own. */
   approve(state: RunState<any, any>, item: RunToolApprovalItem, approver = ""): void {
     const itemKey = keyOf(item);
-    const call = this.calls.get(itemKey);
+    const call = this.waitingFor(itemKey);
     if (call) call.approver = approver || this.approver;
     else this.approvers.set(itemKey, approver || this.approver);
     state.approve(item);
@@ -187,7 +195,7 @@ export class ToolgateGuard {
 
   /** Refuses an interrupted call in the SDK and withdraws toolgate's pending approval. */
   async reject(state: RunState<any, any>, item: RunToolApprovalItem, reason = ""): Promise<void> {
-    const call = this.calls.get(keyOf(item));
+    const call = this.waitingFor(keyOf(item));
     if (call) {
       this.calls.delete(call.key);
       if (call.decision) await this.toolgate.withdraw(call.decision, `refused in the run${reason ? `: ${reason}` : ""}`);
@@ -195,9 +203,19 @@ export class ToolgateGuard {
     state.reject(item, { message: reason ? `a person refused this call: ${reason}` : "a person refused this call" });
   }
 
+  /** The call this guard interrupted for an item of the SDK's interruptions (in whichever
+   * session: the item does not say). */
+  private waitingFor(itemKey: string): Call | undefined {
+    for (const call of this.calls.values()) {
+      if (call.interrupted && call.key.endsWith(`\n${itemKey}`)) return call;
+    }
+    return undefined;
+  }
+
   /** The call's decision, made the first time it is asked for (by this very call). */
   private async decided(name: string, args: unknown, callId: string, context: RunContext<any>): Promise<Call> {
-    const callKey = key(callId, name, args);
+    // The call, in its session: another session's call under the same id is not it.
+    const callKey = `${sessionOf(context) ?? ""}\n${key(callId, name, args)}`;
     const kept = this.calls.get(callKey);
     if (kept) return kept;
     let decision: Decision | null;

@@ -2,7 +2,7 @@
 // shown to the model with, a call's fingerprint, a run's duration, a thrown error as the trail
 // records it.
 
-import type { Decision } from "../model.js";
+import type { Approval, Decision } from "../model.js";
 
 /** Why a call that toolgate did not let through was not run, in words for the model. */
 export function refusal(decision: Decision): string {
@@ -55,4 +55,13 @@ export class Kept<V> extends Map<string, V> {
     if (this.size >= this.limit) this.delete(this.keys().next().value as string);
     return super.set(key, value);
   }
+}
+
+/** Why a person's approval given in the framework no longer lets the call run: toolgate's own
+ * verdict came first (rejected there, expired, withdrawn). Undefined while the approval still
+ * waits (the framework's person is then its approver) or once toolgate's own approver allowed it. */
+export function overruled(approval: Approval): string | undefined {
+  if (approval.state === "pending" || approval.outcome === "allow") return undefined;
+  const by = approval.approver ? ` by ${approval.approver}` : "";
+  return `toolgate: this call's approval was ${approval.state}${by}: it may not run`;
 }

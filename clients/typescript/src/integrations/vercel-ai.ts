@@ -22,7 +22,7 @@ import type { ModelMessage, Tool, ToolSet } from "ai";
 
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
-import { fingerprint, Kept, messageOf, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
 
 export interface GuardToolsOptions extends DecideOptions {
   /** Who answers the SDK's approval requests, recorded as the approver: a name, or read from
@@ -71,10 +71,15 @@ export function guardTools<TOOLS extends ToolSet>(
   // only by the very call (tool and input) it was made for.
   const decisions = new Kept<{ asked: string; decision: Decision | null }>(maxPending);
 
-  async function decisionFor(name: string, input: unknown, call: CallOptions): Promise<Decision | null> {
+  async function decisionFor(name: string, input: unknown, call: CallOptions, take = false): Promise<Decision | null> {
     const asked = fingerprint(name, input);
     const kept = decisions.get(call.toolCallId);
-    if (kept !== undefined && kept.asked === asked) return kept.decision;
+    if (kept !== undefined && kept.asked === asked) {
+      // `execute` takes it at once, before anything awaits: one decision is never handed to two
+      // runs, however many calls the model gave one id.
+      if (take) decisions.delete(call.toolCallId);
+      return kept.decision;
+    }
     let decision: Decision | null;
     try {
       decision = await toolgate.decide(name, (input ?? {}) as Record<string, unknown>, {
@@ -84,7 +89,7 @@ export function guardTools<TOOLS extends ToolSet>(
       if (!failOpen) throw error;
       decision = null;
     }
-    decisions.set(call.toolCallId, { asked, decision });
+    if (!take) decisions.set(call.toolCallId, { asked, decision });
     return decision;
   }
 
@@ -97,17 +102,20 @@ export function guardTools<TOOLS extends ToolSet>(
   }
 
   /** The input to run with and who approved it, or why the call may not run. */
-  function admit(decision: Decision, call: CallOptions): { input: Record<string, unknown>; approvedBy: string } | Refused {
+  async function admit(decision: Decision, call: CallOptions): Promise<{ input: Record<string, unknown>; approvedBy: string } | Refused> {
     switch (decision.outcome) {
       case "allow":
       case "rewrite":
         return { input: decision.args, approvedBy: "" };
-      case "require_approval":
+      case "require_approval": {
         // Only the SDK's own approval lets it through: its answer is in the messages.
-        if (approvalFor(call.messages, call.toolCallId)?.approved) {
-          return { input: decision.args, approvedBy: approverOf(call) };
-        }
-        return { type: REFUSED, reason: refusal(decision) };
+        if (approvalFor(call.messages, call.toolCallId)?.approved !== true) return { type: REFUSED, reason: refusal(decision) };
+        // And only while toolgate's own approval still waits.
+        const approval = await toolgate.awaitApproval(decision, 0);
+        const why = overruled(approval);
+        if (why !== undefined) return { type: REFUSED, reason: why };
+        return { input: decision.args, approvedBy: approval.state === "pending" ? approverOf(call) : "" };
+      }
       case "deny":
       case "dry_run":
         return { type: REFUSED, reason: refusal(decision) };
@@ -157,13 +165,12 @@ export function guardTools<TOOLS extends ToolSet>(
     const streaming = (run as { [Symbol.toStringTag]?: string })[Symbol.toStringTag] === "AsyncGeneratorFunction";
     const execute = streaming
       ? async function* (input: unknown, call: CallOptions): AsyncGenerator<unknown> {
-        const decision = await decisionFor(name, input, call);
-        decisions.delete(call.toolCallId);
+        const decision = await decisionFor(name, input, call, true);
         if (decision === null) {
           yield* run.call(original, input, call) as AsyncIterable<unknown>;
           return;
         }
-        const admitted = admit(decision, call);
+        const admitted = await admit(decision, call);
         if (isRefused(admitted)) {
           yield admitted;
           return;
@@ -191,10 +198,9 @@ export function guardTools<TOOLS extends ToolSet>(
         await report(decision, admitted.input, admitted.approvedBy, took, { output: last });
       }
       : async function (input: unknown, call: CallOptions): Promise<unknown> {
-        const decision = await decisionFor(name, input, call);
-        decisions.delete(call.toolCallId);
+        const decision = await decisionFor(name, input, call, true);
         if (decision === null) return run.call(original, input, call);
-        const admitted = admit(decision, call);
+        const admitted = await admit(decision, call);
         if (isRefused(admitted)) return admitted;
         const took = stopwatch();
         let output: unknown;
