@@ -20,7 +20,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from conftest import free_port, reject_pending
+from conftest import HERE, free_port, reject_pending, start
 from toolgate_client import Toolgate, ToolgateError
 from toolgate_client.integrations.langchain import ToolgateMiddleware
 
@@ -162,6 +162,35 @@ def test_only_an_approval_that_says_true_lets_the_call_run(server):
         built.invoke(Command(resume={"approved": "false", "comment": "NO"}), THREAD)
     assert ran == []
     assert events(server, "--kind", "approval_withdrawn")
+
+
+def test_arguments_are_decided_as_the_tool_takes_them(tmp_path):
+    # A policy that forbids following links: a model that writes `"true"` for true is held to it.
+    policy = tmp_path / "policy.cedar"
+    policy.write_text((HERE / "policy.cedar").read_text() + '''
+@id("no-follow") @reason("following links is forbidden")
+forbid (principal, action, resource) when { context.args has follow && context.args.follow == true };
+''')
+    server = start(tmp_path, policy=policy)
+    ran: list = []
+
+    @tool
+    def read(path: str, follow: bool = False) -> str:
+        """Reads a file, following links when asked."""
+        ran.append(("read", path, follow))
+        return "contents"
+
+    try:
+        with client(server) as tg:
+            built = create_agent(Scripted(call={"name": "read", "args": {"path": "a", "follow": "true"}}),
+                                 [read], middleware=[ToolgateMiddleware(tg)], checkpointer=InMemorySaver())
+            built.invoke({"messages": [("user", "read it")]}, THREAD)
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+    assert ran == [], "the read ran with follow=True, decided as the text \"true\""
+    [decided] = events(server, "--kind", "decision")
+    assert (decided["outcome"], decided["policy_ids"]) == ("deny", '["no-follow"]')
 
 
 def test_a_tool_that_raises_is_recorded_as_failed(server):

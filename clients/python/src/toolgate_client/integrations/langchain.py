@@ -25,6 +25,7 @@ it, agent middleware around tool calls (docs/frameworks.md)::
 from __future__ import annotations
 
 import asyncio
+import json
 from functools import partial
 from typing import Any, Awaitable, Callable, Generator, Optional
 
@@ -88,7 +89,12 @@ class ToolgateMiddleware(AgentMiddleware):
         """One call, as steps: each yields what is to be done (a call of the client, or `_Run`
         of the tool) and is sent back its `_Outcome`; the return value is the call's result."""
         call = request.tool_call
-        name, args, call_id = call["name"], dict(call.get("args") or {}), call.get("id") or ""
+        name, call_id = call["name"], call.get("id") or ""
+        # Decided as the tool takes them: LangChain converts the model's arguments by the tool's
+        # schema after this (a "true" becomes True), and the call then runs with these very ones.
+        args = _as_taken(request.tool, dict(call.get("args") or {}), call_id)
+        if args != call.get("args"):
+            request = request.override(tool_call={**call, "args": args})
         asked = fingerprint(name, args)
         session = str((get_config().get("configurable") or {}).get("thread_id")
                       or self._toolgate.session_id)
@@ -130,6 +136,12 @@ class ToolgateMiddleware(AgentMiddleware):
                                status="error")
         run_args = dict(decision.args) if decision.outcome == "rewrite" else args
         if run_args != args:
+            if _as_taken(request.tool, run_args, call_id) != run_args:
+                # The tool would drop or change what the rewrite names: it cannot be carried.
+                return ToolMessage(content=f"toolgate allows this call only as "
+                                           f"{json.dumps(run_args)}, which this tool does not "
+                                           f"take: {decision.reason}",
+                                   tool_call_id=call_id, name=name, status="error")
             request = request.override(tool_call={**call, "args": run_args})
         took = Stopwatch()
         ran = yield _Run(request)
@@ -149,6 +161,20 @@ class ToolgateMiddleware(AgentMiddleware):
                        error=str(output)[:1000] if failed else "",
                        approved_in_harness=approver)).value()
         return result
+
+
+def _as_taken(tool: Any, args: dict[str, Any], call_id: str) -> dict[str, Any]:
+    """`args` as the tool takes them (converted by its schema, defaults filled in, unknown
+    names dropped); as given when the tool is not known here or they do not fit its schema (the
+    tool then refuses them itself, without running)."""
+    parse = getattr(tool, "_parse_input", None)
+    if parse is None:
+        return args
+    try:
+        taken = parse(args, call_id)
+    except Exception:
+        return args
+    return dict(taken) if isinstance(taken, dict) else args
 
 
 class _Run:
