@@ -26,7 +26,7 @@ from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from pydantic import Field  # noqa: E402
 
-from conftest import free_port  # noqa: E402
+from conftest import HERE, free_port, start  # noqa: E402
 from toolgate_client import Toolgate  # noqa: E402
 from toolgate_client.integrations.crewai import ToolgateHooks  # noqa: E402
 from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc  # noqa: E402
@@ -197,6 +197,39 @@ def test_a_tool_that_raises_is_recorded_as_failed(server, path):
     executed = events(server, "--kind", "execution")
     assert [e["status"] for e in executed] == ["error"]
     assert "missing" in executed[0]["error"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_arguments_are_decided_as_the_tool_takes_them(tmp_path, path):
+    # A policy that forbids following links: a model that writes "true" for true is held to it.
+    policy = tmp_path / "policy.cedar"
+    policy.write_text((HERE / "policy.cedar").read_text() + '''
+@id("no-follow") @reason("following links is forbidden")
+forbid (principal, action, resource) when { context.args has follow && context.args.follow == true };
+''')
+    server = start(tmp_path, policy=policy)
+    ran: list = []
+
+    @tool("read")
+    def read(path: str, follow: bool = False) -> str:
+        """Reads a file, following links when asked."""
+        ran.append(("read", path, follow))
+        return "contents"
+
+    llm = Scripted(model="scripted", native=path == "native", tool="read",
+                   args={"path": "a", "follow": "true"})
+    agent = Agent(role="operator", goal="do the task", backstory="scripted", llm=llm, tools=[read],
+                  max_iter=2, verbose=False)
+    crew = Crew(agents=[agent], tasks=[Task(description="do it", expected_output="it", agent=agent)])
+    try:
+        with client(server) as tg, ToolgateHooks(tg):
+            crew.kickoff()
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=30)
+    assert not any(follow is True for _, _, follow in ran), "a read ran with follow=True, decided as text"
+    decided = events(server, "--kind", "decision")
+    assert decided and all(d["outcome"] == "deny" for d in decided), decided
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

@@ -21,6 +21,7 @@ through the seam CrewAI offers for it, its tool-call hooks (docs/frameworks.md):
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Optional
 
@@ -105,6 +106,13 @@ class ToolgateHooks:
         return None
 
     def _admit(self, ctx: Any) -> _Call:
+        # Decided as the tool takes them (CrewAI converts the model's input by the tool's schema
+        # after this hook: a "true" becomes True), and run with these very ones.
+        given = bool(ctx.tool_input)
+        taken = _as_taken(ctx.tool, dict(ctx.tool_input))
+        if taken != ctx.tool_input:
+            ctx.tool_input.clear()
+            ctx.tool_input.update(taken)
         scope = ctx.crew if ctx.crew is not None else ctx.agent
         options = dict(self._decide)
         context = {**(options.pop("context", None) or {}),
@@ -123,7 +131,24 @@ class ToolgateHooks:
         elif not decision.allowed:
             return _Call(None, refused=refusal(decision))
         if decision.outcome == "rewrite":
-            # CrewAI runs the tool with this very dict: rewritten in place.
+            # CrewAI runs the tool with this very dict, rewritten in place; but not one it made
+            # afresh (an empty input on its ReAct path), nor names the tool would drop.
+            if not given or _as_taken(ctx.tool, dict(decision.args)) != decision.args:
+                return _Call(None, refused=f"toolgate allows this call only as "
+                                          f"{json.dumps(decision.args)}: {decision.reason}")
             ctx.tool_input.clear()
             ctx.tool_input.update(decision.args)
         return _Call(decision)
+
+
+def _as_taken(tool: Any, args: dict[str, Any]) -> dict[str, Any]:
+    """`args` as the tool takes them (converted by its schema, defaults filled in, unknown names
+    dropped); as given when the tool is not known here or they do not fit its schema (CrewAI
+    then refuses them itself)."""
+    schema = getattr(tool, "args_schema", None)
+    if schema is None:
+        return args
+    try:
+        return schema.model_validate(args).model_dump()
+    except Exception:
+        return args
