@@ -47,6 +47,8 @@ class Scripted(BaseLlm):
 def tools(ran: list) -> list:
     def read(path: str) -> dict:
         """Reads a file."""
+        if path == "long":
+            return "x" * 5000
         if path == "missing":
             raise FileNotFoundError(path)
         ran.append(("read", path))
@@ -254,6 +256,17 @@ def test_calls_a_model_gives_one_id_in_one_turn_are_each_recorded(server):
     executed = events(server, "--kind", "execution")
     assert len(executed) == len(ran), "a run went unrecorded"
     assert sorted(e["decision_id"] for e in executed) == sorted(d["decision_id"] for d in decided)
+
+
+def test_output_past_the_limit_reaches_the_model_cut(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            return await Run(tg, "read", {"path": "long"}, ran).send(types.Part(text="read it"))
+
+    happened = asyncio.run(main())
+    assert said(happened).count("x") <= 50, said(happened)
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

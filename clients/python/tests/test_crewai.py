@@ -82,6 +82,8 @@ def tools(ran: list) -> list:
     def read(path: str) -> str:
         """Reads a file."""
         ran.append(("read", path))
+        if path == "long":
+            return "x" * 5000
         if path == "missing":
             raise FileNotFoundError(path)
         return f"contents of {path}"
@@ -230,6 +232,13 @@ forbid (principal, action, resource) when { context.args has follow && context.a
     assert not any(follow is True for _, _, follow in ran), "a read ran with follow=True, decided as text"
     decided = events(server, "--kind", "decision")
     assert decided and all(d["outcome"] == "deny" for d in decided), decided
+
+
+def test_output_past_the_limit_reaches_the_model_cut(server):
+    ran: list = []
+    with client(server) as tg:
+        said, _ = kickoff(tg, "native", "read", {"path": "long"}, ran)
+    assert said.count("x") <= 50, said
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

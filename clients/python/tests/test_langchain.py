@@ -49,6 +49,8 @@ def tools(ran: list) -> list:
     @tool
     def read(path: str) -> str:
         """Reads a file."""
+        if path == "long":
+            return "x" * 5000
         if path == "missing":
             raise FileNotFoundError(path)
         ran.append(("read", path))
@@ -253,6 +255,14 @@ def test_an_async_run_is_decided_and_recorded_the_same_way(server):
     assert [d["outcome"] for d in decided] == ["require_approval"]
     assert [a["actor_id"] for a in events(server, "--kind", "approval_approved")] == ["alice"]
     assert [e["status"] for e in events(server, "--kind", "execution")] == ["ok"]
+
+
+def test_output_past_the_limit_reaches_the_model_cut(server):
+    ran: list = []
+    with client(server) as tg:
+        state = agent(tg, {"name": "read", "args": {"path": "long"}}, ran).invoke(
+            {"messages": [("user", "read it")]}, THREAD)
+    assert state["messages"][-1].content.count("x") <= 50, state["messages"][-1].content
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

@@ -36,6 +36,8 @@ def tools(ran: list) -> list:
     @function_tool
     def read(path: str) -> str:
         """Reads a file."""
+        if path == "long":
+            return "x" * 5000
         if path == "missing":
             raise FileNotFoundError(path)
         ran.append(("read", path))
@@ -215,6 +217,19 @@ def test_a_model_that_reuses_a_waiting_calls_id_cannot_run_another_tool_on_its_d
     assert ("shred", "notes.txt") not in ran, "the shred ran on the deploy's decision"
     decided = [(e["tool"], e["outcome"]) for e in events(server, "--kind", "decision")]
     assert ("shred", "deny") in decided, decided
+
+
+def test_output_past_the_limit_reaches_the_model_cut(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            return await Runner.run(guard.agent(agent(scripted("read", {"path": "long"}), ran)),
+                                    "read it", context=CONTEXT)
+
+    result = asyncio.run(main())
+    assert result.final_output.count("x") <= 50, result.final_output
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

@@ -40,6 +40,8 @@ def tools(ran: list) -> FunctionToolset:
 
     @toolset.tool_plain
     def read(path: str) -> str:
+        if path == "long":
+            return "x" * 5000
         if path == "missing":
             raise FileNotFoundError(path)
         ran.append(("read", path))
@@ -161,6 +163,18 @@ def test_a_call_refused_in_toolgate_does_not_run_on_the_frameworks_approval(serv
     assert ran == [], "the deploy ran on the framework's approval after toolgate's refusal"
     assert "approval was rejected by bob" in result.output
     assert not events(server, "--kind", "execution")
+
+
+def test_output_past_the_limit_reaches_the_model_cut(server):
+    ran: list = []
+
+    async def main():
+        built, toolgate = agent(server, Scripted("read", {"path": "long"}), ran)
+        async with toolgate:
+            return await built.run("read it")
+
+    result = asyncio.run(main())
+    assert result.output.count("x") <= 50, result.output
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

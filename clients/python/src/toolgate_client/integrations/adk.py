@@ -122,12 +122,13 @@ class ToolgatePlugin(BasePlugin):
         if call is None or call.took is None:
             return None  # refused, or unrecorded (fail_open)
         failed = isinstance(result, dict) and result.get("isError") is True
-        await self._toolgate.execute(call.decision, dict(tool_args), output=result,
-                                     duration_us=call.took.us(),
-                                     status="error" if failed else "ok",
-                                     error="the tool returned an error" if failed else "",
-                                     approved_in_harness=call.approver)
-        return None
+        report = await self._toolgate.execute(call.decision, dict(tool_args), output=result,
+                                              duration_us=call.took.us(),
+                                              status="error" if failed else "ok",
+                                              error="the tool returned an error" if failed else "",
+                                              approved_in_harness=call.approver)
+        # Output past the decision's limit reaches the model cut, as toolgate cut it.
+        return {"result": report.output} if report.truncated else None
 
     async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any],
                                      tool_context: Any, error: BaseException) -> Optional[dict]:

@@ -100,10 +100,12 @@ class ToolgateHooks:
         text = ctx.tool_result or ""
         failed = isinstance(raw, ToolFailure) or (isinstance(raw, str) and raw.startswith(FAILED[0])) \
             or FAILED[1] in text
-        self._toolgate.execute(call.decision, dict(ctx.tool_input), output=text,
-                               duration_us=call.took.us(), status="error" if failed else "ok",
-                               error=text[:1000] if failed else "")
-        return None
+        report = self._toolgate.execute(call.decision, dict(ctx.tool_input), output=text,
+                                        duration_us=call.took.us(),
+                                        status="error" if failed else "ok",
+                                        error=text[:1000] if failed else "")
+        # Output past the decision's limit reaches the model cut, as toolgate cut it.
+        return report.output if report.truncated else None
 
     def _admit(self, ctx: Any) -> _Call:
         # Decided as the tool takes them (CrewAI converts the model's input by the tool's schema

@@ -155,11 +155,14 @@ class ToolgateMiddleware(AgentMiddleware):
         result = ran.value()
         failed = isinstance(result, ToolMessage) and result.status == "error"
         output: Optional[str] = getattr(result, "content", None)
-        (yield partial(self._toolgate.execute, decision, run_args,
-                       output=output if output is not None else "", duration_us=took.us(),
-                       status="error" if failed else "ok",
-                       error=str(output)[:1000] if failed else "",
-                       approved_in_harness=approver)).value()
+        report = (yield partial(self._toolgate.execute, decision, run_args,
+                                output=output if output is not None else "",
+                                duration_us=took.us(), status="error" if failed else "ok",
+                                error=str(output)[:1000] if failed else "",
+                                approved_in_harness=approver)).value()
+        if report.truncated and isinstance(result, ToolMessage):
+            # Output past the decision's limit reaches the model cut, as toolgate cut it.
+            return result.model_copy(update={"content": report.output})
         return result
 
 

@@ -135,9 +135,13 @@ class ToolgateGuard:
         async def after(data: Any) -> ToolGuardrailFunctionOutput:
             call = self._calls.pop(data.context.tool_call_id, None)
             if call is not None and call.decision is not None and call.took is not None:
-                await self._toolgate.execute(call.decision, call.decision.args, output=data.output,
-                                             duration_us=call.took.us(),
-                                             approved_in_harness=call.approver)
+                report = await self._toolgate.execute(
+                    call.decision, call.decision.args, output=data.output,
+                    duration_us=call.took.us(), approved_in_harness=call.approver)
+                if report.truncated:
+                    # Output past the decision's limit reaches the model cut, as toolgate cut it
+                    # (the guardrail's way to give the model other content than the tool's).
+                    return ToolGuardrailFunctionOutput.reject_content(report.output)
             return ToolGuardrailFunctionOutput.allow()
 
         failure = resolve_function_tool_failure_error_function(tool)

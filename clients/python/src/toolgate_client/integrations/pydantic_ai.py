@@ -99,6 +99,7 @@ class ToolgateToolset(WrapperToolset):
                                          error=error_text(error),
                                          approved_in_harness=approver)
             raise
-        await self._toolgate.execute(decision, args, output=output, duration_us=took.us(),
-                                     approved_in_harness=approver)
-        return output
+        report = await self._toolgate.execute(decision, args, output=output, duration_us=took.us(),
+                                              approved_in_harness=approver)
+        # Output past the decision's limit reaches the model cut, as toolgate cut it.
+        return report.output if report.truncated else output
