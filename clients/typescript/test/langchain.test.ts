@@ -47,6 +47,7 @@ function tools(ran: string[]) {
   return [
     tool(async ({ path }: { path: string }) => {
       if (path === "missing") throw new Error(`no such file: ${path}`);
+      if (path === "long") return "z".repeat(5000);
       ran.push(`read ${path}`);
       return `contents of ${path}`;
     }, { name: "read", description: "Reads a file", schema: z.object({ path: z.string() }) }),
@@ -187,6 +188,15 @@ describe("the LangChain.js adapter", () => {
     assert.ok(!ran.includes("shred notes.txt"), "the shred ran on the deploy's decision");
     const decided = since(from).filter((e) => e.kind === "decision").map((e) => [e.tool, e.outcome]);
     assert.deepEqual(decided, [["deploy", "require_approval"], ["shred", "deny"]]);
+  });
+
+  test("output past the limit reaches the model cut", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const state = await agent(tg, { name: "read", args: { path: "long" } }, ran)
+      .invoke({ messages: [{ role: "user", content: "read it" }] }, thread("t-long"));
+    tg.close();
+    assert.ok((said(state).match(/z/g) ?? []).length <= 50, said(state));
   });
 
   test("a sidecar that cannot be reached fails the run: the tool never runs", async () => {

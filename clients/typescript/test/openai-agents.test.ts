@@ -41,6 +41,7 @@ function tools(ran: string[], guard?: ToolgateGuard) {
     name: "read", description: "Reads a file", parameters: z.object({ path: z.string() }),
     execute: async ({ path }: { path: string }) => {
       if (path === "missing") throw new Error(`no such file: ${path}`);
+      if (path === "long") return "z".repeat(5000);
       ran.push(`read ${path}`);
       return `contents of ${path}`;
     },
@@ -212,6 +213,16 @@ describe("the OpenAI Agents SDK (JavaScript) adapter", () => {
     assert.ok(!ran.includes("shred notes.txt"), "the shred ran on the deploy's decision");
     const decided = since(from).filter((e) => e.kind === "decision").map((e) => [e.tool, e.outcome]);
     assert.deepEqual(decided, [["deploy", "require_approval"], ["shred", "deny"]]);
+  });
+
+  test("output past the limit reaches the model cut", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const guard = new ToolgateGuard(tg, { allowBash: true });
+    const result = await run(agentWith(guard, scripted("read", { path: "long" }), ran), "read it", { context });
+    tg.close();
+    const given = String(result.finalOutput);
+    assert.ok((given.match(/z/g) ?? []).length <= 50, given);
   });
 
   test("a sidecar that cannot be reached fails the run: the tool never runs", async () => {

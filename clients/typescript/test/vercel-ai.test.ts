@@ -63,6 +63,7 @@ function tools(ran: string[]) {
       description: "Reads a file", inputSchema: z.object({ path: z.string() }),
       execute: async ({ path }) => {
         if (path === "missing") throw new Error(`no such file: ${path}`);
+      if (path === "long") return "z".repeat(5000);
         ran.push(`read ${path}`);
         return `contents of ${path}`;
       },
@@ -86,7 +87,7 @@ function tools(ran: string[]) {
       async *execute({ q }) {
         ran.push(`grep ${q}`);
         yield { status: "searching" };
-        yield { status: "done", hits: [`${q}-1`, `${q}-2`] };
+        yield { status: "done", hits: [`${q}-1`] };
       },
     }),
   };
@@ -218,11 +219,11 @@ describe("the Vercel AI SDK adapter", () => {
     for await (const part of stream.fullStream) if (part.type === "tool-result") outputs.push(part.output);
     tg.close();
     assert.deepEqual(ran, ["grep toolgate"]);
-    assert.deepEqual(outputs.at(-1), { status: "done", hits: ["toolgate-1", "toolgate-2"] });
+    assert.deepEqual(outputs.at(-1), { status: "done", hits: ["toolgate-1"] });
     assert.ok(outputs.length >= 2, "the preliminary result went out too");
     const [executed] = since(from).filter((e) => e.kind === "execution");
     assert.equal(executed.status, "ok");
-    assert.equal(executed.result_bytes, JSON.stringify({ status: "done", hits: ["toolgate-1", "toolgate-2"] }).length);
+    assert.equal(executed.result_bytes, JSON.stringify({ status: "done", hits: ["toolgate-1"] }).length);
   });
 
   test("a model that gives two calls one id cannot run the second on the first's decision", async () => {
@@ -286,6 +287,16 @@ describe("the Vercel AI SDK adapter", () => {
     assert.equal(executed.length, ran.length, "a run went unrecorded");
     assert.equal(new Set(executed.map((e) => e.decision_id)).size, executed.length, "two runs on one decision");
     assert.equal(events.filter((e) => e.kind === "violation").length, 0);
+  });
+
+  test("output past the limit reaches the model cut", async () => {
+    const ran: string[] = [];
+    const tg = client();
+    const model = scripted("read", { path: "long" });
+    await generateText({ model, tools: guardTools(tools(ran), tg).tools, stopWhen: stepCountIs(3), prompt: "read it" });
+    tg.close();
+    const given = JSON.stringify(lastResult(model.doGenerateCalls[1].prompt as never));
+    assert.ok((given.match(/z/g) ?? []).length <= 50, given);
   });
 
   test("a sidecar that cannot be reached fails the call: the tool never runs", async () => {

@@ -93,10 +93,14 @@ export function toolgateMiddleware(toolgate, options = {}) {
             const failed = message?.status === "error";
             const output = message === undefined ? "" : typeof message.content === "string"
                 ? message.content : JSON.stringify(message.content);
-            await toolgate.execute(decision, runArgs, {
+            const reported = await toolgate.execute(decision, runArgs, {
                 output, durationUs: took(), status: failed ? "error" : "ok",
                 error: failed ? output.slice(0, 1000) : "", approvedInHarness: approver,
             });
+            // Output past the decision's limit reaches the model cut, as toolgate cut it.
+            if (reported.truncated && message !== undefined && message === result) {
+                return new ToolMessage({ content: reported.output, tool_call_id: message.tool_call_id, name: message.name, status: message.status });
+            }
             return result;
         },
     });

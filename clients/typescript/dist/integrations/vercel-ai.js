@@ -157,7 +157,10 @@ export function guardTools(tools, toolgate, options = {}) {
                         await report(decision, admitted.input, admitted.approvedBy, took, { error: "the run was cancelled" });
                     }
                 }
-                await report(decision, admitted.input, admitted.approvedBy, took, { output: last });
+                const reported = await report(decision, admitted.input, admitted.approvedBy, took, { output: last });
+                // Output past the decision's limit: its cut text is the last part, which the model gets.
+                if (reported.truncated)
+                    yield reported.output;
             }
             : async function (input, call) {
                 const decision = await decisionFor(name, input, call, true);
@@ -175,8 +178,9 @@ export function guardTools(tools, toolgate, options = {}) {
                     await report(decision, admitted.input, admitted.approvedBy, took, { error });
                     throw error; // the SDK hands the model a tool error, and the run goes on
                 }
-                await report(decision, admitted.input, admitted.approvedBy, took, { output });
-                return output;
+                const reported = await report(decision, admitted.input, admitted.approvedBy, took, { output });
+                // Output past the decision's limit reaches the model cut, as toolgate cut it.
+                return reported.truncated ? reported.output : output;
             };
         guarded[name] = { ...original, needsApproval, execute, toModelOutput };
     }

@@ -171,8 +171,9 @@ export class ToolgateGuard {
         throw error;
       }
       const failed = details ? this.failures.get(details) : undefined;
-      await report(failed === undefined ? { output } : { error: failed });
-      return output;
+      const reported = await report(failed === undefined ? { output } : { error: failed });
+      // Output past the decision's limit reaches the model cut, as toolgate cut it.
+      return reported.truncated ? reported.output : output;
     };
     const copy: FunctionTool<TContext, any, any> = {
       ...original, needsApproval, invoke,
