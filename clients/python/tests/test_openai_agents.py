@@ -175,6 +175,27 @@ def test_a_blanket_approval_in_the_sdk_does_not_let_a_second_call_run_on_it(serv
     assert ran == [("deploy", "staging")], "the prod deploy ran on the staging deploy's approval"
 
 
+def test_a_rewrite_runs_when_the_call_already_has_the_arguments_and_is_refused_otherwise(server):
+    ran: list = []
+
+    @function_tool
+    def rm(path: str, interactive: bool) -> str:
+        """Removes a file."""
+        ran.append(("rm", path, interactive))
+        return "removed"
+
+    async def main(args: dict):
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_write=True)
+            return await Runner.run(guard.agent(Agent(name="a", model=scripted("rm", args), tools=[rm])),
+                                    "remove it", context=CONTEXT)
+
+    refused = asyncio.run(main({"path": "a", "interactive": False}))
+    assert ran == [] and "toolgate allows this call only as" in refused.final_output
+    asyncio.run(main({"path": "a", "interactive": True}))
+    assert ran == [("rm", "a", True)]
+
+
 def test_a_tool_that_raises_is_recorded_as_failed(server):
     ran: list = []
 

@@ -107,7 +107,10 @@ class ToolgateGuard:
             args = json.loads(context.tool_arguments or "{}")
             call = await self._decided(context.tool_name, args, context.tool_call_id, context)
             decision = call.decision
-            if decision is None or decision.outcome == "allow":
+            # A rewrite to the very arguments the call has is an allow (a guardrail cannot change
+            # a call's arguments, so any other rewrite is refused below).
+            if decision is None or decision.outcome == "allow" or \
+                    (decision.outcome == "rewrite" and decision.args == args):
                 call.took = Stopwatch()
                 return ToolGuardrailFunctionOutput.allow()
             # A blanket approval (`always_approve`) answers for any call id and skips
