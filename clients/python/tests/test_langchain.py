@@ -265,6 +265,30 @@ def test_output_past_the_limit_reaches_the_model_cut(server):
     assert state["messages"][-1].content.count("x") <= 50, state["messages"][-1].content
 
 
+def test_a_run_cancelled_mid_call_is_recorded_as_such(server):
+    @tool
+    async def read(path: str) -> str:
+        """Reads a file, slowly."""
+        await asyncio.sleep(30)
+        return "contents"
+
+    async def main(tg: Toolgate):
+        built = create_agent(Scripted(call={"name": "read", "args": {"path": "a"}}), [read],
+                             middleware=[ToolgateMiddleware(tg)], checkpointer=InMemorySaver())
+        running = asyncio.ensure_future(built.ainvoke({"messages": [("user", "read it")]}, THREAD))
+        while not events(server, "--kind", "decision"):
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    with client(server) as tg:
+        asyncio.run(main(tg))
+    executed = events(server, "--kind", "execution")
+    assert [(e["status"], e["error"]) for e in executed] == [("error", "the run was cancelled")]
+
+
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):
     ran: list = []
     with client(server, target=f"127.0.0.1:{free_port()}") as tg:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
@@ -40,6 +41,8 @@ def tools(ran: list) -> FunctionToolset:
 
     @toolset.tool_plain
     def read(path: str) -> str:
+        if path == "slow":
+            time.sleep(2)
         if path == "long":
             return "x" * 5000
         if path == "missing":
@@ -175,6 +178,25 @@ def test_output_past_the_limit_reaches_the_model_cut(server):
 
     result = asyncio.run(main())
     assert result.output.count("x") <= 50, result.output
+
+
+def test_a_run_cancelled_mid_call_is_recorded_as_such(server):
+    ran: list = []
+
+    async def main():
+        built, toolgate = agent(server, Scripted("read", {"path": "slow"}), ran)
+        async with toolgate:
+            running = asyncio.ensure_future(built.run("read it"))
+            while not events(server, "--kind", "decision"):
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
+            running.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await running
+
+    asyncio.run(main())
+    executed = events(server, "--kind", "execution")
+    assert [(e["status"], e["error"]) for e in executed] == [("error", "the run was cancelled")]
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

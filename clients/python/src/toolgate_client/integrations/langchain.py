@@ -78,7 +78,11 @@ class ToolgateMiddleware(AgentMiddleware):
             step = next(steps)
             while True:  # the client's calls in a thread (it blocks), the tool's run awaited
                 if isinstance(step, _Run):
-                    outcome = await _attempt_async(lambda: handler(step.request))
+                    try:
+                        outcome = await _attempt_async(lambda: handler(step.request))
+                    except asyncio.CancelledError as cancelled:
+                        # The run was cancelled mid-call: reported as such, then cancelled on.
+                        outcome = _Outcome(error=cancelled)
                 else:
                     outcome = await asyncio.to_thread(_attempt, step)
                 step = steps.send(outcome)
@@ -148,9 +152,10 @@ class ToolgateMiddleware(AgentMiddleware):
         if isinstance(ran.error, GraphBubbleUp):
             raise ran.error  # the tool paused the run itself: it runs again on resume
         if ran.error is not None:
+            why = "the run was cancelled" if isinstance(ran.error, asyncio.CancelledError) \
+                else error_text(ran.error)
             (yield partial(self._toolgate.execute, decision, run_args, duration_us=took.us(),
-                           status="error", error=error_text(ran.error),
-                           approved_in_harness=approver)).value()
+                           status="error", error=why, approved_in_harness=approver)).value()
             raise ran.error
         result = ran.value()
         failed = isinstance(result, ToolMessage) and result.status == "error"
