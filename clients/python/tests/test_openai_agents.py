@@ -196,6 +196,29 @@ def test_a_rewrite_runs_when_the_call_already_has_the_arguments_and_is_refused_o
     assert ran == [("rm", "a", True)]
 
 
+def test_two_sessions_calls_under_one_id_are_each_recorded(server):
+    ran: list = []
+
+    async def main():
+        async with client(server) as tg:
+            guard = ToolgateGuard(tg, allow_bash=True)
+            # Both wait for a person under call-1; then both are approved and run at once.
+            paused = await asyncio.gather(*(Runner.run(
+                guard.agent(agent(scripted("deploy", {"env": s}), ran)), "go",
+                context={"session_id": s}) for s in ("A", "B")))
+            states = []
+            for result in paused:
+                state = result.to_state()
+                guard.approve(state, result.interruptions[0], approver="alice")
+                states.append((result, state))
+            await asyncio.gather(*(Runner.run(result.last_agent, state) for result, state in states))
+
+    asyncio.run(main())
+    assert sorted(ran) == [("deploy", "A"), ("deploy", "B")]
+    executed = events(server, "--kind", "execution")
+    assert sorted(e["session_id"] for e in executed) == ["A", "B"], "a run went unrecorded"
+
+
 def test_a_tool_that_raises_is_recorded_as_failed(server):
     ran: list = []
 

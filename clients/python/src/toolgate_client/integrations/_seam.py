@@ -1,5 +1,7 @@
 """What every framework adapter says and measures the same way: the words a refused call is
-shown to the model with, a run's duration, and a raised error as the trail records it."""
+shown to the model with, a call's fingerprint, a run's duration, a raised error as the trail
+records it, when a framework's approval is overruled by toolgate's, and withdrawing an approval
+that may already have ended."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ import json
 import time
 from typing import Any, Optional
 
-from .._model import Approval, Decision
+import grpc
+
+from .._model import Approval, Decision, ToolgateError
 
 #: Where toolgate's decision travels in a framework's own approval request (its metadata, its
 #: interrupt's value, its payload).
@@ -53,3 +57,27 @@ def overruled(approval: Approval) -> Optional[str]:
         return None
     by = f" by {approval.approver}" if approval.approver else ""
     return f"toolgate: this call's approval was {approval.state}{by}: it may not run"
+
+
+def ended(error: ToolgateError) -> bool:
+    """Whether a withdrawal failed only because the approval had already ended (a verdict, an
+    expiry): then there is nothing left to withdraw, and the call is refused all the same."""
+    return error.code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def withdraw(toolgate: Any, decision: Decision, reason: str) -> None:
+    """Withdraws a refused call's approval (sync client); one that already ended stays as it is."""
+    try:
+        toolgate.withdraw(decision, reason)
+    except ToolgateError as error:
+        if not ended(error):
+            raise
+
+
+async def withdraw_async(toolgate: Any, decision: Decision, reason: str) -> None:
+    """`withdraw`, with the async client."""
+    try:
+        await toolgate.withdraw(decision, reason)
+    except ToolgateError as error:
+        if not ended(error):
+            raise

@@ -27,9 +27,9 @@ from typing import Any, Optional
 
 from google.adk.plugins import BasePlugin
 
-from .._model import Decision, ToolgateError
+from .._model import Decision, Unavailable
 from ..aio import AsyncToolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal, withdraw_async
 
 __all__ = ["ToolgatePlugin"]
 
@@ -77,7 +77,7 @@ class ToolgatePlugin(BasePlugin):
                 decision = await self._toolgate.decide(
                     tool.name, dict(tool_args), session_id=session,
                     idempotency_key=f"adk:{call_id}" if call_id else "", **self._decide)
-            except ToolgateError:
+            except Unavailable:  # not a refusal, not a bad request: those never run the tool
                 if self._fail_open:
                     return None
                 raise
@@ -94,7 +94,7 @@ class ToolgatePlugin(BasePlugin):
                 return {"error": refusal(decision)}
             self._waiting.pop(call_id, None)
             if not confirmation.confirmed:
-                await self._toolgate.withdraw(decision, "refused in the run")
+                await withdraw_async(self._toolgate, decision, "refused in the run")
                 return {"error": f"a person refused this call: {decision.reason}"}
             # The person's confirmation stands only while toolgate's approval still waits.
             approval = await self._toolgate.await_approval(decision, timeout=0)

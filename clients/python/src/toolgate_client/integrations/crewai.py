@@ -33,9 +33,9 @@ from crewai.hooks import (
 )
 from crewai.tools.tool_failure import ToolFailure
 
-from .._model import Decision, verdict_refusal
+from .._model import Decision, ToolgateError, Unavailable, verdict_refusal
 from ..client import Toolgate
-from ._seam import Stopwatch, refusal
+from ._seam import Stopwatch, ended, refusal
 
 __all__ = ["ToolgateHooks"]
 
@@ -77,11 +77,11 @@ class ToolgateHooks:
         """None lets the call run; False blocks it (the after-hook then says why)."""
         try:
             call = self._admit(ctx)
+        except Unavailable as error:
+            call = _Call(None) if self._fail_open else \
+                _Call(None, refused=f"toolgate could not be asked: {error}")
         except Exception as error:  # CrewAI runs the tool when a hook raises: never let it
-            if self._fail_open:
-                call = _Call(None)
-            else:
-                call = _Call(None, refused=f"toolgate could not be asked: {error}")
+            call = _Call(None, refused=f"toolgate refused this call: {error}")
         with self._lock:
             self._calls[id(ctx.tool_input)] = call
         return False if call.refused else None
@@ -126,7 +126,13 @@ class ToolgateHooks:
         if decision.outcome == "require_approval":
             approval = self._toolgate.await_approval(decision)
             if approval.pending:
-                self._toolgate.withdraw(decision, "no approval in time")
+                try:
+                    approval = self._toolgate.withdraw(decision, "no approval in time")
+                except ToolgateError as error:
+                    if not ended(error):
+                        raise
+                    # A verdict came between the wait and the withdrawal: it stands.
+                    approval = self._toolgate.await_approval(decision, timeout=0)
             refused = verdict_refusal(decision, approval, self._toolgate.approval_timeout)
             if refused is not None:
                 return _Call(None, refused=f"toolgate refused this call: {refused.reason}")

@@ -35,9 +35,9 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
-from .._model import Decision, Denied, ToolgateError, refused
+from .._model import Decision, Denied, Unavailable, refused
 from ..client import Toolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal, withdraw
 
 __all__ = ["ToolgateMiddleware"]
 
@@ -110,7 +110,8 @@ class ToolgateMiddleware(AgentMiddleware):
             decided = yield partial(self._toolgate.decide, name, args, session_id=session,
                                     idempotency_key=f"langchain:{call_id}" if call_id else "",
                                     **self._decide)
-            if isinstance(decided.error, ToolgateError) and self._fail_open:
+            # Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+            if isinstance(decided.error, Unavailable) and self._fail_open:
                 return (yield _Run(request)).value()
             decision = decided.value()
         approver = ""
@@ -123,7 +124,7 @@ class ToolgateMiddleware(AgentMiddleware):
             self._waiting.pop(key, None)
             if not (isinstance(answer, dict) and answer.get("approved") is True):
                 why = (answer or {}).get("comment", "") if isinstance(answer, dict) else ""
-                (yield partial(self._toolgate.withdraw, decision,
+                (yield partial(withdraw, self._toolgate, decision,
                                f"refused in the run: {why}".strip())).value()
                 return ToolMessage(content=f"a person refused this call: {decision.reason}",
                                    tool_call_id=call_id, name=name, status="error")

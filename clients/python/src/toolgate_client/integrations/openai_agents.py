@@ -43,9 +43,9 @@ from agents.tool import (
     set_function_tool_failure_error_function,
 )
 
-from .._model import Decision, ToolgateError
+from .._model import Decision, Unavailable
 from ..aio import AsyncToolgate
-from ._seam import Stopwatch, error_text, fingerprint, overruled, refusal
+from ._seam import Stopwatch, error_text, fingerprint, overruled, refusal, withdraw_async
 
 __all__ = ["ToolgateGuard"]
 
@@ -58,11 +58,13 @@ PROBE = "\x00toolgate-probe"
 class _Call:
     """One decided call of a tool, from the decision to its report."""
 
-    def __init__(self, decision: Optional[Decision], asked: str):
+    def __init__(self, decision: Optional[Decision], asked: str, key: str):
         #: None: the sidecar could not be reached and `fail_open` lets the call run unrecorded.
         self.decision = decision
         #: The call it was decided for (`fingerprint`).
         self.asked = asked
+        #: Where the guard keeps it: its session and call id.
+        self.key = key
         #: This guard interrupted the run for it: a person's approval in the SDK stands only then.
         self.interrupted = False
         self.approver = ""
@@ -122,12 +124,12 @@ class ToolgateGuard:
                 approval = await self._toolgate.await_approval(decision, timeout=0)
                 why = overruled(approval)
                 if why is not None:
-                    self._calls.pop(context.tool_call_id, None)
+                    self._calls.pop(_key(context, context.tool_call_id), None)
                     return ToolGuardrailFunctionOutput.reject_content(why)
                 call.approver = (call.approver or self._approver) if approval.pending else ""
                 call.took = Stopwatch()
                 return ToolGuardrailFunctionOutput.allow()
-            self._calls.pop(context.tool_call_id, None)
+            self._calls.pop(_key(context, context.tool_call_id), None)
             if decision.outcome == "rewrite":
                 return ToolGuardrailFunctionOutput.reject_content(
                     f"toolgate allows this call only as {json.dumps(decision.args)}: "
@@ -136,7 +138,7 @@ class ToolgateGuard:
 
         @tool_output_guardrail(name="toolgate")
         async def after(data: Any) -> ToolGuardrailFunctionOutput:
-            call = self._calls.pop(data.context.tool_call_id, None)
+            call = self._calls.pop(_key(data.context, data.context.tool_call_id), None)
             if call is not None and call.decision is not None and call.took is not None:
                 report = await self._toolgate.execute(
                     call.decision, call.decision.args, output=data.output,
@@ -152,7 +154,7 @@ class ToolgateGuard:
         async def failed(ctx: Any, error: Exception) -> str:
             # The tool raised: recorded here, before the SDK makes the model's message of it
             # (the output guardrail then finds the call reported).
-            call = self._calls.pop(getattr(ctx, "tool_call_id", ""), None)
+            call = self._calls.pop(_key(ctx, getattr(ctx, "tool_call_id", "")), None)
             if call is not None and call.decision is not None and call.took is not None:
                 await self._toolgate.execute(call.decision, call.decision.args, status="error",
                                              error=error_text(error), duration_us=call.took.us(),
@@ -172,38 +174,53 @@ class ToolgateGuard:
     def approve(self, state: RunState, item: ToolApprovalItem, approver: str = "") -> None:
         """Approves an interrupted call as `approver` (the guard's by default) in the SDK; never
         a blanket approval: each call toolgate holds needs its own."""
-        call = self._calls.get(item.raw_item.call_id)
+        call = self._waiting_for(item)
         if call is not None:
             call.approver = approver or self._approver
         state.approve(item)
 
     async def reject(self, state: RunState, item: ToolApprovalItem, reason: str = "") -> None:
         """Refuses an interrupted call in the SDK and withdraws toolgate's pending approval."""
-        call = self._calls.pop(item.raw_item.call_id, None)
+        call = self._waiting_for(item)
+        if call is not None:
+            self._calls.pop(call.key, None)
         if call is not None and call.decision is not None:
-            await self._toolgate.withdraw(call.decision, f"refused in the run: {reason}".strip())
+            await withdraw_async(self._toolgate, call.decision, f"refused in the run: {reason}".strip())
         why = f"a person refused this call: {reason}" if reason else "a person refused this call"
         state.reject(item, rejection_message=why)
+
+    def _waiting_for(self, item: ToolApprovalItem) -> Optional[_Call]:
+        """The call the guard interrupted for an item of the SDK's interruptions (in whichever
+        session: the item does not say)."""
+        call_id = item.raw_item.call_id
+        return next((call for call in self._calls.values()
+                     if call.interrupted and call.key.endswith(f"\n{call_id}")), None)
 
     async def _decided(self, tool: str, args: dict[str, Any], call_id: str, ctx: Any) -> _Call:
         """The call's decision, made the first time it is asked for (by this very call)."""
         # The call, in its session: another session's call under the same id is not it.
         asked = f"{_session(ctx)}\n{fingerprint(tool, args)}"
-        call = self._calls.get(call_id)
+        key = _key(ctx, call_id)
+        call = self._calls.get(key)
         if call is not None and call.asked == asked:
             return call
         try:
             decision: Optional[Decision] = await self._toolgate.decide(
                 tool, args, session_id=_session(ctx) or self._toolgate.session_id,
                 idempotency_key=f"openai-agents:{call_id}", **self._decide_options)
-        except ToolgateError:
+        except Unavailable:  # a refusal or a bad request never runs the tool
             if not self._fail_open:
                 raise
             decision = None
         if len(self._calls) >= MAX_PENDING:
             self._calls.pop(next(iter(self._calls)))
-        call = self._calls[call_id] = _Call(decision, asked)
+        call = self._calls[key] = _Call(decision, asked, key)
         return call
+
+
+def _key(ctx: Any, call_id: str) -> str:
+    """Where a call is kept: its session and its id (two sessions' calls may share an id)."""
+    return f"{_session(ctx)}\n{call_id}"
 
 
 def _session(ctx: Any) -> str:

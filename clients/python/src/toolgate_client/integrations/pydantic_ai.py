@@ -27,7 +27,7 @@ from typing import Any, Optional
 from pydantic_ai import ApprovalRequired
 from pydantic_ai.toolsets import WrapperToolset
 
-from .._model import Decision, Denied, ToolgateError, refused
+from .._model import Decision, Denied, Unavailable, refused
 from ..aio import AsyncToolgate
 from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
 
@@ -69,7 +69,7 @@ class ToolgateToolset(WrapperToolset):
                 name, tool_args, session_id=session,
                 idempotency_key=f"pydantic-ai:{ctx.tool_call_id}" if ctx.tool_call_id else "",
                 **self._decide)
-        except ToolgateError:
+        except Unavailable:  # a refusal or a bad request never runs the tool
             if self._fail_open:
                 return await super().call_tool(name, tool_args, ctx, tool)
             raise
