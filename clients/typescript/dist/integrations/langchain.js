@@ -19,9 +19,10 @@
 //   or throws (recorded, then thrown as without toolgate); a sidecar that cannot be reached
 //   fails the run, unless `failOpen`.
 import { ToolMessage } from "@langchain/core/messages";
-import { interrupt, isCommand } from "@langchain/langgraph";
+import { interrupt, isCommand, isGraphBubbleUp } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
-import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
+import { Unavailable } from "../errors.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch, withdraw } from "./seam.js";
 /** Agent middleware that has `toolgate` decide every tool call first. */
 export function toolgateMiddleware(toolgate, options = {}) {
     const { failOpen = false, maxPending = 10_000, ...decideOptions } = options;
@@ -51,7 +52,8 @@ export function toolgateMiddleware(toolgate, options = {}) {
                     });
                 }
                 catch (error) {
-                    if (failOpen)
+                    // Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+                    if (failOpen && error instanceof Unavailable)
                         return handler(request);
                     throw error;
                 }
@@ -64,7 +66,7 @@ export function toolgateMiddleware(toolgate, options = {}) {
                 });
                 waiting.delete(key);
                 if (answer?.approved !== true) {
-                    await toolgate.withdraw(decision, `refused in the run${answer?.comment ? `: ${answer.comment}` : ""}`);
+                    await withdraw(toolgate, decision, `refused in the run${answer?.comment ? `: ${answer.comment}` : ""}`);
                     return refused(`a person refused this call: ${decision.reason}`);
                 }
                 // The person's approval here stands only while toolgate's own still waits.
@@ -84,6 +86,8 @@ export function toolgateMiddleware(toolgate, options = {}) {
                 result = await handler(runArgs === args ? request : { ...request, toolCall: { ...call, args: runArgs } });
             }
             catch (error) {
+                if (isGraphBubbleUp(error))
+                    throw error; // the tool paused the run itself: it runs again on resume
                 await toolgate.execute(decision, runArgs, {
                     durationUs: took(), status: "error", error: messageOf(error), approvedInHarness: approver,
                 });

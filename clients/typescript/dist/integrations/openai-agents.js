@@ -19,7 +19,8 @@
 //   its own thrown errors recorded too (the SDK turns them into text inside `invoke`). A sidecar
 //   that cannot be reached fails the run, unless `failOpen`.
 import { tool as defineTool, } from "@openai/agents-core";
-import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
+import { Unavailable } from "../errors.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch, withdraw } from "./seam.js";
 // Tools already governed (or made by `define`): never wrapped twice.
 const governed = new WeakSet();
 // A call id no model gives: whether a tool is approved for it says whether it is approved for all.
@@ -176,7 +177,7 @@ export class ToolgateGuard {
         if (call) {
             this.calls.delete(call.key);
             if (call.decision)
-                await this.toolgate.withdraw(call.decision, `refused in the run${reason ? `: ${reason}` : ""}`);
+                await withdraw(this.toolgate, call.decision, `refused in the run${reason ? `: ${reason}` : ""}`);
         }
         state.reject(item, { message: reason ? `a person refused this call: ${reason}` : "a person refused this call" });
     }
@@ -204,7 +205,8 @@ export class ToolgateGuard {
             });
         }
         catch (error) {
-            if (!this.failOpen)
+            // Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+            if (!(this.failOpen && error instanceof Unavailable))
                 throw error;
             decision = null;
         }

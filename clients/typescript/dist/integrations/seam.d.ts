@@ -1,4 +1,5 @@
 import type { Approval, Decision } from "../model.js";
+import type { Toolgate } from "../toolgate.js";
 /** Why a call that toolgate did not let through was not run, in words for the model. */
 export declare function refusal(decision: Decision): string;
 /** What a decision was asked about, to hold it to the call it is kept for: a call id comes from
@@ -20,3 +21,6 @@ export declare class Kept<V> extends Map<string, V> {
  * verdict came first (rejected there, expired, withdrawn). Undefined while the approval still
  * waits (the framework's person is then its approver) or once toolgate's own approver allowed it. */
 export declare function overruled(approval: Approval): string | undefined;
+/** Withdraws a refused call's approval; one that already ended (a verdict, an expiry) stays as
+ * it is, and the call is refused all the same. */
+export declare function withdraw(toolgate: Toolgate, decision: Decision, reason: string): Promise<void>;

@@ -1,6 +1,8 @@
 // What every framework adapter says and measures the same way: the words a refused call is
 // shown to the model with, a call's fingerprint, a run's duration, a thrown error as the trail
 // records it.
+import { status as Status } from "@grpc/grpc-js";
+import { ToolgateError } from "../errors.js";
 /** Why a call that toolgate did not let through was not run, in words for the model. */
 export function refusal(decision) {
     switch (decision.outcome) {
@@ -61,4 +63,15 @@ export function overruled(approval) {
         return undefined;
     const by = approval.approver ? ` by ${approval.approver}` : "";
     return `toolgate: this call's approval was ${approval.state}${by}: it may not run`;
+}
+/** Withdraws a refused call's approval; one that already ended (a verdict, an expiry) stays as
+ * it is, and the call is refused all the same. */
+export async function withdraw(toolgate, decision, reason) {
+    try {
+        await toolgate.withdraw(decision, reason);
+    }
+    catch (error) {
+        if (!(error instanceof ToolgateError && error.code === Status.FAILED_PRECONDITION))
+            throw error;
+    }
 }

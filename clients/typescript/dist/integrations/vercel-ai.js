@@ -17,7 +17,8 @@
 // - The run is reported when the tool returns, throws (the SDK hands the model its error), or
 //   streams to its last part; a streaming run cut short is reported as an error. A sidecar that
 //   cannot be reached fails the call (the SDK's error), unless `failOpen`.
-import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
+import { Unavailable } from "../errors.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch, withdraw } from "./seam.js";
 /** What a refused call returns, so that `toModelOutput` shows the model the SDK's refusal. */
 const REFUSED = "toolgate:refused";
 const isRefused = (value) => typeof value === "object" && value !== null && value.type === REFUSED;
@@ -45,7 +46,8 @@ export function guardTools(tools, toolgate, options = {}) {
             });
         }
         catch (error) {
-            if (!failOpen)
+            // Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+            if (!(failOpen && error instanceof Unavailable))
                 throw error;
             decision = null;
         }
@@ -196,7 +198,7 @@ export function guardTools(tools, toolgate, options = {}) {
             if (toolCallId === undefined || !decision || decision.outcome !== "require_approval")
                 continue;
             decisions.delete(toolCallId);
-            await toolgate.withdraw(decision, `refused in the run${part.reason ? `: ${part.reason}` : ""}`);
+            await withdraw(toolgate, decision, `refused in the run${part.reason ? `: ${part.reason}` : ""}`);
         }
     }
     return { tools: guarded, settle };

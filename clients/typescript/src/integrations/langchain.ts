@@ -20,12 +20,13 @@
 //   fails the run, unless `failOpen`.
 
 import { ToolMessage } from "@langchain/core/messages";
-import { type Command, interrupt, isCommand } from "@langchain/langgraph";
+import { type Command, interrupt, isCommand, isGraphBubbleUp } from "@langchain/langgraph";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 
+import { Unavailable } from "../errors.js";
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
-import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch, withdraw } from "./seam.js";
 
 export interface ToolgateMiddlewareOptions extends DecideOptions {
   /** Run a tool unrecorded when the sidecar cannot be reached (default: the run fails). */
@@ -71,7 +72,8 @@ export function toolgateMiddleware(toolgate: Toolgate, options: ToolgateMiddlewa
             idempotencyKey: callId ? `langchain:${callId}` : "",
           });
         } catch (error) {
-          if (failOpen) return handler(request);
+          // Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+          if (failOpen && error instanceof Unavailable) return handler(request);
           throw error;
         }
       }
@@ -83,7 +85,7 @@ export function toolgateMiddleware(toolgate: Toolgate, options: ToolgateMiddlewa
         });
         waiting.delete(key);
         if (answer?.approved !== true) {
-          await toolgate.withdraw(decision, `refused in the run${answer?.comment ? `: ${answer.comment}` : ""}`);
+          await withdraw(toolgate, decision, `refused in the run${answer?.comment ? `: ${answer.comment}` : ""}`);
           return refused(`a person refused this call: ${decision.reason}`);
         }
         // The person's approval here stands only while toolgate's own still waits.
@@ -100,6 +102,7 @@ export function toolgateMiddleware(toolgate: Toolgate, options: ToolgateMiddlewa
       try {
         result = await handler(runArgs === args ? request : { ...request, toolCall: { ...call, args: runArgs } });
       } catch (error) {
+        if (isGraphBubbleUp(error)) throw error; // the tool paused the run itself: it runs again on resume
         await toolgate.execute(decision, runArgs, {
           durationUs: took(), status: "error", error: messageOf(error), approvedInHarness: approver,
         });

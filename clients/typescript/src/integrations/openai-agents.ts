@@ -24,9 +24,10 @@ import {
   type ToolInputGuardrailDefinition, tool as defineTool,
 } from "@openai/agents-core";
 
+import { Unavailable } from "../errors.js";
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
-import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch, withdraw } from "./seam.js";
 
 export interface ToolgateGuardOptions extends DecideOptions {
   /** Who approves in the SDK when `approve` names nobody (default "openai-agents:user"). */
@@ -199,7 +200,7 @@ export class ToolgateGuard {
     const call = this.waitingFor(keyOf(item));
     if (call) {
       this.calls.delete(call.key);
-      if (call.decision) await this.toolgate.withdraw(call.decision, `refused in the run${reason ? `: ${reason}` : ""}`);
+      if (call.decision) await withdraw(this.toolgate, call.decision, `refused in the run${reason ? `: ${reason}` : ""}`);
     }
     state.reject(item, { message: reason ? `a person refused this call: ${reason}` : "a person refused this call" });
   }
@@ -226,7 +227,8 @@ export class ToolgateGuard {
         ...this.decideOptions, ...(session ? { sessionId: session } : {}), idempotencyKey: `openai-agents:${callId}`,
       });
     } catch (error) {
-      if (!this.failOpen) throw error;
+      // Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+      if (!(this.failOpen && error instanceof Unavailable)) throw error;
       decision = null;
     }
     const call: Call = { key: callKey, decision, interrupted: false, admitted: false, approver: "" };

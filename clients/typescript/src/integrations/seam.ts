@@ -2,7 +2,11 @@
 // shown to the model with, a call's fingerprint, a run's duration, a thrown error as the trail
 // records it.
 
+import { status as Status } from "@grpc/grpc-js";
+
+import { ToolgateError } from "../errors.js";
 import type { Approval, Decision } from "../model.js";
+import type { Toolgate } from "../toolgate.js";
 
 /** Why a call that toolgate did not let through was not run, in words for the model. */
 export function refusal(decision: Decision): string {
@@ -64,4 +68,14 @@ export function overruled(approval: Approval): string | undefined {
   if (approval.state === "pending" || approval.outcome === "allow") return undefined;
   const by = approval.approver ? ` by ${approval.approver}` : "";
   return `toolgate: this call's approval was ${approval.state}${by}: it may not run`;
+}
+
+/** Withdraws a refused call's approval; one that already ended (a verdict, an expiry) stays as
+ * it is, and the call is refused all the same. */
+export async function withdraw(toolgate: Toolgate, decision: Decision, reason: string): Promise<void> {
+  try {
+    await toolgate.withdraw(decision, reason);
+  } catch (error) {
+    if (!(error instanceof ToolgateError && error.code === Status.FAILED_PRECONDITION)) throw error;
+  }
 }

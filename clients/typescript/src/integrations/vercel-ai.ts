@@ -20,9 +20,10 @@
 
 import type { ModelMessage, Tool, ToolSet } from "ai";
 
+import { Unavailable } from "../errors.js";
 import type { Decision } from "../model.js";
 import type { DecideOptions, Toolgate } from "../toolgate.js";
-import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch } from "./seam.js";
+import { fingerprint, Kept, messageOf, overruled, refusal, stopwatch, withdraw } from "./seam.js";
 
 export interface GuardToolsOptions extends DecideOptions {
   /** Who answers the SDK's approval requests, recorded as the approver: a name, or read from
@@ -86,7 +87,8 @@ export function guardTools<TOOLS extends ToolSet>(
         ...decideOptions, idempotencyKey: `vercel-ai:${call.toolCallId}`,
       });
     } catch (error) {
-      if (!failOpen) throw error;
+      // Only a sidecar that cannot be reached: a refusal or a bad request never runs it.
+      if (!(failOpen && error instanceof Unavailable)) throw error;
       decision = null;
     }
     if (!take) decisions.set(call.toolCallId, { asked, decision });
@@ -228,7 +230,7 @@ export function guardTools<TOOLS extends ToolSet>(
       const decision = toolCallId === undefined ? undefined : decisions.get(toolCallId)?.decision;
       if (toolCallId === undefined || !decision || decision.outcome !== "require_approval") continue;
       decisions.delete(toolCallId);
-      await toolgate.withdraw(decision, `refused in the run${part.reason ? `: ${part.reason}` : ""}`);
+      await withdraw(toolgate, decision, `refused in the run${part.reason ? `: ${part.reason}` : ""}`);
     }
   }
 
