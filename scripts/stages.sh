@@ -22,7 +22,7 @@ stage() {
 # Starts `$@` as the stage `$1` in the background, its output kept aside (in $STAGE_LOGS, or
 # target/stages): a stage that waits on the network beside one that keeps the CPU busy.
 # `joined NAME` waits for it, prints its output, and records it as `stage` would.
-declare -A background_pids background_starts
+declare -gA background_pids background_starts
 background() {
     local name=$1 logs=${STAGE_LOGS:-target/stages}
     shift
@@ -35,13 +35,19 @@ background() {
 joined() {
     local name=$1 logs=${STAGE_LOGS:-target/stages} status
     printf '\n==== %s (in the background)\n' "$name" >&2
-    wait "${background_pids[$name]}"
+    wait "${background_pids[$name]:?no background stage $name}"
     case $? in
         0) status=ok ;;
         *) status=FAILED; failed=1 ;;
     esac
     cat "$logs/$name.log" >&2
     results+=("$(printf '%-14s %-7s %6ss' "$name" "$status" $((SECONDS - background_starts[$name])))")
+}
+
+# Stops the background stages still running (the script is ending early).
+stop_background() {
+    local pid
+    for pid in "${background_pids[@]}"; do kill -- "$pid" 2>/dev/null || true; done
 }
 
 wants() {

@@ -266,7 +266,7 @@ def test_output_past_the_limit_reaches_the_model_cut(server):
             return await Run(tg, "read", {"path": "long"}, ran).send(types.Part(text="read it"))
 
     happened = asyncio.run(main())
-    assert said(happened).count("x") <= 50, said(happened)
+    assert 40 <= said(happened).count("x") <= 50, said(happened)
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

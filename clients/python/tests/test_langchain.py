@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -262,13 +263,16 @@ def test_output_past_the_limit_reaches_the_model_cut(server):
     with client(server) as tg:
         state = agent(tg, {"name": "read", "args": {"path": "long"}}, ran).invoke(
             {"messages": [("user", "read it")]}, THREAD)
-    assert state["messages"][-1].content.count("x") <= 50, state["messages"][-1].content
+    assert 40 <= state["messages"][-1].content.count("x") <= 50, state["messages"][-1].content
 
 
 def test_a_run_cancelled_mid_call_is_recorded_as_such(server):
+    started = threading.Event()
+
     @tool
     async def read(path: str) -> str:
         """Reads a file, slowly."""
+        started.set()
         await asyncio.sleep(30)
         return "contents"
 
@@ -276,9 +280,7 @@ def test_a_run_cancelled_mid_call_is_recorded_as_such(server):
         built = create_agent(Scripted(call={"name": "read", "args": {"path": "a"}}), [read],
                              middleware=[ToolgateMiddleware(tg)], checkpointer=InMemorySaver())
         running = asyncio.ensure_future(built.ainvoke({"messages": [("user", "read it")]}, THREAD))
-        while not events(server, "--kind", "decision"):
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.2)
+        assert await asyncio.to_thread(started.wait, 30), "the tool never started"
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running

@@ -196,7 +196,8 @@ describe("the LangChain.js adapter", () => {
     const state = await agent(tg, { name: "read", args: { path: "long" } }, ran)
       .invoke({ messages: [{ role: "user", content: "read it" }] }, thread("t-long"));
     tg.close();
-    assert.ok((said(state).match(/z/g) ?? []).length <= 50, said(state));
+    const count = (said(state).match(/z/g) ?? []).length;
+    assert.ok(count >= 40 && count <= 50, said(state));
   });
 
   test("a sidecar that cannot be reached fails the run: the tool never runs", async () => {

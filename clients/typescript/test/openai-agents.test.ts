@@ -222,7 +222,8 @@ describe("the OpenAI Agents SDK (JavaScript) adapter", () => {
     const result = await run(agentWith(guard, scripted("read", { path: "long" }), ran), "read it", { context });
     tg.close();
     const given = String(result.finalOutput);
-    assert.ok((given.match(/z/g) ?? []).length <= 50, given);
+    const count = (given.match(/z/g) ?? []).length;
+    assert.ok(count >= 40 && count <= 50, given);
   });
 
   test("a sidecar that cannot be reached fails the run: the tool never runs", async () => {

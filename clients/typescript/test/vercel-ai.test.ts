@@ -296,7 +296,8 @@ describe("the Vercel AI SDK adapter", () => {
     await generateText({ model, tools: guardTools(tools(ran), tg).tools, stopWhen: stepCountIs(3), prompt: "read it" });
     tg.close();
     const given = JSON.stringify(lastResult(model.doGenerateCalls[1].prompt as never));
-    assert.ok((given.match(/z/g) ?? []).length <= 50, given);
+    const count = (given.match(/z/g) ?? []).length;
+    assert.ok(count >= 40 && count <= 50, given);
   });
 
   test("a sidecar that cannot be reached fails the call: the tool never runs", async () => {

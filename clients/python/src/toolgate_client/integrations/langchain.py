@@ -12,7 +12,7 @@ it, agent middleware around tool calls (docs/frameworks.md)::
 - A call that needs approval uses LangGraph's own human-in-the-loop: the run is interrupted
   (`interrupt`, a checkpointer is needed) with toolgate's decision in the interrupt's value,
   and resumed with the person's answer, `Command(resume={"approved": True, "approver": "alice"})`.
-  An approved call runs once and toolgate records the approval as the person's before the run;
+  An approved call runs once and toolgate records the approval as the person's with the run;
   a refused one is not run, the model is told, and toolgate's pending approval is withdrawn.
 - A rewrite runs with the rewritten arguments; a dry run is refused like a denial.
 - The run is reported after the tool returns (a `ToolMessage` with `status="error"` as an

@@ -11,7 +11,7 @@ after, through the seam Pydantic AI offers for it, a wrapper toolset (docs/frame
 - A call that needs approval uses Pydantic AI's own deferred approval: the run ends with
   `DeferredToolRequests`, toolgate's decision in its metadata; resumed with the person's
   answer (`DeferredToolResults(approvals=..., metadata=requests.metadata)`), an approved call
-  runs once and toolgate records the approval as the person's (`approver`) before the run.
+  runs once and toolgate records the approval as the person's (`approver`) with the run.
 - A rewrite runs with the rewritten arguments; a dry run is refused like a denial (Pydantic AI
   has no dry run of a tool).
 - The run is reported after the tool returns or raises (duration, output, the error), a run
