@@ -8,6 +8,7 @@ call."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import threading
 from typing import Any
@@ -194,6 +195,23 @@ forbid (principal, action, resource) when { context.args has follow && context.a
     assert ran == [], "the read ran with follow=True, decided as the text \"true\""
     [decided] = events(server, "--kind", "decision")
     assert (decided["outcome"], decided["policy_ids"]) == ("deny", '["no-follow"]')
+
+
+def test_a_tool_with_typed_arguments_is_decided_and_runs_with_them(server):
+    ran: list = []
+
+    @tool
+    def read(path: str, since: datetime.date) -> str:
+        """Reads a file's changes since a day."""
+        ran.append((path, since))
+        return "changes"
+
+    with client(server) as tg:
+        create_agent(Scripted(call={"name": "read", "args": {"path": "a", "since": "2026-12-24"}}),
+                     [read], middleware=[ToolgateMiddleware(tg)], checkpointer=InMemorySaver()
+                     ).invoke({"messages": [("user", "read it")]}, THREAD)
+    assert ran == [("a", datetime.date(2026, 12, 24))]
+    assert [e["status"] for e in events(server, "--kind", "execution")] == ["ok"]
 
 
 def test_a_tool_that_raises_is_recorded_as_failed(server):

@@ -7,6 +7,7 @@ blocks the call."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import threading
 import time
@@ -202,6 +203,27 @@ def test_a_run_cancelled_mid_call_is_recorded_as_such(server):
     asyncio.run(main())
     executed = events(server, "--kind", "execution")
     assert [(e["status"], e["error"]) for e in executed] == [("error", "the run was cancelled")]
+
+
+def test_a_tool_with_typed_arguments_is_decided_and_runs_with_them(server):
+    ran: list = []
+    toolset = FunctionToolset()
+
+    @toolset.tool_plain
+    def read(path: str, since: datetime.date) -> str:
+        """Reads a file's changes since a day."""
+        ran.append((path, since))
+        return "changes"
+
+    async def main():
+        async with AsyncToolgate(server.target, session_id="unused", actor_id="agent-1") as tg:
+            built = Agent(FunctionModel(Scripted("read", {"path": "a", "since": "2026-12-24"})),
+                          toolsets=[ToolgateToolset(toolset, tg)])
+            await built.run("read it")
+
+    asyncio.run(main())
+    assert ran == [("a", datetime.date(2026, 12, 24))]
+    assert [e["status"] for e in events(server, "--kind", "execution")] == ["ok"]
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

@@ -10,6 +10,7 @@ import time
 from typing import Any, Optional
 
 import grpc
+from pydantic_core import to_jsonable_python
 
 from .._model import Approval, Decision, ToolgateError
 
@@ -81,3 +82,9 @@ async def withdraw_async(toolgate: Any, decision: Decision, reason: str) -> None
     except ToolgateError as error:
         if not ended(error):
             raise
+
+
+def jsonable(args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as JSON values (a date as its ISO text, a model as its fields), which is what
+    Decide and Execute take: a framework that validated them hands the tool typed values."""
+    return to_jsonable_python(args)

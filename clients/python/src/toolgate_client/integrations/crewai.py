@@ -157,6 +157,6 @@ def _as_taken(tool: Any, args: dict[str, Any]) -> dict[str, Any]:
     if schema is None:
         return args
     try:
-        return schema.model_validate(args).model_dump()
+        return schema.model_validate(args).model_dump(mode="json")
     except Exception:
         return args

@@ -37,7 +37,7 @@ from langgraph.types import interrupt
 
 from .._model import Decision, Denied, Unavailable, refused
 from ..client import Toolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal, withdraw
+from ._seam import META, Stopwatch, error_text, fingerprint, jsonable, overruled, refusal, withdraw
 
 __all__ = ["ToolgateMiddleware"]
 
@@ -96,7 +96,7 @@ class ToolgateMiddleware(AgentMiddleware):
         name, call_id = call["name"], call.get("id") or ""
         # Decided as the tool takes them: LangChain converts the model's arguments by the tool's
         # schema after this (a "true" becomes True), and the call then runs with these very ones.
-        args = _as_taken(request.tool, dict(call.get("args") or {}), call_id)
+        args = jsonable(_as_taken(request.tool, dict(call.get("args") or {}), call_id))
         if args != call.get("args"):
             request = request.override(tool_call={**call, "args": args})
         asked = fingerprint(name, args)
@@ -141,7 +141,7 @@ class ToolgateMiddleware(AgentMiddleware):
                                status="error")
         run_args = dict(decision.args) if decision.outcome == "rewrite" else args
         if run_args != args:
-            if _as_taken(request.tool, run_args, call_id) != run_args:
+            if jsonable(_as_taken(request.tool, run_args, call_id)) != run_args:
                 # The tool would drop or change what the rewrite names: it cannot be carried.
                 return ToolMessage(content=f"toolgate allows this call only as "
                                            f"{json.dumps(run_args)}, which this tool does not "

@@ -22,14 +22,14 @@ after, through the seam Pydantic AI offers for it, a wrapper toolset (docs/frame
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional
+from typing import Any
 
 from pydantic_ai import ApprovalRequired
 from pydantic_ai.toolsets import WrapperToolset
 
 from .._model import Decision, Denied, Unavailable, refused
 from ..aio import AsyncToolgate
-from ._seam import META, Stopwatch, error_text, fingerprint, overruled, refusal
+from ._seam import META, Stopwatch, error_text, fingerprint, jsonable, overruled, refusal
 
 __all__ = ["ToolgateToolset"]
 
@@ -66,7 +66,7 @@ class ToolgateToolset(WrapperToolset):
         session = ctx.conversation_id or ctx.run_id or self._toolgate.session_id
         try:
             decision = await self._toolgate.decide(
-                name, tool_args, session_id=session,
+                name, jsonable(tool_args), session_id=session,
                 idempotency_key=f"pydantic-ai:{ctx.tool_call_id}" if ctx.tool_call_id else "",
                 **self._decide)
         except Unavailable:  # a refusal or a bad request never runs the tool
@@ -82,7 +82,9 @@ class ToolgateToolset(WrapperToolset):
             if self._raise_on_deny:
                 raise Denied(refused(decision, refusal(decision)))
             return refusal(decision)
-        return await self._run(decision, name, decision.args, ctx, tool)
+        # The tool takes its typed arguments, or toolgate's rewritten ones.
+        return await self._run(decision, name,
+                               decision.args if decision.outcome == "rewrite" else tool_args, ctx, tool)
 
     async def _run(self, decision: Decision, name: str, args: dict[str, Any], ctx: Any, tool: Any,
                    approver: str = "") -> Any:
@@ -91,15 +93,15 @@ class ToolgateToolset(WrapperToolset):
             output = await super().call_tool(name, args, ctx, tool)
         except asyncio.CancelledError:
             await asyncio.shield(self._toolgate.execute(
-                decision, args, duration_us=took.us(), status="error", error="the run was cancelled",
+                decision, jsonable(args), duration_us=took.us(), status="error", error="the run was cancelled",
                 approved_in_harness=approver))
             raise
         except Exception as error:
-            await self._toolgate.execute(decision, args, duration_us=took.us(), status="error",
+            await self._toolgate.execute(decision, jsonable(args), duration_us=took.us(), status="error",
                                          error=error_text(error),
                                          approved_in_harness=approver)
             raise
-        report = await self._toolgate.execute(decision, args, output=output, duration_us=took.us(),
+        report = await self._toolgate.execute(decision, jsonable(args), output=output, duration_us=took.us(),
                                               approved_in_harness=approver)
         # Output past the decision's limit reaches the model cut, as toolgate cut it.
         return report.output if report.truncated else output
