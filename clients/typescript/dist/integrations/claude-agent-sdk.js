@@ -34,10 +34,7 @@ export function toolgateHooks(sideUrl, options = {}) {
             });
             if (!answer.ok)
                 throw new Error(`HTTP ${answer.status}`);
-            const text = await answer.text();
-            if (text.length > MAX_ANSWER)
-                throw new Error("the answer is too long");
-            const parsed = JSON.parse(text || "{}");
+            const parsed = JSON.parse((await bounded(answer)) || "{}");
             if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
                 throw new Error("the answer is not a JSON object");
             }
@@ -53,4 +50,22 @@ export function toolgateHooks(sideUrl, options = {}) {
     };
     const matcher = { hooks: [hook], timeout, onFailure: "block" };
     return { PreToolUse: [matcher], PostToolUse: [matcher], PostToolUseFailure: [matcher] };
+}
+/** The answer's body as text, read no further than MAX_ANSWER bytes. */
+async function bounded(answer) {
+    const chunks = [];
+    let size = 0;
+    const reader = answer.body?.getReader();
+    for (;;) {
+        const part = reader ? await reader.read() : { done: true, value: undefined };
+        if (part.done)
+            break;
+        size += part.value.byteLength;
+        if (size > MAX_ANSWER) {
+            await reader?.cancel();
+            throw new Error("the answer is too long");
+        }
+        chunks.push(part.value);
+    }
+    return Buffer.concat(chunks).toString("utf8");
 }

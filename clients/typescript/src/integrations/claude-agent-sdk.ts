@@ -59,9 +59,7 @@ export function toolgateHooks(sideUrl: string, options: ToolgateHooksOptions = {
         signal: AbortSignal.any([signal, AbortSignal.timeout(timeout * 1000)]),
       });
       if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
-      const text = await answer.text();
-      if (text.length > MAX_ANSWER) throw new Error("the answer is too long");
-      const parsed: unknown = JSON.parse(text || "{}");
+      const parsed: unknown = JSON.parse((await bounded(answer)) || "{}");
       if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
         throw new Error("the answer is not a JSON object");
       }
@@ -76,4 +74,22 @@ export function toolgateHooks(sideUrl: string, options: ToolgateHooksOptions = {
   };
   const matcher: HookMatcher = { hooks: [hook], timeout, onFailure: "block" };
   return { PreToolUse: [matcher], PostToolUse: [matcher], PostToolUseFailure: [matcher] };
+}
+
+/** The answer's body as text, read no further than MAX_ANSWER bytes. */
+async function bounded(answer: Response): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = answer.body?.getReader();
+  for (;;) {
+    const part = reader ? await reader.read() : { done: true as const, value: undefined };
+    if (part.done) break;
+    size += part.value.byteLength;
+    if (size > MAX_ANSWER) {
+      await reader?.cancel();
+      throw new Error("the answer is too long");
+    }
+    chunks.push(part.value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
