@@ -21,7 +21,10 @@ os.environ.update(CREWAI_DISABLE_TELEMETRY="true", OTEL_SDK_DISABLED="true",
 import grpc  # noqa: E402
 import pytest  # noqa: E402
 from crewai import Agent, Crew, Task  # noqa: E402
-from crewai.hooks import get_after_tool_call_hooks, get_before_tool_call_hooks  # noqa: E402
+from crewai.hooks import (  # noqa: E402
+    get_after_tool_call_hooks, get_before_tool_call_hooks, register_before_tool_call_hook,
+    unregister_before_tool_call_hook,
+)
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from pydantic import Field  # noqa: E402
@@ -239,6 +242,27 @@ def test_output_past_the_limit_reaches_the_model_cut(server):
     with client(server) as tg:
         said, _ = kickoff(tg, "native", "read", {"path": "long"}, ran)
     assert 40 <= said.count("x") <= 50, said
+
+
+def test_a_call_another_hook_blocks_after_toolgate_allowed_it_is_not_recorded_as_run(server):
+    ran: list = []
+
+    def veto(ctx):
+        return False
+
+    llm = Scripted(model="scripted", native=True, tool="read", args={"path": "notes.txt"})
+    agent = Agent(role="operator", goal="do the task", backstory="scripted", llm=llm,
+                  tools=tools(ran), max_iter=2, verbose=False)
+    crew = Crew(agents=[agent], tasks=[Task(description="do it", expected_output="it", agent=agent)])
+    with client(server) as tg, ToolgateHooks(tg):
+        register_before_tool_call_hook(veto)  # after toolgate's: it sees the call allowed
+        try:
+            crew.kickoff()
+        finally:
+            unregister_before_tool_call_hook(veto)
+    assert ran == []
+    assert [d["outcome"] for d in events(server, "--kind", "decision")] == ["allow"]
+    assert not events(server, "--kind", "execution"), "a run that never happened was recorded"
 
 
 def test_a_sidecar_that_cannot_be_reached_blocks_the_call(server):

@@ -42,6 +42,8 @@ __all__ = ["ToolgateHooks"]
 #: What CrewAI hands the after-hook for a tool that raised: on the native function-calling path,
 #: and on the ReAct path (CrewAI 1.15).
 FAILED = ("Error executing tool: ", "I encountered an error while trying to use the tool")
+#: What CrewAI hands the after-hooks for a call a before-hook blocked.
+BLOCKED = "Tool execution blocked by hook"
 
 
 class _Call:
@@ -98,6 +100,8 @@ class ToolgateHooks:
             return None  # run unrecorded: fail_open
         raw = ctx.raw_tool_result
         text = ctx.tool_result or ""
+        if text.startswith(BLOCKED):
+            return None  # another hook blocked it after toolgate allowed it: it did not run
         failed = isinstance(raw, ToolFailure) or (isinstance(raw, str) and raw.startswith(FAILED[0])) \
             or FAILED[1] in text
         report = self._toolgate.execute(call.decision, dict(ctx.tool_input), output=text,
