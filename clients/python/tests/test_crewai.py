@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import time
 
@@ -41,9 +42,12 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 @pytest.fixture(autouse=True)
 def crewai_home(tmp_path, monkeypatch):
-    """CrewAI writes a key under ~ and its storage where told: both the test's own."""
+    """CrewAI writes a key under ~, its storage where told and lock files in the temporary
+    folder: all the test's own."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CREWAI_STORAGE_DIR", str(tmp_path / "crewai"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
 
 
 class Scripted(BaseLLM):
