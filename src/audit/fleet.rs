@@ -6,9 +6,9 @@
 
 use crate::fleet::store::{FleetError, FleetStore};
 use crate::fleet::tree_of;
+use crate::trail::cosignature::Witnesses;
+use crate::trail::note::NoteVerifier;
 use crate::trail::{Frontier, Kind, Link, Prefix, Problem, Verifier, decode};
-use crate::trust::cosignature::Witnesses;
-use crate::trust::note::NoteVerifier;
 
 use super::Report;
 use super::verify::read_checkpoint;

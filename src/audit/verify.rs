@@ -6,11 +6,11 @@ use std::io::Read;
 use futures_util::StreamExt;
 
 use crate::store::{PAGE, Pruning, Reader, StoreError};
+use crate::trail::checkpoint::Checkpoint;
 use crate::trail::csv::CsvError;
 use crate::trail::export::{CsvChecks, ExportCheck};
+use crate::trail::note::{Note, NoteVerifier};
 use crate::trail::{Anchors, Frontier, Hash, Prefix, Problem, Report, Verifier, decode};
-use crate::trust::checkpoint::Checkpoint;
-use crate::trust::note::{Note, NoteVerifier};
 
 /// Why a verification could not be carried out (as opposed to finding problems).
 #[derive(Debug, thiserror::Error)]

@@ -82,7 +82,7 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
     let dir = tempfile::tempdir()?;
     let http = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let key = dir.path().join("log.key");
-    let signer = crate::trust::note::NoteSigner::generate("toolgate/bench")?;
+    let signer = crate::trail::note::NoteSigner::generate("toolgate/bench")?;
     std::fs::write(&key, signer.encode())?;
     let config = dir.path().join("console.toml");
     std::fs::write(

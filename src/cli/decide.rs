@@ -10,9 +10,10 @@ use super::Exit;
 use super::policy::{Case, config};
 use super::remote::{TOKEN_ENV, connect};
 use crate::gate::rewrite;
-use crate::policy::{Outcome, PolicyEngine, entities};
+use crate::policy::{PolicyEngine, entities};
 use crate::proto::gate_client::GateClient;
 use crate::request::{ActionRequest, ArgsHasher};
+use crate::trail::Outcome;
 
 /// Arguments of `toolgate decide`.
 #[derive(Debug, Args)]

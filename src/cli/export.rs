@@ -19,8 +19,8 @@ use crate::fleet::store::FleetStore;
 use crate::proto;
 use crate::request::WireFilter;
 use crate::store::{PAGE, Reader};
-use crate::trust::checkpoint::Checkpoint;
-use crate::trust::note::NoteSigner;
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::note::NoteSigner;
 
 /// What `toolgate export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

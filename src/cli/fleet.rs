@@ -11,7 +11,7 @@ use crate::fleet::URL_ENV;
 use crate::fleet::store::{FleetStore, NodeStatus};
 use crate::retention::fleet::{Round, Rules, Step, prune as prune_round};
 use crate::text::escaped;
-use crate::trust::note::NoteVerifier;
+use crate::trail::note::NoteVerifier;
 
 /// The store to talk to.
 #[derive(Debug, Args)]

@@ -10,8 +10,8 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Exit;
-use crate::trust::cosignature::Cosigner;
-use crate::trust::note::NoteSigner;
+use crate::trail::cosignature::Cosigner;
+use crate::trail::note::NoteSigner;
 
 /// Arguments of `toolgate keygen`.
 #[derive(Debug, Args)]

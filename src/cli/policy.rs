@@ -10,12 +10,13 @@ use serde::Deserialize;
 
 use super::Exit;
 use crate::config::Config;
-use crate::policy::{Outcome, PolicyEngine, entities};
+use crate::policy::{PolicyEngine, entities};
 use crate::proto;
 use crate::request::ActionRequest;
 use crate::state::facts::{Call, Facts, Observed, Reads};
 use crate::store::{PAGE, Reader};
 use crate::trail::Kind;
+use crate::trail::Outcome;
 
 /// Arguments of `toolgate policy`.
 #[derive(Debug, Args)]

@@ -19,10 +19,10 @@ use crate::fleet::store::FleetStore;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 use crate::text::{escaped, json_escaped};
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::cosignature::WitnessesError;
+use crate::trail::note::{Note, NoteVerifier};
 use crate::trail::tlog_proof::{Proven, TlogProof};
-use crate::trust::checkpoint::Checkpoint;
-use crate::trust::cosignature::WitnessesError;
-use crate::trust::note::{Note, NoteVerifier};
 
 /// Arguments of `toolgate verify`.
 #[derive(Debug, Args)]

@@ -9,8 +9,8 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use crate::trust::cosignature::Cosigner;
-use crate::trust::note::NoteVerifier;
+use crate::trail::cosignature::Cosigner;
+use crate::trail::note::NoteVerifier;
 use crate::witness::state::State;
 use crate::witness::{Witness, http};
 

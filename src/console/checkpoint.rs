@@ -8,9 +8,9 @@ use maud::{Markup, html};
 use super::page::Text;
 use crate::proto::CheckpointResponse;
 use crate::trail::Hash;
-use crate::trust::checkpoint::Checkpoint;
-use crate::trust::cosignature::{CosignatureVerifier, timestamp};
-use crate::trust::note::{Note, NoteVerifier};
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::cosignature::{CosignatureVerifier, timestamp};
+use crate::trail::note::{Note, NoteVerifier};
 
 /// A signed checkpoint, read.
 #[derive(Debug, Clone)]

@@ -51,8 +51,8 @@ use crate::proto::approvals_client::ApprovalsClient;
 use crate::proto::audit_client::AuditClient;
 use crate::sidecar::Conn;
 use crate::store::disk::Disk;
-use crate::trust::cosignature::CosignatureVerifier;
-use crate::trust::note::NoteVerifier;
+use crate::trail::cosignature::CosignatureVerifier;
+use crate::trail::note::NoteVerifier;
 
 pub use oidc::Oidc;
 use page::{Frame, Nav};

@@ -8,12 +8,13 @@ use chrono::Utc;
 use super::Gatekeeper;
 use crate::auth::{Caller, Rpc};
 use crate::error::Error;
-use crate::policy::{Grant, Outcome};
+use crate::policy::Grant;
 use crate::proto;
 use crate::request::{VerdictRequest, WithdrawRequest};
 use crate::state::approvals::{Approval, ClaimError, Verdict, verdict_state};
 use crate::state::facts::Observed;
 use crate::trail::Kind;
+use crate::trail::Outcome;
 
 impl Gatekeeper {
     /// The pending approvals that `matches` selects, oldest first.

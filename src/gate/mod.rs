@@ -27,7 +27,7 @@ use crate::state::approvals::{Approval, Approvals};
 use crate::state::facts::{Call, Facts};
 use cedar_policy::Entities;
 
-use crate::policy::{Outcome, PolicyEngine, PolicyError, Verdict, entities};
+use crate::policy::{PolicyEngine, PolicyError, Verdict, entities};
 use crate::proto;
 use crate::registry::{ToolRegistry, ToolSpec};
 use crate::request::{
@@ -36,6 +36,7 @@ use crate::request::{
 use crate::state::State;
 use crate::state::pins::Pins;
 use crate::store::Writer;
+use crate::trail::Outcome;
 use crate::trail::{Event, Kind, Record};
 
 /// The answer to a Decide call.

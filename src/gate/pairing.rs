@@ -3,10 +3,10 @@
 
 use crate::auth::{Caller, Rpc};
 use crate::error::Error;
-use crate::policy::Outcome;
 use crate::request::ExecutionReport;
 use crate::state::facts::Reads;
 use crate::store::PairedDecision;
+use crate::trail::Outcome;
 use crate::trail::{Event, Kind, Record};
 
 /// Why an execution breaks its decision, or `None` when it keeps to it.

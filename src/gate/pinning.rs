@@ -5,10 +5,11 @@
 use super::{Gatekeeper, refusal};
 use crate::auth::Rpc;
 use crate::error::Error;
-use crate::policy::{Outcome, Verdict};
+use crate::policy::Verdict;
 use crate::proto;
 use crate::request::{ActionRequest, ToolDefinitions, is_instructions};
 use crate::state::pins::Listed;
+use crate::trail::Outcome;
 use crate::trail::Record;
 
 /// A listed tool whose definition is not the one in force.

@@ -5,12 +5,12 @@ use tonic::{Request, Response, Status};
 use super::Guard;
 use crate::auth::{Caller, Rpc};
 use crate::gate::Gatekeeper;
-use crate::policy::Outcome;
 use crate::proto::{
     self, DecideRequest, DecideResponse, DefineToolsRequest, DefineToolsResponse, ExecuteRequest,
     ExecuteResponse, NeverAllowedRequest, NeverAllowedResponse, RecordRefusalRequest,
     RecordRefusalResponse,
 };
+use crate::trail::Outcome;
 
 /// The tonic service.
 #[derive(Debug, Clone)]

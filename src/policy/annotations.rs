@@ -1,10 +1,10 @@
 //! toolgate's annotations on Cedar policies: `@outcome` and `@rewrite` on a forbid (what a
 //! denial becomes), and `@reason` templates filled with the request's values.
 
-use super::Outcome;
 use crate::registry::Safety;
 use crate::request::ActionRequest;
 use crate::state::facts::Observed;
+use crate::trail::Outcome;
 
 /// Reads and checks a policy's `@outcome` and `@rewrite` annotations.
 pub fn outcome_annotations(

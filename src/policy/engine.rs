@@ -15,10 +15,11 @@ use super::annotations::{outcome_annotations, render};
 use super::diagnostic;
 use super::shape::Used;
 use super::slice::Slices;
-use super::{Grant, Outcome, context};
+use super::{Grant, context};
 use crate::registry::ToolRegistry;
 use crate::request::{ActionRequest, Actor, RunOptions};
 use crate::state::facts::Observed;
+use crate::trail::Outcome;
 
 /// The embedded default policy.
 const DEFAULT_POLICY: &str = include_str!("default.cedar");

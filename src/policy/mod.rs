@@ -17,9 +17,6 @@ pub use engine::{PolicyEngine, PolicyError, Verdict};
 pub use schema::cedar_schema;
 pub use shape::describe as describe_shape;
 
-/// The outcome is the trail's: the policy decides it, the trail records it.
-pub use crate::trail::Outcome;
-
 /// An approval given to a call, as policies see it (`context.approval`) when toolgate checks
 /// the approval against them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,7 +28,7 @@ const MOST_SESSIONS: usize = 2_000;
 /// 100 bytes each, and 30 a class, in the prune event.
 const MOST_TAINTED: usize = 10_000;
 
-pub use crate::store::{CarriedRead, Pruning, Session, SessionReads};
+use crate::store::{CarriedRead, Pruning, Session, SessionReads};
 
 /// What a prune through `through` carries.
 #[derive(Debug)]

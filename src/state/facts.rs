@@ -432,7 +432,7 @@ impl Facts {
 
     /// Starts a session's counts where a prune left them (its calls and denials before the
     /// first decision the file keeps, as the `prune` event carried them).
-    fn seed(&self, (actor, session, calls, denials, last_us): crate::retention::carry::Session) {
+    fn seed(&self, (actor, session, calls, denials, last_us): crate::store::Session) {
         let key = self.session_key(&actor, &session);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = state.sessions.entry(key).or_default();

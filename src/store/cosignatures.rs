@@ -1,5 +1,5 @@
 //! Witnesses' cosignatures of the trail's checkpoints in SQLite (`cosignatures`): reads and
-//! writes only; what a cosignature is and how it verifies is `trust::cosignature`'s.
+//! writes only; what a cosignature is and how it verifies is `trail::cosignature`'s.
 
 use rusqlite::{Connection, params};
 

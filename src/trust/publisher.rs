@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::note::NoteSigner;
 use crate::config::CheckpointsConfig;
 use crate::follow::Trail;
 use crate::store::{StoreError, Writer, checkpoint_record};
+use crate::trail::note::NoteSigner;
 
 /// How long the task waits before it tries again after trouble.
 const TICK: Duration = Duration::from_millis(100);
@@ -29,7 +29,7 @@ pub enum KeyError {
     #[error("[checkpoints] cannot read the key: {0}")]
     Read(String),
     #[error("[checkpoints] {0}")]
-    Key(#[from] super::note::NoteError),
+    Key(#[from] crate::trail::note::NoteError),
 }
 
 /// The signing key `[checkpoints]` names, if it names one.

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
-use super::checkpoint::Checkpoint;
-use super::cosignature::CosignatureVerifier;
-use super::note::{Note, NoteError};
 use crate::config::WitnessConfig;
 use crate::query::Cosignature;
 use crate::store::{Reader, StoreError, Writer};
 use crate::trail::Event;
+use crate::trail::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::cosignature::CosignatureVerifier;
+use crate::trail::note::{Note, NoteError};
 
 /// How often the task looks without a commit to wake it: for a witness whose pause after a
 /// failure is over.

@@ -26,11 +26,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use self::state::{Latest, State};
+use crate::trail::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
+use crate::trail::checkpoint::Checkpoint;
+use crate::trail::cosignature::Cosigner;
+use crate::trail::note::{Note, NoteVerifier};
 use crate::trail::verify_consistency;
-use crate::trust::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
-use crate::trust::checkpoint::Checkpoint;
-use crate::trust::cosignature::Cosigner;
-use crate::trust::note::{Note, NoteVerifier};
 
 /// A witness: its key, the logs it knows, and its state.
 pub struct Witness {

@@ -1,6 +1,6 @@
 use super::*;
+use crate::trail::note::NoteSigner;
 use crate::trail::{Frontier, Hash, Subtrees};
-use crate::trust::note::NoteSigner;
 
 /// A log of `n` leaves (leaf i is the bytes of i): its tree's nodes and root by size.
 struct Log {

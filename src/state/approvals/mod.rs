@@ -24,9 +24,9 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use crate::config::{ApprovalsConfig, TimeoutVerdict};
-use crate::policy::Outcome;
 use crate::request::ActionRequest;
 use crate::state::facts::Observed;
+use crate::trail::Outcome;
 use crate::trail::{Kind, Record};
 
 /// Where an approval stands.

@@ -9,11 +9,11 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::{Approval, Approvals, State, Verdict};
-use crate::policy::Outcome;
 use crate::query::Filter;
 use crate::request::ActionRequest;
 use crate::state::facts::Observed;
 use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::Outcome;
 use crate::trail::{Event, Kind};
 
 /// Opens again the approvals the trail shows pending; returns how many. Their arguments are
