@@ -5,6 +5,15 @@
 //! or mark (which reorders what is read), a line or paragraph separator. Each is shown as a
 //! visible mark instead, in the terminal `<U+202E>`, on the console a marked span.
 
+/// `text` cut to at most `max` bytes, at a character boundary.
+pub fn cut(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let at = (0..=max).rev().find(|&at| text.is_char_boundary(at)).unwrap_or(0);
+        text.truncate(at);
+    }
+    text
+}
+
 /// Whether `c` would hide or reorder text (a line end too, unless `keep_lines`).
 pub fn hidden(c: char, keep_lines: bool) -> bool {
     (c.is_control() && !(keep_lines && c == '\n'))
@@ -48,6 +57,12 @@ pub fn json_escaped(json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut("ééé".into(), 3), "é");
+        assert_eq!(cut("abc".into(), 3), "abc");
+    }
 
     #[test]
     fn escapes_line_ends_and_overrides_become_visible_marks() {

@@ -209,7 +209,7 @@ impl Issuer {
             _ if sub.ends_with('*') => Vec::new(),
             _ => vec![format!("{}{sub}", self.spec.actor_prefix)],
         };
-        let id = crate::request::cut(format!("jwt:{}#{sub}", self.spec.issuer), MAX_REFUSAL_BYTES);
+        let id = crate::text::cut(format!("jwt:{}#{sub}", self.spec.issuer), MAX_REFUSAL_BYTES);
         Ok(Caller { id, roles, actors, harness_approvals: false })
     }
 }

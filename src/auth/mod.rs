@@ -365,7 +365,7 @@ impl Auth {
                 ("anonymous".to_owned(), peer, "no bearer token and no client certificate", false)
             }
             Unknown::Certificate(name, why) => {
-                let who = crate::request::cut(format!("cert:{name}"), MAX_REFUSAL_BYTES);
+                let who = crate::text::cut(format!("cert:{name}"), MAX_REFUSAL_BYTES);
                 (who.clone(), who, why, true)
             }
         };
@@ -379,7 +379,7 @@ impl Auth {
     /// Refuses an authenticated caller acting beyond its identities. `why` may quote what the
     /// caller claimed: it is cut, and the refusals of one caller fold whatever they claim.
     pub fn refuse_identity(&self, caller: &Caller, rpc: Rpc, why: String) -> Refusal {
-        let why = crate::request::cut(why, MAX_REFUSAL_BYTES);
+        let why = crate::text::cut(why, MAX_REFUSAL_BYTES);
         let error = Error::PermissionDenied(why.clone());
         self.refuse(caller.id.clone(), caller.id.clone(), rpc, "identity", why, error)
     }

@@ -16,7 +16,7 @@ pub const MAX_ERROR_BYTES: usize = 1024;
 /// The event of a malformed request.
 fn invalid_request(rpc: Rpc, error: &FieldError) -> Record {
     Record {
-        error: Some(crate::request::cut(error.to_string(), MAX_ERROR_BYTES)),
+        error: Some(crate::text::cut(error.to_string(), MAX_ERROR_BYTES)),
         request: Some(rpc_json(rpc)),
         ..Record::new(Kind::InvalidRequest)
     }

@@ -15,6 +15,11 @@ use serde_json::Value;
 pub use normalize::{Normalization, Normalizer};
 pub use schema::{InputSchema, SchemaError};
 
+/// The largest integer every JSON number carries exactly (2^53 - 1, I-JSON's and RFC 8785's
+/// range): beyond it two integers may be written, and so hashed, alike. A normalization must not
+/// round past it, and canonical arguments refuse a number beyond it.
+pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
+
 /// How dangerous running a tool is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]

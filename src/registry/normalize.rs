@@ -192,7 +192,7 @@ fn number(n: &serde_json::Number) -> Result<String, String> {
     let significant = digits.trim_matches('0').len();
     // A double past 2^53 may be a longer integer rounded when it was read: its digits are
     // not the ones sent.
-    let rounded = n.as_f64().is_some_and(|f| f.abs() > crate::request::MAX_EXACT_INTEGER as f64);
+    let rounded = n.as_f64().is_some_and(|f| f.abs() > super::MAX_EXACT_INTEGER as f64);
     if n.is_f64() && (significant > FLOAT_DIGITS || rounded) {
         return Err(format!(
             "the value has more than {FLOAT_DIGITS} significant digits, more than a JSON \

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::config::{ArgsHashConfig, ConfigError};
+use crate::registry::MAX_EXACT_INTEGER;
 
 /// Arguments in canonical form, with their hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,10 +19,6 @@ pub struct CanonicalArgs {
     /// Lower-case hex SHA-256 of [`Self::json`].
     pub hash: String,
 }
-
-/// The largest integer every JSON number carries exactly (2^53 - 1, I-JSON's and RFC 8785's
-/// range): beyond it two integers may be written, and so hashed, alike.
-pub const MAX_EXACT_INTEGER: u64 = (1 << 53) - 1;
 
 /// Arguments that cannot be canonicalized.
 #[derive(Debug, thiserror::Error)]

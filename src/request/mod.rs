@@ -14,13 +14,13 @@ mod refused;
 mod stored;
 mod verdict;
 
-pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, MAX_EXACT_INTEGER, canonicalize};
+pub use canonical::{ArgsError, ArgsHasher, CanonicalArgs, canonicalize};
 pub use decide::{ActionRequest, Actor, ActorKind, ExecutionPlan, Resource, RunOptions};
 pub use define::{Definition, ToolDefinitions, instructions_tool, is_instructions};
 pub use execute::{ExecutionReport, ExecutionStatus};
 pub use filter::{Page, WireFilter};
 pub use never::NeverAllowed;
-pub use refused::{PeerRefusal, cut};
+pub use refused::PeerRefusal;
 pub use stored::classification;
 pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};
 

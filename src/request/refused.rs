@@ -5,6 +5,7 @@ use super::decide::{Actor, actor};
 use super::{FieldError, required, within};
 use crate::config::Limits;
 use crate::proto;
+use crate::text::cut;
 
 /// The peers an adapter relays.
 const PEERS: [&str; 2] = ["mcp_server", "mcp_client"];
@@ -44,25 +45,5 @@ impl PeerRefusal {
             reason: cut(req.reason, MAX_REASON_BYTES),
             count: req.count.max(1),
         })
-    }
-}
-
-/// `text` cut to at most `max` bytes, at a character boundary.
-pub fn cut(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let at = (0..=max).rev().find(|&at| text.is_char_boundary(at)).unwrap_or(0);
-        text.truncate(at);
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_long_reason_is_cut_at_a_character_boundary() {
-        assert_eq!(cut("ééé".into(), 3), "é");
-        assert_eq!(cut("abc".into(), 3), "abc");
     }
 }
