@@ -269,7 +269,7 @@ async fn around(State(console): State<Arc<Console>>, mut request: Request, next:
 /// started), or answers it here.
 fn admit(console: &Console, request: &mut Request) -> Result<Option<String>, Box<Response>> {
     let headers = request.headers();
-    if !console.auth && !crate::side::loopback_host(headers) {
+    if !console.auth && !crate::listener::host::loopback_host(headers) {
         let why = "without auth this console answers only to a loopback name (localhost, \
                    127.0.0.1, [::1])";
         return Err(Box::new(console.not_taken(None, StatusCode::FORBIDDEN, why)));
@@ -350,7 +350,7 @@ fn same_origin(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::side::routes::tests::headers;
+    use crate::listener::host::tests::headers;
 
     #[test]
     fn forms_from_another_site_are_refused() {

@@ -64,6 +64,7 @@ use connects_through;
 
 mod authority;
 mod front;
+pub mod host;
 mod http;
 mod limit;
 

@@ -20,10 +20,10 @@ use crate::listener::{Capped, serve};
 use crate::server::ServerError;
 use crate::tls::Acceptor;
 
-pub mod routes;
+mod routes;
 mod tls;
 
-pub use routes::{foreign_origin, hooks, loopback_host, probes};
+pub use routes::{hooks, probes};
 
 /// The side port, serving.
 pub struct SidePort {

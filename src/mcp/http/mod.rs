@@ -247,7 +247,8 @@ async fn endpoint(
     // Without auth only a loopback name may be asked for, from no other origin: a page a
     // browser loaded from elsewhere (DNS rebinding, another local site) is no MCP client.
     if proxy.auth.is_none()
-        && (!crate::side::loopback_host(&headers) || crate::side::foreign_origin(&headers))
+        && (!crate::listener::host::loopback_host(&headers)
+            || crate::listener::host::foreign_origin(&headers))
     {
         let said = "without auth the MCP endpoint answers only a loopback host name, from its own origin\n";
         return (StatusCode::FORBIDDEN, said).into_response();
