@@ -7,7 +7,7 @@
 // reached fails the run.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage, ToolMessage } from "@langchain/core/messages";
@@ -18,7 +18,7 @@ import { z } from "zod";
 
 import { Toolgate } from "../src/index.js";
 import { toolgateMiddleware } from "../src/integrations/langchain.js";
-import { type Server, freePort, rejectPending, start } from "./server.js";
+import { freePort, rejectPending, sharedServer } from "./server.js";
 
 /** A model that makes one tool call, then says what the tool gave back. */
 class Scripted extends BaseChatModel {
@@ -63,18 +63,8 @@ function tools(ran: string[]) {
 }
 
 describe("the LangChain.js adapter", () => {
-  let server: Server;
-  before(async () => {
-    server = await start();
-  });
-  after(async () => {
-    await server.stop();
-  });
-
-  const client = (target = server.target) =>
-    new Toolgate({ target, sessionId: "unused", actorId: "agent-1", rpcTimeoutMs: 3_000 });
-  const since = (seq: number) => server.trail().filter((e) => e.seq > seq);
-  const last = () => server.trail().at(-1)?.seq ?? 0;
+  const suite = sharedServer("unused");
+  const { client, since, last } = suite;
   const thread = (id: string) => ({ configurable: { thread_id: id } });
   const agent = (tg: Toolgate, call: { name: string; args: Record<string, unknown> }, ran: string[],
     middleware = toolgateMiddleware(tg, { allowBash: true })) =>
@@ -151,7 +141,7 @@ describe("the LangChain.js adapter", () => {
     const from = last();
     const built = agent(tg, { name: "deploy", args: { env: "prod" } }, ran);
     await built.invoke({ messages: [{ role: "user", content: "deploy" }] }, thread("t-overruled"));
-    await rejectPending(server);
+    await rejectPending(suite.server);
     const state = await built.invoke(new Command({ resume: { approved: true, approver: "alice" } }), thread("t-overruled"));
     tg.close();
     assert.deepEqual(ran, [], "the deploy ran on the run's approval after toolgate's refusal");

@@ -6,7 +6,7 @@
 // waiting call's id gets nothing from it, and a sidecar that cannot be reached fails the run.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { Agent, run, setTracingDisabled, tool } from "@openai/agents-core";
 import {
@@ -14,9 +14,8 @@ import {
 } from "@openai/agents-core/testing";
 import { z } from "zod";
 
-import { Toolgate } from "../src/index.js";
 import { ToolgateGuard } from "../src/integrations/openai-agents.js";
-import { type Server, freePort, rejectPending, start } from "./server.js";
+import { freePort, rejectPending, sharedServer } from "./server.js";
 
 setTracingDisabled(true);
 
@@ -67,18 +66,8 @@ function tools(ran: string[], guard?: ToolgateGuard) {
 }
 
 describe("the OpenAI Agents SDK (JavaScript) adapter", () => {
-  let server: Server;
-  before(async () => {
-    server = await start();
-  });
-  after(async () => {
-    await server.stop();
-  });
-
-  const client = (target = server.target) =>
-    new Toolgate({ target, sessionId: "unused", actorId: "agent-1", rpcTimeoutMs: 3_000 });
-  const since = (seq: number) => server.trail().filter((e) => e.seq > seq);
-  const last = () => server.trail().at(-1)?.seq ?? 0;
+  const suite = sharedServer("unused");
+  const { client, since, last } = suite;
   const context = { sessionId: "run-7" };
   const agentWith = (guard: ToolgateGuard, model: ScriptedModel, ran: string[]) =>
     guard.agent(new Agent({ name: "assistant", model, tools: tools(ran, guard) }));
@@ -158,7 +147,7 @@ describe("the OpenAI Agents SDK (JavaScript) adapter", () => {
     const guard = new ToolgateGuard(tg, { allowBash: true });
     const agent = agentWith(guard, scripted("deploy", { env: "prod" }), ran);
     const paused = await run(agent, "deploy", { context });
-    await rejectPending(server);
+    await rejectPending(suite.server);
     guard.approve(paused.state, paused.interruptions[0], "alice");
     const result = await run(agent, paused.state);
     tg.close();

@@ -9,6 +9,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
+
+import { Toolgate } from "../src/index.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The repository: $TOOLGATE_ROOT, or two folders above this package. */
@@ -118,4 +121,26 @@ export async function rejectPending(server: Server, approver = "bob"): Promise<v
   } finally {
     approvals.close();
   }
+}
+
+/** One server for a suite's tests (started before them, stopped after), a client of it made per
+ * test in `sessionId`, and the trail's events after a point in it. */
+export function sharedServer(sessionId = "unused") {
+  let server: Server;
+  before(async () => {
+    server = await start();
+  });
+  after(async () => {
+    await server.stop();
+  });
+  return {
+    get server(): Server {
+      return server;
+    },
+    client: (target?: string) =>
+      new Toolgate({ target: target ?? server.target, sessionId, actorId: "agent-1", rpcTimeoutMs: 3_000 }),
+    /** The last event's seq: what a test's `since` starts after. */
+    last: () => server.trail().at(-1)?.seq ?? 0,
+    since: (seq: number) => server.trail().filter((e) => e.seq > seq),
+  };
 }

@@ -5,15 +5,14 @@
 // streaming tool is recorded once it ends, and a sidecar that cannot be reached fails the call.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { generateText, type ModelMessage, stepCountIs, streamText, simulateReadableStream, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 
-import { Toolgate } from "../src/index.js";
 import { guardTools } from "../src/integrations/vercel-ai.js";
-import { type Server, freePort, rejectPending, start } from "./server.js";
+import { freePort, rejectPending, sharedServer } from "./server.js";
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
@@ -94,18 +93,8 @@ function tools(ran: string[]) {
 }
 
 describe("the Vercel AI SDK adapter", () => {
-  let server: Server;
-  before(async () => {
-    server = await start();
-  });
-  after(async () => {
-    await server.stop();
-  });
-
-  const client = (target = server.target) =>
-    new Toolgate({ target, sessionId: "chat-7", actorId: "agent-1", rpcTimeoutMs: 3_000 });
-  const since = (seq: number) => server.trail().filter((e) => e.seq > seq);
-  const last = () => server.trail().at(-1)?.seq ?? 0;
+  const suite = sharedServer("chat-7");
+  const { client, since, last } = suite;
 
   test("a denied call never runs and the model is told why", async () => {
     const ran: string[] = [];
@@ -258,7 +247,7 @@ describe("the Vercel AI SDK adapter", () => {
     const model = scripted("deploy", { env: "prod" });
     const first = await generateText({ model, tools: guard.tools, stopWhen: stepCountIs(3), prompt: "deploy" });
     const [request] = first.content.filter((p) => p.type === "tool-approval-request");
-    await rejectPending(server);
+    await rejectPending(suite.server);
     const messages: ModelMessage[] = [
       { role: "user", content: "deploy" }, ...first.response.messages,
       { role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }] },
