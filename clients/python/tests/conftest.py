@@ -4,6 +4,7 @@ free ports, over a fresh SQLite file."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import pathlib
 import socket
@@ -145,3 +146,8 @@ def reject_pending(server: Server, approver: str = "bob") -> None:
         [pending, *_] = approvals.ListPending(approvals_pb2.ListPendingRequest()).approvals
         approvals.Reject(approvals_pb2.VerdictRequest(decision_id=pending.decision_id,
                                                       approver=approver, comment="no"))
+
+
+def events(server: Server, *filters: str) -> list[dict]:
+    """The trail's events (`toolgate query --json`, with `filters`), parsed."""
+    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]

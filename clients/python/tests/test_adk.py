@@ -20,7 +20,7 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 from pydantic import Field
 
-from conftest import free_port
+from conftest import events, free_port
 from toolgate_client import AsyncToolgate, ToolgateError
 from toolgate_client.integrations.adk import ToolgatePlugin
 
@@ -73,9 +73,6 @@ def tools(ran: list) -> list:
 
     return [read, deploy, shred, grep]
 
-
-def events(server, *filters: str) -> list[dict]:
-    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
 
 
 class Run:

@@ -30,7 +30,7 @@ from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from pydantic import Field  # noqa: E402
 
-from conftest import HERE, free_port, start  # noqa: E402
+from conftest import HERE, events, free_port, start  # noqa: E402
 from toolgate_client import Toolgate  # noqa: E402
 from toolgate_client.integrations.crewai import ToolgateHooks  # noqa: E402
 from toolgate_client.v1 import approvals_pb2, approvals_pb2_grpc  # noqa: E402
@@ -120,9 +120,6 @@ def kickoff(toolgate: Toolgate, path: str, tool_name: str, args: dict, ran: list
         output = crew.kickoff()
     return str(output.raw), crew
 
-
-def events(server, *filters: str) -> list[dict]:
-    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
 
 
 def client(server, target: str | None = None, approval_timeout: float = 30) -> Toolgate:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 import threading
 from typing import Any
 
@@ -22,7 +21,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from conftest import HERE, free_port, reject_pending, start
+from conftest import HERE, events, free_port, reject_pending, start
 from toolgate_client import Toolgate, ToolgateError
 from toolgate_client.integrations.langchain import ToolgateMiddleware
 
@@ -72,9 +71,6 @@ def tools(ran: list) -> list:
 
     return [read, deploy, shred]
 
-
-def events(server, *filters: str) -> list[dict]:
-    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
 
 
 def agent(toolgate: Toolgate, call: dict, ran: list):

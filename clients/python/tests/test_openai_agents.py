@@ -7,13 +7,12 @@ as failed, and a sidecar that cannot be reached blocks the call."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 from agents import Agent, Runner, UserError, function_tool, set_tracing_disabled
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
-from conftest import free_port
+from conftest import events, free_port
 from toolgate_client import AsyncToolgate, ToolgateError
 from toolgate_client.integrations.openai_agents import ToolgateGuard
 
@@ -58,9 +57,6 @@ def tools(ran: list) -> list:
 
     return [read, deploy, shred]
 
-
-def events(server, *filters: str) -> list[dict]:
-    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
 
 
 def client(server, target: str | None = None) -> AsyncToolgate:

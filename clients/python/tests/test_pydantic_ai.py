@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 import threading
 import time
 
@@ -18,7 +17,7 @@ from pydantic_ai.messages import ModelResponse, RetryPromptPart, TextPart, ToolC
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from conftest import free_port, reject_pending
+from conftest import events, free_port, reject_pending
 from toolgate_client import AsyncToolgate, ToolgateError
 from toolgate_client.integrations.pydantic_ai import ToolgateToolset
 
@@ -69,9 +68,6 @@ def tools(ran: list) -> FunctionToolset:
 
     return toolset
 
-
-def events(server, *filters: str) -> list[dict]:
-    return [json.loads(line) for line in server.query("--json", *filters).splitlines()]
 
 
 def agent(server, model: Scripted, ran: list, target: str | None = None) -> tuple[Agent, AsyncToolgate]:
