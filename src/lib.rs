@@ -7,24 +7,26 @@
 //!
 //! # Layout
 //!
-//! Modules in layers: each imports only modules of the layers below it (no module imports one
-//! that imports it back), and `docs/architecture.md` follows a Decide through them.
+//! Modules in layers: each imports only modules of its own layer or of the layers below it,
+//! and no modules import each other in a circle; `docs/architecture.md` draws the layers and
+//! follows a Decide through them, and `tests/it/layers.rs` fails on an import that breaks them.
 //!
 //! - The domain, imported by everyone: [`trail`] (the crate `toolgate-trail`: the events and
 //!   the one table of their columns, the canonical encoding, the chain step, the RFC 6962 tree
 //!   and its proofs, CSV, verification, signed notes, checkpoints, cosignatures), [`proto`]
 //!   (the crate `toolgate-proto`: the code generated from `proto/toolgate/v1/*.proto`),
 //!   `error` (the service error and the one place that decides its gRPC status), [`config`]
-//!   (plain data: the file and its defaults), [`registry`] (each tool's safety level and
+//!   (plain data: the file, every section of it and their defaults), [`registry`] (each tool's safety level and
 //!   action), `query` (an auditor's filter and the counts that come back, whichever store
 //!   holds the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
-//!   them: nothing hidden or reordered).
+//!   them: nothing hidden or reordered), `backoff` (a task's pauses after trouble), `wire`
+//!   (events to and from protobuf), `shutdown`, [`telemetry`].
 //! - Storage, I/O only: `store` (the SQLite file through rusqlite: migrations, the single
 //!   group-committing writer, WAL checkpoints, read-only reads, the disk's space), `archive`
 //!   (the trail as C2SP tlog-tiles in an object store: its verification, S3 Object Lock, and
 //!   reading pruned events back) and `fleet` (the fleet's
-//!   PostgreSQL store through sqlx: its schema, the nodes' registry and tokens, the ingest
-//!   service that checks every batch before it writes it, and the store's reads).
+//!   PostgreSQL store through sqlx: its schema, the nodes' registry and tokens, the checks
+//!   of every batch before the ingest service writes it, and the store's reads).
 //! - Requests and state: [`request`] (wire requests validated and normalized; every rejection
 //!   names its field), `state` (what is rebuilt from the trail at start: session facts,
 //!   pending approvals, the tool definitions in force), `policy` (Cedar evaluation into an
@@ -42,15 +44,17 @@
 //!   (the tasks that sign checkpoints and submit them to witnesses), `retention` (the task
 //!   that prunes what is archived, verified, taken and cosigned, under `[retention]`), `witness` (an independent
 //!   witness of other logs: C2SP tlog-witness over HTTP, its own SQLite state).
-//! - The faces and adapters: `grpc` (the tonic services over `gate` and `audit`, the shared
+//! - The faces and adapters: `grpc` (the tonic services over `gate` and `audit`, and the
+//!   fleet's ingest service over `fleet`; the shared
 //!   authorize-and-record prologue), `sidecar` (those services as the adapters call them),
 //!   `side` (the HTTP side port: metrics, probes, the hook endpoint, the console), `hook`
 //!   (Claude Code's hooks), `console` (the auditors' and approvers' web pages under `/ui`, over
 //!   the gRPC services in process), `mcp` (the MCP gateway: a JSON-RPC relay whose
 //!   `tools/call` go through Decide and Execute), [`server`] (what a process runs, its tasks
-//!   started and stopped in order), `shutdown`, [`telemetry`].
-//! - The command line: [`cli`] (one file per subcommand) and `bench` (the load generator and
-//!   the audit and policy measurements behind `toolgate bench`).
+//!   started and stopped in order).
+//! - The command line: [`cli`] (one file per subcommand), `bench` (the load generator and
+//!   the audit and policy measurements behind `toolgate bench`), and `fuzzing` (the fuzz
+//!   targets' entry points).
 //!
 //! Public are the modules the binary and the integration tests use; the rest is private, so
 //! the compiler reports what nothing uses.
@@ -58,6 +62,7 @@
 mod archive;
 mod audit;
 pub mod auth;
+mod backoff;
 mod bench;
 pub mod cli;
 pub mod config;
@@ -91,4 +96,5 @@ mod text;
 pub mod tls;
 pub use toolgate_trail as trail;
 mod trust;
+mod wire;
 mod witness;

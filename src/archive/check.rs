@@ -209,7 +209,7 @@ pub async fn holds(
         let skip = first.saturating_sub(1).saturating_sub(tile.first()).min(tile.width);
         let after = i64::try_from(tile.first() + skip).map_err(|_| HoldsError::Range)?;
         let width = u32::try_from(tile.width - skip).map_err(|_| HoldsError::Range)?;
-        let kept = reader.query(&crate::query::Filter::default(), after, width).await?;
+        let kept = reader.query(&crate::trail::Filter::default(), after, width).await?;
         if kept.len() != width as usize {
             problems.push(format!("{}: the trail holds {} of its events", tile.path(), kept.len()));
             continue;

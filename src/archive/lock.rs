@@ -12,32 +12,19 @@ use object_store::aws::{AmazonS3, AwsAuthorizer};
 use object_store::client::{HttpRequest, HttpRequestBody};
 use object_store::path::Path;
 use object_store::signer::Signer;
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::ArchiveError;
+use crate::config::LockMode;
 
 /// How long a request to lock an object may take.
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// S3 Object Lock's two modes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LockMode {
-    /// Nobody, the account's root included, can delete the object's version or shorten its
-    /// lock before the date.
-    #[default]
-    Compliance,
-    /// Users with `s3:BypassGovernanceRetention` can.
-    Governance,
-}
-
-impl LockMode {
-    fn as_s3(self) -> &'static str {
-        match self {
-            Self::Compliance => "COMPLIANCE",
-            Self::Governance => "GOVERNANCE",
-        }
+/// The mode as S3 names it.
+fn s3_mode(mode: LockMode) -> &'static str {
+    match mode {
+        LockMode::Compliance => "COMPLIANCE",
+        LockMode::Governance => "GOVERNANCE",
     }
 }
 
@@ -72,7 +59,7 @@ impl Locker {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
              <Retention xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
              <Mode>{}</Mode><RetainUntilDate>{date}</RetainUntilDate></Retention>",
-            self.mode.as_s3()
+            s3_mode(self.mode)
         );
         let answer = self.send(http::Method::PUT, path, body.into_bytes()).await?;
         if !answer.status().is_success() {
@@ -85,7 +72,7 @@ impl Locker {
             .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok());
         match (mode, held) {
             (Some(mode), Some(held))
-                if mode == self.mode.as_s3() && held.timestamp() >= until.timestamp() =>
+                if mode == s3_mode(self.mode) && held.timestamp() >= until.timestamp() =>
             {
                 Ok(())
             }
@@ -93,7 +80,7 @@ impl Locker {
                 "it reads back locked {} until {}, not {} until {date}",
                 mode.unwrap_or("not at all"),
                 header("x-amz-object-lock-retain-until-date").unwrap_or("never"),
-                self.mode.as_s3(),
+                s3_mode(self.mode),
             ))),
         }
     }

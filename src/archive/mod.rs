@@ -16,7 +16,9 @@ pub mod tiles;
 
 use std::sync::Arc;
 
-use lock::{LockMode, Locker};
+use lock::Locker;
+
+use crate::config::LockMode;
 use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;

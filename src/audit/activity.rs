@@ -12,7 +12,7 @@ use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use tokio::sync::watch;
 
 use super::Trails;
-use crate::follow::Backoff;
+use crate::backoff::Backoff;
 use crate::query::Tally;
 use crate::trail::{Kind, Outcome};
 

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
-use super::ProofsWriter;
 use super::trails::{At, Local, Trails};
-use crate::query::Filter;
 use crate::store::{PAGE, StoreError};
 use crate::trail::Event;
+use crate::trail::Filter;
 use crate::trail::csv::{CsvError, CsvWriter};
+use crate::trail::proofs::ProofsWriter;
 
 /// Where an export reads its events: one trail of `trails` (on a sidecar, its own: node `""`).
 #[derive(Debug, Clone)]

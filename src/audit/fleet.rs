@@ -10,8 +10,8 @@ use crate::trail::cosignature::Witnesses;
 use crate::trail::note::NoteVerifier;
 use crate::trail::{Frontier, Kind, Link, Prefix, Problem, Verifier, decode};
 
-use super::Report;
 use super::verify::read_checkpoint;
+use crate::trail::Report;
 
 /// Events read per page.
 const PAGE: u32 = 1000;

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
-use super::{Report, Trails};
+use super::Trails;
+
+use crate::trail::Report;
 
 /// The pause between checks of what landed since the last.
 const EVERY: Duration = Duration::from_secs(2);

@@ -14,10 +14,6 @@ mod prove;
 mod trails;
 mod verify;
 
-pub use crate::trail::cosignature::Witnesses;
-pub use crate::trail::export::CsvChecks;
-pub use crate::trail::proofs::{ProofsReader, ProofsWriter};
-pub use crate::trail::{Anchors, MANIFEST_FORMAT, Manifest, Report};
 pub use export::{Export, ExportError, Origin, SharedBuffer};
 pub use fleet::verify_fleet;
 pub use prove::prove;

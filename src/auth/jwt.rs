@@ -20,7 +20,8 @@ use sha2::{Digest, Sha256};
 
 use super::keys::{Keys, Missing};
 use super::provider::fetchable;
-use super::{BadAuth, Caller, ClaimPath, IssuerSpec, MAX_REFUSAL_BYTES, Role, SignedIn};
+use super::{BadAuth, Caller, MAX_REFUSAL_BYTES, SignedIn};
+use crate::config::{ClaimPath, IssuerSpec, Role};
 
 /// The longest token looked at.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;

@@ -18,17 +18,14 @@
 //! next one counting what was folded); `gate::refusal` records it, naming the caller and the
 //! RPC and why a token was not taken, never the token.
 
-mod config;
 mod jwt;
 mod keys;
 mod provider;
 mod rpc;
 mod spiffe;
 
-pub use config::{AuthConfig, CertificateSpec, ClaimPath, IssuerSpec, SpiffeSpec, TokenSpec};
 pub use provider::{Discovery, json as provider_json};
-pub use rpc::{Role, Rpc};
-pub use spiffe::id as spiffe_id;
+pub use rpc::Rpc;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -38,8 +35,9 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tonic::Request;
 
+use crate::config::{AuthConfig, NameKind, Role};
 use crate::error::Error;
-use crate::tls::{CertName, NameKind, peer_names, peer_spiffe_id};
+use crate::tls::{CertName, peer_names, peer_spiffe_id};
 
 /// A refusal is recorded at most this often per peer, RPC and kind of refusal.
 const RECORD_EVERY: Duration = Duration::from_secs(1);
@@ -483,6 +481,7 @@ pub fn token_digest(token: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::TokenSpec;
 
     #[test]
     fn actor_patterns_match_exact_ids_and_prefixes() {

@@ -1,25 +1,7 @@
 //! The roles a caller holds, and the RPCs that check them: [`Rpc`] is the one list of the RPCs,
 //! their paths and the roles each needs.
 
-use serde::Deserialize;
-
-/// What a caller may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Gate: Decide and Execute (and Await on its own approvals).
-    Agent,
-    /// Approvals: list, approve, reject.
-    Approver,
-    /// Audit: read only.
-    Auditor,
-    /// Admin: policy reload and other operations.
-    Admin,
-    /// Gateway: relays an MCP server, so records its tools' definitions (which pins them) and
-    /// what it refused from its peers. An agent's token does not: an agent could otherwise pin
-    /// a tool's definition before the gateway lists it.
-    Gateway,
-}
+use crate::config::Role;
 
 /// Every RPC that checks its caller, and the roles that may call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,16 +1,13 @@
 //! SPIFFE IDs (`spiffe://<trust domain>/<path>`), as an X.509 SVID carries one in its only URI
 //! subject alternative name, and the `[[auth.spiffe]]` entries that map them to callers.
 //!
-//! An ID is taken only in the form the SPIFFE ID standard gives it: a trust domain of
-//! lowercase letters, digits, `.`, `-` and `_`; a non-empty path of segments of letters,
-//! digits, `.`, `-` and `_`, none empty, `.` or `..`; no port, user, query or fragment; at most
-//! 2048 bytes. Entries match an ID exactly, or every ID under a path (`…/agents/*`), always on
-//! a segment's boundary.
+//! An ID is taken only in the form the SPIFFE ID standard gives it (`tls::spiffe_id`).
+//! Entries match an ID exactly, or every ID under a path (`…/agents/*`), always on a
+//! segment's boundary.
 
-use super::{BadAuth, Caller, SpiffeSpec};
-
-/// The longest SPIFFE ID.
-const MAX_ID_BYTES: usize = 2048;
+use super::{BadAuth, Caller};
+use crate::config::SpiffeSpec;
+use crate::tls::{spiffe_id as id, trust_domain};
 
 /// The callers of `[[auth.spiffe]]`, longest pattern first.
 #[derive(Debug, Default)]
@@ -78,59 +75,10 @@ impl Spiffe {
     }
 }
 
-/// `text` when it is a SPIFFE ID of a workload (with a path), or why it is not.
-pub fn id(text: &str) -> Result<&str, &'static str> {
-    if text.len() > MAX_ID_BYTES {
-        return Err("a SPIFFE ID is at most 2048 bytes");
-    }
-    let rest = text.strip_prefix("spiffe://").ok_or("a SPIFFE ID begins with `spiffe://`")?;
-    let (domain, path) = rest.split_once('/').ok_or("a workload's SPIFFE ID has a path")?;
-    if !trust_domain(domain) {
-        return Err("a trust domain is lowercase letters, digits, `.`, `-` and `_`");
-    }
-    let segment_ok = |s: &str| {
-        !s.is_empty()
-            && s != "."
-            && s != ".."
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
-    };
-    if !path.split('/').all(segment_ok) {
-        return Err("a SPIFFE ID's path is non-empty segments of letters, digits, `.`, `-`, `_`");
-    }
-    Ok(text)
-}
-
-fn trust_domain(domain: &str) -> bool {
-    !domain.is_empty()
-        && domain
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Role;
-
-    #[test]
-    fn ids_are_taken_only_in_the_standard_form() {
-        assert!(id("spiffe://example.org/agents/billing").is_ok());
-        for bad in [
-            "spiffe://example.org",
-            "spiffe://example.org/",
-            "spiffe://Example.org/a",
-            "spiffe://example.org:443/a",
-            "spiffe://user@example.org/a",
-            "spiffe://example.org/a//b",
-            "spiffe://example.org/a/../b",
-            "spiffe://example.org/a?q",
-            "spiffe://example.org/a#f",
-            "https://example.org/a",
-        ] {
-            assert!(id(bad).is_err(), "{bad}");
-        }
-        assert!(id(&format!("spiffe://example.org/{}", "a".repeat(2040))).is_err());
-    }
+    use crate::config::Role;
 
     #[test]
     fn the_longest_entry_matches_on_a_segment_boundary() {

@@ -7,9 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::audit::{Anchors, Export, ExportError, verify_trail};
-use crate::query::Filter;
+use crate::audit::{Export, ExportError, verify_trail};
+
 use crate::store::Reader;
+use crate::trail::Anchors;
+use crate::trail::Filter;
 use crate::trail::tlog_proof::TlogProof;
 
 /// The figures.

@@ -171,7 +171,7 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
     server.stop().await;
     baseline.sort();
     let reader = crate::store::Reader::open(db).await?;
-    let events = reader.count(&crate::query::Filter::default()).await?;
+    let events = reader.count(&crate::trail::Filter::default()).await?;
     reader.close().await;
     Ok(ConsoleFigures {
         events,

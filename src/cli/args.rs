@@ -6,12 +6,13 @@ use clap::Args;
 
 use super::remote::{Authorized, TOKEN_ENV, connect_to};
 use crate::audit::{At, Local, Trails};
-use crate::grpc::event_from_proto;
 use crate::proto::{self, audit_client::AuditClient};
-use crate::query::Filter;
 use crate::request::WireFilter;
 use crate::store::Reader;
 use crate::trail::Event;
+use crate::trail::Filter;
+use crate::trail::cosignature::{Witnesses, WitnessesError};
+use crate::wire::event_from_proto;
 
 /// Where to read the trail.
 #[derive(Debug, Args)]
@@ -173,4 +174,19 @@ pub fn postgres_url(url: &str) -> &str {
         );
     }
     url
+}
+
+/// A `--node` value that is a node id ([`crate::fleet::NODE_ID`]), or the error saying so.
+pub(super) fn check_node(node: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(crate::fleet::valid_node(node), "--node {node:?}: {}", crate::fleet::NODE_ID);
+    Ok(())
+}
+
+/// The `--witness` keys given, each once, and how many of them must have cosigned
+/// (`--witnesses-required`; all of them when absent).
+pub(super) fn witnesses(keys: &[String], required: Option<usize>) -> anyhow::Result<Witnesses> {
+    Witnesses::parse(keys, required).map_err(|e| match e {
+        WitnessesError::Key(..) => anyhow::anyhow!("--witness {e}"),
+        WitnessesError::Required(_) => anyhow::anyhow!("--witnesses-required: {e}"),
+    })
 }

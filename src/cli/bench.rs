@@ -279,7 +279,7 @@ async fn audit(events: usize, db: Option<&Path>) -> anyhow::Result<()> {
     let db = db.map_or_else(|| dir.path().join("audit.db"), Path::to_path_buf);
     let existing = match crate::store::Reader::open(&db).await {
         Ok(reader) => {
-            let n = reader.count(&crate::query::Filter::default()).await.unwrap_or(0);
+            let n = reader.count(&crate::trail::Filter::default()).await.unwrap_or(0);
             reader.close().await;
             n as usize
         }

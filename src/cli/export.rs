@@ -14,11 +14,13 @@ use sha2::{Digest, Sha256};
 
 use super::Exit;
 use super::args::{FilterArgs, Source, SourceArgs};
-use crate::audit::{Export, MANIFEST_FORMAT, Manifest, Origin};
+use crate::audit::{Export, Origin};
 use crate::fleet::store::FleetStore;
 use crate::proto;
 use crate::request::WireFilter;
 use crate::store::{PAGE, Reader};
+use crate::trail::MANIFEST_FORMAT;
+use crate::trail::Manifest;
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::note::NoteSigner;
 
@@ -118,7 +120,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
     let (written, head) = if let (Some(url), Some(node)) = (&args.postgres, &args.node) {
         let url = &super::args::postgres_url(url).to_owned();
-        super::fleet::check_node(node)?;
+        super::args::check_node(node)?;
         let store = FleetStore::connect(url).await?;
         let (seq, hash) = store.head(node).await?;
         let head = hash.map(|hash| (seq, hash));
@@ -216,7 +218,7 @@ fn summarize(output: Option<&std::path::Path>, rows: u64, range: &str, also: &[S
 /// Writes the matching events one per line, as JSON lines or OCSF events.
 async fn lines(
     args: ExportArgs,
-    filter: crate::query::Filter,
+    filter: crate::trail::Filter,
     mut out: Box<dyn Write + Send>,
 ) -> anyhow::Result<Exit> {
     let instance = args.instance.clone().unwrap_or_else(crate::siem::host_name);

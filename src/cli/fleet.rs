@@ -156,7 +156,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             println!("the fleet store's schema is up to date");
         }
         FleetCommand::Register(args) => {
-            check_node(&args.node)?;
+            super::args::check_node(&args.node)?;
             if let Some(key) = &args.key {
                 NoteVerifier::parse(key).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
             }
@@ -174,7 +174,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             );
         }
         FleetCommand::Revoke(args) => {
-            check_node(&args.node)?;
+            super::args::check_node(&args.node)?;
             let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
             store.revoke(&args.node).await?;
             println!("node {:?} revoked", args.node);
@@ -206,7 +206,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
             return Ok(if count == 0 { Exit::Ok } else { Exit::Found });
         }
         FleetCommand::Archive(args) => {
-            check_node(&args.node)?;
+            super::args::check_node(&args.node)?;
             let options: BTreeMap<String, String> = args.options.into_iter().collect();
             // Refused here as `fleet prune` would refuse it: a bad URL, a secret among the
             // options.
@@ -232,7 +232,7 @@ async fn prune(args: PruneArgs) -> anyhow::Result<Exit> {
         args.max_age_days.is_finite() && args.max_age_days >= 0.0,
         "--max-age-days is a number of days, 0 or more"
     );
-    let witnesses = super::verify::witnesses(&args.witness, args.witnesses_required)?;
+    let witnesses = super::args::witnesses(&args.witness, args.witnesses_required)?;
     let rules = Rules { max_age_days: args.max_age_days, witnesses };
     let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
     let steps = match prune_round(&store, &rules, args.dry_run).await? {
@@ -315,10 +315,4 @@ fn status_line(node: &NodeStatus) -> String {
 
 fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
-}
-
-/// A `--node` value that is a node id ([`crate::fleet::NODE_ID`]), or the error saying so.
-pub fn check_node(node: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(crate::fleet::valid_node(node), "--node {node:?}: {}", crate::fleet::NODE_ID);
-    Ok(())
 }

@@ -168,10 +168,10 @@ fn gateway_token(config: &mut Config, name: &str) -> anyhow::Result<String> {
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("no randomness for a token: {e}"))?;
     let token = hex::encode(secret);
-    config.auth.tokens.push(crate::auth::TokenSpec {
+    config.auth.tokens.push(crate::config::TokenSpec {
         id: format!("mcp-gateway:{name}"),
         sha256: crate::auth::token_digest(&token),
-        roles: vec![crate::auth::Role::Gateway],
+        roles: vec![crate::config::Role::Gateway],
         actors: vec!["*".to_owned()],
         harness_approvals: false,
     });

@@ -90,12 +90,12 @@ pub async fn query(args: QueryArgs) -> anyhow::Result<Exit> {
 async fn fleet(
     url: &str,
     node: Option<&str>,
-    filter: &crate::query::Filter,
+    filter: &crate::trail::Filter,
     json: bool,
     limit: u64,
 ) -> anyhow::Result<Exit> {
     if let Some(node) = node {
-        super::fleet::check_node(node)?;
+        super::args::check_node(node)?;
     }
     let store = FleetStore::connect(url).await?;
     let (mut printed, mut after) = (0u64, (String::new(), 0));

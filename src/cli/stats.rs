@@ -7,9 +7,9 @@ use super::args::{Source, SourceArgs};
 use crate::audit::Trails;
 use crate::fleet::store::FleetStore;
 use crate::proto;
-use crate::query::Filter;
 use crate::query::Stats;
 use crate::request::WireFilter;
+use crate::trail::Filter;
 
 /// Arguments of `toolgate stats`.
 #[derive(Debug, Args)]
@@ -44,7 +44,7 @@ pub async fn stats(args: StatsArgs) -> anyhow::Result<Exit> {
         "--node needs --postgres or --server"
     );
     if let Some(node) = &args.node {
-        super::fleet::check_node(node)?;
+        super::args::check_node(node)?;
     }
     let stats = if let Some(url) = args.postgres.as_deref().map(super::args::postgres_url) {
         let store = FleetStore::connect(url).await?;

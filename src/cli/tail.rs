@@ -11,11 +11,11 @@ use super::Exit;
 use super::args::{FilterArgs, Source, SourceArgs};
 use super::query::row;
 use crate::audit::Trails;
-use crate::grpc::event_from_proto;
 use crate::proto;
 use crate::request::WireFilter;
 use crate::store::PAGE;
 use crate::trail::Event;
+use crate::wire::event_from_proto;
 
 /// How often a local trail is read again with --follow.
 const LOOK_AGAIN: Duration = Duration::from_millis(500);

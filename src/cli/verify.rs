@@ -11,17 +11,19 @@ use indicatif::ProgressBar;
 
 use super::Exit;
 use super::remote::{TOKEN_ENV, connect_to};
-use crate::audit::{
-    Anchors, CsvChecks, Manifest, ProofsReader, Report, Witnesses, verify_csv, verify_fleet,
-    verify_trail,
-};
+use crate::audit::{verify_csv, verify_fleet, verify_trail};
 use crate::fleet::store::FleetStore;
 use crate::proto::{self, audit_client::AuditClient};
 use crate::store::Reader;
 use crate::text::{escaped, json_escaped};
+use crate::trail::Anchors;
+use crate::trail::Manifest;
+use crate::trail::Report;
 use crate::trail::checkpoint::Checkpoint;
-use crate::trail::cosignature::WitnessesError;
+use crate::trail::cosignature::Witnesses;
+use crate::trail::export::CsvChecks;
 use crate::trail::note::{Note, NoteVerifier};
+use crate::trail::proofs::ProofsReader;
 use crate::trail::tlog_proof::{Proven, TlogProof};
 
 /// Arguments of `toolgate verify`.
@@ -120,10 +122,10 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
         "--node needs --postgres or --server"
     );
     if let Some(node) = &args.node {
-        super::fleet::check_node(node)?;
+        super::args::check_node(node)?;
     }
     let findings = if let Some(url) = args.postgres.as_deref().map(super::args::postgres_url) {
-        let witnesses = witnesses(&args.witness, args.witnesses_required)?;
+        let witnesses = super::args::witnesses(&args.witness, args.witnesses_required)?;
         let store = FleetStore::connect(url).await?;
         let reports = verify_fleet(&store, args.node.as_deref(), &witnesses).await?;
         if let Some(node) = args.node.as_ref().filter(|_| reports.is_empty()) {
@@ -225,7 +227,7 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
 fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors> {
     let keys = log_keys(&args.key)?;
     let Witnesses { keys: witnesses, required } =
-        witnesses(&args.witness, args.witnesses_required)?;
+        super::args::witnesses(&args.witness, args.witnesses_required)?;
     let given = match &args.checkpoint {
         Some(path) => Some((
             std::fs::read_to_string(path)
@@ -262,7 +264,7 @@ fn anchors(args: &VerifyArgs, embedded: Option<&str>) -> anyhow::Result<Anchors>
 /// wrong with it (exit 1).
 fn proof(path: &Path, args: &VerifyArgs) -> anyhow::Result<Exit> {
     let keys = log_keys(&args.key)?;
-    let witnesses = witnesses(&args.witness, args.witnesses_required)?;
+    let witnesses = super::args::witnesses(&args.witness, args.witnesses_required)?;
     let file = File::open(path).with_context(|| format!("cannot read `{}`", path.display()))?;
     let mut proofs = ProofsReader::new(BufReader::new(file));
     let (mut exit, mut read) = (Exit::Ok, 0);
@@ -308,15 +310,6 @@ fn log_keys(keys: &[String]) -> anyhow::Result<Vec<NoteVerifier>> {
     keys.iter()
         .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
         .collect()
-}
-
-/// The `--witness` keys given, each once, and how many of them must have cosigned
-/// (`--witnesses-required`; all of them when absent).
-pub(super) fn witnesses(keys: &[String], required: Option<usize>) -> anyhow::Result<Witnesses> {
-    Witnesses::parse(keys, required).map_err(|e| match e {
-        WitnessesError::Key(..) => anyhow::anyhow!("--witness {e}"),
-        WitnessesError::Required(_) => anyhow::anyhow!("--witnesses-required: {e}"),
-    })
 }
 
 /// The archive as verified and joined to the trail.

@@ -21,19 +21,23 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+mod auth;
 mod console;
 mod export;
 mod ingest;
 mod mcp;
+mod tls;
 
+pub use auth::{
+    AuthConfig, CertificateSpec, ClaimPath, IssuerSpec, NameKind, Role, SpiffeSpec, TokenSpec,
+};
 pub use console::{ConsoleConfig, OidcConfig};
 pub use export::{ExportConfig, OtlpConfig, OtlpProtocol};
 pub use ingest::IngestConfig;
 pub use mcp::McpConfig;
+pub use tls::TlsConfig;
 
-use crate::auth::AuthConfig;
 use crate::registry::{Safety, SchemaError, ToolRegistry, ToolSpec};
-use crate::tls::TlsConfig;
 
 /// Why a configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -559,7 +563,19 @@ pub struct ArchiveConfig {
     /// in a bucket with Object Lock enabled); none by default.
     pub lock_days: Option<u32>,
     /// The lock's mode: `compliance` (nobody can delete or shorten it) or `governance`.
-    pub lock_mode: crate::archive::lock::LockMode,
+    pub lock_mode: LockMode,
+}
+
+/// S3 Object Lock's two modes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LockMode {
+    /// Nobody, the account's root included, can delete the object's version or shorten its
+    /// lock before the date.
+    #[default]
+    Compliance,
+    /// Users with `s3:BypassGovernanceRetention` can.
+    Governance,
 }
 
 /// `[[checkpoints.witnesses]]`: a witness that cosigns the trail's checkpoints.

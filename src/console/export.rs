@@ -19,10 +19,11 @@ use super::page::{Nav, Text, href};
 use super::session::random_id;
 use super::trail::Filters;
 use super::{Console, Visitor};
-use crate::audit::{MANIFEST_FORMAT, Manifest};
 use crate::proto;
-use crate::query::Filter;
 use crate::request::WireFilter;
+use crate::trail::Filter;
+use crate::trail::MANIFEST_FORMAT;
+use crate::trail::Manifest;
 
 #[derive(Debug, Deserialize)]
 pub struct Download {

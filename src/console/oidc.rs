@@ -33,8 +33,9 @@ use subtle::ConstantTimeEq;
 use super::page::{self, Nav};
 use super::session::{Credential, random_id};
 use super::{Console, sign_in};
-use crate::auth::{AuthConfig, BadAuth, Discovery, Role, provider_json};
+use crate::auth::{BadAuth, Discovery, provider_json};
 use crate::config::OidcConfig;
+use crate::config::{AuthConfig, Role};
 
 /// How long a sign-in may take at the provider.
 const PENDING_FOR: Duration = Duration::from_secs(600);

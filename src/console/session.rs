@@ -15,8 +15,8 @@ use axum::http::header::COOKIE;
 use subtle::ConstantTimeEq;
 use tonic::metadata::MetadataValue;
 
-use crate::audit::Manifest;
 use crate::auth::SignedIn;
+use crate::trail::Manifest;
 
 /// Sessions kept at most. Past it a new sign-in is refused: nobody's sign-ins end another
 /// person's session.

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::Console;
 use super::page::{self, Nav};
 use super::session::Credential;
-use crate::auth::Role;
+use crate::config::Role;
 
 /// The longest page a sign-in leads to.
 const MAX_NEXT: usize = 2048;

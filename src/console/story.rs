@@ -16,9 +16,9 @@ use tonic::{Code, Status};
 use super::page::{self, Lines, Nav, Text, href, text, time};
 use super::trail::{kind, result};
 use super::{Console, Visitor, checkpoint};
-use crate::grpc::event_from_proto;
 use crate::proto;
 use crate::trail::{Value, decode, event_hash, leaf_hash, verify_inclusion};
+use crate::wire::event_from_proto;
 
 /// The most events one story shows.
 const MOST: u32 = 1000;

@@ -8,7 +8,9 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
-use crate::query::{Filter, Stats, Tally, tally_sql};
+use crate::query::{Stats, Tally, tally_sql};
+
+use crate::trail::Filter;
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
 
 /// What can go wrong with the store. Messages never carry the URL (nor its password).

@@ -392,8 +392,8 @@ mod tests {
     use super::*;
     use crate::archive::check;
     use crate::config::{Durability, WriterConfig};
-    use crate::query::Filter;
     use crate::store::Store;
+    use crate::trail::Filter;
     use crate::trail::note::NoteSigner;
     use crate::trail::{Kind, Record};
 

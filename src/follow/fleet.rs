@@ -26,13 +26,13 @@ use tonic::{Code, Request, Status, Streaming};
 
 use super::{Follower, Sink, Taken, Trouble};
 use crate::config::FleetConfig;
-use crate::grpc::event_to_proto;
 use crate::metrics::{Metrics, SinkNames};
 use crate::proto;
 use crate::proto::fleet_ingest_client::FleetIngestClient;
 use crate::store::Reader;
 use crate::trail::Event;
 use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
+use crate::wire::event_to_proto;
 
 /// Its metrics: `toolgate_fleet_shipped_events_total`, `toolgate_fleet_lag_events`, ….
 const NAMES: SinkNames = SinkNames {

@@ -13,7 +13,6 @@
 //! `server::tasks`.
 
 pub mod archive;
-mod backoff;
 pub mod fleet;
 pub mod index;
 pub mod otlp;
@@ -24,12 +23,12 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use backoff::Backoff;
 pub use sink::{Sink, Taken, Trouble};
 
+use crate::backoff::Backoff;
 use crate::metrics::{Delivered, FollowerMetrics, Metrics, SinkNames};
-use crate::query::Filter;
 use crate::store::Reader;
+use crate::trail::Filter;
 
 /// How often a follower looks when no commit can wake it: once the writer has stopped.
 const LOOK_AGAIN: Duration = Duration::from_secs(1);

@@ -8,9 +8,9 @@ use tonic::Status;
 
 use super::{Follower, Sink, Taken, Trail, Trouble};
 use crate::proto;
-use crate::query::Filter;
 use crate::store::{PAGE, Reader, StoreError};
 use crate::trail::Event;
+use crate::trail::Filter;
 
 /// One caller's stream.
 #[derive(Debug)]

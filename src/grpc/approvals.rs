@@ -8,7 +8,8 @@ use tonic::{Request, Response, Status};
 
 use super::Guard;
 use super::gate::outcome;
-use crate::auth::{Caller, Role, Rpc};
+use crate::auth::{Caller, Rpc};
+use crate::config::Role;
 use crate::error::Error;
 use crate::gate::Gatekeeper;
 use crate::proto::{self, approvals_server::Approvals};

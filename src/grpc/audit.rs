@@ -10,16 +10,17 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::Guard;
-use super::convert::event_to_proto;
-use crate::audit::{At, Export, Origin, Report, SharedBuffer, Trails, prove};
+use crate::audit::{At, Export, Origin, SharedBuffer, Trails, prove};
 use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::FieldError;
 use crate::follow::{Trail, subscribe};
 use crate::proto::{self, audit_server::Audit};
-use crate::query::Filter;
 use crate::request::WireFilter;
 use crate::request::{ArgsHasher, Page, hash_args_request, proof};
+use crate::trail::Filter;
+use crate::trail::Report;
+use crate::wire::event_to_proto;
 
 /// Most problems a Verify answer lists.
 const MAX_PROBLEMS: usize = 1000;

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::call::Caller;
+use super::Caller;
 
 /// The protocol revision whose clients are answered this way.
 const REVISION: &str = "2026-07-28";

@@ -12,26 +12,32 @@
 //! - `notice`: the server's notifications, bounded.
 //! - `ids`: the gateway's own ids towards the server, each answered once.
 //! - `refusals`: what the gateway refuses from its peers, recorded.
-//! - `call`: one call through the gate: decided, relayed, held or answered, then reported.
-//! - `instructions`: a server's instructions, cut and pinned like a tool's definition.
+//! - `upstream`: the gate for one server: each call decided, relayed, held or answered, then
+//!   reported; each listing and the server's instructions pinned.
 //! - `held`: a held call surfaced to a 2026-07-28 client as `input_required`, and its state.
 //! - `stdio`: the gateway over stdio, the server as its child.
 //! - `http`: the gateway over Streamable HTTP, a reverse proxy in front of a remote server.
 
-mod call;
 mod definition;
 pub(crate) mod frame;
 mod held;
 mod http;
 pub(crate) mod ids;
-mod instructions;
 pub(crate) mod message;
 mod notice;
 mod refusals;
 mod result;
 mod stdio;
+mod upstream;
 
-pub use call::{Caller, UpstreamGate};
 pub(crate) use http::sse;
 pub use http::{Proxy, Resource, serve};
 pub use stdio::{Ended, relay};
+pub use upstream::UpstreamGate;
+
+/// Who calls, on which session.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub session: String,
+    pub actor: String,
+}

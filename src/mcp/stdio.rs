@@ -18,11 +18,13 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::call::{Admission, Call, Caller, Upstream, UpstreamGate};
+use super::Caller;
 use super::frame::{Line, MAX_LINE_BYTES, next_line};
 use super::ids::{Answered, Ids, MAX_IN_FLIGHT};
 use super::message::{self, Message, key};
 use super::refusals::{Peer, Refused};
+use super::upstream::call::{Admission, Call};
+use super::upstream::{Upstream, UpstreamGate};
 
 /// What a request in flight to the server is for.
 #[derive(Debug)]

@@ -6,7 +6,6 @@
 
 mod filter;
 
-pub use crate::trail::Filter;
 pub use filter::filter_sql;
 
 /// Counts over a time range, each list largest first.

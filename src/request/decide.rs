@@ -4,8 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{FieldError, canonicalize, json_object, required, within};
+use super::{canonicalize, json_object, required, within};
+
 use crate::config::Limits;
+use crate::error::FieldError;
 use crate::proto;
 use crate::registry::{ToolRegistry, ToolSpec};
 use crate::trail::{Kind, Record};

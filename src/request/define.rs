@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::decide::{Actor, actor};
-use super::{FieldError, hash, required, within};
+use super::{hash, required, within};
 use crate::config::Limits;
+use crate::error::FieldError;
 use crate::proto;
 
 /// The most tools one request may define, and the most parts one definition may have.

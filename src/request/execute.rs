@@ -3,8 +3,10 @@
 
 use serde_json::{Map, Value};
 
-use super::{FieldError, canonicalize, json_object, within};
+use super::{canonicalize, json_object, within};
+
 use crate::config::Limits;
+use crate::error::FieldError;
 use crate::proto;
 
 /// How a tool run ended.

@@ -4,9 +4,9 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::FieldError;
+use crate::error::FieldError;
 use crate::proto;
-use crate::query::Filter;
+use crate::trail::Filter;
 use crate::trail::{Kind, Outcome};
 
 /// Largest page a Query may ask for.

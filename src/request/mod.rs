@@ -24,7 +24,7 @@ pub use refused::PeerRefusal;
 pub use stored::classification;
 pub use verdict::{VerdictRequest, WithdrawRequest, awaited_decision};
 
-pub use crate::error::FieldError;
+use crate::error::FieldError;
 
 /// Refuses `value` when it is longer than `limit` bytes.
 fn within(field: &str, value: &str, limit: usize) -> Result<(), FieldError> {

@@ -2,8 +2,9 @@
 //! options, could make allowed.
 
 use super::decide::{Actor, RunOptions, actor};
-use super::{FieldError, required, within};
+use super::{required, within};
 use crate::config::Limits;
+use crate::error::FieldError;
 use crate::proto;
 use crate::registry::ToolRegistry;
 

@@ -1,7 +1,7 @@
 //! The validation of proof requests against the tree as it stands: every refusal names its
 //! field, as everywhere else.
 
-use super::FieldError;
+use crate::error::FieldError;
 
 /// The (seq, tree size) of an inclusion proof in a tree of at most `current` events; a tree
 /// size of 0 means the whole tree.

@@ -2,8 +2,9 @@
 //! peer's words reach the trail only cut to a known length.
 
 use super::decide::{Actor, actor};
-use super::{FieldError, required, within};
+use super::{required, within};
 use crate::config::Limits;
+use crate::error::FieldError;
 use crate::proto;
 use crate::text::cut;
 

@@ -1,7 +1,9 @@
 //! An approver's verdict on a pending approval, validated.
 
-use super::{FieldError, required, within};
+use super::{required, within};
+
 use crate::config::Limits;
+use crate::error::FieldError;
 use crate::proto;
 
 /// A validated Approve or Reject request.

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
-use crate::query::Filter;
 use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::Filter;
 use crate::trail::{Event, Kind, Record};
 
 /// Sessions idle longer than this are not carried: the gate forgets them too (`state::facts`).

@@ -12,9 +12,9 @@ use tokio::net::TcpListener;
 
 use super::{ServerError, serving};
 use crate::config::{Config, IngestConfig};
-use crate::fleet::ingest::service::MAX_MESSAGE;
-use crate::fleet::ingest::{IngestService, Writer};
+use crate::fleet::ingest::Writer;
 use crate::fleet::store::FleetStore;
+use crate::grpc::{IngestService, MAX_MESSAGE};
 use crate::listener::Listener;
 use crate::metrics::Metrics;
 use crate::proto::fleet_ingest_server::FleetIngestServer;

@@ -17,7 +17,6 @@ use tokio::task::JoinHandle;
 use crate::audit::Trails;
 use crate::console::Parts;
 use crate::listener::{Capped, serve};
-use crate::server::ServerError;
 use crate::tls::Acceptor;
 
 mod routes;
@@ -42,7 +41,7 @@ pub fn start(
     tls: Option<Arc<Acceptor>>,
     console: Option<(Parts, Arc<dyn Trails>)>,
     (auth, limits): (bool, &crate::config::Limits),
-) -> Result<SidePort, ServerError> {
+) -> std::io::Result<SidePort> {
     let tls = tls.filter(|tls| tls.serves_side_port());
     let (following_sender, following) = watch::channel(false);
     let mut followers = Vec::new();

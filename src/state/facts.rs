@@ -21,9 +21,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
 
-use crate::query::Filter;
 use crate::request::ActionRequest;
 use crate::store::{Reader, StoreError};
+use crate::trail::Filter;
 use crate::trail::{Kind, Outcome};
 
 /// The window of the per-actor rate, in microseconds: one minute.

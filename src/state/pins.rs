@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::query::Filter;
 use crate::request::{Actor, Definition};
 use crate::store::{Reader, StoreError};
+use crate::trail::Filter;
 use crate::trail::{Event, Kind, Record};
 
 /// The `status` of a `tool_defined` event that puts its definition in force.

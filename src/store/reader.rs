@@ -15,7 +15,8 @@ use super::StoreError;
 use super::index::{self, Plan};
 use super::row::{self, SELECT};
 use super::tree::Known;
-use crate::query::{Filter, Head, Stats};
+use crate::query::{Head, Stats};
+use crate::trail::Filter;
 use crate::trail::{
     Event, Frontier, Hash, Link, Node, Subtrees, decode_hex, hash_cells, leaf_hash, position,
 };

@@ -12,7 +12,8 @@ use tokio_rustls::server::TlsStream;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 
-use super::{Loaded, TlsConfig, TlsError};
+use super::{Loaded, TlsError};
+use crate::config::TlsConfig;
 use crate::metrics::Metrics;
 
 /// The port a connection came to, which decides the TLS configuration it gets.
@@ -36,7 +37,7 @@ impl Acceptor {
     /// The acceptor `config` describes, or none while TLS is off. Files that do not load
     /// stop the start.
     pub fn new(config: &TlsConfig, metrics: Arc<Metrics>) -> Result<Option<Arc<Self>>, TlsError> {
-        let Some(loaded) = config.load()? else { return Ok(None) };
+        let Some(loaded) = super::load(config)? else { return Ok(None) };
         announce(&loaded, &metrics, "TLS certificate in force");
         let current = ArcSwap::from_pointee(loaded);
         Ok(Some(Arc::new(Self { config: config.clone(), current, metrics })))
@@ -45,7 +46,7 @@ impl Acceptor {
     /// Reads the files again. If they changed and load, new connections get what they hold;
     /// if they do not load, the certificate in force stays. Either is logged.
     pub fn reload(&self) {
-        match self.config.load() {
+        match super::load(&self.config) {
             Ok(Some(loaded)) if loaded.digest != self.current.load().digest => {
                 announce(&loaded, &self.metrics, "TLS certificate reloaded");
                 self.current.store(Arc::new(loaded));

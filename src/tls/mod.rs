@@ -15,11 +15,11 @@
 
 mod acceptor;
 mod names;
+mod spiffe;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -31,49 +31,10 @@ use tokio_rustls::rustls::server::danger::ClientCertVerifier;
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 
 pub use acceptor::{Acceptor, Port};
-pub use names::{CertName, NameKind, peer_addr, peer_names, peer_spiffe_id};
+pub use names::{CertName, peer_addr, peer_names, peer_spiffe_id};
+pub use spiffe::{spiffe_id, trust_domain};
 
-/// `[tls]`: the server's certificate and, for mutual TLS, the CA its clients' certificates
-/// must chain to. Off while `cert_file` is unset.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TlsConfig {
-    /// PEM certificate chain of the server, leaf first.
-    pub cert_file: Option<PathBuf>,
-    /// PEM private key of the server (PKCS#8, PKCS#1 or SEC1).
-    pub key_file: Option<PathBuf>,
-    /// PEM certificates of the CAs that issue client certificates: mutual TLS.
-    pub client_ca_file: Option<PathBuf>,
-    /// PEM certificate revocation lists, one for every CA in `client_ca_file`: a client
-    /// certificate they revoke is refused, and so is every one while its list is out of date.
-    pub client_crl_file: Option<PathBuf>,
-    /// With mutual TLS, also accept clients without a certificate (they then need a bearer
-    /// token once auth is on).
-    pub client_auth_optional: bool,
-    /// A connection that has not finished its handshake by then is closed, so that idle
-    /// sockets cannot pile up.
-    pub handshake_timeout_ms: u64,
-    /// How often the files are read again for a rotated certificate; 0: only at SIGHUP.
-    pub reload_interval_ms: u64,
-    /// Serve the HTTP side port over TLS too, with the same certificate. No client
-    /// certificate is asked for there: probes and scrapers carry none.
-    pub side_port: bool,
-}
-
-impl Default for TlsConfig {
-    fn default() -> Self {
-        Self {
-            cert_file: None,
-            key_file: None,
-            client_ca_file: None,
-            client_crl_file: None,
-            client_auth_optional: false,
-            handshake_timeout_ms: 10_000,
-            reload_interval_ms: 60_000,
-            side_port: false,
-        }
-    }
-}
+use crate::config::TlsConfig;
 
 /// Why TLS cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -107,117 +68,96 @@ struct Loaded {
     not_after: i64,
 }
 
-impl TlsConfig {
-    /// Whether TLS is on.
-    pub fn enabled(&self) -> bool {
-        self.cert_file.is_some()
+/// The files, read and checked (the key against the certificate, the client CAs as trust
+/// anchors, their revocation lists); `None` while TLS is off.
+fn load(config: &TlsConfig) -> Result<Option<Loaded>, TlsError> {
+    let others = config.client_ca_file.is_some() || config.client_crl_file.is_some();
+    let (cert, key) = match (&config.cert_file, &config.key_file) {
+        (Some(cert), Some(key)) => (cert, key),
+        (Some(cert), None) => {
+            let path = cert.clone();
+            return Err(TlsError::Half { given: "cert_file", path, missing: "key_file" });
+        }
+        (None, Some(key)) => {
+            let path = key.clone();
+            return Err(TlsError::Half { given: "key_file", path, missing: "cert_file" });
+        }
+        (None, None) if !others && !config.side_port => return Ok(None),
+        (None, None) => return Err(TlsError::Config("cert_file and key_file are required")),
+    };
+    if config.client_crl_file.is_some() && config.client_ca_file.is_none() {
+        return Err(TlsError::Config("client_crl_file needs client_ca_file"));
     }
+    let mut digest = Sha256::new();
+    let mut read = |path: &Path| {
+        let bytes = std::fs::read(path)
+            .map_err(|source| TlsError::Read { path: path.to_owned(), source })?;
+        digest.update((bytes.len() as u64).to_be_bytes());
+        digest.update(&bytes);
+        Ok::<_, TlsError>(bytes)
+    };
+    let chain = certificates(cert, &read(cert)?)?;
+    let private_key = PrivateKeyDer::from_pem_slice(&read(key)?)
+        .map_err(|_| TlsError::NotPem { path: key.clone(), what: "private key" })?;
+    let provider = Arc::new(ring::default_provider());
+    let verifier = match &config.client_ca_file {
+        None => None,
+        Some(ca) => {
+            let roots = certificates(ca, &read(ca)?)?;
+            let crls = match &config.client_crl_file {
+                Some(path) => revocation_lists(path, &read(path)?)?,
+                None => Vec::new(),
+            };
+            Some(client_verifier(config, roots, crls, provider.clone())?)
+        }
+    };
+    let (subject, not_after) = names::subject_and_expiry(&chain[0]).unwrap_or_default();
+    let side = config
+        .side_port
+        .then(|| {
+            server_config(&provider, None, chain.clone(), private_key.clone_key(), b"http/1.1")
+        })
+        .transpose()
+        .map_err(|e| refused(cert, key, &e))?;
+    let grpc = server_config(&provider, verifier, chain, private_key, b"h2")
+        .map_err(|e| refused(cert, key, &e))?;
+    Ok(Some(Loaded { grpc, side, digest: digest.finalize().into(), subject, not_after }))
+}
 
-    /// Whether every client must present a certificate issued by `client_ca_file`.
-    pub fn requires_client_certificates(&self) -> bool {
-        self.enabled() && self.client_ca_file.is_some() && !self.client_auth_optional
+/// The verifier of client certificates issued by `roots` and not revoked by `crls`.
+fn client_verifier(
+    config: &TlsConfig,
+    roots: Vec<CertificateDer<'static>>,
+    crls: Vec<CertificateRevocationListDer<'static>>,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+    let refused = |reason: String| {
+        let files = [&config.client_ca_file, &config.client_crl_file]
+            .into_iter()
+            .flatten()
+            .map(|path| format!("`{}`", path.display()))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        TlsError::ClientCheck { files, reason }
+    };
+    let mut store = RootCertStore::empty();
+    let (_, unusable) = store.add_parsable_certificates(roots);
+    if unusable > 0 {
+        return Err(refused(format!("{unusable} certificate(s) are not usable trust anchors")));
     }
-
-    /// For the log: `off`, `on`, or `mutual`.
-    pub fn mode(&self) -> &'static str {
-        match (self.enabled(), &self.client_ca_file) {
-            (false, _) => "off",
-            (true, None) => "on",
-            (true, Some(_)) => "mutual",
-        }
+    let mut builder = WebPkiClientVerifier::builder_with_provider(Arc::new(store), provider);
+    if config.client_auth_optional {
+        builder = builder.allow_unauthenticated();
     }
-
-    /// The files, read and checked (the key against the certificate, the client CAs as trust
-    /// anchors, their revocation lists); `None` while TLS is off.
-    fn load(&self) -> Result<Option<Loaded>, TlsError> {
-        let others = self.client_ca_file.is_some() || self.client_crl_file.is_some();
-        let (cert, key) = match (&self.cert_file, &self.key_file) {
-            (Some(cert), Some(key)) => (cert, key),
-            (Some(cert), None) => {
-                let path = cert.clone();
-                return Err(TlsError::Half { given: "cert_file", path, missing: "key_file" });
-            }
-            (None, Some(key)) => {
-                let path = key.clone();
-                return Err(TlsError::Half { given: "key_file", path, missing: "cert_file" });
-            }
-            (None, None) if !others && !self.side_port => return Ok(None),
-            (None, None) => return Err(TlsError::Config("cert_file and key_file are required")),
-        };
-        if self.client_crl_file.is_some() && self.client_ca_file.is_none() {
-            return Err(TlsError::Config("client_crl_file needs client_ca_file"));
-        }
-        let mut digest = Sha256::new();
-        let mut read = |path: &Path| {
-            let bytes = std::fs::read(path)
-                .map_err(|source| TlsError::Read { path: path.to_owned(), source })?;
-            digest.update((bytes.len() as u64).to_be_bytes());
-            digest.update(&bytes);
-            Ok::<_, TlsError>(bytes)
-        };
-        let chain = certificates(cert, &read(cert)?)?;
-        let private_key = PrivateKeyDer::from_pem_slice(&read(key)?)
-            .map_err(|_| TlsError::NotPem { path: key.clone(), what: "private key" })?;
-        let provider = Arc::new(ring::default_provider());
-        let verifier = match &self.client_ca_file {
-            None => None,
-            Some(ca) => {
-                let roots = certificates(ca, &read(ca)?)?;
-                let crls = match &self.client_crl_file {
-                    Some(path) => revocation_lists(path, &read(path)?)?,
-                    None => Vec::new(),
-                };
-                Some(self.client_verifier(roots, crls, provider.clone())?)
-            }
-        };
-        let (subject, not_after) = names::subject_and_expiry(&chain[0]).unwrap_or_default();
-        let side = self
-            .side_port
-            .then(|| {
-                server_config(&provider, None, chain.clone(), private_key.clone_key(), b"http/1.1")
-            })
-            .transpose()
-            .map_err(|e| refused(cert, key, &e))?;
-        let grpc = server_config(&provider, verifier, chain, private_key, b"h2")
-            .map_err(|e| refused(cert, key, &e))?;
-        Ok(Some(Loaded { grpc, side, digest: digest.finalize().into(), subject, not_after }))
+    if !crls.is_empty() {
+        // The leaf is what a CA revokes; a certificate whose issuer has no list here, or
+        // whose list is past its next update, is refused rather than let through.
+        builder = builder
+            .with_crls(crls)
+            .only_check_end_entity_revocation()
+            .enforce_revocation_expiration();
     }
-
-    /// The verifier of client certificates issued by `roots` and not revoked by `crls`.
-    fn client_verifier(
-        &self,
-        roots: Vec<CertificateDer<'static>>,
-        crls: Vec<CertificateRevocationListDer<'static>>,
-        provider: Arc<CryptoProvider>,
-    ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
-        let refused = |reason: String| {
-            let files = [&self.client_ca_file, &self.client_crl_file]
-                .into_iter()
-                .flatten()
-                .map(|path| format!("`{}`", path.display()))
-                .collect::<Vec<_>>()
-                .join(" and ");
-            TlsError::ClientCheck { files, reason }
-        };
-        let mut store = RootCertStore::empty();
-        let (_, unusable) = store.add_parsable_certificates(roots);
-        if unusable > 0 {
-            return Err(refused(format!("{unusable} certificate(s) are not usable trust anchors")));
-        }
-        let mut builder = WebPkiClientVerifier::builder_with_provider(Arc::new(store), provider);
-        if self.client_auth_optional {
-            builder = builder.allow_unauthenticated();
-        }
-        if !crls.is_empty() {
-            // The leaf is what a CA revokes; a certificate whose issuer has no list here, or
-            // whose list is past its next update, is refused rather than let through.
-            builder = builder
-                .with_crls(crls)
-                .only_check_end_entity_revocation()
-                .enforce_revocation_expiration();
-        }
-        builder.build().map_err(|e| refused(e.to_string()))
-    }
+    builder.build().map_err(|e| refused(e.to_string()))
 }
 
 /// A server configuration presenting `chain` and `key`, checking client certificates with
@@ -277,7 +217,7 @@ mod tests {
     use super::*;
 
     fn refusal(config: &TlsConfig) -> String {
-        config.load().err().map(|e| e.to_string()).unwrap_or_default()
+        load(config).err().map(|e| e.to_string()).unwrap_or_default()
     }
 
     #[test]

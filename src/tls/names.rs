@@ -4,20 +4,7 @@
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo, UdsConnectInfo};
 use x509_parser::prelude::{FromDer, GeneralName, X509Certificate};
 
-/// The kind of a name a certificate gives its holder: each is matched only as what it is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NameKind {
-    /// The subject's common name (when the subject has exactly one).
-    #[default]
-    Cn,
-    /// A DNS subject alternative name.
-    Dns,
-    /// An e-mail (RFC 822) subject alternative name.
-    Email,
-    /// A URI subject alternative name.
-    Uri,
-}
+use crate::config::NameKind;
 
 /// A name of a certificate's holder, and what kind of name it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +24,7 @@ pub fn peer_names(extensions: &http::Extensions) -> Vec<CertName> {
 /// SVID: `None` when it names no `spiffe://` URI; otherwise the ID, or why the certificate is
 /// no SVID (SPIFFE's X.509-SVID standard: exactly one URI name, and a leaf that is no CA).
 pub fn peer_spiffe_id(extensions: &http::Extensions) -> Option<Result<String, &'static str>> {
-    peer_leaf(extensions, spiffe_id).flatten()
+    peer_leaf(extensions, svid_id).flatten()
 }
 
 /// The peer's address, from a call's connect info (over TCP, plain or through TLS).
@@ -58,7 +45,7 @@ fn peer_leaf<T>(extensions: &http::Extensions, f: impl Fn(&[u8]) -> T) -> Option
     certs.and_then(|certs| certs.first().map(|leaf| f(leaf)))
 }
 
-fn spiffe_id(der: &[u8]) -> Option<Result<String, &'static str>> {
+fn svid_id(der: &[u8]) -> Option<Result<String, &'static str>> {
     let (_, cert) = X509Certificate::from_der(der).ok()?;
     let san = cert.subject_alternative_name().ok().flatten()?;
     let uris: Vec<&str> = san
@@ -83,7 +70,7 @@ fn spiffe_id(der: &[u8]) -> Option<Result<String, &'static str>> {
     if is_ca || signs {
         return Some(Err("an SVID of a workload is no certificate authority"));
     }
-    Some(crate::auth::spiffe_id(uri).map(ToOwned::to_owned))
+    Some(super::spiffe::spiffe_id(uri).map(ToOwned::to_owned))
 }
 
 /// The names in a DER certificate; empty if it does not parse (rustls verified it, so it
@@ -143,7 +130,7 @@ mod tests {
         assert!(names(b"not a certificate").is_empty());
         assert_eq!(subject_and_expiry(cert.der()), Some(("CN=agent-7".to_owned(), 1_925_078_400)));
         let svid = Some(Ok("spiffe://cluster/ns/team-a/sa/agent".to_owned()));
-        assert_eq!(spiffe_id(cert.der()), svid);
+        assert_eq!(svid_id(cert.der()), svid);
     }
 
     #[test]
@@ -160,10 +147,10 @@ mod tests {
             params.self_signed(&key).expect("a certificate").der().to_vec()
         };
         let id = "spiffe://example.org/agents/a";
-        assert_eq!(spiffe_id(&svid(&[id], false)), Some(Ok(id.to_owned())));
-        assert_eq!(spiffe_id(&svid(&["https://example.org/x"], false)), None);
-        assert!(matches!(spiffe_id(&svid(&[id, "https://example.org/x"], false)), Some(Err(_))));
-        assert!(matches!(spiffe_id(&svid(&[id], true)), Some(Err(_))));
-        assert!(matches!(spiffe_id(&svid(&["spiffe://example.org"], false)), Some(Err(_))));
+        assert_eq!(svid_id(&svid(&[id], false)), Some(Ok(id.to_owned())));
+        assert_eq!(svid_id(&svid(&["https://example.org/x"], false)), None);
+        assert!(matches!(svid_id(&svid(&[id, "https://example.org/x"], false)), Some(Err(_))));
+        assert!(matches!(svid_id(&svid(&[id], true)), Some(Err(_))));
+        assert!(matches!(svid_id(&svid(&["spiffe://example.org"], false)), Some(Err(_))));
     }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
-use toolgate::auth::AuthConfig;
+use toolgate::config::AuthConfig;
 use toolgate::config::Config;
 use toolgate::proto::approvals_client::ApprovalsClient;
 use toolgate::proto::gate_client::GateClient;

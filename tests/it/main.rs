@@ -32,6 +32,7 @@ mod hook;
 mod identity;
 mod invalid;
 mod keyed;
+mod layers;
 mod listen;
 mod never_allowed;
 mod normalize;

@@ -13,12 +13,13 @@ use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tonic::Code;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
-use toolgate::auth::{AuthConfig, CertificateSpec, TokenSpec, token_digest};
+use toolgate::auth::token_digest;
 use toolgate::config::Config;
+use toolgate::config::TlsConfig;
+use toolgate::config::{AuthConfig, CertificateSpec, TokenSpec};
 use toolgate::proto::audit_client::AuditClient;
 use toolgate::proto::gate_client::GateClient;
 use toolgate::proto::{Actor, DecideRequest, QueryRequest};
-use toolgate::tls::TlsConfig;
 
 use crate::helpers::{request, rows};
 
@@ -270,15 +271,15 @@ fn certificates() -> AuthConfig {
         tokens: vec![TokenSpec {
             id: "ci".into(),
             sha256: token_digest("ci-secret-0b7e"),
-            roles: vec![toolgate::auth::Role::Agent],
+            roles: vec![toolgate::config::Role::Agent],
             actors: vec!["ci/*".into()],
             harness_approvals: false,
         }],
         certificates: vec![spec("agent-7", r#"["agent"]"#, &["team-a/*"])],
         // Matched as an X.509 SVID's one URI name, not the common name.
-        spiffe: vec![toolgate::auth::SpiffeSpec {
+        spiffe: vec![toolgate::config::SpiffeSpec {
             id: "spiffe://cluster/ns/audit/sa/auditor".into(),
-            roles: vec![toolgate::auth::Role::Auditor],
+            roles: vec![toolgate::config::Role::Auditor],
             actors: vec![],
         }],
         ..AuthConfig::default()

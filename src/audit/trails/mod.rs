@@ -12,9 +12,10 @@ pub use sqlite::Local;
 
 use std::fmt::Debug;
 
-use super::Report;
 use crate::error::Error;
-use crate::query::{Filter, Head, Stats, Tally};
+use crate::query::{Head, Stats, Tally};
+use crate::trail::Filter;
+use crate::trail::Report;
 use crate::trail::{Event, Hash, Kind};
 
 /// What a read of a trail can fail with: the trail's own failure, as the service error it is.

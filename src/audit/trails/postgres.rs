@@ -2,11 +2,13 @@
 //! only as its right edge, so proofs come from the node's own sidecar.
 
 use super::{At, Located, ReadResult, Trails, Tree};
-use crate::audit::{Report, verify_fleet};
+use crate::audit::verify_fleet;
 use crate::error::Error;
 use crate::fleet::store::{FleetError, FleetStore};
-use crate::query::{Filter, Head, Stats, Tally};
+use crate::query::{Head, Stats, Tally};
 use crate::trail::Event;
+use crate::trail::Filter;
+use crate::trail::Report;
 
 impl From<FleetError> for Error {
     /// The store's details are for the operator's log; the caller learns it is unavailable.

@@ -11,10 +11,13 @@ use super::{At, Located, ReadResult, Trails, Tree};
 use crate::archive::Archive;
 use crate::archive::pruned::{self, PrunedError};
 use crate::archive::tiles::WIDTH;
-use crate::audit::{Anchors, Report, verify_trail};
+use crate::audit::verify_trail;
 use crate::error::Error;
-use crate::query::{Filter, Head, Stats, Tally};
+use crate::query::{Head, Stats, Tally};
 use crate::store::{Known, Proving, Reader, StoreError};
+use crate::trail::Anchors;
+use crate::trail::Filter;
+use crate::trail::Report;
 use crate::trail::{Event, Hash};
 
 /// How many times a page is read while prunes keep moving the cut under it.

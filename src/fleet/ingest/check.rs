@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 
-use crate::grpc::event_from_proto;
 use crate::proto;
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::cosignature::{CosignatureVerifier, Witnesses};
 use crate::trail::note::{Note, NoteVerifier};
 use crate::trail::{Event, Frontier, Hash, Kind, Link, verify_consistency};
+use crate::wire::event_from_proto;
 
 /// Why a batch (or a cosignature) was refused: the first seq that did not fit, when there is
 /// one, and what differed. Recorded as an alarm, and told to the node.
@@ -414,8 +414,8 @@ pub fn cosignature(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grpc::event_to_proto;
     use crate::trail::{GENESIS_HASH, Record, event_hash};
+    use crate::wire::event_to_proto;
 
     /// `n` chained decisions from seq 1.
     fn trail(n: i64) -> Vec<Event> {

@@ -7,13 +7,12 @@
 //! - [`check`]: the checks of a batch and of a cosignature, pure.
 //! - `copy`: a batch as a binary `COPY` stream.
 //! - [`writer`]: the store's side: the lock, the head, the write, the alarms.
-//! - [`service`]: the `toolgate.v1.FleetIngest` service.
+//!
+//! The `toolgate.v1.FleetIngest` service in front of them is `grpc::ingest`.
 
 mod budget;
 pub mod check;
 mod copy;
-pub mod service;
 pub mod writer;
 
-pub use service::IngestService;
 pub use writer::Writer;

@@ -18,9 +18,11 @@ use super::{
     Client, GRACE, MAX_LINE_BYTES, Proxy, head, is_event_stream, jsonrpc, relayed_headers, sse,
     without_url,
 };
-use crate::mcp::call::{Admission, Call, Caller, Upstream, UpstreamGate};
+use crate::mcp::Caller;
 use crate::mcp::held;
 use crate::mcp::message::{self, key};
+use crate::mcp::upstream::call::{Admission, Call};
+use crate::mcp::upstream::{Upstream, UpstreamGate};
 
 /// The first protocol revision in which closing a response cancels its request.
 const CLOSING_CANCELS: &str = "2026-07-28";

@@ -29,11 +29,11 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::call::{Upstream, UpstreamGate};
 use super::frame::MAX_LINE_BYTES;
 use super::ids::Ids;
 use super::message::{self, BadMessage, Message, key};
 use super::refusals::{Peer, Refused};
+use super::upstream::{Upstream, UpstreamGate};
 use crate::auth::{Auth, Presented, Rpc};
 use inspect::Expect;
 use resource::Challenge;

@@ -9,10 +9,10 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::{Approval, Approvals, State, Verdict};
-use crate::query::Filter;
 use crate::request::ActionRequest;
 use crate::state::facts::Observed;
 use crate::store::{PAGE, Reader, StoreError};
+use crate::trail::Filter;
 use crate::trail::Outcome;
 use crate::trail::{Event, Kind};
 

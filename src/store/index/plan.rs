@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use rusqlite::types::Value;
 
 use super::{Table, micros};
-use crate::query::Filter;
+use crate::trail::Filter;
 
 /// `SELECT <every column>`, for the reads that join the index.
 static COLUMNS: LazyLock<String> =

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use super::IndexWriter;
 use crate::config::{Durability, WriterConfig};
 use crate::metrics::Metrics;
-use crate::query::{Filter, Stats};
+use crate::query::Stats;
 use crate::store::{Reader, Store, StoreError};
+use crate::trail::Filter;
 use crate::trail::{Event, Kind, Outcome, Record};
 
 async fn open(path: &Path) -> (Store, crate::store::WriterThread) {

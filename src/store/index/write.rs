@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Table, micros};
-use crate::query::Filter;
 use crate::store::{Reader, StoreError};
+use crate::trail::Filter;
 use crate::trail::{Event, Kind};
 
 /// Events per transaction when the index catches up at once.

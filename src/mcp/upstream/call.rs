@@ -1,51 +1,22 @@
 //! One `tools/call` through the gate: compiled into an action request and decided as any
 //! Decide is, then relayed, answered, or held for a verdict; its upstream result reported
-//! through Execute and cut to the decision's limit. Shared by both transports.
+//! through Execute and cut to the decision's limit.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
-use super::definition::definition;
-use super::held::{self, States};
-use super::message::key;
-use super::notice::Bounded;
-use super::refusals::{Peer, Refusals, Refused};
-use super::result::{counted, cut, cut_error, is_tool_result, tool_error};
-use crate::config::McpConfig;
-use crate::proto::{self, ApprovalState, ExecutionStatus, Outcome};
-use crate::registry::InputSchema;
-use crate::sidecar::Sidecar;
-
-/// The most tools whose shown definition the gateway remembers.
-const MAX_SHOWN: usize = 10_000;
-
-/// `Await`'s longest single wait (the Approvals service caps it at 10 minutes).
-const AWAIT_ROUND: Duration = Duration::from_secs(600);
-
-/// What happened upstream to a relayed call (or to one held before it).
-#[derive(Debug)]
-pub enum Upstream {
-    /// Its response, the whole JSON-RPC message.
-    Response(Value),
-    /// No response within the decision's timeout; the call was cancelled upstream.
-    TimedOut,
-    /// The client cancelled it (`notifications/cancelled`).
-    Cancelled,
-    /// The server failed: it exited, or its connection broke.
-    Failed(String),
-}
-
-/// Who calls, on which session.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub session: String,
-    pub actor: String,
-}
+use super::approval::{Round, Verdict};
+use super::{Upstream, UpstreamGate, cut_str};
+use crate::mcp::Caller;
+use crate::mcp::held;
+use crate::mcp::message::key;
+use crate::mcp::refusals::{Peer, Refused};
+use crate::mcp::result::{counted, cut, cut_error, is_tool_result, tool_error};
+use crate::proto::{self, ExecutionStatus, Outcome};
 
 /// A `tools/call` as the client sent it, and where its fate upstream reaches it: the
 /// client's cancellation, the server's answer or its failure.
@@ -90,91 +61,7 @@ pub enum Admission {
     Dropped,
 }
 
-/// The gate, for one upstream server.
-#[derive(Debug, Clone)]
-pub struct UpstreamGate {
-    /// The sidecar as the callers reach it (with a client's own token over HTTP).
-    pub(super) sidecar: Sidecar,
-    /// The sidecar as the gateway reaches it, in its own name (the `gateway` role): for what
-    /// only the gateway may record, the listed tools' definitions and its refusals.
-    pub(super) own: Sidecar,
-    pub(super) config: Arc<McpConfig>,
-    pub(super) server: Arc<str>,
-    /// What the server's last listing said of each tool, by the server's name for it.
-    listed: Arc<Mutex<HashMap<String, Listed>>>,
-    /// The definition last shown to the client as the one in force, with its hash, by the
-    /// server's name.
-    shown: Arc<Mutex<HashMap<String, (String, Value)>>>,
-    pub(super) refusals: Refusals,
-    /// The request states of calls held for 2026-07-28 clients (`held`).
-    states: Arc<States>,
-    /// The server's instructions last shown as the ones in force, and the changes already
-    /// sent to an approver (`instructions`).
-    pub(super) instructions: Arc<Mutex<super::instructions::Shown>>,
-}
-
-/// What a listing said of one tool.
-#[derive(Debug, Default)]
-struct Listed {
-    /// Its `inputSchema`, compiled; `None` when it has none or it does not compile.
-    schema: Option<InputSchema>,
-    /// The hash of its definition (`definition`).
-    definition: String,
-}
-
 impl UpstreamGate {
-    /// The gate for `server`: calls are decided through `sidecar`, the gateway's own records
-    /// made through `own`.
-    pub fn new(sidecar: Sidecar, own: Sidecar, config: McpConfig, server: &str) -> Self {
-        let server: Arc<str> = server.into();
-        let refusals = Refusals::new(own.clone(), server.clone(), config.actor.clone());
-        Self {
-            sidecar,
-            own,
-            config: Arc::new(config),
-            server,
-            listed: Arc::default(),
-            shown: Arc::default(),
-            refusals,
-            states: Arc::default(),
-            instructions: Arc::default(),
-        }
-    }
-
-    /// Where the gateway records what it refused from its peers.
-    pub fn refusals(&self) -> &Refusals {
-        &self.refusals
-    }
-
-    /// A notification of the server's, bounded (see `notice`): whether it goes on to the
-    /// client. A cut or a drop is recorded.
-    pub fn notice(&self, session: &str, notification: &mut Value) -> bool {
-        let method = notification.get("method").and_then(Value::as_str).unwrap_or_default();
-        let method = cut_str(method, 64);
-        match super::notice::bound(notification, self.config.max_notification_chars) {
-            Bounded::Kept => true,
-            Bounded::Cut => {
-                self.refusals.refuse(session, Peer::Server, Refused::LongNotification, &method);
-                true
-            }
-            Bounded::Dropped => {
-                self.refusals.refuse(session, Peer::Server, Refused::LongNotification, &method);
-                false
-            }
-        }
-    }
-
-    /// The same gate, calling the sidecar with this `authorization` header (the client's own,
-    /// so that the sidecar checks and records who calls).
-    pub fn authorized(&self, header: &str) -> Result<Self, Status> {
-        Ok(Self { sidecar: self.sidecar.clone().authorized(header)?, ..self.clone() })
-    }
-
-    /// The actor calls are made as, unless the client authenticated.
-    pub fn actor(&self) -> &str {
-        &self.config.actor
-    }
-
     /// Decides on a call; holds it while it waits for a verdict, until a message in its inbox
     /// (the client cancelled it, the server failed) ends the wait.
     pub async fn admit(&self, call: &mut Call) -> Admission {
@@ -344,7 +231,7 @@ impl UpstreamGate {
                 let why = "the MCP server's answer is not a tool result";
                 report.status = ExecutionStatus::Error as i32;
                 report.error = why.to_owned();
-                Some(super::message::result(
+                Some(crate::mcp::message::result(
                     id,
                     tool_error(&format!("toolgate: {why}"), Map::new()),
                 ))
@@ -383,12 +270,12 @@ impl UpstreamGate {
                 let text = format!(
                     "toolgate: the tool did not answer within its {timeout_ms} ms timeout; the call was cancelled"
                 );
-                Some(super::message::result(id, tool_error(&text, Map::new())))
+                Some(crate::mcp::message::result(id, tool_error(&text, Map::new())))
             }
             Upstream::Failed(why) => {
                 report.status = ExecutionStatus::Error as i32;
                 report.error = why.clone();
-                Some(super::message::result(
+                Some(crate::mcp::message::result(
                     id,
                     tool_error(&format!("toolgate: {why}"), Map::new()),
                 ))
@@ -406,7 +293,7 @@ impl UpstreamGate {
             Err(status) => {
                 tracing::error!(code = ?status.code(), message = status.message(), decision = call.decision_id, "the execution could not be reported");
                 let why = "toolgate: the call ran, but it could not be recorded, so its result is withheld";
-                answer.map(|_| super::message::result(id, tool_error(why, Map::new())))
+                answer.map(|_| crate::mcp::message::result(id, tool_error(why, Map::new())))
             }
         };
         answer.map(|mut answer| {
@@ -415,183 +302,6 @@ impl UpstreamGate {
             }
             answer
         })
-    }
-
-    /// Takes in a `tools/list` answer before the client sees it. Entries without a name, and
-    /// every entry of a name listed twice, are left out (which of two the client would keep
-    /// is the client's guess). The definitions are recorded (`DefineTools`); a tool whose
-    /// definition is not the one in force is shown as it was when it was (the pinned one), or,
-    /// when the gateway never showed that one, not at all, until an approver accepts the change.
-    /// A sidecar that cannot record the definitions leaves only those already shown as in
-    /// force. With `[mcp] hide_never_allowed`, the tools no call of `actor` could make allowed
-    /// are left out too (a sidecar that cannot tell leaves them: the decision at each call is
-    /// what stops one).
-    pub async fn listed(&self, session: &str, actor: &str, response: &mut Value) {
-        let Some(tools) = response.pointer_mut("/result/tools").and_then(Value::as_array_mut)
-        else {
-            return;
-        };
-        for repeated in self.unrepeated(tools) {
-            self.refusals.refuse(session, Peer::Server, Refused::RepeatedTool, &repeated);
-        }
-        self.learn(tools);
-        let name =
-            |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
-        let actor =
-            proto::Actor { id: actor.to_owned(), kind: "agent".into(), ..Default::default() };
-        // Recorded in the gateway's own name: it is the gateway that shows the list.
-        let own = proto::Actor { id: self.config.actor.clone(), ..actor.clone() };
-        let definitions = proto::DefineToolsRequest {
-            actor: Some(own),
-            session_id: session.to_owned(),
-            tools: tools.iter().filter_map(|tool| definition(name(tool), tool)).collect(),
-        };
-        let mut gate = self.own.gate.clone();
-        let changed: HashMap<String, String> = match gate
-            .define_tools(self.own.request(definitions))
-            .await
-        {
-            Ok(defined) => {
-                defined.into_inner().changed.into_iter().map(|c| (c.tool, c.pinned)).collect()
-            }
-            Err(status) => {
-                tracing::warn!(
-                    message = status.message(),
-                    "the tools' definitions could not be recorded: only those shown before are listed"
-                );
-                self.keep_shown(tools);
-                return self.hide_never_allowed(actor, tools).await;
-            }
-        };
-        self.show_pinned(session, tools, &changed);
-        self.hide_never_allowed(actor, tools).await;
-    }
-
-    /// Leaves out entries without a name and every entry of a name listed twice; the names
-    /// listed twice.
-    fn unrepeated(&self, tools: &mut Vec<Value>) -> Vec<String> {
-        let mut count: HashMap<String, usize> = HashMap::new();
-        for tool in tools.iter() {
-            if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                *count.entry(name.to_owned()).or_default() += 1;
-            }
-        }
-        tools.retain(|tool| {
-            tool.get("name").and_then(Value::as_str).is_some_and(|name| count[name] == 1)
-        });
-        let mut repeated: Vec<String> =
-            count.into_iter().filter(|(_, n)| *n > 1).map(|(name, _)| name).collect();
-        repeated.sort();
-        repeated
-    }
-
-    /// Shows, for each tool whose definition is not the one in force, the one in force if it
-    /// was shown before, and leaves the tool out otherwise; remembers the rest as shown.
-    fn show_pinned(
-        &self,
-        session: &str,
-        tools: &mut Vec<Value>,
-        changed: &HashMap<String, String>,
-    ) {
-        let mut shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut held = Vec::new();
-        tools.retain_mut(|tool| {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
-            let Some(pinned) = changed.get(&self.tool(&name)) else {
-                if (shown.len() < MAX_SHOWN || shown.contains_key(&name))
-                    && let Some(hash) = definition_hash(tool)
-                {
-                    shown.insert(name, (hash, tool.clone()));
-                }
-                return true;
-            };
-            held.push(name.clone());
-            match shown.get(&name).filter(|(hash, _)| hash == pinned) {
-                Some((_, before)) => {
-                    *tool = before.clone();
-                    true
-                }
-                None => false,
-            }
-        });
-        drop(shown);
-        if !held.is_empty() {
-            self.refusals.refuse(session, Peer::Server, Refused::ChangedTool, &held.join(", "));
-        }
-    }
-
-    /// Keeps only the tools listed as they were last shown in force.
-    fn keep_shown(&self, tools: &mut Vec<Value>) {
-        let shown = self.shown.lock().unwrap_or_else(PoisonError::into_inner);
-        tools.retain(|tool| {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-            shown.get(name).is_some_and(|(hash, _)| Some(hash) == definition_hash(tool).as_ref())
-        });
-    }
-
-    /// With `[mcp] hide_never_allowed`, leaves out the tools no call of `actor` could make
-    /// allowed.
-    async fn hide_never_allowed(&self, actor: proto::Actor, tools: &mut Vec<Value>) {
-        if !self.config.hide_never_allowed {
-            return;
-        }
-        let name =
-            |tool: &Value| self.tool(tool.get("name").and_then(Value::as_str).unwrap_or_default());
-        let request = proto::NeverAllowedRequest {
-            actor: Some(actor),
-            tools: tools
-                .iter()
-                .map(|tool| proto::ToolAction { tool: name(tool), action: String::new() })
-                .collect(),
-            options: Some(self.options()),
-        };
-        match self.sidecar.gate.clone().never_allowed(self.sidecar.request(request)).await {
-            Ok(never) => {
-                let never: HashSet<String> = never.into_inner().tools.into_iter().collect();
-                tools.retain(|tool| !never.contains(&name(tool)));
-            }
-            Err(status) => {
-                tracing::warn!(
-                    message = status.message(),
-                    "tools/list left whole: the sidecar could not say which tools are never allowed"
-                );
-            }
-        }
-    }
-
-    /// Keeps the listed tools' input schemas and definitions' hashes; a schema that does not
-    /// compile is left out, and logged.
-    fn learn(&self, tools: &[Value]) {
-        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
-        for tool in tools {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
-            // A server that lists fresh names at every listing cannot grow this without end.
-            if listed.len() >= MAX_SHOWN && !listed.contains_key(name) {
-                continue;
-            }
-            let schema = tool.get("inputSchema").and_then(|schema| {
-                InputSchema::compile(name, schema)
-                    .inspect_err(
-                        |e| tracing::warn!(error = %e, "an MCP tool's inputSchema is not checked"),
-                    )
-                    .ok()
-            });
-            let definition = definition_hash(tool).unwrap_or_default();
-            listed.insert(name.to_owned(), Listed { schema, definition });
-        }
-    }
-
-    /// The gateway's name for the server's tool `name`: `mcp__<server>__<name>`.
-    fn tool(&self, name: &str) -> String {
-        format!("mcp__{}__{name}", self.server)
-    }
-
-    fn options(&self) -> proto::RunOptions {
-        proto::RunOptions {
-            allow_write: self.config.allow_write,
-            allow_bash: self.config.allow_bash,
-            ..Default::default()
-        }
     }
 
     /// The Decide request for a `tools/call`.
@@ -651,123 +361,6 @@ impl UpstreamGate {
         }
         schema.mismatches(args)
     }
-
-    /// Waits for the verdict on `decision`, in rounds of `Await`, up to the configured wait.
-    async fn hold(
-        &self,
-        decision: &proto::DecideResponse,
-        inbox: &mut mpsc::Receiver<Upstream>,
-    ) -> Verdict {
-        let wait = Duration::from_secs(self.config.approval_wait_seconds);
-        let deadline = Instant::now() + wait;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Verdict::Refused(self.give_up(&decision.decision_id).await);
-            }
-            match self.round(&decision.decision_id, left.min(AWAIT_ROUND), inbox).await {
-                Round::Pending => continue,
-                Round::Verdict(Verdict::Dropped) => {
-                    self.withdraw(&decision.decision_id, "the client cancelled the call").await;
-                    return Verdict::Dropped;
-                }
-                Round::Verdict(verdict) => return verdict,
-            }
-        }
-    }
-
-    /// One `Await` of at most `wait` for the verdict on `decision_id`, or the end of the call
-    /// (the server failed: withdrawn and refused; the client cancelled: dropped).
-    async fn round(
-        &self,
-        decision_id: &str,
-        wait: Duration,
-        inbox: &mut mpsc::Receiver<Upstream>,
-    ) -> Round {
-        let request = self.sidecar.request(proto::AwaitRequest {
-            decision_id: decision_id.to_owned(),
-            timeout_ms: u32::try_from(wait.as_millis()).unwrap_or(u32::MAX),
-        });
-        let mut approvals = self.sidecar.approvals.clone();
-        let approval = tokio::select! {
-            approval = approvals.r#await(request) => approval,
-            message = inbox.recv() => {
-                // The server failed (the call is answered so), or the client cancelled.
-                if let Some(Upstream::Failed(why)) = message {
-                    self.withdraw(decision_id, &why).await;
-                    return Round::Verdict(Verdict::Refused(why));
-                }
-                return Round::Verdict(Verdict::Dropped);
-            }
-        };
-        let approval = match approval {
-            Ok(approval) => approval.into_inner(),
-            Err(status) => {
-                return Round::Verdict(Verdict::Refused(format!(
-                    "toolgate could not wait for the verdict ({})",
-                    status.message()
-                )));
-            }
-        };
-        let by = if approval.approver.is_empty() {
-            String::new()
-        } else {
-            format!(" by {}", approval.approver)
-        };
-        let comment = if approval.comment.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", approval.comment)
-        };
-        Round::Verdict(match approval.state() {
-            ApprovalState::Pending | ApprovalState::Unspecified => return Round::Pending,
-            ApprovalState::Approved => Verdict::Approved,
-            ApprovalState::Expired if approval.verdict_outcome() == Outcome::Allow => {
-                Verdict::Approved
-            }
-            ApprovalState::Rejected => Verdict::Refused(format!("rejected{by}{comment}")),
-            ApprovalState::Expired => {
-                Verdict::Refused(format!("expired without a verdict{comment}"))
-            }
-            ApprovalState::Withdrawn => Verdict::Refused("withdrawn".into()),
-        })
-    }
-
-    /// Withdraws a call no verdict came for within `[mcp] approval_wait_seconds`; why, for the
-    /// client.
-    async fn give_up(&self, decision_id: &str) -> String {
-        let wait = self.config.approval_wait_seconds;
-        let why = format!("the MCP gateway stopped waiting after {wait} s");
-        self.withdraw(decision_id, &why).await;
-        format!("no verdict within {wait} s")
-    }
-
-    async fn withdraw(&self, decision_id: &str, reason: &str) {
-        let request = self.sidecar.request(proto::WithdrawRequest {
-            decision_id: decision_id.to_owned(),
-            reason: reason.to_owned(),
-        });
-        if let Err(status) = self.sidecar.approvals.clone().withdraw(request).await {
-            tracing::warn!(
-                message = status.message(),
-                decision_id,
-                "the approval could not be withdrawn"
-            );
-        }
-    }
-}
-
-/// How the wait for a verdict ended.
-enum Verdict {
-    Approved,
-    Refused(String),
-    Dropped,
-}
-
-/// What one wait for a verdict found.
-enum Round {
-    Pending,
-    Verdict(Verdict),
 }
 
 /// The answer to a call that needed approval (`reason`) and did not get it (`why`).
@@ -803,11 +396,6 @@ fn relayed(mut params: Value, decision_id: String, limits: (u32, u32), caller: &
     }
 }
 
-/// The hash of a listed tool's definition (`definition`); `None` for an entry without a name.
-fn definition_hash(tool: &Value) -> Option<String> {
-    definition(String::new(), tool).map(|d| d.hash)
-}
-
 /// toolgate's facts about a decision, for a result's `_meta`.
 fn facts(decision: &proto::DecideResponse) -> Map<String, Value> {
     let outcome = match decision.outcome() {
@@ -836,9 +424,4 @@ fn unanswered(status: &Status) -> Value {
             .to_owned(),
     };
     tool_error(&text, Map::new())
-}
-
-/// At most `chars` characters of `text`.
-fn cut_str(text: &str, chars: usize) -> String {
-    text.chars().take(chars).collect()
 }

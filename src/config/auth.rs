@@ -5,8 +5,38 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::Role;
-use crate::tls::NameKind;
+/// What a caller may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Gate: Decide and Execute (and Await on its own approvals).
+    Agent,
+    /// Approvals: list, approve, reject.
+    Approver,
+    /// Audit: read only.
+    Auditor,
+    /// Admin: policy reload and other operations.
+    Admin,
+    /// Gateway: relays an MCP server, so records its tools' definitions (which pins them) and
+    /// what it refused from its peers. An agent's token does not: an agent could otherwise pin
+    /// a tool's definition before the gateway lists it.
+    Gateway,
+}
+
+/// The kind of a name a certificate gives its holder: each is matched only as what it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NameKind {
+    /// The subject's common name (when the subject has exactly one).
+    #[default]
+    Cn,
+    /// A DNS subject alternative name.
+    Dns,
+    /// An e-mail (RFC 822) subject alternative name.
+    Email,
+    /// A URI subject alternative name.
+    Uri,
+}
 
 /// `[auth]`: the callers toolgate accepts.
 #[derive(Debug, Clone, Default, Deserialize)]

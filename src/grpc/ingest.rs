@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::check::{Batch, Refusal};
-use super::writer::{IngestError, Shipper, Writer};
+use crate::fleet::ingest::check::{Batch, Refusal};
+use crate::fleet::ingest::writer::{IngestError, Shipper, Writer};
 use crate::fleet::token;
 use crate::listener::{Door, Entry};
 use crate::metrics::Metrics;

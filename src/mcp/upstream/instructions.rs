@@ -11,9 +11,9 @@ use std::sync::PoisonError;
 
 use serde_json::{Value, json};
 
-use super::call::UpstreamGate;
-use super::definition;
-use super::refusals::{Peer, Refused};
+use super::UpstreamGate;
+use crate::mcp::definition;
+use crate::mcp::refusals::{Peer, Refused};
 use crate::proto;
 use crate::request::instructions_tool;
 
