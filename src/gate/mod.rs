@@ -38,6 +38,7 @@ use crate::state::pins::Pins;
 use crate::store::Writer;
 use crate::trail::Outcome;
 use crate::trail::{Event, Kind, Record};
+use pairing::Pairing;
 
 /// The answer to a Decide call.
 #[derive(Debug, Clone)]
@@ -373,74 +374,20 @@ impl Gatekeeper {
         }
         let output_chars = report.output.as_deref().map(|o| o.chars().count());
         let default_max = i64::from(self.defaults.max_output_chars);
-        let mut paired = report.clone();
-        let (registry, hasher) = (self.registry.load_full(), self.hasher.clone());
-        let facts = self.facts.clone();
-        // A retry of a report already recorded appends nothing and is answered from it.
-        let repeat = Arc::new(std::sync::OnceLock::new());
-        let repeated = repeat.clone();
         // The decision is looked up inside the writer's transaction, so two executions of one
         // decision cannot both pass as the first.
-        let events = self
-            .writer
-            .append_with(move |lookup| {
-                if let Some(key) = &paired.idempotency_key {
-                    let mine = |actor: &str| caller.as_ref().is_none_or(|c| c.may_act_as(actor));
-                    paired.decision_id = lookup.decision_by_key(key, mine)?.unwrap_or_default();
-                }
-                let decision = lookup.decision(&paired.decision_id)?;
-                let actor = decision.as_ref().and_then(|d| d.record.actor_id.clone());
-                if let (Some(caller), Some(actor)) = (&caller, actor)
-                    && !caller.may_act_as(&actor)
-                {
-                    return Ok(vec![pairing::impersonation(&paired, caller, &actor)]);
-                }
-                // The tool ran with the arguments as the harness has them: they are compared
-                // with the decided ones in the decided tool's normal form.
-                if let Some(tool) = decision.as_ref().and_then(|d| d.record.tool.as_deref())
-                    && registry.normalizes(tool)
-                {
-                    let mut args = serde_json::Value::Object(std::mem::take(&mut paired.args));
-                    if registry.normalize(tool, &mut args).is_empty()
-                        && let serde_json::Value::Object(args) = &args
-                        && let Ok(normal) = hasher.hash(args)
-                    {
-                        paired.args_hash = normal.hash;
-                    }
-                }
-                if let Some(stored) = decision.as_ref().and_then(|d| pairing::repeated(&paired, d))
-                {
-                    let _ = repeated.set(stored.clone());
-                    return Ok(Vec::new());
-                }
-                let max = decision
-                    .as_ref()
-                    .and_then(|d| d.record.max_output_chars)
-                    .unwrap_or(default_max);
-                let Some(decided) = decision.as_ref() else {
-                    return Ok(pairing::records(&paired, None, max, output_chars, Vec::new()));
-                };
-                // What the call read: its tool's classes and its resource's classification.
-                let r = &decided.record;
-                let classification = crate::request::classification(r).unwrap_or_else(|| {
-                    tracing::error!(
-                        decision = paired.decision_id,
-                        "a decision's request cell does not read"
-                    );
-                    String::new()
-                });
-                let read =
-                    registry.classes_read(r.tool.as_deref().unwrap_or_default(), &classification);
-                // The session has read them from now on, with the seq the execution takes: set
-                // here, on the writer's thread, so that a caller gone before the commit (or a
-                // commit that then fails) cannot leave them out.
-                let seq = i64::try_from(lookup.tree_head().0).unwrap_or(i64::MAX - 1) + 1;
-                let (actor, session) = (r.actor_id.as_deref(), r.session_id.as_deref());
-                let now = chrono::Utc::now().timestamp_micros();
-                facts.read(actor.unwrap_or_default(), session.unwrap_or_default(), &read, seq, now);
-                Ok(pairing::records(&paired, decision.as_ref(), max, output_chars, read))
-            })
-            .await?;
+        let pairing = Pairing {
+            report: report.clone(),
+            caller,
+            registry: self.registry.load_full(),
+            hasher: self.hasher.clone(),
+            facts: self.facts.clone(),
+            default_max,
+            output_chars,
+            repeated: Arc::default(),
+        };
+        let repeat = pairing.repeated.clone();
+        let events = self.writer.append_with(move |lookup| pairing.records(lookup)).await?;
         let Some(execution) = events.first().or_else(|| repeat.get()) else {
             return Err(Error::Unavailable("an Execute that appended nothing".to_owned()));
         };

@@ -1,13 +1,97 @@
 //! Pairing an execution with its decision: what the trail records for an Execute, including the
 //! violation when the agent ran something it was not allowed to.
 
+use std::sync::{Arc, OnceLock};
+
 use crate::auth::{Caller, Rpc};
 use crate::error::Error;
+use crate::registry::ToolRegistry;
+use crate::request::ArgsHasher;
 use crate::request::ExecutionReport;
+use crate::state::facts::Facts;
 use crate::state::facts::Reads;
-use crate::store::PairedDecision;
+use crate::store::{Lookup, PairedDecision, StoreError};
 use crate::trail::Outcome;
 use crate::trail::{Event, Kind, Record};
+
+/// An Execute on its way into the trail: what its records are built from on the writer's
+/// thread ([`Pairing::records`]), so that pairing it with its decision is serialized with
+/// every other append.
+pub struct Pairing {
+    pub report: ExecutionReport,
+    pub caller: Option<Caller>,
+    pub registry: Arc<ToolRegistry>,
+    pub hasher: ArgsHasher,
+    pub facts: Arc<Facts>,
+    /// The output limit when no decision names one.
+    pub default_max: i64,
+    pub output_chars: Option<usize>,
+    /// The execution already recorded, when this report is a retry of it (nothing is
+    /// appended then).
+    pub repeated: Arc<OnceLock<Event>>,
+}
+
+impl Pairing {
+    /// The records of the execution, from the trail as it stands at this point of the
+    /// writer's transaction: its decision (by id, or by the idempotency key of one the caller
+    /// may act as), the impersonation refused, the arguments compared in the decided tool's
+    /// normal form, a retry answered from what is stored, and the classes the call read joined
+    /// to the session's flow facts with the seq the execution takes.
+    pub fn records(mut self, lookup: &Lookup<'_>) -> Result<Vec<Record>, StoreError> {
+        if let Some(key) = &self.report.idempotency_key {
+            let mine = |actor: &str| self.caller.as_ref().is_none_or(|c| c.may_act_as(actor));
+            self.report.decision_id = lookup.decision_by_key(key, mine)?.unwrap_or_default();
+        }
+        let decision = lookup.decision(&self.report.decision_id)?;
+        let actor = decision.as_ref().and_then(|d| d.record.actor_id.clone());
+        if let (Some(caller), Some(actor)) = (&self.caller, actor)
+            && !caller.may_act_as(&actor)
+        {
+            return Ok(vec![impersonation(&self.report, caller, &actor)]);
+        }
+        // The tool ran with the arguments as the harness has them: they are compared
+        // with the decided ones in the decided tool's normal form.
+        if let Some(tool) = decision.as_ref().and_then(|d| d.record.tool.as_deref())
+            && self.registry.normalizes(tool)
+        {
+            let mut args = serde_json::Value::Object(std::mem::take(&mut self.report.args));
+            if self.registry.normalize(tool, &mut args).is_empty()
+                && let serde_json::Value::Object(args) = &args
+                && let Ok(normal) = self.hasher.hash(args)
+            {
+                self.report.args_hash = normal.hash;
+            }
+        }
+        if let Some(stored) = decision.as_ref().and_then(|d| repeated(&self.report, d)) {
+            let _ = self.repeated.set(stored.clone());
+            return Ok(Vec::new());
+        }
+        let max =
+            decision.as_ref().and_then(|d| d.record.max_output_chars).unwrap_or(self.default_max);
+        let Some(decided) = decision.as_ref() else {
+            return Ok(records(&self.report, None, max, self.output_chars, Vec::new()));
+        };
+        // What the call read: its tool's classes and its resource's classification.
+        let r = &decided.record;
+        let classification = crate::request::classification(r).unwrap_or_else(|| {
+            tracing::error!(
+                decision = self.report.decision_id,
+                "a decision's request cell does not read"
+            );
+            String::new()
+        });
+        let read =
+            self.registry.classes_read(r.tool.as_deref().unwrap_or_default(), &classification);
+        // The session has read them from now on, with the seq the execution takes: set
+        // here, on the writer's thread, so that a caller gone before the commit (or a
+        // commit that then fails) cannot leave them out.
+        let seq = i64::try_from(lookup.tree_head().0).unwrap_or(i64::MAX - 1) + 1;
+        let (actor, session) = (r.actor_id.as_deref(), r.session_id.as_deref());
+        let now = chrono::Utc::now().timestamp_micros();
+        self.facts.read(actor.unwrap_or_default(), session.unwrap_or_default(), &read, seq, now);
+        Ok(records(&self.report, decision.as_ref(), max, self.output_chars, read))
+    }
+}
 
 /// Why an execution breaks its decision, or `None` when it keeps to it.
 pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) -> Option<String> {

@@ -13,6 +13,7 @@ mod cosignatures;
 pub mod disk;
 pub mod index;
 mod lock;
+mod lookup;
 mod migrate;
 mod prune;
 mod reader;
@@ -27,10 +28,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use lookup::{Lookup, PairedDecision};
 pub use prune::{CarriedRead, Pruning, Session, SessionReads};
 pub use reader::{PAGE, Proving, Reader};
 pub use tree::Known;
-pub use writer::{Cadence, PairedDecision, Writer, WriterThread, checkpoint_record};
+pub use writer::{Cadence, Writer, WriterThread, checkpoint_record};
 
 /// How long a connection waits for a lock another one holds before it reports the file busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

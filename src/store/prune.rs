@@ -8,7 +8,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::writer::Lookup;
+use super::lookup::Lookup;
 use super::{Reader, StoreError, Writer};
 use crate::trail::{Event, Frontier, Kind, Node, Record};
 
