@@ -77,136 +77,196 @@ fn parse_call(value: &str) -> Result<Call, String> {
     }
 }
 
+/// What `toolgate bench` measures: one of the modes its flags choose.
+enum Mode {
+    /// `--policy-eval N`: policy evaluation in process.
+    PolicyEval(usize),
+    /// `--otlp N`: the OTLP exporter, off then on, N times.
+    Otlp(usize),
+    /// `--console N`: the console's pages on a trail of N events.
+    Console(usize),
+    /// `--audit N`: query, export and verify on a trail of N events.
+    Audit(usize),
+    /// `--server URL`: a running server.
+    Server(String),
+    /// Fresh servers, one per durability.
+    Fresh,
+}
+
+impl Mode {
+    fn of(args: &BenchArgs) -> Self {
+        match (args.policy_eval, args.otlp, args.console, args.audit, &args.server) {
+            (Some(policies), ..) => Self::PolicyEval(policies),
+            (_, Some(rounds), ..) => Self::Otlp(rounds),
+            (_, _, Some(events), ..) => Self::Console(events),
+            (_, _, _, Some(events), _) => Self::Audit(events),
+            (_, _, _, _, Some(url)) => Self::Server(url.clone()),
+            _ => Self::Fresh,
+        }
+    }
+}
+
 /// Runs the benchmark and prints its figures.
 pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
     let duration = Duration::from_secs_f64(args.duration);
-    if let Some(policies) = args.policy_eval {
-        let generated = bench::policy::generated(policies)?;
-        let runs = [
-            (crate::policy::PolicyEngine::embedded(), false, ""),
-            (generated, false, ""),
-            (bench::policy::generated(policies)?, true, ", sessions that read 2 data classes"),
-        ];
-        for (engine, tainted, sessions) in runs {
-            let figures = bench::policy::measure(&engine, args.iterations, tainted);
-            println!(
-                "policy evaluation, facts included, {} policies{sessions}: median {:.1} µs, p99 {:.1} µs",
-                figures.policies,
-                figures.median_ns as f64 / 1e3,
-                figures.p99_ns as f64 / 1e3
-            );
+    match Mode::of(&args) {
+        Mode::PolicyEval(policies) => policy_eval(policies, args.iterations)?,
+        Mode::Otlp(rounds) => otlp(&args, rounds, duration).await?,
+        Mode::Console(events) => console(events, args.console_db.as_deref()).await?,
+        Mode::Audit(events) => audit(events, args.audit_db.as_deref()).await?,
+        Mode::Server(url) => {
+            print_setup(&args);
+            server(&args, &url, duration).await?;
         }
-        let [alone, normalized] = bench::policy::measure_schema(args.iterations);
-        for (what, (median, p99)) in [
-            ("input schema check", alone),
-            ("normalization (path, lowercase; the arguments copied) and schema check", normalized),
-        ] {
-            println!(
-                "{what}, typical write tool, matching arguments: median {:.1} µs, p99 {:.1} µs",
-                median as f64 / 1e3,
-                p99 as f64 / 1e3
-            );
+        Mode::Fresh => {
+            print_setup(&args);
+            fresh(&args, duration).await?;
+            if args.growth > 0 {
+                growth(&args, duration).await?;
+            }
         }
-        return Ok(Exit::Ok);
     }
-    if let Some(rounds) = args.otlp {
-        let concurrency = args.concurrency.iter().copied().max().unwrap_or(64);
+    Ok(Exit::Ok)
+}
+
+/// Policy evaluation in process, facts included: the default policy, `policies` generated
+/// ones, and the same for sessions that read data classes; then the input schema check.
+fn policy_eval(policies: usize, iterations: usize) -> anyhow::Result<()> {
+    let generated = bench::policy::generated(policies)?;
+    let runs = [
+        (crate::policy::PolicyEngine::embedded(), false, ""),
+        (generated, false, ""),
+        (bench::policy::generated(policies)?, true, ", sessions that read 2 data classes"),
+    ];
+    for (engine, tainted, sessions) in runs {
+        let figures = bench::policy::measure(&engine, iterations, tainted);
         println!(
-            "OTLP export: decide at concurrency {concurrency}, {:.0} s a round, exporter off then on, {rounds} times",
-            args.duration
+            "policy evaluation, facts included, {} policies{sessions}: median {:.1} µs, p99 {:.1} µs",
+            figures.policies,
+            figures.median_ns as f64 / 1e3,
+            figures.p99_ns as f64 / 1e3
         );
-        let figures =
-            bench::otlp::measure_export(concurrency, args.connections, duration, rounds).await?;
-        for round in &figures {
-            let lag = match round.exporting {
-                true => format!(
-                    ", collector at most {} events behind, caught up {:.2} s after the load stopped; \
-                     a lone Decide's event at the collector after p50 {:.2} ms, max {:.2} ms",
-                    round.max_lag,
-                    round.drained.as_secs_f64(),
-                    round
-                        .after_commit
-                        .get(round.after_commit.len() / 2)
-                        .map_or(0.0, |d| d.as_secs_f64() * 1e3),
-                    round.after_commit.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
-                ),
-                false => String::new(),
-            };
-            println!(
-                "exporter {}: {:.0} decides/s ({:.3} of baseline), server CPU {:.1} µs per event{lag}",
-                if round.exporting { "on " } else { "off" },
-                round.rate,
-                round.vs_baseline,
-                round.cpu_us_per_event
-            );
-        }
-        let mean = |on: bool| {
-            let rates: Vec<f64> =
-                figures.iter().filter(|r| r.exporting == on).map(|r| r.vs_baseline).collect();
-            rates.iter().sum::<f64>() / rates.len().max(1) as f64
+    }
+    let [alone, normalized] = bench::policy::measure_schema(iterations);
+    for (what, (median, p99)) in [
+        ("input schema check", alone),
+        ("normalization (path, lowercase; the arguments copied) and schema check", normalized),
+    ] {
+        println!(
+            "{what}, typical write tool, matching arguments: median {:.1} µs, p99 {:.1} µs",
+            median as f64 / 1e3,
+            p99 as f64 / 1e3
+        );
+    }
+    Ok(())
+}
+
+/// The OTLP exporter: `rounds` pairs of Decide rounds against fresh servers, off then on.
+async fn otlp(args: &BenchArgs, rounds: usize, duration: Duration) -> anyhow::Result<()> {
+    let concurrency = args.concurrency.iter().copied().max().unwrap_or(64);
+    println!(
+        "OTLP export: decide at concurrency {concurrency}, {:.0} s a round, exporter off then on, {rounds} times",
+        args.duration
+    );
+    let figures =
+        bench::otlp::measure_export(concurrency, args.connections, duration, rounds).await?;
+    for round in &figures {
+        let lag = match round.exporting {
+            true => format!(
+                ", collector at most {} events behind, caught up {:.2} s after the load stopped; \
+                 a lone Decide's event at the collector after p50 {:.2} ms, max {:.2} ms",
+                round.max_lag,
+                round.drained.as_secs_f64(),
+                round
+                    .after_commit
+                    .get(round.after_commit.len() / 2)
+                    .map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                round.after_commit.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+            ),
+            false => String::new(),
         };
-        println!("exporter on / off, baseline-relative: {:.3}", mean(true) / mean(false));
-        let raw = |on: bool| {
-            let rates: Vec<f64> =
-                figures.iter().filter(|r| r.exporting == on).map(|r| r.rate).collect();
-            rates.iter().sum::<f64>() / rates.len().max(1) as f64
-        };
-        println!("exporter on / off, decides per second: {:.3}", raw(true) / raw(false));
-        return Ok(Exit::Ok);
-    }
-    if let Some(events) = args.console {
-        let dir = tempfile::tempdir()?;
-        let db = args.console_db.clone().unwrap_or_else(|| dir.path().join("console.db"));
-        let figures = bench::console::measure(&db, events).await?;
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        println!("\nconsole: a trail of {} events ({})", figures.events, db.display());
         println!(
-            "the server served after {:.1} s; then the last day was counted in {:.1} s, the chain \
-             verified whole in {:.1} s",
-            figures.start.as_secs_f64(),
-            figures.counted.as_secs_f64(),
-            figures.verified.as_secs_f64()
+            "exporter {}: {:.0} decides/s ({:.3} of baseline), server CPU {:.1} µs per event{lag}",
+            if round.exporting { "on " } else { "off" },
+            round.rate,
+            round.vs_baseline,
+            round.cpu_us_per_event
         );
-        println!("baseline: GET /healthz round trip, median {:.2} ms", ms(figures.baseline));
+    }
+    let mean = |on: bool| {
+        let rates: Vec<f64> =
+            figures.iter().filter(|r| r.exporting == on).map(|r| r.vs_baseline).collect();
+        rates.iter().sum::<f64>() / rates.len().max(1) as f64
+    };
+    println!("exporter on / off, baseline-relative: {:.3}", mean(true) / mean(false));
+    let raw = |on: bool| {
+        let rates: Vec<f64> =
+            figures.iter().filter(|r| r.exporting == on).map(|r| r.rate).collect();
+        rates.iter().sum::<f64>() / rates.len().max(1) as f64
+    };
+    println!("exporter on / off, decides per second: {:.3}", raw(true) / raw(false));
+    Ok(())
+}
+
+/// The console's pages on a trail of `events` (made once in `db`, or in a temporary file).
+async fn console(events: usize, db: Option<&Path>) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let db = db.map_or_else(|| dir.path().join("console.db"), Path::to_path_buf);
+    let figures = bench::console::measure(&db, events).await?;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("\nconsole: a trail of {} events ({})", figures.events, db.display());
+    println!(
+        "the server served after {:.1} s; then the last day was counted in {:.1} s, the chain \
+         verified whole in {:.1} s",
+        figures.start.as_secs_f64(),
+        figures.counted.as_secs_f64(),
+        figures.verified.as_secs_f64()
+    );
+    println!("baseline: GET /healthz round trip, median {:.2} ms", ms(figures.baseline));
+    println!(
+        "{:<36} {:>12} {:>12} {:>14} {:>12}",
+        "page", "server p50", "server max", "round trip p50", "vs baseline"
+    );
+    for page in &figures.pages {
         println!(
-            "{:<36} {:>12} {:>12} {:>14} {:>12}",
-            "page", "server p50", "server max", "round trip p50", "vs baseline"
+            "{:<36} {:>9.2} ms {:>9.2} ms {:>11.2} ms {:>12.1}",
+            page.page,
+            ms(page.server.0),
+            ms(page.server.1),
+            ms(page.round_trip),
+            page.round_trip.as_secs_f64() / figures.baseline.as_secs_f64().max(1e-9)
         );
-        for page in &figures.pages {
-            println!(
-                "{:<36} {:>9.2} ms {:>9.2} ms {:>11.2} ms {:>12.1}",
-                page.page,
-                ms(page.server.0),
-                ms(page.server.1),
-                ms(page.round_trip),
-                page.round_trip.as_secs_f64() / figures.baseline.as_secs_f64().max(1e-9)
-            );
-        }
-        return Ok(Exit::Ok);
     }
-    if let Some(events) = args.audit {
-        audit(events, args.audit_db.as_deref()).await?;
-        return Ok(Exit::Ok);
-    }
+    Ok(())
+}
+
+/// The machine and the load the figures are measured with.
+fn print_setup(args: &BenchArgs) {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
         "toolgate bench: {cores} cores, {} connections, {:.1} s per figure, load generator on the same machine",
         args.connections, args.duration
     );
+}
+
+/// A running server at `url`, with `TOOLGATE_TOKEN`'s token when its auth is on.
+async fn server(args: &BenchArgs, url: &str, duration: Duration) -> anyhow::Result<()> {
     let calls = (args.concurrency.as_slice(), args.calls.as_slice());
-    if let Some(url) = &args.server {
-        let channels = bench::connect(&endpoint(url)?, args.connections).await?;
-        // A server with auth on takes the calls with TOOLGATE_TOKEN's token.
-        let token = std::env::var("TOOLGATE_TOKEN").ok().filter(|t| !t.trim().is_empty());
-        let authorization = token.map(|t| format!("Bearer {}", t.trim()).parse()).transpose();
-        let authorization = authorization.context("TOOLGATE_TOKEN is no header value")?;
-        let figures =
-            bench::measure(&channels, calls, duration, args.output_bytes, authorization.as_ref())
-                .await;
-        println!("\nserver {url}");
-        print_figures(&figures);
-        return Ok(Exit::Ok);
-    }
+    let channels = bench::connect(&endpoint(url)?, args.connections).await?;
+    // A server with auth on takes the calls with TOOLGATE_TOKEN's token.
+    let token = std::env::var("TOOLGATE_TOKEN").ok().filter(|t| !t.trim().is_empty());
+    let authorization = token.map(|t| format!("Bearer {}", t.trim()).parse()).transpose();
+    let authorization = authorization.context("TOOLGATE_TOKEN is no header value")?;
+    let figures =
+        bench::measure(&channels, calls, duration, args.output_bytes, authorization.as_ref()).await;
+    println!("\nserver {url}");
+    print_figures(&figures);
+    Ok(())
+}
+
+/// A fresh server for each durability, its memory and its trail's size after the run.
+async fn fresh(args: &BenchArgs, duration: Duration) -> anyhow::Result<()> {
+    let calls = (args.concurrency.as_slice(), args.calls.as_slice());
     for &durability in &args.durability {
         let dir = tempfile::tempdir()?;
         let db = dir.path().join("bench.db");
@@ -234,10 +294,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<Exit> {
             );
         }
     }
-    if args.growth > 0 {
-        growth(&args, duration).await?;
-    }
-    Ok(Exit::Ok)
+    Ok(())
 }
 
 /// Decide throughput on an empty trail and on one of `args.growth` events, back to back.
