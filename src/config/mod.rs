@@ -55,6 +55,10 @@ pub enum ConfigError {
     Parse { path: PathBuf, source: Box<toml::de::Error> },
     #[error("args_hash key: {0}")]
     Key(String),
+    #[error("[archive] needs [checkpoints]: an archive reaches as far as a signed checkpoint")]
+    ArchiveUnsigned,
+    #[error("[retention] needs [archive]: nothing leaves the trail that is not archived")]
+    RetentionUnarchived,
 }
 
 /// Everything toolgate can be told.
@@ -168,6 +172,20 @@ impl Config {
             path: path.to_owned(),
             source: Box::new(source),
         })
+    }
+
+    /// The rules between sections, checked once before anything starts, so that a start it
+    /// refuses leaves no event behind. (Each section's own values are checked where they are
+    /// used: keys read, addresses parsed, schemas compiled.)
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let signs = self.checkpoints.key_file.is_some() || self.checkpoints.key_env.is_some();
+        if self.archive.url.is_some() && !signs {
+            return Err(ConfigError::ArchiveUnsigned);
+        }
+        if self.retention.prunes() && self.archive.url.is_none() {
+            return Err(ConfigError::RetentionUnarchived);
+        }
+        Ok(())
     }
 
     /// The default tool registry with this configuration's tools laid over it.

@@ -9,8 +9,8 @@
 //!
 //! The sinks, one file each: [`index`] (the auditors' index beside the trail), [`otlp`] (log
 //! records to an OpenTelemetry collector), [`fleet`] (batches through the fleet's ingest
-//! service), [`subscribe`] (`Audit/Subscribe`'s live streams). A new sink implements [`Sink`] and is started with one line in
-//! `server::tasks`.
+//! service), [`subscribe`] (`Audit/Subscribe`'s live streams). A new sink implements [`Sink`]
+//! and is registered in `server::lifecycle`.
 
 pub mod archive;
 pub mod fleet;

@@ -7,10 +7,11 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
+use tonic::server::NamedService;
 
+use super::front::Front;
 use super::{ServerError, serving};
 use crate::audit::Trails;
 use crate::auth::Auth;
@@ -24,6 +25,9 @@ use crate::request::ArgsHasher;
 use crate::sidecar::conn;
 use crate::store::Store;
 use crate::tls::Acceptor;
+
+/// The services it reports in gRPC health.
+const SERVICES: &[&str] = &[<AuditServer<AuditService> as NamedService>::NAME];
 
 /// Connections to the fleet store the server keeps at most.
 const CONNECTIONS: u32 = 8;
@@ -51,8 +55,7 @@ pub async fn run_audit_only(
         Some(oidc) => Some(crate::console::Oidc::new(oidc, &config.auth)?),
         None => None,
     };
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<AuditServer<AuditService>>().await;
+    let (mut front, health_service) = Front::new(SERVICES).await;
     let door = Arc::new(guard.clone());
     let audit_service = AuditServer::new(AuditService::new(
         Arc::new(fleet.clone()),
@@ -61,53 +64,33 @@ pub async fn run_audit_only(
         config.limits.clone(),
     ));
     tracing::info!(db = %config.db.display(), "serving the fleet store's trails (audit only)");
-    let serving = Arc::new(AtomicBool::new(true));
-    let side = match http {
-        Some(http) => {
-            let app = crate::side::probes(metrics.clone(), serving.clone(), None);
-            let console = console_guard.map(|guard| {
-                let parts = crate::console::Parts {
-                    audit: conn(audit_service.clone()),
-                    approvals: None,
-                    guard,
-                    auth: config.auth.enabled(),
-                    session_minutes: config.console.session_minutes,
-                    oidc,
-                    log_key: None,
-                    witnesses: Vec::new(),
-                    disk: None,
-                };
-                (parts, Arc::new(fleet.clone()) as Arc<dyn Trails>)
-            });
-            let guard = (config.auth.enabled(), &config.limits);
-            Some(crate::side::start(http, app, tls.clone(), console, guard)?)
-        }
-        None => None,
-    };
-    let shutting_down = tokio::sync::Notify::new();
-    let stopping = async {
-        shutdown.await;
-        serving.store(false, Ordering::Relaxed);
-        shutting_down.notify_one();
-        tracing::info!("shutting down: finishing the calls in flight");
-        health.set_not_serving::<AuditServer<AuditService>>().await;
-    };
+    if let Some(http) = http {
+        let app = crate::side::probes(metrics.clone(), front.serving.clone(), None);
+        let console = console_guard.map(|guard| {
+            let parts = crate::console::Parts {
+                audit: conn(audit_service.clone()),
+                approvals: None,
+                guard,
+                auth: config.auth.enabled(),
+                session_minutes: config.console.session_minutes,
+                oidc,
+                log_key: None,
+                witnesses: Vec::new(),
+                disk: None,
+            };
+            (parts, Arc::new(fleet.clone()) as Arc<dyn Trails>)
+        });
+        front.side_port(http, app, tls.clone(), console, &config)?;
+    }
     let router = serving::reflected(&config.limits, door)?
         .add_service(health_service)
         .add_service(audit_service);
-    let served = serving::serve(router, listener, tls, &config.limits, stopping);
     let (served, cut) =
-        serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
-    // The side port answered through the drain (`/readyz` said 503); now it stops.
-    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
-    let side_cut = match side {
-        Some(side) => side.finish(grace).await,
-        None => false,
-    };
+        front.serve(router, listener, tls, &config, shutdown, (|| (), "calls")).await;
     fleet.close().await;
     store.reader.close().await;
     drop(store);
-    serving::join_writer(writer_thread, cut || side_cut).await;
+    serving::join_writer(writer_thread, cut).await;
     tracing::info!("stopped");
     Ok(served?)
 }

@@ -6,10 +6,11 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::net::TcpListener;
+use tonic::server::NamedService;
 
+use super::front::Front;
 use super::{ServerError, serving};
 use crate::config::{Config, IngestConfig};
 use crate::fleet::ingest::Writer;
@@ -20,6 +21,9 @@ use crate::metrics::Metrics;
 use crate::proto::fleet_ingest_server::FleetIngestServer;
 use crate::tls::Acceptor;
 use crate::trail::cosignature::{Witnesses, WitnessesError};
+
+/// The services it reports in gRPC health.
+const SERVICES: &[&str] = &[<FleetIngestServer<IngestService> as NamedService>::NAME];
 
 /// Connections to the fleet store the server keeps at most.
 const CONNECTIONS: u32 = 16;
@@ -40,35 +44,17 @@ pub async fn run_ingest(
     let witnesses = required_witnesses(&config.ingest)?;
     let ingest = IngestService::new(Writer::new(&store, witnesses), &metrics);
     let service = FleetIngestServer::new(ingest.clone()).max_decoding_message_size(MAX_MESSAGE);
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<FleetIngestServer<IngestService>>().await;
+    let (mut front, health_service) = Front::new(SERVICES).await;
     tracing::info!("serving the fleet's ingest service");
-    let serving = Arc::new(AtomicBool::new(true));
-    let side = match http {
-        Some(http) => {
-            let app = crate::side::probes(metrics.clone(), serving.clone(), None);
-            let guard = (config.auth.enabled(), &config.limits);
-            Some(crate::side::start(http, app, tls.clone(), None, guard)?)
-        }
-        None => None,
-    };
-    let shutting_down = tokio::sync::Notify::new();
-    let stopping = async {
-        shutdown.await;
-        serving.store(false, Ordering::Relaxed);
-        shutting_down.notify_one();
-        tracing::info!("shutting down: finishing the batches in flight");
-        health.set_not_serving::<FleetIngestServer<IngestService>>().await;
-    };
+    if let Some(http) = http {
+        let app = crate::side::probes(metrics.clone(), front.serving.clone(), None);
+        front.side_port(http, app, tls.clone(), None, &config)?;
+    }
     let router = serving::reflected(&config.limits, Arc::new(ingest))?
         .add_service(health_service)
         .add_service(service);
-    let served = serving::serve(router, listener, tls, &config.limits, stopping);
-    let (served, _) = serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
-    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
-    if let Some(side) = side {
-        side.finish(grace).await;
-    }
+    let (served, _) =
+        front.serve(router, listener, tls, &config, shutdown, (|| (), "batches")).await;
     store.close().await;
     tracing::info!("stopped");
     Ok(served?)

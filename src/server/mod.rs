@@ -4,7 +4,9 @@
 //! what it holds.
 
 mod audit_only;
+mod front;
 mod ingest;
+mod lifecycle;
 mod serving;
 mod tasks;
 
@@ -21,7 +23,6 @@ use crate::audit::Trails;
 use crate::auth::Auth;
 use crate::config::Config;
 use crate::error::Error;
-use crate::follow::Trail;
 use crate::gate::Gatekeeper;
 use crate::grpc::{AdminService, ApprovalsService, AuditService, GateService, Guard};
 use crate::listener::Listener;
@@ -34,10 +35,13 @@ use crate::proto::gate_server::GateServer;
 use crate::request::ArgsHasher;
 use crate::sidecar::{Sidecar, conn};
 use crate::state::State;
+use crate::store::StoreError;
 use crate::store::disk::Disk;
-use crate::store::{Store, StoreError};
 use crate::tls::Acceptor;
-use tasks::{Stage, Tasks};
+use front::Front;
+use lifecycle::Lifecycle;
+use tasks::Tasks;
+use tonic::server::NamedService;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -72,13 +76,16 @@ pub enum ServerError {
     Otlp(#[from] crate::follow::otlp::OtlpConfigError),
     #[error(transparent)]
     Archive(#[from] crate::archive::ArchiveError),
-    #[error("[archive] needs [checkpoints]: an archive reaches as far as a signed checkpoint")]
-    ArchiveUnsigned,
-    #[error("[retention] needs [archive]: nothing leaves the trail that is not archived")]
-    RetentionUnarchived,
     #[error("[ingest] {0}")]
     Ingest(String),
 }
+
+/// The services the sidecar reports in gRPC health.
+const SERVICES: &[&str] = &[
+    <GateServer<GateService> as NamedService>::NAME,
+    <AuditServer<AuditService> as NamedService>::NAME,
+    <ApprovalsServer<ApprovalsService> as NamedService>::NAME,
+];
 
 /// Serves until `shutdown` resolves.
 pub async fn run(
@@ -87,195 +94,136 @@ pub async fn run(
     http: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
+    // Everything the configuration can get wrong is refused before the trail is touched, so
+    // that a start it refuses leaves no event behind.
+    config.check()?;
     let hangups = hangups();
     let metrics = Arc::new(Metrics::default());
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
-    // Everything the configuration can get wrong is refused before the trail is touched, so
-    // that a start it refuses leaves no event behind.
     let auth = Arc::new(Auth::new(&config.auth)?);
     let hasher = ArgsHasher::from_config(&config.args_hash)?;
-    let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
-    let witnesses = crate::trust::submitter::targets(&config.checkpoints.witnesses)?;
-    let shipping = crate::follow::fleet::follower(&config.fleet, &metrics)?;
-    let exporting = crate::follow::otlp::follower(&config, &metrics)?;
-    let archiving = crate::follow::archive::follower(&config.archive, &metrics)?;
-    if archiving.is_some() && signer.is_none() {
-        return Err(ServerError::ArchiveUnsigned);
-    }
-    if config.retention.prunes() && archiving.is_none() {
-        return Err(ServerError::RetentionUnarchived);
-    }
-    // Where each destination that must take an event before it may leave the file stands.
-    let mut destinations = Vec::new();
-    let mut reporting = |name: &'static str| {
-        let (stands, standing) = tokio::sync::watch::channel(0);
-        destinations.push((name, standing));
-        stands
-    };
-    let shipping = shipping.map(|follower| follower.reporting(reporting("fleet")));
-    let exporting = exporting.map(|follower| follower.reporting(reporting("OTLP")));
-    let cadence = signer.clone().map(|signer| crate::store::Cadence {
-        signer,
-        every_events: config.checkpoints.every_events.max(1),
-    });
-    let (store, writer_thread) =
-        Store::open(&config.db, config.durability, &config.writer, metrics.clone(), cadence)
-            .await?;
-    let state = State::rebuild(&config, &store.reader).await?;
-    let gate = Gatekeeper::new(&config, state, store.writer.clone(), hasher.clone())?;
+    let oidc = oidc(&config)?;
+    let lifecycle = Lifecycle::open(&config, &metrics).await?;
+    let state = State::rebuild(&config, &lifecycle.store.reader).await?;
+    let gate = Gatekeeper::new(&config, state, lifecycle.store.writer.clone(), hasher.clone())?;
     let loaded = gate.record_policy_loaded().await?;
-    tracing::info!(
-        policy_version = loaded.record.policy_version.as_deref().unwrap_or_default(),
-        seq = loaded.seq,
-        "policy in force"
-    );
-
-    // What follows the trail: the checkpoints, the witnesses, the followers' sinks.
-    let trail = Trail { reader: store.reader.clone(), commits: store.writer.committed() };
-    // The auditors' reads: the file, and below its prunes, the archive.
-    let archive = match &config.archive.url {
-        Some(url) => Some(crate::archive::Archive::open(url, &config.archive.options)?),
-        None => None,
-    };
-    let local = crate::audit::Local::new(store.reader.clone(), archive.clone());
+    let version = loaded.record.policy_version.as_deref().unwrap_or_default();
+    tracing::info!(policy_version = version, seq = loaded.seq, "policy in force");
     let mut tasks = Tasks::default();
-    let indexing = crate::follow::index::follower(&config.db, &metrics)?;
-    let following = trail.clone();
-    tasks.start(Stage::Followers, "index", |stopping| indexing.run(following, stopping));
-    // What the console shows of the checkpoints: who signs them, who cosigns them.
-    let log_key = signer.as_ref().map(|signer| signer.verifier());
-    let witness_keys: Vec<_> = witnesses.iter().map(|w| w.key().clone()).collect();
-    let retention_signer = signer.clone();
-    if let Some(signer) = signer {
-        let (writer, config) = (store.writer.clone(), config.checkpoints.clone());
-        let trail = trail.clone();
-        tasks.start(Stage::Checkpoints, "checkpoints", |stopping| {
-            crate::trust::publisher::run(writer, trail, signer, config, stopping)
-        });
-    }
-    if !witnesses.is_empty() {
-        tracing::info!(witnesses = witnesses.len(), "submitting checkpoints to witnesses");
-        let (reader, writer) = (store.reader.clone(), store.writer.clone());
-        tasks.start(Stage::Witnesses, "witnesses", |stopping| {
-            crate::trust::submitter::run(reader, writer, witnesses, stopping)
-        });
-    }
-    if let Some(follower) = shipping {
-        let trail = trail.clone();
-        tasks.start(Stage::Followers, "fleet", |stopping| follower.run(trail, stopping));
-    }
-    if let Some(follower) = archiving {
-        let trail = trail.clone();
-        tasks.start(Stage::Followers, "archive", |stopping| follower.run(trail, stopping));
-    }
-    if let (true, Some(archive), Some(signer)) =
-        (config.retention.prunes(), archive, retention_signer)
-    {
-        let retention = crate::retention::Retention {
-            config: config.retention.clone(),
-            archive,
-            key: signer.verifier(),
-            signer,
-            reader: store.reader.clone(),
-            writer: store.writer.clone(),
-            destinations,
-            // As the submitter keeps their cosignatures: under each key as it encodes.
-            witnesses: witness_keys.iter().map(|key| key.encode()).collect(),
-        };
-        let metrics = metrics.clone();
-        tasks.start(Stage::Retention, "retention", |stopping| async move {
-            retention.run(&metrics, stopping).await
-        });
-    }
-    if let Some(follower) = exporting {
-        let trail = trail.clone();
-        tasks.start(Stage::Followers, "otlp", |stopping| follower.run(trail, stopping));
-    }
-
-    let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<GateServer<GateService>>().await;
-    health.set_serving::<AuditServer<AuditService>>().await;
-    health.set_serving::<ApprovalsServer<ApprovalsService>>().await;
-    let guard = Guard::new(auth, store.writer.clone(), &config.limits);
-    // The console's, if it is served: every other holder of a writer handle is gone with the
-    // services and the side port, so that the writer can finish at shutdown.
-    let console_guard = (config.console.enabled && http.is_some()).then(|| guard.clone());
-    let oidc = match &config.console.oidc {
-        Some(oidc) => Some(crate::console::Oidc::new(oidc, &config.auth)?),
-        None => None,
-    };
-    let admin_service = AdminServer::new(AdminService::new(gate.clone(), guard.clone()));
-    let door = Arc::new(guard.clone());
-    let serving = Arc::new(AtomicBool::new(true));
+    let trail = lifecycle.start(&mut tasks, &metrics);
+    let (mut front, health_service) = Front::new(SERVICES).await;
+    let disk = Disk::new(&config.db, &config.disk, &metrics);
     tasks.alongside(reload_on_sighup(gate.clone(), tls.clone(), hangups));
     if let Some(tls) = tls.clone() {
         tasks.alongside(async move { tls.watch().await });
     }
     tasks.alongside(expire_approvals(gate.clone()));
-    tasks.alongside(watch_trail(health.clone(), metrics.clone(), serving.clone()));
-    let disk = Disk::new(&config.db, &config.disk, &metrics);
+    tasks.alongside(watch_trail(front.health(), metrics.clone(), front.serving.clone()));
     tasks.alongside(disk.clone().run());
     // Ends the waits that last (approvals waited on, live streams) at shutdown.
     let (stop_waits, stopping_waits) = tokio::sync::watch::channel(false);
-    let approvals_service = ApprovalsServer::new(ApprovalsService::new(
-        gate.clone(),
-        store.reader.clone(),
-        stopping_waits.clone(),
-        guard.clone(),
-    ));
-    let gate_service = GateServer::new(GateService::new(gate, guard.clone()))
-        .max_decoding_message_size(config.limits.max_message_bytes());
-    let audit_service = AuditServer::new(
-        AuditService::new(
-            Arc::new(local.clone()),
-            // The last holder: `Guard` keeps a writer handle, which must be gone for the writer
-            // to finish at shutdown.
-            guard,
+    let guard = Guard::new(auth, trail.store.writer.clone(), &config.limits);
+    let services = Services::new(&config, gate, guard.clone(), hasher, &trail, stopping_waits);
+    if let Some(http) = http {
+        let app = crate::side::probes(metrics.clone(), front.serving.clone(), Some(disk.clone()))
+            .merge(crate::side::hooks(services.sidecar(), config.hooks.clone()));
+        // The console's, if it is served: every other holder of a writer handle is gone with
+        // the services and the side port, so that the writer can finish at shutdown.
+        let console = config.console.enabled.then(|| {
+            let parts = crate::console::Parts {
+                audit: conn(services.audit.clone()),
+                approvals: Some(conn(services.approvals.clone())),
+                guard: guard.clone(),
+                auth: config.auth.enabled(),
+                session_minutes: config.console.session_minutes,
+                oidc,
+                log_key: trail.log_key.clone(),
+                witnesses: trail.witness_keys.clone(),
+                disk: Some(disk),
+            };
+            (parts, Arc::new(trail.local.clone()) as Arc<dyn Trails>)
+        });
+        front.side_port(http, app, tls.clone(), console, &config)?;
+    }
+    serving_line(&config, &listener);
+    let router = services.router(&config, guard)?.add_service(health_service);
+    let stopping = move || {
+        stop_waits.send_replace(true);
+    };
+    let (served, cut) =
+        front.serve(router, listener, tls, &config, shutdown, (stopping, "calls")).await;
+    // The services are gone with the server and the side port, and the tasks alongside them
+    // now; the publisher and the submitter keep the last writer handles, so the writer
+    // commits what it holds and stops after them.
+    tasks.stop().await;
+    trail.store.reader.close().await;
+    drop(trail.store);
+    serving::join_writer(trail.writer, cut).await;
+    tracing::info!("stopped");
+    Ok(served?)
+}
+
+/// The sidecar's gRPC services, over one gate and one guard.
+struct Services {
+    gate: GateServer<GateService>,
+    approvals: ApprovalsServer<ApprovalsService>,
+    audit: AuditServer<AuditService>,
+    admin: AdminServer<AdminService>,
+}
+
+impl Services {
+    fn new(
+        config: &Config,
+        gate: Gatekeeper,
+        guard: Guard,
+        hasher: ArgsHasher,
+        trail: &lifecycle::Parts,
+        stopping_waits: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
+        let reader = trail.store.reader.clone();
+        let approvals =
+            ApprovalsService::new(gate.clone(), reader, stopping_waits.clone(), guard.clone());
+        let audit = AuditService::new(
+            Arc::new(trail.local.clone()),
+            guard.clone(),
             hasher,
             config.limits.clone(),
-        )
-        .following(trail, stopping_waits),
-    );
-
-    let side = match http {
-        Some(http) => {
-            // In process: the hook's calls skip the network (and TLS), and carry the hook's
-            // own `Authorization` header.
-            let sidecar = Sidecar::new(conn(gate_service.clone()), conn(approvals_service.clone()));
-            let app = crate::side::probes(metrics.clone(), serving.clone(), Some(disk.clone()))
-                .merge(crate::side::hooks(sidecar, config.hooks.clone()));
-            let console = console_guard.map(|guard| {
-                let parts = crate::console::Parts {
-                    audit: conn(audit_service.clone()),
-                    approvals: Some(conn(approvals_service.clone())),
-                    guard,
-                    auth: config.auth.enabled(),
-                    session_minutes: config.console.session_minutes,
-                    oidc,
-                    log_key,
-                    witnesses: witness_keys,
-                    disk: Some(disk),
-                };
-                (parts, Arc::new(local) as Arc<dyn Trails>)
-            });
-            let guard = (config.auth.enabled(), &config.limits);
-            Some(crate::side::start(http, app, tls.clone(), console, guard)?)
+        );
+        Self {
+            admin: AdminServer::new(AdminService::new(gate.clone(), guard.clone())),
+            approvals: ApprovalsServer::new(approvals),
+            gate: GateServer::new(GateService::new(gate, guard))
+                .max_decoding_message_size(config.limits.max_message_bytes()),
+            audit: AuditServer::new(audit.following(trail.trail.clone(), stopping_waits)),
         }
-        None => None,
-    };
+    }
 
-    let shutting_down = tokio::sync::Notify::new();
-    let stopping = async {
-        shutdown.await;
-        serving.store(false, Ordering::Relaxed);
-        stop_waits.send_replace(true);
-        shutting_down.notify_one();
-        tracing::info!("shutting down: finishing the calls in flight");
-        health.set_not_serving::<GateServer<GateService>>().await;
-        health.set_not_serving::<AuditServer<AuditService>>().await;
-        health.set_not_serving::<ApprovalsServer<ApprovalsService>>().await;
-    };
-    // The one line an operator looks for: serving, where, on what, how guarded.
+    /// The services as the adapters reach them in process: the hook's calls skip the
+    /// network (and TLS), and carry the hook's own `Authorization` header.
+    fn sidecar(&self) -> Sidecar {
+        Sidecar::new(conn(self.gate.clone()), conn(self.approvals.clone()))
+    }
+
+    /// The gRPC router: every call through `guard` first, then to its service.
+    fn router(self, config: &Config, guard: Guard) -> Result<serving::Router, ServerError> {
+        Ok(serving::reflected(&config.limits, Arc::new(guard))?
+            .add_service(self.gate)
+            .add_service(self.audit)
+            .add_service(self.approvals)
+            .add_service(self.admin))
+    }
+}
+
+/// The console's OpenID Connect sign-in, when configured.
+fn oidc(config: &Config) -> Result<Option<crate::console::Oidc>, ServerError> {
+    Ok(match &config.console.oidc {
+        Some(oidc) => Some(crate::console::Oidc::new(oidc, &config.auth)?),
+        None => None,
+    })
+}
+
+/// The one line an operator looks for: serving, where, on what, how guarded.
+fn serving_line(config: &Config, listener: &Listener) {
     tracing::info!(
         grpc = %listener.describe(),
         http = config.http_listen.as_deref().unwrap_or("off"),
@@ -286,32 +234,6 @@ pub async fn run(
         console = config.console.enabled,
         "serving"
     );
-    let router = serving::reflected(&config.limits, door)?
-        .add_service(health_service)
-        .add_service(gate_service)
-        .add_service(audit_service)
-        .add_service(approvals_service)
-        .add_service(admin_service);
-    let served = serving::serve(router, listener, tls, &config.limits, stopping);
-    let (served, cut) =
-        serving::within_grace(served, &shutting_down, config.shutdown_grace_ms).await;
-
-    // The services are gone with the server (and their clones in the side port once it has
-    // stopped, below), and the tasks alongside them now; the publisher and the submitter keep
-    // the last writer handles, so the writer commits what it holds and stops after them.
-    tasks.stop_alongside().await;
-    // The side port answered through the drain (`/readyz` said 503); now it stops.
-    let grace = std::time::Duration::from_millis(config.shutdown_grace_ms);
-    let side_cut = match side {
-        Some(side) => side.finish(grace).await,
-        None => false,
-    };
-    tasks.stop().await;
-    store.reader.close().await;
-    drop(store);
-    serving::join_writer(writer_thread, cut || side_cut).await;
-    tracing::info!("stopped");
-    Ok(served?)
 }
 
 /// Reports Gate and Approvals as not serving while the trail cannot commit, and as serving
