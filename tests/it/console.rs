@@ -4,7 +4,7 @@
 //! a verification that finds a tampered event. (tests/console drives the same pages in a real
 //! browser.)
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
@@ -16,8 +16,8 @@ use toolgate::proto::{Actor, ApprovalState, AwaitRequest, DecideRequest, Outcome
 
 use crate::approvals::deploys_need_approval;
 use crate::helpers::{
-    TestApp, request, rows, spawn_app_with_side_port, start_with_side_port, token, toolgate,
-    toolgate_async,
+    TestApp, eventually, request, rows, spawn_app_with_side_port, start_with_side_port, token,
+    toolgate, toolgate_async,
 };
 
 const AGENT: &str = "agent-secret-1f2e";
@@ -432,20 +432,15 @@ async fn an_approver_may_not_judge_a_call_made_as_themselves() {
 
 /// Polls `path` until its body contains every one of `wanted` (the followers work in the
 /// background), for up to 15 s.
-async fn eventually(browser: &mut Browser, path: &str, wanted: &[&str]) -> Page {
-    let started = Instant::now();
-    loop {
+async fn showing(browser: &mut Browser, path: &str, wanted: &[&str]) -> Page {
+    let shows = async || {
         let page = browser.get(path).await;
-        if wanted.iter().all(|w| page.body.contains(w)) {
-            return page;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "{path} never showed {wanted:?}: {}",
-            page.body
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        if wanted.iter().all(|w| page.body.contains(w)) { Ok(page) } else { Err(page) }
+    };
+    let (limit, every) = (Duration::from_secs(15), Duration::from_millis(200));
+    eventually(limit, every, shows)
+        .await
+        .unwrap_or_else(|page| panic!("{path} never showed {wanted:?}: {}", page.body))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -457,7 +452,7 @@ async fn the_overview_counts_the_trails_activity_and_follows_its_chain() {
     }
     let head = rows(&app.db).len();
     let mut browser = Browser::new(&side);
-    let overview = eventually(
+    let overview = showing(
         &mut browser,
         "/ui",
         &[
@@ -571,14 +566,13 @@ async fn the_overview_notices_a_trail_cut_short_behind_its_back() {
     }
     let head = rows(&app.db).len();
     let mut browser = Browser::new(&side);
-    eventually(&mut browser, "/ui", &[&format!("verified through seq <strong>{head}</strong>")])
-        .await;
+    showing(&mut browser, "/ui", &[&format!("verified through seq <strong>{head}</strong>")]).await;
     let conn = rusqlite::Connection::open(&app.db).unwrap();
     conn.execute_batch(&format!(
         "DROP TRIGGER events_no_delete; DELETE FROM events WHERE seq = {head};"
     ))
     .unwrap();
-    let broken = eventually(&mut browser, "/ui", &["✗ Broken", "it was cut short"]).await;
+    let broken = showing(&mut browser, "/ui", &["✗ Broken", "it was cut short"]).await;
     assert!(broken.body.contains(&format!("seq {head}: the trail ends before this event")));
 }
 
@@ -609,6 +603,6 @@ async fn checkpoints_signed_before_a_key_rotation_do_not_break_the_overview() {
     let (_app, side) = start_with_side_port(config, dir).await;
     let mut browser = Browser::new(&side);
     // The old key's checkpoints are on the trail; the latest is the new key's.
-    let overview = eventually(&mut browser, "/ui", &["✓ Intact", "✓ verified"]).await;
+    let overview = showing(&mut browser, "/ui", &["✓ Intact", "✓ verified"]).await;
     assert!(!overview.body.contains("Broken"), "{}", overview.body);
 }

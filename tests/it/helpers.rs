@@ -224,3 +224,20 @@ pub fn token(id: &str, secret: &str, roles: &str, actors: &[&str]) -> TokenSpec 
         harness_approvals: false,
     }
 }
+
+/// Tries `check` every `every` until it is `Ok`, for at most `limit`: its `Ok`, or its last
+/// `Err` once the time is up. The one polling loop of the tests.
+pub async fn eventually<T, E>(
+    limit: Duration,
+    every: Duration,
+    mut check: impl AsyncFnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let started = std::time::Instant::now();
+    loop {
+        match check().await {
+            Ok(done) => return Ok(done),
+            Err(last) if started.elapsed() >= limit => return Err(last),
+            Err(_) => tokio::time::sleep(every).await,
+        }
+    }
+}

@@ -20,7 +20,7 @@ use tonic::{Request, Response, Status};
 use toolgate::config::{Config, OtlpConfig};
 use toolgate::trail::{COLUMNS, Event, Value, event_hash};
 
-use crate::helpers::{TestApp, request, start};
+use crate::helpers::{TestApp, eventually, request, start};
 
 /// How the receiver answers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -87,13 +87,12 @@ impl Receiver {
 
     /// Waits until the receiver holds every seq up to `last`.
     async fn until(&self, last: i64) -> Vec<i64> {
-        for _ in 0..200 {
-            if self.seqs().last().is_some_and(|&seq| seq >= last) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        self.seqs()
+        let reached = async || {
+            let seqs = self.seqs();
+            if seqs.last().is_some_and(|&seq| seq >= last) { Ok(seqs) } else { Err(seqs) }
+        };
+        let ms = Duration::from_millis;
+        eventually(ms(10_000), ms(50), reached).await.unwrap_or_else(|seqs| seqs)
     }
 }
 

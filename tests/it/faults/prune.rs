@@ -3,11 +3,11 @@
 //! load with a size bound, the file stays flat while decisions never stop.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::Proc;
 use super::load::Load;
-use crate::helpers::toolgate;
+use crate::helpers::{eventually, toolgate};
 use crate::retention::{pruned, read};
 
 /// A key, an archive directory and the configuration of a server that archives there,
@@ -82,11 +82,9 @@ impl Setup {
 
 /// Polls `done` every 20 ms until it holds, for `limit` at most.
 async fn until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(started.elapsed() < limit, "not within {limit:?}: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let check = async || if done() { Ok(()) } else { Err(()) };
+    let reached = eventually(limit, Duration::from_millis(20), check).await;
+    assert!(reached.is_ok(), "not within {limit:?}: {what}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,8 +6,8 @@
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{Executor, PgPool, Row, SqlSafeStr};
 
+use crate::fleet::ingest::{GENESIS, chain, ship};
 use crate::fleet::{Ingest, cluster};
-use crate::fleet_ingest::{GENESIS, chain, ship};
 use crate::helpers::toolgate_async;
 
 /// The store at its second migration: what `fleet migrate` made before the ingest service.
@@ -22,8 +22,8 @@ fn direct_shipping() -> Migrator {
         )
     };
     Migrator::with_migrations(vec![
-        migration(1, "ed25519", include_str!("../../migrations/postgres/0001_ed25519.sql")),
-        migration(2, "fleet", include_str!("../../migrations/postgres/0002_fleet.sql")),
+        migration(1, "ed25519", include_str!("../../../migrations/postgres/0001_ed25519.sql")),
+        migration(2, "fleet", include_str!("../../../migrations/postgres/0002_fleet.sql")),
     ])
 }
 

@@ -3,6 +3,12 @@
 //! delays no decision and is caught up; a rewritten node and a node shipping under another's
 //! id are refused by the ingest service, and the alarm says which node, which seq and what.
 
+mod audit;
+mod ingest;
+mod retention;
+mod upgrade;
+mod witnessed;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -51,7 +57,7 @@ impl FleetDb {
         let out = toolgate_async(&["fleet", "migrate", "--postgres", &url]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let pool = PgPool::connect(&url).await.unwrap();
-        let roles = include_str!("../../scripts/fleet-roles.sql");
+        let roles = include_str!("../../../scripts/fleet-roles.sql");
         sqlx::raw_sql(sqlx::AssertSqlSafe(roles)).execute(&pool).await.unwrap();
         let role = format!("{name}_ingest");
         let sql = format!("CREATE ROLE {role} LOGIN IN ROLE toolgate_ingest");
