@@ -230,7 +230,7 @@ async fn lines(
         for event in &page {
             let line = match args.format {
                 Format::Ocsf => serde_json::to_string(&crate::siem::ocsf::event(event, &instance))?,
-                _ => serde_json::to_string(event)?,
+                Format::Jsonl | Format::Csv => serde_json::to_string(event)?,
             };
             writeln!(out, "{line}")?;
             after = event.seq;

@@ -68,8 +68,16 @@ const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 
 fn trouble(error: ArchiveError) -> Trouble {
     match error {
+        // The archive holds another trail's object there: an alarm, until an operator moves it.
         ArchiveError::Different(..) => Trouble::Refused(error.to_string()),
-        _ => Trouble::Failed(error.to_string()),
+        // The store failed, or wrote other than it was given, or did not lock: tried again.
+        ArchiveError::Store(_) | ArchiveError::ReadBack(_) | ArchiveError::Lock(..) => {
+            Trouble::Failed(error.to_string())
+        }
+        // Refused when the archive was opened, or never written: kept as failures all the same.
+        ArchiveError::Location(..) | ArchiveError::Secret(_) | ArchiveError::TooLarge(..) => {
+            Trouble::Failed(error.to_string())
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::policy::Grant;
 use crate::proto;
 use crate::request::{VerdictRequest, WithdrawRequest};
-use crate::state::approvals::{Approval, ClaimError, Verdict, verdict_state};
+use crate::state::approvals::{Approval, ClaimError, GivenBy, Verdict, verdict_state};
 use crate::state::facts::Observed;
 use crate::trail::Kind;
 use crate::trail::Outcome;
@@ -72,7 +72,8 @@ impl Gatekeeper {
                 "" => "withdrawn by the agent".to_owned(),
                 reason => reason.to_owned(),
             };
-            let by = (Kind::ApprovalWithdrawn, None, caller.map(|c| c.id.as_str()));
+            let identity = caller.map(|c| c.id.as_str());
+            let by = GivenBy { kind: Kind::ApprovalWithdrawn, approver: None, identity };
             self.record_verdict(approval, by, comment, Outcome::Deny).await
         }
         .await;
@@ -138,7 +139,11 @@ impl Gatekeeper {
         let recorded = self
             .record_verdict_pinning(
                 approval,
-                (Kind::ApprovalApproved, Some(approver), caller.map(|c| c.id.as_str())),
+                GivenBy {
+                    kind: Kind::ApprovalApproved,
+                    approver: Some(approver),
+                    identity: caller.map(|c| c.id.as_str()),
+                },
                 comment,
                 Outcome::Allow,
                 false,
@@ -176,7 +181,8 @@ impl Gatekeeper {
                 Outcome::Deny
             };
             let comment = verdict.comment.clone();
-            let by = (kind, Some(approver), caller.map(|c| c.id.as_str()));
+            let identity = caller.map(|c| c.id.as_str());
+            let by = GivenBy { kind, approver: Some(approver), identity };
             self.record_verdict(approval, by, comment, outcome).await
         }
         .await;
@@ -202,7 +208,12 @@ impl Gatekeeper {
                 self.approvals.ttl().as_secs()
             );
             match self
-                .record_verdict(approval, (Kind::ApprovalExpired, None, None), comment, outcome)
+                .record_verdict(
+                    approval,
+                    GivenBy { kind: Kind::ApprovalExpired, approver: None, identity: None },
+                    comment,
+                    outcome,
+                )
                 .await
             {
                 Ok(_) => expired += 1,
@@ -267,7 +278,7 @@ impl Gatekeeper {
     async fn record_verdict(
         &self,
         approval: Approval,
-        by: (Kind, Option<&str>, Option<&str>),
+        by: GivenBy<'_>,
         comment: String,
         outcome: Outcome,
     ) -> Result<Approval, Error> {
@@ -278,15 +289,15 @@ impl Gatekeeper {
     async fn record_verdict_pinning(
         &self,
         approval: Approval,
-        (kind, approver, identity): (Kind, Option<&str>, Option<&str>),
+        by: GivenBy<'_>,
         comment: String,
         outcome: Outcome,
         pins: bool,
     ) -> Result<Approval, Error> {
+        let GivenBy { kind, approver, .. } = by;
         let Some(state) = verdict_state(kind) else {
             return Err(Error::Unavailable(format!("{kind} is not a verdict")));
         };
-        let by = (kind, approver, identity);
         let mut records = vec![approval.verdict_record(by, &comment, outcome)];
         if let (Kind::ApprovalApproved, Some(approver), true) = (kind, approver, pins) {
             let decision_id = &approval.decision_id;

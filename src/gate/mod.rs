@@ -281,7 +281,7 @@ impl Gatekeeper {
                     (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
                 }
             },
-            _ => (verdict, None),
+            Outcome::Allow | Outcome::Deny | Outcome::DryRun | Outcome::Rewrite => (verdict, None),
         };
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.actor.id, &req.session_id);
@@ -294,7 +294,9 @@ impl Gatekeeper {
                     (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
                 }
             },
-            _ => (verdict, None),
+            Outcome::Allow | Outcome::Deny | Outcome::RequireApproval | Outcome::DryRun => {
+                (verdict, None)
+            }
         };
         let max_output_chars =
             req.options.max_output_chars.map_or(self.defaults.max_output_chars, |asked| {

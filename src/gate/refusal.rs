@@ -30,7 +30,18 @@ pub(super) fn access_denied(caller: &str, rpc: Rpc, why: String, error: &Error) 
         reason: Some(why),
         error: Some(match error {
             Error::Unauthenticated(_) => "UNAUTHENTICATED".to_owned(),
-            _ => "PERMISSION_DENIED".to_owned(),
+            // A call refused for who made it is refused as not permitted, whatever stood in
+            // the way.
+            Error::PermissionDenied(_)
+            | Error::InvalidArgument(_)
+            | Error::Unavailable(_)
+            | Error::Overloaded
+            | Error::Unconfirmed
+            | Error::FleetUnavailable(_)
+            | Error::NotFound(_)
+            | Error::ArchiveUnavailable(_)
+            | Error::DataLoss(_)
+            | Error::FailedPrecondition(_) => "PERMISSION_DENIED".to_owned(),
         }),
         request: Some(rpc_json(rpc)),
         ..Record::new(Kind::AccessDenied)

@@ -291,7 +291,7 @@ async fn one_call(gate: UpstreamGate, mut call: Call, ours: Value, pipes: Pipes)
     let why = match upstream {
         Upstream::TimedOut => Some("toolgate: the call's timeout passed"),
         Upstream::Cancelled => Some("cancelled by the client"),
-        _ => None,
+        Upstream::Response(_) | Upstream::Failed(_) => None,
     };
     if let Some(why) = why {
         lock(&calls).ids.abandon(&ours);
@@ -344,9 +344,10 @@ async fn from_server(
                         tokio::spawn(async move {
                             value["id"] = client_id;
                             let (session, actor) = (&caller.session, &caller.actor);
-                            match purpose {
-                                Purpose::List => gate.listed(session, actor, &mut value).await,
-                                _ => gate.instructed(session, actor, &mut value).await,
+                            if matches!(purpose, Purpose::List) {
+                                gate.listed(session, actor, &mut value).await;
+                            } else {
+                                gate.instructed(session, actor, &mut value).await;
                             }
                             answer(&to_client, &value);
                         });

@@ -54,6 +54,15 @@ pub struct Verdict {
     pub seq: i64,
 }
 
+/// Who gave a verdict: its kind, the approver it names (an expiry names none; a withdrawal
+/// is the call's own actor's) and, with auth on, the caller that gave it.
+#[derive(Debug, Clone, Copy)]
+pub struct GivenBy<'a> {
+    pub kind: Kind,
+    pub approver: Option<&'a str>,
+    pub identity: Option<&'a str>,
+}
+
 /// A call waiting for a verdict, with what an approver needs to judge it.
 #[derive(Debug, Clone)]
 pub struct Approval {
@@ -102,14 +111,29 @@ impl Approval {
     /// `request` names the caller that gave it (`{"identity": …}`).
     pub fn verdict_record(
         &self,
-        (kind, approver, identity): (Kind, Option<&str>, Option<&str>),
+        GivenBy { kind, approver, identity }: GivenBy<'_>,
         comment: &str,
         outcome: Outcome,
     ) -> Record {
         let call = self.request.record(kind, &self.decision_id);
         let (actor_id, actor_kind) = match kind {
             Kind::ApprovalWithdrawn => (call.actor_id.clone(), call.actor_kind.clone()),
-            _ => (approver.map(str::to_owned), approver.map(|_| "user".to_owned())),
+            Kind::ApprovalApproved | Kind::ApprovalRejected | Kind::ApprovalExpired => {
+                (approver.map(str::to_owned), approver.map(|_| "user".to_owned()))
+            }
+            // Not a verdict: recorded as one given by `approver`, as before.
+            Kind::Decision
+            | Kind::Execution
+            | Kind::Violation
+            | Kind::InvalidRequest
+            | Kind::PolicyLoaded
+            | Kind::ApprovalRequested
+            | Kind::AccessDenied
+            | Kind::Checkpoint
+            | Kind::Undelivered
+            | Kind::ToolDefined
+            | Kind::PeerRefused
+            | Kind::Prune => (approver.map(str::to_owned), approver.map(|_| "user".to_owned())),
         };
         Record {
             actor_id,
