@@ -175,7 +175,7 @@ async fn from_client(
         if line.trim().is_empty() {
             continue;
         }
-        let (message, mut value) = match Message::parse(&line) {
+        let (message, value) = match Message::parse(&line) {
             Ok(parsed) => parsed,
             Err(bad) => {
                 answer(to_client, &message::error(&Value::Null, bad.code(), &bad.to_string()));
@@ -190,59 +190,10 @@ async fn from_client(
                 );
             }
             Message::Request { id, method, params } => {
-                let (purpose, call) = match method.as_str() {
-                    "tools/call" => {
-                        let (sender, inbox) = mpsc::channel(4);
-                        (Purpose::Call(sender), Some(inbox))
-                    }
-                    "tools/list" => (Purpose::List, None),
-                    "initialize" | "server/discover" => (Purpose::Instructions, None),
-                    _ => (Purpose::Other, None),
-                };
-                // A call goes up only once decided (and, if held, approved).
-                let issued = match call.is_some() {
-                    true => lock(calls).ids.reserve(key(&id), &id, purpose),
-                    false => lock(calls).ids.issue(key(&id), &id, purpose),
-                };
-                let ours = match issued {
-                    Ok(ours) => ours,
-                    Err(e) => {
-                        answer(
-                            to_client,
-                            &message::error(&id, message::INVALID_REQUEST, &e.to_string()),
-                        );
-                        continue;
-                    }
-                };
-                match call {
-                    Some(inbox) => {
-                        let call = Call { caller: caller.clone(), id, params, inbox };
-                        tasks.spawn(one_call(gate.clone(), call, ours, pipes.clone()));
-                    }
-                    None => {
-                        value["id"] = ours;
-                        let _ = to_server.send(value.to_string());
-                    }
-                }
+                request((gate, caller), pipes, tasks, (id, &method, params), value);
             }
             Message::Notification { method, params } if method == "notifications/cancelled" => {
-                let Some(client_key) = params.get("requestId").map(key) else { continue };
-                let mut calls = lock(calls);
-                match calls.ids.purpose(&client_key) {
-                    // The call's task relays the cancellation, if the call went upstream.
-                    Some(Purpose::Call(call)) => {
-                        let _ = call.try_send(Upstream::Cancelled);
-                    }
-                    Some(Purpose::List | Purpose::Instructions | Purpose::Other) => {
-                        if let Some(ours) = calls.ids.ours(&client_key) {
-                            calls.ids.abandon(&ours);
-                            value["params"]["requestId"] = ours;
-                            let _ = to_server.send(value.to_string());
-                        }
-                    }
-                    // Nothing in flight under that id: nothing to cancel.
-                    None => {}
-                }
+                cancelled(calls, to_server, params.get("requestId"), value);
             }
             Message::Notification { .. } => {
                 let _ = to_server.send(value.to_string());
@@ -261,6 +212,74 @@ async fn from_client(
                 }
             }
         }
+    }
+}
+
+/// A client's request, under an id of the gateway's: a `tools/call` to a task of its own (it
+/// goes up only once decided, and, if held, approved), anything else straight up.
+fn request(
+    (gate, caller): (&UpstreamGate, &Caller),
+    pipes: &Pipes,
+    tasks: &mut JoinSet<()>,
+    (id, method, params): (Value, &str, Value),
+    mut value: Value,
+) {
+    let (purpose, inbox) = match method {
+        "tools/call" => {
+            let (sender, inbox) = mpsc::channel(4);
+            (Purpose::Call(sender), Some(inbox))
+        }
+        "tools/list" => (Purpose::List, None),
+        "initialize" | "server/discover" => (Purpose::Instructions, None),
+        _ => (Purpose::Other, None),
+    };
+    let issued = match inbox.is_some() {
+        true => lock(&pipes.calls).ids.reserve(key(&id), &id, purpose),
+        false => lock(&pipes.calls).ids.issue(key(&id), &id, purpose),
+    };
+    let ours = match issued {
+        Ok(ours) => ours,
+        Err(e) => {
+            let error = message::error(&id, message::INVALID_REQUEST, &e.to_string());
+            answer(&pipes.to_client, &error);
+            return;
+        }
+    };
+    match inbox {
+        Some(inbox) => {
+            let call = Call { caller: caller.clone(), id, params, inbox };
+            tasks.spawn(one_call(gate.clone(), call, ours, pipes.clone()));
+        }
+        None => {
+            value["id"] = ours;
+            let _ = pipes.to_server.send(value.to_string());
+        }
+    }
+}
+
+/// A client's cancellation of its request `id`: a call's task relays it (if the call went
+/// upstream); any other request relayed is cancelled upstream under the gateway's id for it;
+/// nothing in flight under that id, nothing to cancel.
+fn cancelled(
+    calls: &Shared,
+    to_server: &mpsc::UnboundedSender<String>,
+    id: Option<&Value>,
+    mut value: Value,
+) {
+    let Some(client_key) = id.map(key) else { return };
+    let mut calls = lock(calls);
+    match calls.ids.purpose(&client_key) {
+        Some(Purpose::Call(call)) => {
+            let _ = call.try_send(Upstream::Cancelled);
+        }
+        Some(Purpose::List | Purpose::Instructions | Purpose::Other) => {
+            if let Some(ours) = calls.ids.ours(&client_key) {
+                calls.ids.abandon(&ours);
+                value["params"]["requestId"] = ours;
+                let _ = to_server.send(value.to_string());
+            }
+        }
+        None => {}
     }
 }
 

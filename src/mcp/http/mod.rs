@@ -244,24 +244,8 @@ async fn endpoint(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = check_origin(&headers) {
-        return refused;
-    }
-    // Without auth only a loopback name may be asked for, from no other origin: a page a
-    // browser loaded from elsewhere (DNS rebinding, another local site) is no MCP client.
-    if proxy.auth.is_none()
-        && (!crate::listener::host::loopback_host(&headers)
-            || crate::listener::host::foreign_origin(&headers))
-    {
-        let said = "without auth the MCP endpoint answers only a loopback host name, from its own origin\n";
-        return (StatusCode::FORBIDDEN, said).into_response();
-    }
-    let client = match authenticate(&proxy, &headers).await {
-        Ok(client) => client,
-        Err(refused) => return refused,
-    };
-    let session = match proxy.session(&headers, &client) {
-        Ok(session) => session,
+    let (client, session) = match admit(&proxy, &headers).await {
+        Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
     match method {
@@ -272,32 +256,10 @@ async fn endpoint(
         Method::POST => {}
         _ => return StatusCode::METHOD_NOT_ALLOWED.into_response(),
     }
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(';').next().is_some_and(|t| t.trim() == "application/json"));
-    if !json {
-        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "a message is application/json\n")
-            .into_response();
-    }
-    if body.len() > MAX_LINE_BYTES {
-        let error = message::error(&Value::Null, message::INVALID_REQUEST, "message too long");
-        return jsonrpc(StatusCode::PAYLOAD_TOO_LARGE, &error);
-    }
-    let parsed = std::str::from_utf8(&body).map_err(|_| BadMessage::Shape).and_then(Message::parse);
-    let (message, mut value) = match parsed {
-        Ok(parsed) => parsed,
-        Err(bad) => {
-            let code = bad.code();
-            return jsonrpc(
-                StatusCode::BAD_REQUEST,
-                &message::error(&Value::Null, code, &bad.to_string()),
-            );
-        }
+    let (message, value) = match read(&headers, &body) {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    if let Some(refused) = mismatched_headers(&headers, &message) {
-        return refused;
-    }
     match message {
         Message::Request { id, .. } if message::is_task_request(&value) => {
             let error = message::error(&id, message::METHOD_NOT_FOUND, message::NO_TASKS);
@@ -307,60 +269,124 @@ async fn endpoint(
             call::call(proxy, client, session, &headers, id, params).await
         }
         Message::Request { id, method, .. } => {
-            let client_key = proxy.client_key(&session, &id);
-            let ours = match proxy.ids().issue(client_key, &id, ()) {
-                Ok(ours) => ours,
-                Err(e) => {
-                    let error = message::error(&id, message::INVALID_REQUEST, &e.to_string());
-                    return jsonrpc(StatusCode::BAD_REQUEST, &error);
-                }
-            };
-            value["id"] = ours.clone();
-            let expect = Expect::new(ours, id, proxy.ids.clone());
-            let body = Bytes::from(value.to_string());
-            match method.as_str() {
-                "tools/list" => {
-                    list(&proxy, &client, session, &headers, expect, body, Curated::Tools).await
-                }
-                "initialize" | "server/discover" => {
-                    let curated = Curated::Instructions;
-                    list(&proxy, &client, session, &headers, expect, body, curated).await
-                }
-                _ => {
-                    forward(proxy, &client, session, Method::POST, &headers, body, Some(expect))
-                        .await
-                }
-            }
+            request(proxy, &client, session, &headers, (id, &method), value).await
         }
         Message::Notification { method, params } if method == "notifications/cancelled" => {
-            let Some(id) = params.get("requestId") else {
-                return StatusCode::ACCEPTED.into_response();
-            };
-            let call = proxy.open().get(&(session.clone(), key(id))).cloned();
-            if let Some(call) = call {
-                let _ = call.try_send(Upstream::Cancelled);
-                return StatusCode::ACCEPTED.into_response();
-            }
-            let client_key = format!("{session}\n{}", key(id));
-            let ours = {
-                let mut ids = proxy.ids();
-                let ours = ids.ours(&client_key);
-                if let Some(ours) = &ours {
-                    ids.abandon(ours);
-                }
-                ours
-            };
-            // Nothing in flight under that id in this session: nothing to cancel.
-            let Some(ours) = ours else { return StatusCode::ACCEPTED.into_response() };
-            value["params"]["requestId"] = ours;
-            let body = Bytes::from(value.to_string());
-            forward(proxy, &client, session, Method::POST, &headers, body, None).await
+            cancelled(proxy, &client, session, &headers, params.get("requestId"), value).await
         }
         Message::Notification { .. } | Message::Response { .. } => {
             let body = Bytes::from(value.to_string());
             forward(proxy, &client, session, Method::POST, &headers, body, None).await
         }
     }
+}
+
+/// A request let in: from no other site's page, by a client that authenticated (when auth
+/// is on), on a session it may use. Its client and session, or the refusal.
+async fn admit(proxy: &Proxy, headers: &HeaderMap) -> Result<(Client, String), Response> {
+    check_origin(headers)?;
+    // Without auth only a loopback name may be asked for, from no other origin: a page a
+    // browser loaded from elsewhere (DNS rebinding, another local site) is no MCP client.
+    if proxy.auth.is_none()
+        && (!crate::listener::host::loopback_host(headers)
+            || crate::listener::host::foreign_origin(headers))
+    {
+        let said = "without auth the MCP endpoint answers only a loopback host name, from its own origin\n";
+        return Err((StatusCode::FORBIDDEN, said).into_response());
+    }
+    let client = authenticate(proxy, headers).await?;
+    let session = proxy.session(headers, &client)?;
+    Ok((client, session))
+}
+
+/// A POST's one JSON-RPC message: JSON, within the size, parsed, its headers mirroring it.
+#[allow(clippy::result_large_err)]
+fn read(headers: &HeaderMap, body: &Bytes) -> Result<(Message, Value), Response> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|t| t.trim() == "application/json"));
+    if !json {
+        let said = "a message is application/json\n";
+        return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, said).into_response());
+    }
+    if body.len() > MAX_LINE_BYTES {
+        let error = message::error(&Value::Null, message::INVALID_REQUEST, "message too long");
+        return Err(jsonrpc(StatusCode::PAYLOAD_TOO_LARGE, &error));
+    }
+    let parsed = std::str::from_utf8(body).map_err(|_| BadMessage::Shape).and_then(Message::parse);
+    let (message, value) = parsed.map_err(|bad| {
+        let error = message::error(&Value::Null, bad.code(), &bad.to_string());
+        jsonrpc(StatusCode::BAD_REQUEST, &error)
+    })?;
+    if let Some(refused) = mismatched_headers(headers, &message) {
+        return Err(refused);
+    }
+    Ok((message, value))
+}
+
+/// A request other than `tools/call`, under an id of the gateway's: a listing or an
+/// `initialize` through the gate, anything else relayed.
+async fn request(
+    proxy: Arc<Proxy>,
+    client: &Client,
+    session: String,
+    headers: &HeaderMap,
+    (id, method): (Value, &str),
+    mut value: Value,
+) -> Response {
+    let client_key = proxy.client_key(&session, &id);
+    let ours = match proxy.ids().issue(client_key, &id, ()) {
+        Ok(ours) => ours,
+        Err(e) => {
+            let error = message::error(&id, message::INVALID_REQUEST, &e.to_string());
+            return jsonrpc(StatusCode::BAD_REQUEST, &error);
+        }
+    };
+    value["id"] = ours.clone();
+    let expect = Expect::new(ours, id, proxy.ids.clone());
+    let body = Bytes::from(value.to_string());
+    let curated = match method {
+        "tools/list" => Curated::Tools,
+        "initialize" | "server/discover" => Curated::Instructions,
+        _ => {
+            return forward(proxy, client, session, Method::POST, headers, body, Some(expect))
+                .await;
+        }
+    };
+    list(&proxy, client, session, headers, expect, body, curated).await
+}
+
+/// A client's cancellation of `id`: a call in flight hears it; a request relayed under an id
+/// of the gateway's is cancelled upstream under that id; anything else has nothing to cancel.
+async fn cancelled(
+    proxy: Arc<Proxy>,
+    client: &Client,
+    session: String,
+    headers: &HeaderMap,
+    id: Option<&Value>,
+    mut value: Value,
+) -> Response {
+    let Some(id) = id else { return StatusCode::ACCEPTED.into_response() };
+    let call = proxy.open().get(&(session.clone(), key(id))).cloned();
+    if let Some(call) = call {
+        let _ = call.try_send(Upstream::Cancelled);
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let client_key = format!("{session}\n{}", key(id));
+    let ours = {
+        let mut ids = proxy.ids();
+        let ours = ids.ours(&client_key);
+        if let Some(ours) = &ours {
+            ids.abandon(ours);
+        }
+        ours
+    };
+    // Nothing in flight under that id in this session: nothing to cancel.
+    let Some(ours) = ours else { return StatusCode::ACCEPTED.into_response() };
+    value["params"]["requestId"] = ours;
+    let body = Bytes::from(value.to_string());
+    forward(proxy, client, session, Method::POST, headers, body, None).await
 }
 
 /// Refuses a request from a web page of another origin (DNS rebinding: MCP requires the
