@@ -23,8 +23,8 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use crate::auth::{Caller, Rpc};
 use crate::config::{Config, Defaults, Limits};
 use crate::error::{Error, FieldError};
-use crate::state::approvals::{Approval, Approvals};
-use crate::state::facts::{Call, Facts};
+use crate::state::approvals::{Approval, Approvals, Ticket};
+use crate::state::facts::{Call, Facts, Observed};
 use cedar_policy::Entities;
 
 use crate::policy::{PolicyEngine, PolicyError, Verdict, entities};
@@ -271,33 +271,11 @@ impl Gatekeeper {
         let verdict = self.held_for_definition(&req, policy.evaluate(&req, &registry, &observed));
         let shadow =
             self.shadow.load().as_ref().map(|shadow| shadow.evaluate(&req, &registry, &observed));
-        // A call that requires approval needs room among the pending ones; without it, it is
-        // denied, saying why (and no approval is requested).
-        let (verdict, ticket) = match verdict.outcome {
-            Outcome::RequireApproval => match self.approvals.reserve(&req) {
-                Ok(ticket) => (verdict, Some(ticket)),
-                Err(why) => {
-                    let reason = format!("{}; not sent for approval: {why}", verdict.reason);
-                    (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
-                }
-            },
-            Outcome::Allow | Outcome::Deny | Outcome::DryRun | Outcome::Rewrite => (verdict, None),
-        };
+        let (verdict, ticket) = self.room_for_approval(&req, verdict);
         if verdict.outcome == Outcome::Deny {
             self.facts.denied(&req.actor.id, &req.session_id);
         }
-        let (verdict, rewritten) = match verdict.outcome {
-            Outcome::Rewrite => match rewrite(&req, &verdict.patches, &registry, &self.hasher) {
-                Ok(args) => (verdict, Some(args)),
-                Err(e) => {
-                    let reason = format!("{}; the rewrite failed: {e}", verdict.reason);
-                    (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
-                }
-            },
-            Outcome::Allow | Outcome::Deny | Outcome::RequireApproval | Outcome::DryRun => {
-                (verdict, None)
-            }
-        };
+        let (verdict, rewritten) = rewritten(&req, verdict, &registry, &self.hasher);
         let max_output_chars =
             req.options.max_output_chars.map_or(self.defaults.max_output_chars, |asked| {
                 asked.min(self.defaults.max_output_chars)
@@ -318,21 +296,8 @@ impl Gatekeeper {
             request: Some(req.stored()),
             ..req.record(Kind::Decision, &decision_id)
         };
-        let approval = (verdict.outcome == Outcome::RequireApproval).then(|| Approval {
-            decision_id: decision_id.clone(),
-            args_json: self
-                .approvals
-                .show_args()
-                .then(|| serde_json::Value::Object(req.args.clone()).to_string())
-                .filter(|args| args.len() <= self.approvals.max_shown_args_bytes()),
-            request: req.clone(),
-            reason: verdict.reason.clone(),
-            policy_ids: verdict.policy_ids.clone(),
-            requested_at: chrono::Utc::now(),
-            expires_at: chrono::Utc::now(),
-            observed,
-            verdict: None,
-        });
+        let approval = (verdict.outcome == Outcome::RequireApproval)
+            .then(|| self.approval(&req, &verdict, &decision_id, observed));
         let mut records = vec![record];
         if let Some(approval) = &approval {
             records.push(approval.requested_record(self.approvals.ttl()));
@@ -353,6 +318,50 @@ impl Gatekeeper {
             seq: events[0].seq,
             policy_version: policy.version().to_owned(),
         })
+    }
+
+    /// A call that requires approval needs room among the pending ones; without it, it is
+    /// denied, saying why (and no approval is requested).
+    fn room_for_approval(
+        &self,
+        req: &ActionRequest,
+        verdict: Verdict,
+    ) -> (Verdict, Option<Ticket<'_>>) {
+        match verdict.outcome {
+            Outcome::RequireApproval => match self.approvals.reserve(req) {
+                Ok(ticket) => (verdict, Some(ticket)),
+                Err(why) => {
+                    let reason = format!("{}; not sent for approval: {why}", verdict.reason);
+                    (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
+                }
+            },
+            Outcome::Allow | Outcome::Deny | Outcome::DryRun | Outcome::Rewrite => (verdict, None),
+        }
+    }
+
+    /// The pending approval a call that requires one opens, with what an approver is shown.
+    fn approval(
+        &self,
+        req: &ActionRequest,
+        verdict: &Verdict,
+        decision_id: &str,
+        observed: Observed,
+    ) -> Approval {
+        Approval {
+            decision_id: decision_id.to_owned(),
+            args_json: self
+                .approvals
+                .show_args()
+                .then(|| serde_json::Value::Object(req.args.clone()).to_string())
+                .filter(|args| args.len() <= self.approvals.max_shown_args_bytes()),
+            request: req.clone(),
+            reason: verdict.reason.clone(),
+            policy_ids: verdict.policy_ids.clone(),
+            requested_at: chrono::Utc::now(),
+            expires_at: chrono::Utc::now(),
+            observed,
+            verdict: None,
+        }
     }
 
     /// Records a tool run, pairing it with its decision, and returns the processed output.
@@ -420,6 +429,27 @@ pub enum RewriteError {
     /// The patched arguments do not normalize (`args.<path>: <why>`).
     #[error("{}", .0.join("; "))]
     Normal(Vec<String>),
+}
+
+/// A rewrite's arguments, or, when they cannot be run, a denial saying why.
+fn rewritten(
+    req: &ActionRequest,
+    verdict: Verdict,
+    registry: &ToolRegistry,
+    hasher: &ArgsHasher,
+) -> (Verdict, Option<CanonicalArgs>) {
+    match verdict.outcome {
+        Outcome::Rewrite => match rewrite(req, &verdict.patches, registry, hasher) {
+            Ok(args) => (verdict, Some(args)),
+            Err(e) => {
+                let reason = format!("{}; the rewrite failed: {e}", verdict.reason);
+                (Verdict { outcome: Outcome::Deny, reason, ..verdict }, None)
+            }
+        },
+        Outcome::Allow | Outcome::Deny | Outcome::RequireApproval | Outcome::DryRun => {
+            (verdict, None)
+        }
+    }
 }
 
 /// The arguments as the harness sent them with the rewrite policies' merge patches (RFC 7386)
