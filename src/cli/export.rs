@@ -20,9 +20,9 @@ use crate::proto;
 use crate::request::WireFilter;
 use crate::store::{PAGE, Reader};
 use crate::trail::MANIFEST_FORMAT;
-use crate::trail::Manifest;
 use crate::trail::checkpoint::Checkpoint;
 use crate::trail::note::NoteSigner;
+use crate::trail::{Filter, Manifest};
 
 /// What `toolgate export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -118,7 +118,29 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
         return lines(args, filter, out).await;
     }
     let exported_at = Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true);
-    let (written, head) = if let (Some(url), Some(node)) = (&args.postgres, &args.node) {
+    let (written, head) = csv(&args, &filter, out).await?;
+    if let Some(path) = &args.manifest {
+        write_manifest(path, &args, (filter, &written, head), exported_at, signer.as_ref())?;
+    }
+    let range = match (written.first_seq, written.last_seq) {
+        (Some(first), Some(last)) => format!(" (seq {first}–{last})"),
+        _ => String::new(),
+    };
+    let mut also = Vec::new();
+    also.extend(args.manifest.iter().map(|path| format!("the manifest to {}", path.display())));
+    also.extend(args.proofs.iter().map(|path| format!("the proofs to {}", path.display())));
+    summarize(args.output.as_deref(), written.rows, &range, &also);
+    Ok(Exit::Ok)
+}
+
+/// A CSV export: from the fleet store (`--postgres`), the trail's file (with its proofs when
+/// asked), or a server. What was written, and the trail's head (seq and hash) when it began.
+async fn csv(
+    args: &ExportArgs,
+    filter: &Filter,
+    out: Box<dyn Write + Send>,
+) -> anyhow::Result<(Written, Option<(i64, String)>)> {
+    Ok(if let (Some(url), Some(node)) = (&args.postgres, &args.node) {
         let url = &super::args::postgres_url(url).to_owned();
         super::args::check_node(node)?;
         let store = FleetStore::connect(url).await?;
@@ -136,7 +158,7 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
             Source::Db(trail) => {
                 let reader = trail.reader();
                 let head = reader.head().await?.map(|h| (h.seq, h.hash));
-                let progress = ProgressBar::new(reader.count(&filter).await?);
+                let progress = ProgressBar::new(reader.count(filter).await?);
                 let mut export = Export::new(out, filter.clone(), args.bom)?;
                 let mut checkpoint = None;
                 if let Some(path) = &args.proofs {
@@ -166,41 +188,41 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<Exit> {
                 (written, head)
             }
         }
+    })
+}
+
+/// Writes the export's manifest to `path`, signed when a key was given.
+fn write_manifest(
+    path: &std::path::Path,
+    args: &ExportArgs,
+    (filter, written, head): (Filter, &Written, Option<(i64, String)>),
+    exported_at: String,
+    signer: Option<&NoteSigner>,
+) -> anyhow::Result<()> {
+    let (checkpoint, proofs_sha256) = written.proofs.clone().unzip();
+    let proofs_file = args.proofs.as_ref().and_then(|p| p.file_name());
+    let mut manifest = Manifest {
+        format: MANIFEST_FORMAT.to_owned(),
+        filter,
+        first_seq: written.first_seq,
+        last_seq: written.last_seq,
+        rows: written.rows,
+        head_seq: head.as_ref().map(|(seq, _)| *seq),
+        head_hash: head.map(|(_, hash)| hash),
+        csv_sha256: written.sha256.clone(),
+        bom: args.bom,
+        exported_at,
+        checkpoint,
+        proofs_file: proofs_file.map(|name| name.to_string_lossy().into_owned()),
+        proofs_sha256,
+        signature: None,
     };
-    if let Some(path) = &args.manifest {
-        let (checkpoint, proofs_sha256) = written.proofs.unzip();
-        let proofs_file = args.proofs.as_ref().and_then(|p| p.file_name());
-        let mut manifest = Manifest {
-            format: MANIFEST_FORMAT.to_owned(),
-            filter,
-            first_seq: written.first_seq,
-            last_seq: written.last_seq,
-            rows: written.rows,
-            head_seq: head.as_ref().map(|(seq, _)| *seq),
-            head_hash: head.map(|(_, hash)| hash),
-            csv_sha256: written.sha256,
-            bom: args.bom,
-            exported_at,
-            checkpoint,
-            proofs_file: proofs_file.map(|name| name.to_string_lossy().into_owned()),
-            proofs_sha256,
-            signature: None,
-        };
-        if let Some(signer) = &signer {
-            manifest.sign(signer)?;
-        }
-        std::fs::write(path, serde_json::to_string_pretty(&manifest)? + "\n")
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    if let Some(signer) = signer {
+        manifest.sign(signer)?;
     }
-    let range = match (written.first_seq, written.last_seq) {
-        (Some(first), Some(last)) => format!(" (seq {first}–{last})"),
-        _ => String::new(),
-    };
-    let mut also = Vec::new();
-    also.extend(args.manifest.iter().map(|path| format!("the manifest to {}", path.display())));
-    also.extend(args.proofs.iter().map(|path| format!("the proofs to {}", path.display())));
-    summarize(args.output.as_deref(), written.rows, &range, &also);
-    Ok(Exit::Ok)
+    std::fs::write(path, serde_json::to_string_pretty(&manifest)? + "\n")
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    Ok(())
 }
 
 /// Says on stderr what an export wrote to a file (to standard output it says nothing, so that
