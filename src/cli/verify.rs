@@ -135,86 +135,9 @@ pub async fn verify(args: VerifyArgs) -> anyhow::Result<Exit> {
     } else if let Some(url) = &args.server {
         remote(Some(url), args.from, args.to, args.node.clone()).await?
     } else if let Some(csv) = &args.csv {
-        let file = File::open(csv).with_context(|| format!("cannot open `{}`", csv.display()))?;
-        let trail = match &args.db {
-            Some(db) => Some(Reader::open(db).await?),
-            None => None,
-        };
-        let manifest: Option<Manifest> = match &args.manifest {
-            Some(path) => Some(
-                serde_json::from_slice(&std::fs::read(path)?)
-                    .with_context(|| format!("`{}` is not a toolgate manifest", path.display()))?,
-            ),
-            None => None,
-        };
-        let embedded = manifest.as_ref().and_then(|m| m.checkpoint.as_deref());
-        let anchors = anchors(&args, embedded)?;
-        let proofs_file = args.proofs.clone().or_else(|| {
-            let name = manifest.as_ref()?.proofs_file.as_ref()?;
-            Some(args.manifest.as_ref()?.with_file_name(name))
-        });
-        let proofs = match proofs_file.filter(|_| anchors.checkpoint.is_some()) {
-            Some(path) => {
-                let file = File::open(&path)
-                    .with_context(|| format!("cannot open `{}`", path.display()))?;
-                let read: Box<dyn std::io::BufRead + Send> = Box::new(BufReader::new(file));
-                Some(ProofsReader::new(read))
-            }
-            None => None,
-        };
-        let checks =
-            CsvChecks { filtered: args.filtered, manifest: manifest.as_ref(), anchors, proofs };
-        let mut findings: Findings =
-            verify_csv(file, checks, trail.as_ref(), on_page).await?.into();
-        // Rows missing between seqs are what a filtered export looks like: say so.
-        let gaps = findings.problems.iter().any(|problem| problem.ends_with(": missing"));
-        if gaps && !args.filtered && manifest.is_none() {
-            let hint = "hint: rows are missing between seqs, as in an export made with a filter \
-                        (--session, --since, …): verify it with --filtered, or with its --manifest";
-            findings.anchored = Some(
-                findings
-                    .anchored
-                    .into_iter()
-                    .chain([hint.to_owned()])
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
-        }
-        findings
+        verify_export(&args, csv, on_page).await?
     } else if let Some(db) = &args.db {
-        let anchors = anchors(&args, None)?;
-        let reader = Reader::open(db).await?;
-        let report = verify_trail(&reader, args.from, args.to, &anchors, on_page).await?;
-        reader.close().await;
-        let prefix = report.pruned.clone();
-        let mut findings: Findings = report.into();
-        match (&args.archive, prefix) {
-            (Some(url), prefix) => {
-                let joined = joined(url, &args.archive_options, &anchors.keys, prefix).await?;
-                findings.problems.extend(joined.problems);
-                findings.anchored = Some(
-                    findings
-                        .anchored
-                        .into_iter()
-                        .chain([joined.said])
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                );
-            }
-            (None, Some(prefix)) => {
-                let said = format!(
-                    "seq 1–{} were pruned from this file (the prune event at seq {}) and are in the archive {}: give --archive to verify them too",
-                    prefix.through,
-                    prefix.seq,
-                    crate::text::escaped(&prefix.archive)
-                );
-                findings.anchored = Some(
-                    findings.anchored.into_iter().chain([said]).collect::<Vec<_>>().join("\n"),
-                );
-            }
-            (None, None) => {}
-        }
-        findings
+        verify_file(&args, db, on_page).await?
     } else {
         remote(None, args.from, args.to, args.node.clone()).await?
     };
@@ -310,6 +233,91 @@ fn log_keys(keys: &[String]) -> anyhow::Result<Vec<NoteVerifier>> {
     keys.iter()
         .map(|key| NoteVerifier::parse(key).with_context(|| format!("--key `{key}`")))
         .collect()
+}
+
+/// Verifies an export (`--csv`): its rows as a chain, against its manifest, its anchors and,
+/// with a checkpoint, each row by its proof; against the trail's file with `--db`.
+async fn verify_export(
+    args: &VerifyArgs,
+    csv: &std::path::Path,
+    on_page: impl Fn(u64),
+) -> anyhow::Result<Findings> {
+    let file = File::open(csv).with_context(|| format!("cannot open `{}`", csv.display()))?;
+    let trail = match &args.db {
+        Some(db) => Some(Reader::open(db).await?),
+        None => None,
+    };
+    let manifest: Option<Manifest> = match &args.manifest {
+        Some(path) => Some(
+            serde_json::from_slice(&std::fs::read(path)?)
+                .with_context(|| format!("`{}` is not a toolgate manifest", path.display()))?,
+        ),
+        None => None,
+    };
+    let embedded = manifest.as_ref().and_then(|m| m.checkpoint.as_deref());
+    let anchors = anchors(args, embedded)?;
+    let proofs_file = args.proofs.clone().or_else(|| {
+        let name = manifest.as_ref()?.proofs_file.as_ref()?;
+        Some(args.manifest.as_ref()?.with_file_name(name))
+    });
+    let proofs = match proofs_file.filter(|_| anchors.checkpoint.is_some()) {
+        Some(path) => {
+            let file =
+                File::open(&path).with_context(|| format!("cannot open `{}`", path.display()))?;
+            let read: Box<dyn std::io::BufRead + Send> = Box::new(BufReader::new(file));
+            Some(ProofsReader::new(read))
+        }
+        None => None,
+    };
+    let checks =
+        CsvChecks { filtered: args.filtered, manifest: manifest.as_ref(), anchors, proofs };
+    let mut findings: Findings = verify_csv(file, checks, trail.as_ref(), on_page).await?.into();
+    // Rows missing between seqs are what a filtered export looks like: say so.
+    let gaps = findings.problems.iter().any(|problem| problem.ends_with(": missing"));
+    if gaps && !args.filtered && manifest.is_none() {
+        let hint = "hint: rows are missing between seqs, as in an export made with a filter \
+                    (--session, --since, …): verify it with --filtered, or with its --manifest";
+        findings.anchored = Some(
+            findings.anchored.into_iter().chain([hint.to_owned()]).collect::<Vec<_>>().join("\n"),
+        );
+    }
+    Ok(findings)
+}
+
+/// Verifies a trail's file (`--db`): its chain, its tree and its anchors, and what a prune
+/// took from it against the archive (`--archive`).
+async fn verify_file(
+    args: &VerifyArgs,
+    db: &std::path::Path,
+    on_page: impl Fn(u64),
+) -> anyhow::Result<Findings> {
+    let anchors = anchors(args, None)?;
+    let reader = Reader::open(db).await?;
+    let report = verify_trail(&reader, args.from, args.to, &anchors, on_page).await?;
+    reader.close().await;
+    let prefix = report.pruned.clone();
+    let mut findings: Findings = report.into();
+    match (&args.archive, prefix) {
+        (Some(url), prefix) => {
+            let joined = joined(url, &args.archive_options, &anchors.keys, prefix).await?;
+            findings.problems.extend(joined.problems);
+            findings.anchored = Some(
+                findings.anchored.into_iter().chain([joined.said]).collect::<Vec<_>>().join("\n"),
+            );
+        }
+        (None, Some(prefix)) => {
+            let said = format!(
+                "seq 1–{} were pruned from this file (the prune event at seq {}) and are in the archive {}: give --archive to verify them too",
+                prefix.through,
+                prefix.seq,
+                crate::text::escaped(&prefix.archive)
+            );
+            findings.anchored =
+                Some(findings.anchored.into_iter().chain([said]).collect::<Vec<_>>().join("\n"));
+        }
+        (None, None) => {}
+    }
+    Ok(findings)
 }
 
 /// The archive as verified and joined to the trail.
