@@ -16,7 +16,7 @@ use super::diagnostic;
 use super::shape::Used;
 use super::slice::Slices;
 use super::{Grant, context};
-use crate::registry::ToolRegistry;
+use crate::registry::{Safety, ToolRegistry};
 use crate::request::{ActionRequest, Actor, RunOptions};
 use crate::state::facts::Observed;
 use crate::trail::Outcome;
@@ -293,31 +293,8 @@ impl PolicyEngine {
         facts: &Observed,
         grant: Option<&Grant>,
     ) -> Verdict {
-        let denied = |reason: String| Verdict {
-            outcome: Outcome::Deny,
-            reason,
-            policy_ids: Vec::new(),
-            patches: Vec::new(),
-        };
-        // A value the tool's normalizations cannot place (a path that leaves the root) would
-        // be judged in a form the tool does not run: no policy may let it through.
-        if !req.unnormalized.is_empty() {
-            let why = req.unnormalized.join("; ");
-            return denied(format!("the arguments of `{}` cannot be normalized: {why}", req.tool));
-        }
-        // Arguments that break the tool's schema are denied, unless the policy set reads
-        // `context.args_valid`: then it has taken such calls in hand, and its answer stands.
-        if !req.args_errors.is_empty() && !self.used.contains("args_valid") {
-            return Verdict {
-                outcome: Outcome::Deny,
-                reason: format!(
-                    "the arguments do not match the input_schema of `{}`: {}",
-                    req.tool,
-                    req.args_errors.join("; ")
-                ),
-                policy_ids: Vec::new(),
-                patches: Vec::new(),
-            };
+        if let Some(refused) = self.refused_before(req) {
+            return refused;
         }
         let safety = registry.safety(&req.tool);
         let uid = |kind: &EntityTypeName, id: &str| {
@@ -343,6 +320,43 @@ impl PolicyEngine {
             Err(error) => return error_verdict(vec![], &error),
         };
         let response = self.authorizer.is_authorized(&request, &slice, &self.entities);
+        self.verdict(&response, req, safety, facts)
+    }
+
+    /// The denial of a call no policy may judge: arguments the tool's normalizations cannot
+    /// place (they would be judged in a form the tool does not run), or, unless the policy set
+    /// reads `context.args_valid` (then it has taken such calls in hand), arguments that break
+    /// the tool's schema.
+    fn refused_before(&self, req: &ActionRequest) -> Option<Verdict> {
+        let reason = if !req.unnormalized.is_empty() {
+            let why = req.unnormalized.join("; ");
+            format!("the arguments of `{}` cannot be normalized: {why}", req.tool)
+        } else if !req.args_errors.is_empty() && !self.used.contains("args_valid") {
+            format!(
+                "the arguments do not match the input_schema of `{}`: {}",
+                req.tool,
+                req.args_errors.join("; ")
+            )
+        } else {
+            return None;
+        };
+        Some(Verdict {
+            outcome: Outcome::Deny,
+            reason,
+            policy_ids: Vec::new(),
+            patches: Vec::new(),
+        })
+    }
+
+    /// Cedar's answer as a verdict: its determining policies in the file's order, their
+    /// reasons rendered, a forbid's softening; any error denies.
+    fn verdict(
+        &self,
+        response: &cedar_policy::Response,
+        req: &ActionRequest,
+        safety: Safety,
+        facts: &Observed,
+    ) -> Verdict {
         let diagnostics = response.diagnostics();
 
         let errors: Vec<_> = diagnostics.errors().collect();
