@@ -51,6 +51,7 @@ pub async fn verify_trail(
 /// How many times a verification walks again after prunes during its walk.
 const WALKS: usize = 4;
 
+#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 async fn walk(
     reader: &Reader,
     from: i64,

@@ -73,6 +73,7 @@ fn mixed(n: usize) -> Record {
 
 /// Fills `db` with `events` events (when it holds none), starts a server on it with the
 /// console, and measures.
+#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures> {
     if !db.exists() {
         let started = Instant::now();

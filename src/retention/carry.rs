@@ -248,6 +248,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(clippy::too_many_lines)] // A test's scenario, top to bottom.
     async fn a_prune_carries_the_pins_and_sessions_and_stops_before_a_pending_approval() {
         let dir = tempfile::tempdir().unwrap();
         let metrics = Arc::new(crate::metrics::Metrics::default());
