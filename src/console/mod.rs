@@ -40,9 +40,6 @@ use axum::routing::get;
 use maud::{Markup, html};
 use tonic::{Code, Status};
 
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-
 use crate::audit::Trails;
 use crate::audit::activity::Activity;
 use crate::audit::health::ChainHealth;
@@ -102,24 +99,20 @@ pub struct Parts {
     pub disk: Option<Disk>,
 }
 
+/// What the console shows that follows the trails (its activity and its chain's health): the
+/// server runs [`activity::follow`](crate::audit::activity::follow) and
+/// [`health::watch`](crate::audit::health::watch) over them among its tasks.
+pub struct Watchers {
+    pub activity: Activity,
+    pub health: ChainHealth,
+    pub trails: Arc<dyn Trails>,
+}
+
 /// The console's routes over `parts` (served over TLS when `tls`: its cookie is then `Secure`),
-/// and the tasks that follow `trails` for it (its activity and its chain's health) until
-/// `stopping` turns true.
-pub fn start(
-    parts: Parts,
-    trails: Arc<dyn Trails>,
-    tls: bool,
-    stopping: watch::Receiver<bool>,
-) -> (Router, Vec<JoinHandle<()>>) {
+/// and what the server is to run so that they show `trails` as they grow.
+pub fn start(parts: Parts, trails: Arc<dyn Trails>, tls: bool) -> (Router, Watchers) {
     let (activity, health) = (Activity::default(), ChainHealth::default());
-    let tasks = vec![
-        tokio::spawn(crate::audit::activity::follow(
-            activity.clone(),
-            trails.clone(),
-            stopping.clone(),
-        )),
-        tokio::spawn(crate::audit::health::watch(health.clone(), trails, stopping)),
-    ];
+    let watchers = Watchers { activity: activity.clone(), health: health.clone(), trails };
     let lasts = Duration::from_secs(parts.session_minutes.saturating_mul(60));
     let console = Console {
         audit: AuditClient::new(parts.audit),
@@ -134,7 +127,7 @@ pub fn start(
         witnesses: parts.witnesses,
         disk: parts.disk,
     };
-    (routes(Arc::new(console)), tasks)
+    (routes(Arc::new(console)), watchers)
 }
 
 impl Console {

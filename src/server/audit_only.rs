@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 use tonic::server::NamedService;
 
 use super::front::Front;
+use super::tasks::Tasks;
 use super::{ServerError, serving};
 use crate::audit::Trails;
 use crate::auth::Auth;
@@ -56,6 +57,7 @@ pub async fn run_audit_only(
         None => None,
     };
     let (mut front, health_service) = Front::new(SERVICES).await;
+    let mut tasks = Tasks::default();
     let door = Arc::new(guard.clone());
     let audit_service = AuditServer::new(AuditService::new(
         Arc::new(fleet.clone()),
@@ -80,13 +82,14 @@ pub async fn run_audit_only(
             };
             (parts, Arc::new(fleet.clone()) as Arc<dyn Trails>)
         });
-        front.side_port(http, app, tls.clone(), console, &config)?;
+        front.side_port(http, app, console, tls.clone(), &config, &mut tasks)?;
     }
     let router = serving::reflected(&config.limits, door)?
         .add_service(health_service)
         .add_service(audit_service);
     let (served, cut) =
         front.serve(router, listener, tls, &config, shutdown, (|| (), "calls")).await;
+    tasks.stop().await;
     fleet.close().await;
     store.reader.close().await;
     drop(store);

@@ -16,9 +16,10 @@ use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::server::HealthReporter;
 
 use super::serving;
+use super::tasks::{Stage, Tasks};
 use crate::audit::Trails;
 use crate::config::Config;
-use crate::console::Parts;
+use crate::console::{Parts, Watchers};
 use crate::listener::Listener;
 use crate::side::SidePort;
 use crate::tls::Acceptor;
@@ -50,17 +51,31 @@ impl Front {
     }
 
     /// Serves the side port on `http`: `app`, and the console of `console` (the trails it
-    /// reads) when given.
+    /// reads) when given, its followers of the trails among `tasks`.
     pub fn side_port(
         &mut self,
         http: TcpListener,
-        app: Router,
-        tls: Option<Arc<Acceptor>>,
+        mut app: Router,
         console: Option<(Parts, Arc<dyn Trails>)>,
+        tls: Option<Arc<Acceptor>>,
         config: &Config,
+        tasks: &mut Tasks,
     ) -> std::io::Result<()> {
+        if let Some((parts, trails)) = console {
+            let secure = tls.as_ref().is_some_and(|tls| tls.serves_side_port());
+            let (routes, watchers) = crate::console::start(parts, trails, secure);
+            let Watchers { activity, health, trails } = watchers;
+            let following = trails.clone();
+            tasks.start(Stage::Followers, "console activity", |stopping| {
+                crate::audit::activity::follow(activity, following, stopping)
+            });
+            tasks.start(Stage::Followers, "console health", |stopping| {
+                crate::audit::health::watch(health, trails, stopping)
+            });
+            app = app.merge(routes);
+        }
         let guard = (config.auth.enabled(), &config.limits);
-        self.side = Some(crate::side::start(http, app, tls, console, guard)?);
+        self.side = Some(crate::side::start(http, app, tls, guard)?);
         Ok(())
     }
 

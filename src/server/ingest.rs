@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use tonic::server::NamedService;
 
 use super::front::Front;
+use super::tasks::Tasks;
 use super::{ServerError, serving};
 use crate::config::{Config, IngestConfig};
 use crate::fleet::ingest::Writer;
@@ -48,7 +49,7 @@ pub async fn run_ingest(
     tracing::info!("serving the fleet's ingest service");
     if let Some(http) = http {
         let app = crate::side::probes(metrics.clone(), front.serving.clone(), None);
-        front.side_port(http, app, tls.clone(), None, &config)?;
+        front.side_port(http, app, None, tls.clone(), &config, &mut Tasks::default())?;
     }
     let router = serving::reflected(&config.limits, Arc::new(ingest))?
         .add_service(health_service)

@@ -143,7 +143,7 @@ pub async fn run(
             };
             (parts, Arc::new(trail.local.clone()) as Arc<dyn Trails>)
         });
-        front.side_port(http, app, tls.clone(), console, &config)?;
+        front.side_port(http, app, console, tls.clone(), &config, &mut tasks)?;
     }
     serving_line(&config, &listener);
     let router = services.router(&config, guard)?.add_service(health_service);

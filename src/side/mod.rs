@@ -3,19 +3,16 @@
 //! when `[tls] side_port` says so ([`tls`]). It answers through the
 //! server's drain (`/readyz` says 503 then), stops when told, and gets the same grace period
 //! as gRPC's calls to finish the requests in flight (a stalled download must not keep the
-//! writer from its last commit); the console's followers of the trail are read-only, and are
-//! simply stopped.
+//! writer from its last commit). The console's followers of the trail are the server's tasks.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::audit::Trails;
-use crate::console::Parts;
 use crate::listener::{Capped, serve};
 use crate::tls::Acceptor;
 
@@ -28,28 +25,17 @@ pub use routes::{hooks, probes};
 pub struct SidePort {
     task: JoinHandle<std::io::Result<()>>,
     stop: oneshot::Sender<()>,
-    /// Kept so that the followers' `stopping` stays false until they are aborted.
-    _following: watch::Sender<bool>,
-    followers: Vec<JoinHandle<()>>,
 }
 
-/// Serves `app` on `http` (and the console of `console`, the trails it reads), through `tls`
-/// when it serves the side port too, until [`SidePort::finish`].
+/// Serves `app` (the console's routes too, when it is on) on `http`, through `tls` when it
+/// serves the side port too, until [`SidePort::finish`].
 pub fn start(
     http: TcpListener,
-    mut app: Router,
+    app: Router,
     tls: Option<Arc<Acceptor>>,
-    console: Option<(Parts, Arc<dyn Trails>)>,
     (auth, limits): (bool, &crate::config::Limits),
 ) -> std::io::Result<SidePort> {
     let tls = tls.filter(|tls| tls.serves_side_port());
-    let (following_sender, following) = watch::channel(false);
-    let mut followers = Vec::new();
-    if let Some((parts, trails)) = console {
-        let (console, tasks) = crate::console::start(parts, trails, tls.is_some(), following);
-        followers = tasks;
-        app = app.merge(console);
-    }
     // Every route, the console's too, behind the guard against other sites' pages.
     let app = routes::guarded(app, auth);
     let addr = http.local_addr()?;
@@ -67,19 +53,16 @@ pub fn start(
         }
         None => tokio::spawn(serve(http, app, header_timeout, stopped)),
     };
-    Ok(SidePort { task, stop, _following: following_sender, followers })
+    Ok(SidePort { task, stop })
 }
 
 impl SidePort {
     /// Stops taking requests, waits up to `grace` for those in flight (a download that has
-    /// stalled is cut then), and stops the followers. Whether requests were cut.
+    /// stalled is cut then). Whether requests were cut.
     pub async fn finish(self, grace: Duration) -> bool {
         let _ = self.stop.send(());
-        for follower in &self.followers {
-            follower.abort();
-        }
         let mut task = self.task;
-        let cut = match tokio::time::timeout(grace, &mut task).await {
+        match tokio::time::timeout(grace, &mut task).await {
             Ok(Ok(Err(e))) => {
                 tracing::error!(error = %e, "the HTTP side port failed");
                 false
@@ -90,10 +73,6 @@ impl SidePort {
                 task.abort();
                 true
             }
-        };
-        for follower in self.followers {
-            let _ = follower.await;
         }
-        cut
     }
 }
