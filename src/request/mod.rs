@@ -1,6 +1,6 @@
 //! Wire requests turned into validated, normalized requests. Everything a policy, the trail or the
 //! output processing reads comes from here, already checked against the configured limits; a
-//! rejection is a [`FieldError`] naming the field.
+//! rejection is a `FieldError` (`error::FieldError`) naming the field.
 
 mod canonical;
 mod decide;
