@@ -18,7 +18,6 @@ const CLASS_UID: u64 = 6003;
 const ACTIVITY_OTHER: u64 = 99;
 
 /// The OCSF event of `event`, from the sidecar `instance` (`src_endpoint.name`).
-#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 pub fn event(event: &Event, instance: &str) -> Value {
     let r = &event.record;
     let (status_id, status) = status(event);
@@ -85,25 +84,31 @@ pub fn event(event: &Event, instance: &str) -> Value {
         object.insert("disposition_id".into(), disposition_id.into());
         object.insert("disposition".into(), disposition.into());
     }
-    if r.policy_ids.is_some() || r.policy_version.is_some() {
-        let ids: Vec<String> = r
-            .policy_ids
-            .as_deref()
-            .and_then(|ids| serde_json::from_str(ids).ok())
-            .unwrap_or_default();
-        let version = r.policy_version.as_deref().unwrap_or_default();
-        // OCSF's policy needs a name or a uid: the policies that decided, else the set.
-        let (uid, name) = match ids.is_empty() {
-            true => (version.to_owned(), "the policy set".to_owned()),
-            false => (ids.join(","), ids.join(", ")),
-        };
-        let mut policy = Map::from_iter([("uid".into(), uid.into()), ("name".into(), name.into())]);
-        if !version.is_empty() {
-            policy.insert("version".into(), version.into());
-        }
-        object.insert("policy".into(), Value::Object(policy));
+    if let Some(policy) = policy(event) {
+        object.insert("policy".into(), policy);
     }
     ocsf
+}
+
+/// The policy that decided: the policies named, else the set, with the set's version.
+fn policy(event: &Event) -> Option<Value> {
+    let r = &event.record;
+    if r.policy_ids.is_none() && r.policy_version.is_none() {
+        return None;
+    }
+    let ids: Vec<String> =
+        r.policy_ids.as_deref().and_then(|ids| serde_json::from_str(ids).ok()).unwrap_or_default();
+    let version = r.policy_version.as_deref().unwrap_or_default();
+    // OCSF's policy needs a name or a uid: the policies that decided, else the set.
+    let (uid, name) = match ids.is_empty() {
+        true => (version.to_owned(), "the policy set".to_owned()),
+        false => (ids.join(","), ids.join(", ")),
+    };
+    let mut policy = Map::from_iter([("uid".into(), uid.into()), ("name".into(), name.into())]);
+    if !version.is_empty() {
+        policy.insert("version".into(), version.into());
+    }
+    Some(Value::Object(policy))
 }
 
 /// Who acted: the event's actor as a user (an agent is a user of the API), in its session;
