@@ -113,7 +113,6 @@ impl<S: Sink> Follower<S> {
 
     /// Follows until `stopping` turns true or the sink's receiver is gone. A round in flight
     /// finishes first, so that what the destination took is what the sink's cursor says.
-    #[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
     pub async fn run(mut self, trail: Trail, mut stopping: watch::Receiver<bool>) {
         let Trail { reader, mut commits } = trail;
         let mut cursor: Option<i64> = None;
@@ -194,19 +193,7 @@ impl<S: Sink> Follower<S> {
                     let (after, new) = backoff.failed(message.clone());
                     pause = Some(after);
                     if new {
-                        let (sink, to) = (S::NAME, self.sink.destination());
-                        match trouble {
-                            Trouble::Refused(_) => tracing::error!(sink, to, "{message}"),
-                            Trouble::TooLarge(_) | Trouble::Failed(_) | Trouble::Gone => {
-                                let doing = S::DOING;
-                                tracing::warn!(
-                                    sink,
-                                    to,
-                                    seq = stood,
-                                    "{doing} is behind: {message}"
-                                )
-                            }
-                        }
+                        self.tell(&trouble, &message, stood);
                     }
                 }
             }
@@ -216,6 +203,19 @@ impl<S: Sink> Follower<S> {
 }
 
 impl<S: Sink> Follower<S> {
+    /// Tells the log of new trouble (once per kind of trouble, not once per try): a refusal
+    /// as an error, anything else as the sink being behind from `stood`.
+    fn tell(&self, trouble: &Trouble, message: &str, stood: i64) {
+        let (sink, to) = (S::NAME, self.sink.destination());
+        match trouble {
+            Trouble::Refused(_) => tracing::error!(sink, to, "{message}"),
+            Trouble::TooLarge(_) | Trouble::Failed(_) | Trouble::Gone => {
+                let doing = S::DOING;
+                tracing::warn!(sink, to, seq = stood, "{doing} is behind: {message}")
+            }
+        }
+    }
+
     /// Hands the sink one batch after `cursor` (asked of the sink when there is none);
     /// whether more are waiting.
     async fn round(
