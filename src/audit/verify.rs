@@ -51,7 +51,6 @@ pub async fn verify_trail(
 /// How many times a verification walks again after prunes during its walk.
 const WALKS: usize = 4;
 
-#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 async fn walk(
     reader: &Reader,
     from: i64,
@@ -65,19 +64,7 @@ async fn walk(
     report.pruned = prefix(reader, &mut report.problems).await?;
     let floor = report.pruned.as_ref().map_or(0, |p| p.through);
     let from = from.max(1).max(floor + 1);
-    let mut verifier = if from == 1 {
-        Verifier::default()
-    } else if let Some(prefix) = report.pruned.as_ref().filter(|p| p.through == from - 1) {
-        Verifier::starting_at(from, prefix.hash)
-    } else {
-        match reader.event(from - 1).await? {
-            Some(before) => Verifier::starting_at(from, decode(&before.hash).unwrap_or_default()),
-            None => {
-                report.problems.push(Problem::Gap { from: from - 1, to: from - 1 });
-                Verifier::starting_unlinked(from)
-            }
-        }
-    };
+    let mut verifier = starting(reader, from, &mut report).await?;
     // Up to the head as it is now; events appended meanwhile are for the next verification.
     let head = reader.head().await?.map_or(0, |h| h.seq);
     let last = to.map_or(head, |to| to.min(head));
@@ -87,17 +74,7 @@ async fn walk(
         report.problems.push(Problem::Gap { from: (head + 1).max(from), to });
     }
     let mut roots = stored_roots(reader, anchors, head, &mut report).await?;
-    // With keys, a prune is believed only where signed checkpoints vouch for it: the first
-    // event kept signs what was pruned, and a later one covers the prune event itself.
-    if let Some(prefix) = report.pruned.as_ref().filter(|_| !anchors.keys.is_empty()) {
-        let through = prefix.through.unsigned_abs();
-        let signs_cut =
-            roots.iter().any(|&(size, seq, _)| size == through && seq == prefix.through + 1);
-        let covers = roots.iter().any(|&(size, ..)| size >= prefix.seq.unsigned_abs());
-        if !signs_cut || !covers {
-            report.problems.push(Problem::PruneUnsigned { seq: prefix.seq });
-        }
-    }
+    vouched(&roots, anchors, &mut report);
     if let Some(given) = &anchors.checkpoint {
         if given.size < floor.unsigned_abs() {
             report.problems.push(Problem::CheckpointPruned { size: given.size });
@@ -151,6 +128,38 @@ async fn walk(
         }
     }
     Ok(report)
+}
+
+/// The chain's verifier from `from`: from the start, from the hash a prune recorded, or from
+/// the event before (a gap when it is missing).
+async fn starting(reader: &Reader, from: i64, report: &mut Report) -> Result<Verifier, StoreError> {
+    Ok(if from == 1 {
+        Verifier::default()
+    } else if let Some(prefix) = report.pruned.as_ref().filter(|p| p.through == from - 1) {
+        Verifier::starting_at(from, prefix.hash)
+    } else {
+        match reader.event(from - 1).await? {
+            Some(before) => Verifier::starting_at(from, decode(&before.hash).unwrap_or_default()),
+            None => {
+                report.problems.push(Problem::Gap { from: from - 1, to: from - 1 });
+                Verifier::starting_unlinked(from)
+            }
+        }
+    })
+}
+
+/// With keys, a prune is believed only where signed checkpoints vouch for it: the first event
+/// kept signs what was pruned, and a later one covers the prune event itself.
+fn vouched(roots: &[(u64, i64, Hash)], anchors: &Anchors, report: &mut Report) {
+    if let Some(prefix) = report.pruned.as_ref().filter(|_| !anchors.keys.is_empty()) {
+        let through = prefix.through.unsigned_abs();
+        let signs_cut =
+            roots.iter().any(|&(size, seq, _)| size == through && seq == prefix.through + 1);
+        let covers = roots.iter().any(|&(size, ..)| size >= prefix.seq.unsigned_abs());
+        if !signs_cut || !covers {
+            report.problems.push(Problem::PruneUnsigned { seq: prefix.seq });
+        }
+    }
 }
 
 /// Compares the tree with the roots due at its size, moving `due` past them.
