@@ -206,7 +206,6 @@ impl UpstreamGate {
 
     /// Reports how the relayed call ended, and the response for the client (none for a call
     /// the client cancelled).
-    #[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
     pub async fn finish(
         &self,
         call: Relayed,
@@ -240,29 +239,7 @@ impl UpstreamGate {
             Upstream::Response(mut response) => {
                 // The client hears its answer under its own id, never the gateway's.
                 response["id"] = id.clone();
-                if let Some(result) = response.get_mut("result") {
-                    let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
-                    report.status =
-                        if failed { ExecutionStatus::Error } else { ExecutionStatus::Ok } as i32;
-                    if failed {
-                        // The result's text is output, which the trail does not keep.
-                        report.error = "the tool's result is an error (isError)".into();
-                    }
-                    report.result_bytes = result.to_string().len() as u64;
-                    // What counts toward the limit, and only its start: enough for the trail to
-                    // tell the cut as the client sees it (it keeps the size only).
-                    report.output = Some(counted(result, call.max_chars + 1).0);
-                    cut(result, call.max_chars);
-                } else {
-                    let message = response
-                        .pointer("/error/message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("an error without a message");
-                    report.status = ExecutionStatus::Error as i32;
-                    report.error =
-                        cut_str(&format!("the MCP server answered an error: {message}"), 1024);
-                    cut_error(&mut response, call.max_chars);
-                }
+                reported(&mut response, call.max_chars, &mut report);
                 Some(response)
             }
             Upstream::TimedOut => {
@@ -361,6 +338,32 @@ impl UpstreamGate {
             return Vec::new();
         }
         schema.mismatches(args)
+    }
+}
+
+/// An upstream answer reported in `report` and cut to `max_chars`: a result's status, size
+/// and the start of what counts toward the limit; an error's message.
+fn reported(response: &mut Value, max_chars: usize, report: &mut proto::ExecuteRequest) {
+    if let Some(result) = response.get_mut("result") {
+        let failed = result.get("isError").and_then(Value::as_bool) == Some(true);
+        report.status = if failed { ExecutionStatus::Error } else { ExecutionStatus::Ok } as i32;
+        if failed {
+            // The result's text is output, which the trail does not keep.
+            report.error = "the tool's result is an error (isError)".into();
+        }
+        report.result_bytes = result.to_string().len() as u64;
+        // What counts toward the limit, and only its start: enough for the trail to tell the
+        // cut as the client sees it (it keeps the size only).
+        report.output = Some(counted(result, max_chars + 1).0);
+        cut(result, max_chars);
+    } else {
+        let message = response
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("an error without a message");
+        report.status = ExecutionStatus::Error as i32;
+        report.error = cut_str(&format!("the MCP server answered an error: {message}"), 1024);
+        cut_error(response, max_chars);
     }
 }
 
