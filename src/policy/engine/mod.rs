@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use cedar_policy::{
-    Authorizer, Decision, Effect, Entities, EntityId, EntityTypeName, EntityUid, PolicyId,
+    Authorizer, Decision, Effect, Entities, EntityId, EntityTypeName, EntityUid, Policy, PolicyId,
     PolicySet, Request, RequestBuilder,
 };
 use sha2::{Digest, Sha256};
@@ -118,7 +118,6 @@ impl PolicyEngine {
     /// Parses a policy set. Each policy's id is its `@id` annotation, or else
     /// `<source_name>#<n>` for the n-th policy of the source (from 0).
     #[allow(clippy::expect_used)] // see the INVARIANT inside
-    #[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
     pub fn parse(source_name: &str, text: &str) -> Result<Self, PolicyError> {
         let parse_error = |message: String| PolicyError::Parse {
             source_name: source_name.to_owned(),
@@ -157,38 +156,10 @@ impl PolicyEngine {
             if meta.contains_key(&policy_id) {
                 return Err(PolicyError::DuplicateId { source_name: source_name.to_owned(), id });
             }
-            // Where the policy is in the file: Cedar keeps each policy's own text.
-            let source = policy.to_string();
-            let at = text.find(&source).map(|at| (at, at + source.len()));
-            let refused = |message: String, what: &str| {
-                let span = at.and_then(|at| diagnostic::find_path(text, at, what));
-                let span =
-                    span.or(at.map(|(offset, end)| diagnostic::Span { offset, len: end - offset }));
-                let message = format!("policy `{id}`: {message}");
-                PolicyError::Annotation {
-                    source_name: source_name.to_owned(),
-                    id: id.clone(),
-                    rendered: diagnostic::render(source_name, text, &message, span, None, None),
-                }
-            };
-            // A policy Cedar cannot show as JSON is read as reading every record.
-            let json = policy.to_json().ok();
-            used = used.or(json.as_ref().map_or(Used::ALL, Used::by));
-            let unknown =
-                json.map(|json| super::shape::unknown_attributes(&json)).unwrap_or_default();
-            if let Some(first) = unknown.first() {
-                let named = unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>();
-                let message = format!(
-                    "toolgate provides no {} (`toolgate policy schema` lists what it provides)",
-                    named.join(", ")
-                );
-                return Err(refused(message, first));
-            }
-            let reason = policy.annotation("reason").map(str::to_owned);
-            let (outcome, patch) =
-                outcome_annotations(policy).map_err(|message| refused(message, "@outcome"))?;
+            let (reads, read) = read(source_name, text, (&id, position), policy)?;
+            used = used.or(reads);
             set.add(policy.new_id(policy_id.clone())).map_err(|e| parse_error(e.to_string()))?;
-            meta.insert(policy_id, Meta { position, reason, outcome, patch });
+            meta.insert(policy_id, read);
         }
         let type_name = |name: &str| {
             // INVARIANT: the three names are valid Cedar identifiers.
@@ -446,6 +417,46 @@ fn error_verdict(policy_ids: Vec<String>, error: &str) -> Verdict {
 
 fn joined(reasons: Vec<String>, fallback: impl FnOnce() -> String) -> String {
     if reasons.is_empty() { fallback() } else { reasons.join("; ") }
+}
+
+/// One policy read, the `position`th of the file: what it reads of the context, and its
+/// `@reason`, `@outcome` and `@rewrite`; refused, pointing at the policy's text, when it names
+/// an attribute toolgate does not provide or its annotations do not read.
+fn read(
+    source_name: &str,
+    text: &str,
+    (id, position): (&str, usize),
+    policy: &Policy,
+) -> Result<(Used, Meta), PolicyError> {
+    // Where the policy is in the file: Cedar keeps each policy's own text.
+    let source = policy.to_string();
+    let at = text.find(&source).map(|at| (at, at + source.len()));
+    let refused = |message: String, what: &str| {
+        let span = at.and_then(|at| diagnostic::find_path(text, at, what));
+        let span = span.or(at.map(|(offset, end)| diagnostic::Span { offset, len: end - offset }));
+        let message = format!("policy `{id}`: {message}");
+        PolicyError::Annotation {
+            source_name: source_name.to_owned(),
+            id: id.to_owned(),
+            rendered: diagnostic::render(source_name, text, &message, span, None, None),
+        }
+    };
+    // A policy Cedar cannot show as JSON is read as reading every record.
+    let json = policy.to_json().ok();
+    let reads = json.as_ref().map_or(Used::ALL, Used::by);
+    let unknown = json.map(|json| super::shape::unknown_attributes(&json)).unwrap_or_default();
+    if let Some(first) = unknown.first() {
+        let named = unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>();
+        let message = format!(
+            "toolgate provides no {} (`toolgate policy schema` lists what it provides)",
+            named.join(", ")
+        );
+        return Err(refused(message, first));
+    }
+    let reason = policy.annotation("reason").map(str::to_owned);
+    let (outcome, patch) =
+        outcome_annotations(policy).map_err(|message| refused(message, "@outcome"))?;
+    Ok((reads, Meta { position, reason, outcome, patch }))
 }
 
 #[cfg(test)]
