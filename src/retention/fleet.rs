@@ -183,7 +183,6 @@ struct Walk<'a> {
 impl Walk<'_> {
     /// The last event's hash and the tree's edge at the end of the range, and the checkpoint
     /// that covers it; or why the range may not go.
-    #[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
     async fn run(mut self) -> Result<Result<(String, Vec<Vec<u8>>, i64), String>, FleetError> {
         let (node, through) = (self.range.node_id.as_str(), self.range.through);
         let wide = u64::try_from(through).unwrap_or(0);
@@ -210,23 +209,10 @@ impl Walk<'_> {
                     return Ok(Err(format!("it does not verify in the store: {problem}")));
                 }
                 if event.record.kind == Kind::Checkpoint {
-                    let note = event.record.note.as_deref().unwrap_or_default();
-                    let read = read_checkpoint(note, &keys, "not signed by its registered key");
-                    let checkpoint = match read {
-                        Ok(cp) if cp.size == self.tree.size() && cp.root == self.tree.root() => cp,
-                        Ok(_) => {
-                            return Ok(Err(format!(
-                                "its checkpoint at seq {} is not the store's tree",
-                                event.seq
-                            )));
-                        }
-                        Err(why) => return Ok(Err(format!("seq {}: {why}", event.seq))),
-                    };
-                    if covering.is_none()
-                        && checkpoint.size >= wide
-                        && self.witnessed(event).await?
-                    {
-                        covering = Some(event.seq);
+                    match self.covers(event, &keys, wide, covering.is_none()).await? {
+                        Ok(true) => covering = Some(event.seq),
+                        Ok(false) => {}
+                        Err(why) => return Ok(Err(why)),
                     }
                 }
                 let Some(leaf) = decode(&event.hash) else {
@@ -269,6 +255,30 @@ impl Walk<'_> {
             ),
         };
         Ok(Err(why))
+    }
+
+    /// A checkpoint on the way, which must be the store's tree as it stands: whether it is
+    /// the first (`looking`) to cover `wide` events with the witnesses' cosignatures, or why
+    /// it refuses the range.
+    async fn covers(
+        &self,
+        event: &Event,
+        keys: &[NoteVerifier],
+        wide: u64,
+        looking: bool,
+    ) -> Result<Result<bool, String>, FleetError> {
+        let note = event.record.note.as_deref().unwrap_or_default();
+        let checkpoint = match read_checkpoint(note, keys, "not signed by its registered key") {
+            Ok(cp) if cp.size == self.tree.size() && cp.root == self.tree.root() => cp,
+            Ok(_) => {
+                return Ok(Err(format!(
+                    "its checkpoint at seq {} is not the store's tree",
+                    event.seq
+                )));
+            }
+            Err(why) => return Ok(Err(format!("seq {}: {why}", event.seq))),
+        };
+        Ok(Ok(looking && checkpoint.size >= wide && self.witnessed(event).await?))
     }
 
     /// Whether the checkpoint `event` carries the cosignatures the rules require.
