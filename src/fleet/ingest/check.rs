@@ -161,7 +161,6 @@ impl Batch {
     /// each checkpoint must be of the store's own tree of the events before it, signed by the
     /// node's registered key; each cosignature of a new checkpoint must verify. When the fleet
     /// requires `witnesses`, the new events stop at the last checkpoint they cosigned.
-    #[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
     pub fn check(
         &self,
         held: &Held,
@@ -184,34 +183,8 @@ impl Batch {
                     "hash mismatch (the event's content does not hash to its hash)",
                 ));
             }
-            if let Some((through, hash)) = held.pruned.as_ref().filter(|(t, _)| seq <= *t) {
-                // Dropped by retention: the store has nothing to compare it with, but the
-                // hash at the cut.
-                if seq == *through && event.hash != *hash {
-                    let what = format!(
-                        "rewritten (retention recorded hash {hash} at its cut, the node shipped {})",
-                        event.hash
-                    );
-                    return Err(Refusal::at(seq, what));
-                }
+            if stored_already(event, held, (stored, size), first_new.is_none())? {
                 continue;
-            }
-            if first_new.is_none() && (1..=size).contains(&seq) {
-                match stored.get(&seq) {
-                    Some(hash) if *hash == event.hash => continue,
-                    Some(hash) => {
-                        return Err(Refusal::at(
-                            seq,
-                            format!(
-                                "rewritten (the store holds hash {hash}, the node shipped {})",
-                                event.hash
-                            ),
-                        ));
-                    }
-                    None => {
-                        return Err(Refusal::at(seq, "rewritten (the store holds no such event)"));
-                    }
-                }
             }
             let next = size + 1 + i64::try_from(i - first_new.unwrap_or(i)).unwrap_or(0);
             if seq != next {
@@ -267,6 +240,39 @@ impl Batch {
         let last = new.last().map_or(0, |e| e.seq);
         cosignatures.retain(|c| c.seq <= last);
         Ok(Checked { new, frontier, cosignatures, awaiting: end < self.events.len() })
+    }
+}
+
+/// Whether `event` is one retention dropped (only the hash at the cut is left to compare) or,
+/// while no new one has come (`before_new`), one the store already holds (the same hash); a
+/// rewrite of either is refused. `false` for an event past the store's end (`size`).
+fn stored_already(
+    event: &Event,
+    held: &Held,
+    (stored, size): (&HashMap<i64, String>, i64),
+    before_new: bool,
+) -> Result<bool, Refusal> {
+    let seq = event.seq;
+    if let Some((through, hash)) = held.pruned.as_ref().filter(|(t, _)| seq <= *t) {
+        if seq == *through && event.hash != *hash {
+            let what = format!(
+                "rewritten (retention recorded hash {hash} at its cut, the node shipped {})",
+                event.hash
+            );
+            return Err(Refusal::at(seq, what));
+        }
+        return Ok(true);
+    }
+    if !before_new || !(1..=size).contains(&seq) {
+        return Ok(false);
+    }
+    match stored.get(&seq) {
+        Some(hash) if *hash == event.hash => Ok(true),
+        Some(hash) => Err(Refusal::at(
+            seq,
+            format!("rewritten (the store holds hash {hash}, the node shipped {})", event.hash),
+        )),
+        None => Err(Refusal::at(seq, "rewritten (the store holds no such event)")),
     }
 }
 
