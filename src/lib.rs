@@ -15,7 +15,7 @@
 //!   the one table of their columns, the canonical encoding, the chain step, the RFC 6962 tree
 //!   and its proofs, CSV, verification, signed notes, checkpoints, cosignatures), [`proto`]
 //!   (the crate `toolgate-proto`: the code generated from `proto/toolgate/v1/*.proto`),
-//!   `error` (the service error and the one place that decides its gRPC status), [`config`]
+//!   [`error`] (the service error and the one place that decides its gRPC status), [`config`]
 //!   (plain data: the file, every section of it and their defaults), [`registry`] (each tool's safety level and
 //!   action), `query` (an auditor's filter and the counts that come back, whichever store
 //!   holds the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
@@ -67,7 +67,7 @@ mod bench;
 pub mod cli;
 pub mod config;
 mod console;
-mod error;
+pub mod error;
 mod fleet;
 mod follow;
 #[doc(hidden)]

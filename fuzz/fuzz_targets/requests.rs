@@ -10,7 +10,8 @@ use prost::Message;
 use toolgate::config::Limits;
 use toolgate::proto::{DecideRequest, ExecuteRequest};
 use toolgate::registry::ToolRegistry;
-use toolgate::request::{ActionRequest, ExecutionReport, FieldError, canonicalize};
+use toolgate::error::FieldError;
+use toolgate::request::{ActionRequest, ExecutionReport, canonicalize};
 
 /// The fields a refusal may name: the requests' own, and paths inside them.
 const DECIDE: &[&str] = &[

@@ -35,10 +35,9 @@ pub fn render(
             let column = text[start..offset].chars().count() + 1;
             let shown = text[start..end].trim_end_matches('\r');
             let width = line.to_string().len();
-            let carets = text[offset..(offset + span.len.max(1)).min(end).max(offset)]
-                .chars()
-                .count()
-                .max(1);
+            // A span may end inside a character (Cedar's error at a multi-byte one): to its end.
+            let stop = ceil_boundary(text, (offset + span.len.max(1)).min(end).max(offset));
+            let carets = text[offset..stop].chars().count().max(1);
             let pad = " ".repeat(width);
             let _ = writeln!(out, "{pad}--> {source_name}:{line}:{column}");
             let _ = writeln!(out, "{pad} |");
@@ -111,9 +110,28 @@ fn floor_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
+/// `at`, or the end of the character it falls inside.
+fn ceil_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_span_inside_a_character_is_shown_to_its_end() {
+        // Found by the `policy` fuzz target: Cedar points one byte into `Ϗ`.
+        let text = "forbid \u{3cf}rincipal;";
+        let at = text.find('\u{3cf}').unwrap_or_default();
+        for (offset, len) in [(at, 1), (at + 1, 1), (at, 3)] {
+            let shown = render("p.cedar", text, "bad", Some(Span { offset, len }), None, None);
+            assert!(shown.contains("p.cedar:1:8") && shown.contains('^'), "{shown}");
+        }
+    }
 
     #[test]
     fn a_place_is_shown_by_its_line_and_column_with_a_caret() {
