@@ -17,8 +17,8 @@
 //!   (the crate `toolgate-proto`: the code generated from `proto/toolgate/v1/*.proto`),
 //!   [`error`] (the service error and the one place that decides its gRPC status), [`config`]
 //!   (plain data: the file, every section of it and their defaults), [`registry`] (each tool's safety level and
-//!   action), `query` (an auditor's filter and the counts that come back, whichever store
-//!   holds the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
+//!   action), `query` (an auditor's counts and the filter's SQL, whichever store holds
+//!   the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
 //!   them: nothing hidden or reordered), `backoff` (a task's pauses after trouble), `wire`
 //!   (events to and from protobuf), `shutdown`, [`telemetry`].
 //! - Storage, I/O only: `store` (the SQLite file through rusqlite: migrations, the single
@@ -56,8 +56,8 @@
 //!   the audit and policy measurements behind `toolgate bench`), and `fuzzing` (the fuzz
 //!   targets' entry points).
 //!
-//! Public are the modules the binary and the integration tests use; the rest is private, so
-//! the compiler reports what nothing uses.
+//! Public are the modules the binary, the integration tests and the fuzz targets use; the rest
+//! is private, so the compiler reports what nothing uses.
 
 mod archive;
 mod audit;

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tonic_health::ServingStatus;
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::server::HealthReporter;
 
 use super::serving;
-use super::tasks::{Stage, Tasks};
+use super::tasks::Tasks;
 use crate::audit::Trails;
 use crate::config::Config;
 use crate::console::{Parts, Watchers};
@@ -51,7 +51,7 @@ impl Front {
     }
 
     /// Serves the side port on `http`: `app`, and the console of `console` (the trails it
-    /// reads) when given, its followers of the trails among `tasks`.
+    /// reads) when given, its followers of the trails among `tasks`, alongside the services.
     pub fn side_port(
         &mut self,
         http: TcpListener,
@@ -65,12 +65,16 @@ impl Front {
             let secure = tls.as_ref().is_some_and(|tls| tls.serves_side_port());
             let (routes, watchers) = crate::console::start(parts, trails, secure);
             let Watchers { activity, health, trails } = watchers;
+            // Read-only followers of the trails, simply stopped with the tasks alongside the
+            // services: a whole-chain check in flight must not hold up the shutdown.
+            let (running, stopping) = watch::channel(false);
             let following = trails.clone();
-            tasks.start(Stage::Followers, "console activity", |stopping| {
-                crate::audit::activity::follow(activity, following, stopping)
-            });
-            tasks.start(Stage::Followers, "console health", |stopping| {
-                crate::audit::health::watch(health, trails, stopping)
+            let watching = stopping.clone();
+            tasks.alongside(async move {
+                let _running = running;
+                let activity = crate::audit::activity::follow(activity, following, stopping);
+                let health = crate::audit::health::watch(health, trails, watching);
+                tokio::join!(activity, health);
             });
             app = app.merge(routes);
         }

@@ -59,10 +59,11 @@ impl Lifecycle {
     pub async fn open(config: &Config, metrics: &Arc<Metrics>) -> Result<Self, ServerError> {
         let signer = crate::trust::publisher::signer(&config.checkpoints)?.map(Arc::new);
         let witnesses = crate::trust::submitter::targets(&config.checkpoints.witnesses)?;
-        let index = crate::follow::index::follower(&config.db, metrics)?;
         let fleet = crate::follow::fleet::follower(&config.fleet, metrics)?;
         let otlp = crate::follow::otlp::follower(config, metrics)?;
         let archiving = crate::follow::archive::follower(&config.archive, metrics)?;
+        // The rules between sections, after each section's own (as the refusals came before).
+        config.check()?;
         let archive = match &config.archive.url {
             Some(url) => Some(Archive::open(url, &config.archive.options)?),
             None => None,
@@ -90,6 +91,8 @@ impl Lifecycle {
         let (store, writer) =
             Store::open(&config.db, config.durability, &config.writer, metrics.clone(), cadence)
                 .await?;
+        // The index's follower once the store has opened it (and rebuilt it when damaged).
+        let index = crate::follow::index::follower(&config.db, metrics)?;
         Ok(Self {
             local: Local::new(store.reader.clone(), archive),
             log_key: signer.as_ref().map(|signer| signer.verifier()),

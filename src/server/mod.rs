@@ -95,8 +95,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
     // Everything the configuration can get wrong is refused before the trail is touched, so
-    // that a start it refuses leaves no event behind.
-    config.check()?;
+    // that a start it refuses leaves no event behind (`Lifecycle::open` checks the rest).
     let hangups = hangups();
     let metrics = Arc::new(Metrics::default());
     let tls = Acceptor::new(&config.tls, metrics.clone())?;
@@ -147,7 +146,7 @@ pub async fn run(
     }
     serving_line(&config, &listener);
     let router = services.router(&config, guard)?.add_service(health_service);
-    let stopping = move || {
+    let stopping = || {
         stop_waits.send_replace(true);
     };
     let (served, cut) =
