@@ -187,3 +187,16 @@ async fn the_side_port_refuses_a_rebound_host_and_a_foreign_origin() {
     assert_eq!(status_of(&side, &hook("https://attacker.example")).await, 403);
     assert_eq!(status_of(&side, &hook(&format!("http://127.0.0.1:{port}"))).await, 200);
 }
+
+#[tokio::test]
+async fn a_damaged_index_file_is_built_again_and_the_server_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("trail.db");
+    std::fs::write(dir.path().join("trail.db-index"), "not a database, nor anything else").unwrap();
+    let config = toolgate::config::Config { db: db.clone(), ..toolgate::config::Config::default() };
+    let mut app = crate::helpers::start(config, dir).await;
+    let decided = app.client.decide(request("read")).await.unwrap().into_inner();
+    assert_eq!(decided.outcome(), Outcome::Allow);
+    let index = std::fs::read(db.with_file_name("trail.db-index")).unwrap();
+    assert!(index.starts_with(b"SQLite format 3\0"), "the index is a database again");
+}
