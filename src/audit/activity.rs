@@ -12,6 +12,7 @@ use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use tokio::sync::watch;
 
 use super::Trails;
+use super::trails::ReadResult;
 use crate::backoff::Backoff;
 use crate::query::Tally;
 use crate::trail::{Kind, Outcome};
@@ -216,10 +217,10 @@ pub async fn follow(
                 }
                 pause
             }
-            Err(message) => {
-                let (pause, new) = backoff.failed(message.clone());
+            Err(error) => {
+                let (pause, new) = backoff.failed(error.to_string());
                 if new {
-                    tracing::warn!(error = message, "cannot count the trail's activity");
+                    tracing::warn!(%error, "cannot count the trail's activity");
                 }
                 pause
             }
@@ -232,21 +233,19 @@ pub async fn follow(
 }
 
 /// Counts every trail up to its head as it is now.
-async fn step(activity: &Activity, trails: &dyn Trails) -> Result<(), String> {
+async fn step(activity: &Activity, trails: &dyn Trails) -> ReadResult<()> {
     let now = Utc::now();
     activity.prune(minute(now));
     let since = now - chrono::Duration::minutes(KEPT_MINUTES);
     let since = since.to_rfc3339_opts(SecondsFormat::Micros, true);
-    for (node, head) in trails.heads().await.map_err(|e| e.to_string())? {
+    for (node, head) in trails.heads().await? {
         let start = async {
             let first = trails.first_seq_since(&node, &since).await;
-            Ok(first.map_err(|e| e.to_string())?.map_or(head, |seq| seq - 1))
+            Ok(first?.map_or(head, |seq| seq - 1))
         };
         catch_up(activity, &node, head, start, |after, through| {
             let (node, since) = (node.clone(), since.clone());
-            async move {
-                trails.tally(&node, after, through, &since).await.map_err(|e| e.to_string())
-            }
+            async move { trails.tally(&node, after, through, &since).await }
         })
         .await?;
     }
@@ -259,12 +258,12 @@ async fn catch_up<F, T>(
     activity: &Activity,
     trail: &str,
     head: i64,
-    start: impl Future<Output = Result<i64, String>>,
+    start: impl Future<Output = ReadResult<i64>>,
     tally: F,
-) -> Result<(), String>
+) -> ReadResult<()>
 where
     F: Fn(i64, i64) -> T,
-    T: Future<Output = Result<Vec<Tally>, String>>,
+    T: Future<Output = ReadResult<Vec<Tally>>>,
 {
     let mut cursor = match activity.cursor(trail) {
         Some(cursor) => cursor,

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 
-use super::trails::{At, Local, Trails};
+use super::trails::{Ask, At, Local, Trails};
 use crate::store::{PAGE, StoreError};
 use crate::trail::Event;
 use crate::trail::Filter;
@@ -31,8 +31,9 @@ impl Origin {
     async fn page(self, filter: Filter, after: i64) -> Result<Vec<Event>, ExportError> {
         let node = self.trails.is_fleet().then_some(self.node.as_str());
         let at = At { node: &self.node, seq: after };
-        let page = self.trails.query(node, &filter, at, PAGE, false).await?;
-        Ok(page.into_iter().map(|(_, event)| event).collect())
+        let ask = Ask { node, filter: &filter, at, size: PAGE, newest_first: false };
+        let page = self.trails.query(ask).await?;
+        Ok(page.into_iter().map(|located| located.event).collect())
     }
 }
 

@@ -17,6 +17,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use super::Trails;
+use super::trails::ReadResult;
 
 use crate::trail::Report;
 
@@ -116,7 +117,7 @@ pub async fn watch(
             true => check_fleet(&health, &*trails, &mut heads).await,
         };
         if let Err(e) = checked {
-            tracing::warn!(error = e, "cannot check the trail's chain");
+            tracing::warn!(error = %e, "cannot check the trail's chain");
         }
         tokio::select! {
             _ = tokio::time::sleep(EVERY) => {}
@@ -131,14 +132,14 @@ async fn check_trail(
     health: &ChainHealth,
     trail: &dyn Trails,
     whole_at: &mut Option<Instant>,
-) -> Result<(), String> {
+) -> ReadResult<()> {
     let mut whole = whole_at.is_none_or(|at| at.elapsed() >= WHOLE_EVERY);
-    let head = trail.head("").await.map_err(|e| e.to_string())?.map_or(0, |h| h.seq);
+    let head = trail.head("").await?.map_or(0, |h| h.seq);
     let last = health.get("").filter(|c| c.through > 0);
     let mut flagged = false;
     if let Some(last) = &last {
-        let now = trail.event("", last.through).await.map_err(|e| e.to_string())?;
-        let pruned = trail.pruned("").await.map_err(|e| e.to_string())?;
+        let now = trail.event("", last.through).await?;
+        let pruned = trail.pruned("").await?;
         let problem = match now {
             // Gone under the retention rules: its prune is on the chain, which is verified.
             None if last.through <= pruned => None,
@@ -164,7 +165,7 @@ async fn check_trail(
     }
     let from = if whole { 1 } else { through + 1 };
     let report = trail.verify("", from, None).await;
-    let report = report.map_err(|e| e.to_string())?;
+    let report = report?;
     // A whole verification after a rewrite found above adds to that finding: a history
     // rewritten with its hashes recomputed verifies, and the finding must stay.
     health.record("", &report, whole && !flagged);
@@ -179,8 +180,8 @@ async fn check_fleet(
     health: &ChainHealth,
     store: &dyn Trails,
     heads: &mut BTreeMap<String, (i64, Instant)>,
-) -> Result<(), String> {
-    for (node, head) in store.heads().await.map_err(|e| e.to_string())? {
+) -> ReadResult<()> {
+    for (node, head) in store.heads().await? {
         let due = match heads.get(&node) {
             Some((seen, at)) => *seen != head && at.elapsed() >= NODE_EVERY,
             None => true,
@@ -192,7 +193,7 @@ async fn check_fleet(
             Ok(report) => health.record(&node, &report, true),
             // A node with events but not registered: nothing to check it against.
             Err(crate::error::Error::NotFound(_)) => {}
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e),
         }
         heads.insert(node, (head, Instant::now()));
     }

@@ -17,6 +17,6 @@ mod verify;
 pub use export::{Export, ExportError, Origin, SharedBuffer};
 pub use fleet::verify_fleet;
 pub use prove::prove;
-pub use trails::{At, Local, Trails};
+pub use trails::{Ask, At, Local, Located, Trails};
 pub(crate) use verify::read_checkpoint;
 pub use verify::{verify_csv, verify_trail};

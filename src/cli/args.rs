@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::remote::{Authorized, TOKEN_ENV, connect_to};
-use crate::audit::{At, Local, Trails};
+use crate::audit::{Ask, At, Local, Trails};
 use crate::proto::{self, audit_client::AuditClient};
 use crate::request::WireFilter;
 use crate::store::Reader;
@@ -84,8 +84,9 @@ impl Source {
         match self {
             Self::Db(trail) => {
                 let at = At { node: "", seq: at };
-                let page = trail.query(None, filter, at, limit, newest_first).await?;
-                Ok(page.into_iter().map(|(_, event)| event).collect())
+                let ask = Ask { node: None, filter, at, size: limit, newest_first };
+                let page = trail.query(ask).await?;
+                Ok(page.into_iter().map(|located| located.event).collect())
             }
             Self::Server(client) => {
                 let request = proto::QueryRequest {

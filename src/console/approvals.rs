@@ -3,52 +3,38 @@
 //! `Approvals/Reject` with the visitor's token, so the service's rules hold as they are: never
 //! one's own call, the policy's role requirements, expiry, exactly once.
 
-use std::sync::Arc;
-
-use axum::Extension;
-use axum::extract::{Form, State};
+use axum::extract::Form;
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::page::{self, Clip, Nav, Text, href, time};
-use super::{CSRF_REFUSED, Console, Visitor};
+use super::{CSRF_REFUSED, Console, Seen, Visitor};
 use crate::proto;
 
 /// The page reloads this often while nobody writes a comment.
 const REFRESH_SECONDS: u32 = 10;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Verdict {
-    #[serde(default)]
     csrf: String,
-    #[serde(default)]
     decision: String,
     /// `approve` or `reject`.
-    #[serde(default)]
     verdict: String,
-    #[serde(default)]
     comment: String,
     /// Who gives it, when the session's token does not say.
-    #[serde(default)]
     approver: String,
 }
 
 /// `GET /ui/approvals`.
-pub async fn page(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-) -> Response {
+pub async fn page(Seen { console, visitor }: Seen) -> Response {
     listed(&console, &visitor, None).await
 }
 
 /// `POST /ui/approvals`: a verdict.
-pub async fn judge(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Form(verdict): Form<Verdict>,
-) -> Response {
+pub async fn judge(Seen { console, visitor }: Seen, Form(verdict): Form<Verdict>) -> Response {
     if !visitor.csrf_matches(&verdict.csrf) {
         return console.not_taken(Some(&visitor), StatusCode::FORBIDDEN, CSRF_REFUSED);
     }

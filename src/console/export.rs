@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{SecondsFormat, Utc};
@@ -18,46 +17,39 @@ use sha2::{Digest, Sha256};
 use super::page::{Nav, Text, href};
 use super::session::random_id;
 use super::trail::Filters;
-use super::{Console, Visitor};
+use super::{Console, Seen};
 use crate::proto;
 use crate::request::WireFilter;
 use crate::trail::Filter;
 use crate::trail::MANIFEST_FORMAT;
 use crate::trail::Manifest;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Download {
     #[serde(flatten)]
     filters: Filters,
     /// Names the download, so that its manifest can be asked for after it.
-    #[serde(default)]
     download: String,
-    #[serde(default)]
     bom: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct ManifestOf {
-    #[serde(default)]
     download: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Range {
-    #[serde(default)]
     from: String,
-    #[serde(default)]
     to: String,
-    #[serde(default)]
     node: String,
 }
 
 /// `GET /ui/export`.
-pub async fn page(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(filters): Query<Filters>,
-) -> Response {
+pub async fn page(Seen { console, visitor }: Seen, Query(filters): Query<Filters>) -> Response {
     let body = html! {
         h1 { "Export & verify" }
         (export_form(&console, &filters))
@@ -112,11 +104,7 @@ fn verify_form(console: &Console, range: &Range) -> Markup {
 }
 
 /// `GET /ui/export/csv`: the file, streamed; its manifest is kept in the session at the end.
-pub async fn csv(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(download): Query<Download>,
-) -> Response {
+pub async fn csv(Seen { console, visitor }: Seen, Query(download): Query<Download>) -> Response {
     let wire = download.filters.to_proto();
     let node = wire.node_id.clone();
     let bom = download.bom.as_deref().is_some_and(|b| !b.is_empty() && b != "0");
@@ -244,11 +232,7 @@ impl Keep {
 }
 
 /// `GET /ui/export/manifest`: the manifest of this session's download.
-pub async fn manifest(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(of): Query<ManifestOf>,
-) -> Response {
+pub async fn manifest(Seen { console, visitor }: Seen, Query(of): Query<ManifestOf>) -> Response {
     let Some(manifest) = console.sessions.export(&visitor.id, &of.download) else {
         let why = "no finished download of this session has that name: download the CSV first \
                    (the manifest describes that download)";
@@ -266,11 +250,7 @@ pub async fn manifest(
 }
 
 /// `GET /ui/verify`.
-pub async fn verify(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(range): Query<Range>,
-) -> Response {
+pub async fn verify(Seen { console, visitor }: Seen, Query(range): Query<Range>) -> Response {
     let number = |field: &str, text: &str| match text.trim() {
         "" => Ok(0),
         text => text.parse::<u64>().map_err(|_| format!("{field}: a seq (a whole number)")),

@@ -32,7 +32,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::rejection::ExtensionRejection;
+use axum::extract::{Extension, FromRequestParts, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -83,6 +84,25 @@ pub struct Console {
     witnesses: Vec<CosignatureVerifier>,
     /// The watch over the trail's disk, on a sidecar.
     disk: Option<Disk>,
+}
+
+/// What a page is served with: the console, and the visitor whose session asks (the session
+/// layer put it in the request's extensions).
+pub struct Seen {
+    pub console: Arc<Console>,
+    pub visitor: Visitor,
+}
+
+impl FromRequestParts<Arc<Console>> for Seen {
+    type Rejection = ExtensionRejection;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        console: &Arc<Console>,
+    ) -> Result<Self, Self::Rejection> {
+        let Extension(visitor) = Extension::<Visitor>::from_request_parts(parts, console).await?;
+        Ok(Seen { console: Arc::clone(console), visitor })
+    }
 }
 
 /// What a server hands the console.

@@ -94,9 +94,9 @@ struct Pending {
     until: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Start {
-    #[serde(default)]
     next: String,
 }
 

@@ -6,10 +6,7 @@
 //! day of events; the page itself is reached through `Audit/Query` with the visitor's token
 //! (its latest event), so that only an auditor sees it.
 
-use std::sync::Arc;
-
-use axum::Extension;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::response::Response;
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
@@ -17,7 +14,7 @@ use serde::Deserialize;
 use tonic::Code;
 
 use super::page::{self, Clip, Nav, Text, href, time};
-use super::{Console, Visitor, chart, checkpoint};
+use super::{Console, Seen, Visitor, chart, checkpoint};
 use crate::audit::activity::{self, OTHERS, Summary};
 use crate::audit::health::Check;
 use crate::proto;
@@ -29,18 +26,14 @@ const TOP: usize = 5;
 /// Pending approvals shown.
 const PENDING: usize = 5;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Window {
-    #[serde(default)]
     window: String,
 }
 
 /// `GET /ui`.
-pub async fn page(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(window): Query<Window>,
-) -> Response {
+pub async fn page(Seen { console, visitor }: Seen, Query(window): Query<Window>) -> Response {
     let day = window.window == "day";
     let mut cards = Vec::new();
     if visitor.approver

@@ -21,23 +21,22 @@ const MAX_NEXT: usize = 2048;
 /// The longest token taken (longer ones are no token toolgate or an identity provider gave).
 const MAX_TOKEN: usize = 16 * 1024;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Next {
-    #[serde(default)]
     next: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct SignIn {
-    #[serde(default)]
     token: String,
-    #[serde(default)]
     next: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct SignOut {
-    #[serde(default)]
     csrf: String,
 }
 

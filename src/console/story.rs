@@ -3,10 +3,7 @@
 //! inclusion proof in the tree of the latest signed checkpoint, checked here against that
 //! checkpoint's root. And one event alone, for the events of no call.
 
-use std::sync::Arc;
-
-use axum::Extension;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
@@ -15,7 +12,7 @@ use tonic::{Code, Status};
 
 use super::page::{self, Lines, Nav, Text, href, text, time};
 use super::trail::{kind, result};
-use super::{Console, Visitor, checkpoint};
+use super::{Console, Seen, Visitor, checkpoint};
 use crate::proto;
 use crate::trail::{Value, decode, event_hash, leaf_hash, verify_inclusion};
 use crate::wire::event_from_proto;
@@ -25,28 +22,22 @@ const MOST: u32 = 1000;
 /// The most of them whose inclusion proofs are fetched and checked.
 const PROVEN: usize = 50;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Call {
-    #[serde(default)]
     decision: String,
-    #[serde(default)]
     node: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct One {
-    #[serde(default)]
     seq: String,
-    #[serde(default)]
     node: String,
 }
 
 /// `GET /ui/story?decision=…`.
-pub async fn page(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(call): Query<Call>,
-) -> Response {
+pub async fn page(Seen { console, visitor }: Seen, Query(call): Query<Call>) -> Response {
     if call.decision.is_empty() {
         return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, "decision: required");
     }
@@ -94,11 +85,7 @@ pub struct ProofOf {
 }
 
 /// `GET /ui/proof`: one event's offline proof (C2SP tlog-proof), as a download.
-pub async fn proof(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(of): Query<ProofOf>,
-) -> Response {
+pub async fn proof(Seen { console, visitor }: Seen, Query(of): Query<ProofOf>) -> Response {
     let size = match of.size.as_str() {
         "" => Ok(0),
         size => size.parse::<u64>(),
@@ -122,11 +109,7 @@ pub async fn proof(
 }
 
 /// `GET /ui/event?seq=…`.
-pub async fn event(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(one): Query<One>,
-) -> Response {
+pub async fn event(Seen { console, visitor }: Seen, Query(one): Query<One>) -> Response {
     let Ok(seq) = one.seq.parse::<u64>() else {
         return console.not_taken(Some(&visitor), StatusCode::BAD_REQUEST, "seq: a number");
     };

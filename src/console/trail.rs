@@ -3,16 +3,13 @@
 //! `newest_first`), so that paging while the trail grows loses and repeats nothing. Each row
 //! leads to its call's story, or to the event alone.
 
-use std::sync::Arc;
-
-use axum::Extension;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::response::Response;
 use maud::{Markup, html};
 use serde::Deserialize;
 
+use super::Seen;
 use super::page::{Clip, Nav, class_of, href, text, time};
-use super::{Console, Visitor};
 use crate::proto;
 use crate::trail::{Kind, Outcome};
 
@@ -97,21 +94,17 @@ impl Filters {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub struct Paged {
     #[serde(flatten)]
     filters: Filters,
     /// The page token of the events before the last page.
-    #[serde(default)]
     before: String,
 }
 
 /// `GET /ui/trail`.
-pub async fn page(
-    State(console): State<Arc<Console>>,
-    Extension(visitor): Extension<Visitor>,
-    Query(paged): Query<Paged>,
-) -> Response {
+pub async fn page(Seen { console, visitor }: Seen, Query(paged): Query<Paged>) -> Response {
     let ask = proto::QueryRequest {
         filter: Some(paged.filters.to_proto()),
         page_size: PAGE,

@@ -10,7 +10,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::Guard;
-use crate::audit::{At, Export, Origin, SharedBuffer, Trails, prove};
+use crate::audit::{Ask, At, Export, Located, Origin, SharedBuffer, Trails, prove};
 use crate::auth::Rpc;
 use crate::config::Limits;
 use crate::error::FieldError;
@@ -150,17 +150,23 @@ impl Audit for AuditService {
             Err(e) => return Err(self.guard.invalid(Rpc::Query, e).await),
         };
         let at = At { node: &page.after_node, seq: page.after };
-        let events = self.trails.query(node.as_deref(), &filter, at, page.size, req.newest_first);
-        let events = events.await.map_err(Status::from)?;
+        let ask = Ask {
+            node: node.as_deref(),
+            filter: &filter,
+            at,
+            size: page.size,
+            newest_first: req.newest_first,
+        };
+        let events = self.trails.query(ask).await?;
         let next_page_token = match events.last() {
-            Some((node, last)) if events.len() == page.size as usize => {
+            Some(Located { node, event: last }) if events.len() == page.size as usize => {
                 Page::token(node.as_deref(), last.seq)
             }
             _ => String::new(),
         };
         let events = events
             .into_iter()
-            .map(|(node, event)| proto::Event {
+            .map(|Located { node, event }| proto::Event {
                 node_id: node.unwrap_or_default(),
                 ..event_to_proto(event)
             })
@@ -240,7 +246,7 @@ impl Audit for AuditService {
             return Err(self.guard.invalid(Rpc::Verify, e).await);
         }
         let report = origin.trails.verify(&origin.node, from, to).await;
-        let report = report.map_err(Status::from)?;
+        let report = report?;
         Ok(Response::new(verify_response(&report)))
     }
 
@@ -252,7 +258,7 @@ impl Audit for AuditService {
         self.guard.check(&request, Rpc::Head).await?;
         let node = request.into_inner().node_id;
         let Origin { trails, node } = self.origin(Rpc::Head, "node_id", node).await?;
-        let head = trails.head(&node).await.map_err(Status::from)?;
+        let head = trails.head(&node).await?;
         Ok(Response::new(head.map_or_else(proto::HeadResponse::default, |h| proto::HeadResponse {
             seq: h.seq.unsigned_abs(),
             hash: h.hash,
@@ -269,10 +275,10 @@ impl Audit for AuditService {
         let req = request.into_inner();
         let size = req.size;
         let Origin { trails, node } = self.origin(Rpc::Checkpoint, "node_id", req.node_id).await?;
-        match trails.checkpoint(&node, size).await.map_err(Status::from)? {
+        match trails.checkpoint(&node, size).await? {
             Some(event) => {
                 let cosigned = trails.cosigned_note(&node, &event).await;
-                let cosigned = cosigned.map_err(Status::from)?;
+                let cosigned = cosigned?;
                 Ok(Response::new(proto::CheckpointResponse {
                     size: event.seq.unsigned_abs() - 1,
                     seq: event.seq.unsigned_abs(),
@@ -294,15 +300,15 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::InclusionProofResponse>, Status> {
         self.guard.check(&request, Rpc::InclusionProof).await?;
         let req = request.into_inner();
-        let tree = self.trails.tree().map_err(Status::from)?;
-        let current = tree.size().await.map_err(Status::from)?;
+        let tree = self.trails.tree()?;
+        let current = tree.size().await?;
         let (seq, size) = match proof::inclusion(req.seq, req.tree_size, current) {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::InclusionProof, e).await),
         };
-        let leaf_hash = tree.leaf(seq).await.map_err(Status::from)?;
-        let proof = tree.inclusion_proof(seq, size).await.map_err(Status::from)?;
-        let root = tree.root(size).await.map_err(Status::from)?;
+        let leaf_hash = tree.leaf(seq).await?;
+        let proof = tree.inclusion_proof(seq, size).await?;
+        let root = tree.root(size).await?;
         Ok(Response::new(proto::InclusionProofResponse {
             tree_size: size,
             leaf_index: seq - 1,
@@ -334,19 +340,19 @@ impl Audit for AuditService {
     ) -> Result<Response<proto::ConsistencyProofResponse>, Status> {
         self.guard.check(&request, Rpc::ConsistencyProof).await?;
         let req = request.into_inner();
-        let tree = self.trails.tree().map_err(Status::from)?;
-        let current = tree.size().await.map_err(Status::from)?;
+        let tree = self.trails.tree()?;
+        let current = tree.size().await?;
         let (old, new) = match proof::consistency(req.old_size, req.new_size, current) {
             Ok(range) => range,
             Err(e) => return Err(self.guard.invalid(Rpc::ConsistencyProof, e).await),
         };
-        let proof = tree.consistency_proof(old, new).await.map_err(Status::from)?;
+        let proof = tree.consistency_proof(old, new).await?;
         Ok(Response::new(proto::ConsistencyProofResponse {
             old_size: old,
             new_size: new,
             hashes: proof.iter().map(|h| h.to_vec()).collect(),
-            old_root: tree.root(old).await.map_err(Status::from)?.to_vec(),
-            new_root: tree.root(new).await.map_err(Status::from)?.to_vec(),
+            old_root: tree.root(old).await?.to_vec(),
+            new_root: tree.root(new).await?.to_vec(),
         }))
     }
 
@@ -363,7 +369,7 @@ impl Audit for AuditService {
         };
         let node = self.node(Rpc::Stats, "node_id", req.node_id).await?;
         let stats = self.trails.stats(node.as_deref(), &range).await;
-        let stats = stats.map_err(Status::from)?;
+        let stats = stats?;
         let counts = |list: Vec<(String, u64)>| {
             list.into_iter().map(|(key, count)| proto::Count { key, count }).collect()
         };

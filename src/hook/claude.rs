@@ -92,13 +92,6 @@ pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
     Answer::stdout(value.to_string())
 }
 
-/// A call blocked because toolgate could not decide or record it: exit 2 with the reason on
-/// stderr, which both agents take as a block (Codex only with a reason, which this always
-/// has).
-pub fn blocked(reason: &str) -> Answer {
-    Answer::blocking(String::new(), reason)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

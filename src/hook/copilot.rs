@@ -79,13 +79,9 @@ pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
     Answer::stdout(value.to_string())
 }
 
-fn deny(reason: &str) -> Value {
+/// The answer that refuses the call, with `reason` for the model.
+pub fn deny(reason: &str) -> Value {
     json!({ "permissionDecision": "deny", "permissionDecisionReason": reason })
-}
-
-/// A call blocked because toolgate could not decide or record it: the deny, and exit 2.
-pub fn blocked(reason: &str) -> Answer {
-    Answer::blocking(deny(reason).to_string(), reason)
 }
 
 #[cfg(test)]

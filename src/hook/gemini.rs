@@ -91,14 +91,9 @@ pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
     Answer::stdout(value.to_string())
 }
 
-fn deny(reason: &str) -> Value {
+/// The answer that refuses the call, with `reason` for the model.
+pub fn deny(reason: &str) -> Value {
     json!({ "decision": "deny", "reason": reason })
-}
-
-/// A call blocked because toolgate could not decide or record it: the deny on stdout, and exit
-/// 2 with the reason on stderr, each of which Gemini CLI takes as a block.
-pub fn blocked(reason: &str) -> Answer {
-    Answer::blocking(deny(reason).to_string(), reason)
 }
 
 #[cfg(test)]
@@ -126,6 +121,6 @@ mod tests {
         let out = answer(Ok(&Verdict::Deny("toolgate: no".into())));
         assert_eq!(out.stdout, r#"{"decision":"deny","reason":"toolgate: no"}"#);
         assert_eq!(answer(Ok(&Verdict::Defer)).stdout, "{}");
-        assert_eq!(blocked("x").exit, 2);
+        assert_eq!(crate::hook::blocked(crate::hook::Agent::Gemini, "x").exit, 2);
     }
 }

@@ -173,14 +173,17 @@ fn answer(agent: Agent, verdict: Result<&Verdict, &Report>) -> Answer {
 }
 
 /// The answer that blocks `agent`'s call because toolgate could not decide or record it, with
-/// `reason` for the model.
+/// `reason` for the model: the agent's deny on stdout where it reads one, and exit 2 with the
+/// reason on stderr, which every agent takes as a block (Codex only with a reason, which this
+/// always has).
 pub fn blocked(agent: Agent, reason: &str) -> Answer {
-    match agent {
-        Agent::Claude | Agent::Codex | Agent::Qwen => claude::blocked(reason),
-        Agent::Gemini => gemini::blocked(reason),
-        Agent::Copilot => copilot::blocked(reason),
-        Agent::OpenCode => opencode::blocked(reason),
-    }
+    let deny = match agent {
+        Agent::Claude | Agent::Codex | Agent::Qwen => String::new(),
+        Agent::Gemini => gemini::deny(reason).to_string(),
+        Agent::Copilot => copilot::deny(reason).to_string(),
+        Agent::OpenCode => opencode::deny(reason).to_string(),
+    };
+    Answer::blocking(deny, reason)
 }
 
 /// The answer that lets `agent`'s event go on as without the hook.

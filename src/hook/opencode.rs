@@ -75,13 +75,9 @@ pub fn allow() -> Value {
     json!({ "decision": "allow" })
 }
 
-fn deny(reason: &str) -> Value {
+/// The answer that refuses the call, with `reason` for the model.
+pub fn deny(reason: &str) -> Value {
     json!({ "decision": "deny", "reason": reason })
-}
-
-/// A call blocked because toolgate could not decide or record it.
-pub fn blocked(reason: &str) -> Answer {
-    Answer::blocking(deny(reason).to_string(), reason)
 }
 
 #[cfg(test)]

@@ -22,7 +22,22 @@ use crate::trail::{Event, Hash, Kind};
 pub type ReadResult<T> = Result<T, Error>;
 
 /// An event and, on a fleet store, the node whose trail holds it.
-pub type Located = (Option<String>, Event);
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub node: Option<String>,
+    pub event: Event,
+}
+
+/// Which events a query asks for: those matching `filter` (of `node`'s trail only, when
+/// given), from `at`, at most `size`, oldest first or newest first.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    pub node: Option<&'a str>,
+    pub filter: &'a Filter,
+    pub at: At<'a>,
+    pub size: u32,
+    pub newest_first: bool,
+}
 
 /// Where a page of events starts: after this node's seq (a fleet store orders by node, then
 /// seq), or for the newest first, before it (seq 0: from the newest).
@@ -41,16 +56,8 @@ pub trait Trails: Debug + Send + Sync {
     /// Every trail and the seq of its last event: a sidecar's one trail is node `""`.
     async fn heads(&self) -> ReadResult<Vec<(String, i64)>>;
 
-    /// At most `size` events matching `filter` (of `node`'s trail only, when given) from `at`,
-    /// oldest first or newest first.
-    async fn query(
-        &self,
-        node: Option<&str>,
-        filter: &Filter,
-        at: At<'_>,
-        size: u32,
-        newest_first: bool,
-    ) -> ReadResult<Vec<Located>>;
+    /// The events `ask` asks for.
+    async fn query(&self, ask: Ask<'_>) -> ReadResult<Vec<Located>>;
 
     /// The event at `seq` of `node`'s trail.
     async fn event(&self, node: &str, seq: i64) -> ReadResult<Option<Event>>;

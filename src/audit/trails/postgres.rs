@@ -1,7 +1,7 @@
 //! The fleet's PostgreSQL store: a trail per node, read by node id. It keeps each node's tree
 //! only as its right edge, so proofs come from the node's own sidecar.
 
-use super::{At, Located, ReadResult, Trails, Tree};
+use super::{Ask, Located, ReadResult, Trails, Tree};
 use crate::audit::verify_fleet;
 use crate::error::Error;
 use crate::fleet::store::{FleetError, FleetStore};
@@ -27,14 +27,8 @@ impl Trails for FleetStore {
         Ok(FleetStore::heads(self).await?)
     }
 
-    async fn query(
-        &self,
-        node: Option<&str>,
-        filter: &Filter,
-        at: At<'_>,
-        size: u32,
-        newest_first: bool,
-    ) -> ReadResult<Vec<Located>> {
+    async fn query(&self, ask: Ask<'_>) -> ReadResult<Vec<Located>> {
+        let Ask { node, filter, at, size, newest_first } = ask;
         let after = (at.node, at.seq);
         let events = match newest_first {
             false => FleetStore::query(self, node, filter, after, size).await?,
@@ -43,7 +37,7 @@ impl Trails for FleetStore {
                 self.query_newest(node, filter, before, size).await?
             }
         };
-        Ok(events.into_iter().map(|(node, e)| (Some(node), e)).collect())
+        Ok(events.into_iter().map(|(node, event)| Located { node: Some(node), event }).collect())
     }
 
     async fn event(&self, node: &str, seq: i64) -> ReadResult<Option<Event>> {

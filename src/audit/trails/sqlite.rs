@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::{At, Located, ReadResult, Trails, Tree};
+use super::{Ask, Located, ReadResult, Trails, Tree};
 use crate::archive::Archive;
 use crate::archive::pruned::{self, PrunedError};
 use crate::archive::tiles::WIDTH;
@@ -191,19 +191,13 @@ impl Trails for Local {
         Ok(vec![(String::new(), head)])
     }
 
-    async fn query(
-        &self,
-        _node: Option<&str>,
-        filter: &Filter,
-        at: At<'_>,
-        size: u32,
-        newest_first: bool,
-    ) -> ReadResult<Vec<Located>> {
+    async fn query(&self, ask: Ask<'_>) -> ReadResult<Vec<Located>> {
+        let Ask { filter, at, size, newest_first, .. } = ask;
         let events = match newest_first {
             false => self.oldest(filter, at.seq, size).await?,
             true => self.newest(filter, at.seq, size).await?,
         };
-        Ok(events.into_iter().map(|e| (None, e)).collect())
+        Ok(events.into_iter().map(|event| Located { node: None, event }).collect())
     }
 
     async fn event(&self, _node: &str, seq: i64) -> ReadResult<Option<Event>> {
