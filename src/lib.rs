@@ -59,7 +59,9 @@
 //! Public are the modules the binary, the integration tests and the fuzz targets use; the rest
 //! is private, so the compiler reports what nothing uses.
 
+#[deny(clippy::wildcard_enum_match_arm)]
 mod archive;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod audit;
 pub mod auth;
 mod backoff;
@@ -67,34 +69,47 @@ mod bench;
 pub mod cli;
 pub mod config;
 mod console;
+#[deny(clippy::wildcard_enum_match_arm)]
 pub mod error;
 mod fleet;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod follow;
 #[doc(hidden)]
 pub mod fuzzing;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod gate;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod grpc;
 mod hook;
 pub mod listener;
 mod mcp;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod metrics;
 mod policy;
 pub use toolgate_proto as proto;
 mod query;
 pub mod registry;
+#[deny(clippy::wildcard_enum_match_arm)]
 pub mod request;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod retention;
 pub mod server;
 mod shutdown;
 mod side;
 mod sidecar;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod siem;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod state;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod store;
 pub mod telemetry;
 mod text;
 pub mod tls;
 pub use toolgate_trail as trail;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod trust;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod wire;
+#[deny(clippy::wildcard_enum_match_arm)]
 mod witness;

@@ -354,6 +354,7 @@ fn cosignature_to_proto(c: crate::query::Cosignature) -> proto::Cosignature {
 
 /// The trouble a failed call to the ingest service at `url` is: a refusal (an alarm at the
 /// service) or a failure.
+#[allow(clippy::wildcard_enum_match_arm, reason = "gRPC's other codes are all failures")]
 fn trouble(status: &Status, url: &str) -> Trouble {
     let message = format!("the fleet's ingest service {url}: {}", status.message());
     match status.code() {

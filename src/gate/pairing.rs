@@ -114,7 +114,7 @@ pub fn violation(report: &ExecutionReport, decision: Option<&PairedDecision>) ->
             None => return Some("the call required approval and was not approved".to_owned()),
         },
         Some(Outcome::Rewrite) => record.rewritten_args_hash.as_deref(),
-        other => {
+        other @ (Some(Outcome::Deny) | None) => {
             let outcome = other.map_or("", Outcome::as_str);
             return Some(format!("the decision was not allow: {outcome}"));
         }

@@ -133,7 +133,7 @@ fn confusable(args: &Map<String, Value>) -> Option<ArgsError> {
                 walk(item, path, found)
             }),
             Value::Object(members) => within(members, path, found),
-            _ => false,
+            Value::Null | Value::Bool(_) | Value::String(_) => false,
         };
         if !hit {
             path.truncate(at);

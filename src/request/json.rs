@@ -42,7 +42,9 @@ pub fn object(root: &str, text: &str) -> Result<Map<String, Value>, JsonError> {
     let mut path = root.to_owned();
     match read(raw, &mut path, 0)? {
         Value::Object(map) => Ok(map),
-        _ => Err(JsonError::NotObject),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+            Err(JsonError::NotObject)
+        }
     }
 }
 

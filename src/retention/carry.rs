@@ -123,14 +123,10 @@ pub async fn carry(reader: &Reader, through: i64, previous: Pruning) -> Result<C
 
 /// The kinds a gate's state is rebuilt from, but the decisions: the tools' definitions and the
 /// approvals' requests and verdicts.
-const STATE_KINDS: [Kind; 6] = [
-    Kind::ToolDefined,
-    Kind::ApprovalRequested,
-    Kind::ApprovalApproved,
-    Kind::ApprovalRejected,
-    Kind::ApprovalExpired,
-    Kind::ApprovalWithdrawn,
-];
+const STATE_KINDS: [Kind; 6] = {
+    let [requested, approved, rejected, expired, withdrawn] = Kind::APPROVAL;
+    [Kind::ToolDefined, requested, approved, rejected, expired, withdrawn]
+};
 
 /// Each session's last call (µs), live or not.
 type LastCalls = HashMap<(String, String), i64>;

@@ -153,7 +153,7 @@ fn status(event: &Event) -> (u64, &'static str) {
         Kind::Decision => match r.outcome {
             Some(Outcome::Allow | Outcome::Rewrite) => false,
             Some(Outcome::RequireApproval | Outcome::DryRun) => return (99, "Other"),
-            _ => true,
+            Some(Outcome::Deny) | None => true,
         },
         Kind::Execution => r.status.as_deref() != Some("ok"),
         Kind::Violation | Kind::InvalidRequest | Kind::AccessDenied | Kind::Undelivered => true,

@@ -126,7 +126,7 @@ impl Lookup<'_> {
             Some(seq) => self.event(seq)?,
             None => None,
         };
-        let verdict = first(&|kind| VERDICTS.contains(&kind));
+        let verdict = first(&Kind::ends_approval);
         let approval = match verdict {
             Some(seq) => self.event(seq)?.map(|e| (e.record.kind, e.record.outcome)),
             None => None,
@@ -196,14 +196,6 @@ impl Lookup<'_> {
         Ok(seqs)
     }
 }
-
-/// The kinds of the events that end an approval.
-const VERDICTS: [Kind; 4] = [
-    Kind::ApprovalApproved,
-    Kind::ApprovalRejected,
-    Kind::ApprovalExpired,
-    Kind::ApprovalWithdrawn,
-];
 
 /// What the lookups inside a commit read besides the transaction: the recent events the writer
 /// remembers, and the index file.

@@ -84,7 +84,17 @@ impl From<StoreError> for crate::error::Error {
         match error {
             StoreError::Overloaded => Self::Overloaded,
             StoreError::Timeout => Self::Unconfirmed,
-            other => Self::Unavailable(other.to_string()),
+            other @ (StoreError::Migrate { .. }
+            | StoreError::Sqlite(_)
+            | StoreError::CommitFailed
+            | StoreError::Closed
+            | StoreError::Thread(_)
+            | StoreError::Missing(_)
+            | StoreError::Corrupt { .. }
+            | StoreError::Tree(_)
+            | StoreError::NodeMissing(_)
+            | StoreError::Held { .. }
+            | StoreError::Lock(_)) => Self::Unavailable(other.to_string()),
         }
     }
 }

@@ -89,6 +89,31 @@ names! {
     }
 }
 
+impl Kind {
+    /// The kinds of the events that end an approval: the approvers' verdicts, an expiry, a
+    /// withdrawal.
+    pub const ENDS_APPROVAL: [Kind; 4] = [
+        Kind::ApprovalApproved,
+        Kind::ApprovalRejected,
+        Kind::ApprovalExpired,
+        Kind::ApprovalWithdrawn,
+    ];
+
+    /// The kinds of the events an approval's round is made of: its request and its end.
+    pub const APPROVAL: [Kind; 5] = [
+        Kind::ApprovalRequested,
+        Kind::ApprovalApproved,
+        Kind::ApprovalRejected,
+        Kind::ApprovalExpired,
+        Kind::ApprovalWithdrawn,
+    ];
+
+    /// Whether an event of this kind ends an approval.
+    pub fn ends_approval(self) -> bool {
+        Self::ENDS_APPROVAL.contains(&self)
+    }
+}
+
 names! {
     /// What the harness is told to do with a tool call; for an approval's verdict or expiry,
     /// what it decided (`allow` or `deny`).

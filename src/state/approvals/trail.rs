@@ -27,7 +27,7 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
             }
         })
         .await?;
-    for verdict in VERDICTS.map(|(kind, _)| kind) {
+    for verdict in Kind::ENDS_APPROVAL {
         reader
             .scan(&Filter::of_kind(verdict), |event| {
                 if let Some(id) = &event.record.decision_id {
@@ -57,7 +57,7 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
     Ok(opened)
 }
 
-/// The events that end an approval, and the state each leaves it in.
+/// The state each event that ends an approval (`Kind::ENDS_APPROVAL`) leaves it in.
 const VERDICTS: [(Kind, State); 4] = [
     (Kind::ApprovalApproved, State::Approved),
     (Kind::ApprovalRejected, State::Rejected),
@@ -104,7 +104,10 @@ pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, Stor
             decided_at: event.ts.clone(),
             outcome: match event.record.outcome {
                 Some(Outcome::Allow) => Outcome::Allow,
-                _ => Outcome::Deny,
+                Some(
+                    Outcome::Deny | Outcome::RequireApproval | Outcome::DryRun | Outcome::Rewrite,
+                )
+                | None => Outcome::Deny,
             },
             seq: event.seq,
         })
@@ -134,4 +137,14 @@ fn approval(decision: &Event, requested: Event) -> Option<Approval> {
         verdict: None,
     };
     Some(approval.requested_at(&ts, ttl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_that_ends_an_approval_leaves_it_in_a_state() {
+        assert_eq!(VERDICTS.map(|(kind, _)| kind), Kind::ENDS_APPROVAL);
+    }
 }
