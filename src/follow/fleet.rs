@@ -368,6 +368,7 @@ fn trouble(status: &Status, url: &str) -> Trouble {
 
 impl Sink for Fleet {
     const NAME: &'static str = "fleet";
+    const HOLDS: Option<&'static str> = Some("fleet");
     const DOING: &'static str = "shipping";
     const AGAIN: &'static str = "shipping to the fleet store again";
 

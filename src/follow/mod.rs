@@ -27,6 +27,7 @@ pub use sink::{Sink, Taken, Trouble};
 
 use crate::backoff::Backoff;
 use crate::metrics::{Delivered, FollowerMetrics, Metrics, SinkNames};
+use crate::retention::Holder;
 use crate::store::Reader;
 use crate::trail::Filter;
 
@@ -57,8 +58,9 @@ pub struct Follower<S> {
     look: Option<Duration>,
     gap: Duration,
     metrics: Option<FollowerMetrics>,
-    /// Told where the destination stands, as it moves (for retention: nothing leaves the file
-    /// before each destination that must have it has it).
+    /// Told where the destination stands, as it moves, for a sink that holds retention
+    /// ([`Sink::HOLDS`]): nothing leaves the file before each destination that must have it
+    /// has it.
     stands: Option<watch::Sender<i64>>,
     /// At a stop, how long a round in flight may still take before it is cut (`None`: it
     /// finishes, however long).
@@ -71,7 +73,8 @@ impl<S: Sink> Follower<S> {
     pub fn new(sink: S, batch: u32, every: Duration) -> Self {
         let batch = batch.max(1);
         let (filter, gap) = (Filter::default(), Duration::ZERO);
-        let (metrics, stands, stop_within) = (None, None, None);
+        let stands = S::HOLDS.map(|_| watch::Sender::new(0));
+        let (metrics, stop_within) = (None, None);
         Self { sink, filter, batch, every, look: None, gap, metrics, stands, stop_within }
     }
 
@@ -105,10 +108,13 @@ impl<S: Sink> Follower<S> {
         Self { metrics: Some(metrics.follower(S::NAME, names)), ..self }
     }
 
-    /// Tells `stands` the last seq the destination took, each time it takes more (not where
-    /// it says it stands when the follower resumes: only what it acknowledged taking).
-    pub fn reporting(self, stands: watch::Sender<i64>) -> Self {
-        Self { stands: Some(stands), ..self }
+    /// For a sink that holds retention ([`Sink::HOLDS`]), the holder retention asks: the last
+    /// seq the destination took, each time it takes more (not where it says it stands when the
+    /// follower resumes: only what it acknowledged taking).
+    pub fn holder(&self) -> Option<Box<dyn Holder>> {
+        let name = S::HOLDS?;
+        let stands = self.stands.as_ref()?.subscribe();
+        Some(Box::new(Holding { name, stands }))
     }
 
     /// Follows until `stopping` turns true or the sink's receiver is gone. A round in flight
@@ -331,6 +337,22 @@ async fn committed(commits: &mut watch::Receiver<i64>, look: Option<Duration>) {
 /// Resolves once `stopping` turns true, or no one is left to turn it.
 async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+/// Where a follower's destination stands, as retention asks it.
+struct Holding {
+    name: &'static str,
+    stands: watch::Receiver<i64>,
+}
+
+impl Holder for Holding {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn taken(&self) -> i64 {
+        *self.stands.borrow()
+    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,7 @@ pub fn follower(
 
 impl Sink for Otlp {
     const NAME: &'static str = "otlp";
+    const HOLDS: Option<&'static str> = Some("OTLP");
     const DOING: &'static str = "OTLP export";
     const AGAIN: &'static str = "exporting to the collector again";
 

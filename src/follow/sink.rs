@@ -46,6 +46,10 @@ pub trait Sink: Send + 'static {
     const DOING: &'static str;
     /// What the log says once trouble is over: "shipping to the fleet store again".
     const AGAIN: &'static str;
+    /// For a destination that must take every event before it may leave the file, its name
+    /// in what retention says it waits for ("the fleet destination"): its follower is then
+    /// one of retention's holders (`Follower::holder`).
+    const HOLDS: Option<&'static str> = None;
 
     /// Where it delivers, for the log: the fleet node, the collector's endpoint.
     fn destination(&self) -> &str {

@@ -39,6 +39,15 @@ pub enum RetentionError {
     Holds(#[from] HoldsError),
 }
 
+/// A destination that must take every event before it may leave the file (registered by its
+/// follower: `Follower::holder`).
+pub trait Holder: Send + Sync {
+    /// Its name in what retention says it waits for.
+    fn name(&self) -> &'static str;
+    /// The last seq it has taken (0 before it has taken anything).
+    fn taken(&self) -> i64;
+}
+
 /// The retention task's parts (no `Debug`: it holds the signing key).
 pub struct Retention {
     pub config: RetentionConfig,
@@ -50,9 +59,8 @@ pub struct Retention {
     pub signer: std::sync::Arc<crate::trail::note::NoteSigner>,
     pub reader: Reader,
     pub writer: Writer,
-    /// Each destination that must take an event before it may leave the file, and where it
-    /// stands (`Follower::reporting`).
-    pub destinations: Vec<(&'static str, watch::Receiver<i64>)>,
+    /// Each destination that must take an event before it may leave the file.
+    pub holders: Vec<Box<dyn Holder>>,
     /// The verifier keys of the witnesses configured: each must have cosigned a checkpoint
     /// covering a range before it may leave the file.
     pub witnesses: Vec<String>,
@@ -222,10 +230,10 @@ impl Retention {
             None => 0,
         };
         let mut bound = (i64::try_from(archived).unwrap_or(i64::MAX), "the archive".to_owned());
-        for (name, stands) in &self.destinations {
-            let stands = *stands.borrow();
-            if stands < bound.0 {
-                bound = (stands, format!("the {name} destination"));
+        for holder in &self.holders {
+            let taken = holder.taken();
+            if taken < bound.0 {
+                bound = (taken, format!("the {} destination", holder.name()));
             }
         }
         for witness in &self.witnesses {

@@ -8,8 +8,6 @@
 
 use std::sync::Arc;
 
-use tokio::sync::watch;
-
 use super::ServerError;
 use super::tasks::{Stage, Tasks};
 use crate::archive::Archive;
@@ -21,7 +19,7 @@ use crate::follow::index::Index;
 use crate::follow::otlp::Otlp;
 use crate::follow::{Follower, Trail};
 use crate::metrics::Metrics;
-use crate::retention::Retention;
+use crate::retention::{Holder, Retention};
 use crate::store::{Cadence, Store, WriterThread};
 use crate::trail::cosignature::CosignatureVerifier;
 use crate::trail::note::{NoteSigner, NoteVerifier};
@@ -51,7 +49,7 @@ pub struct Lifecycle {
 struct Pruning {
     config: RetentionConfig,
     archive: Archive,
-    destinations: Vec<(&'static str, watch::Receiver<i64>)>,
+    holders: Vec<Box<dyn Holder>>,
 }
 
 impl Lifecycle {
@@ -68,20 +66,14 @@ impl Lifecycle {
             Some(url) => Some(Archive::open(url, &config.archive.options)?),
             None => None,
         };
-        // Where each destination that must take an event before it may leave the file stands.
-        let mut destinations = Vec::new();
-        let mut reporting = |name: &'static str| {
-            let (stands, standing) = watch::channel(0);
-            destinations.push((name, standing));
-            stands
-        };
-        let fleet = fleet.map(|follower| follower.reporting(reporting("fleet")));
-        let otlp = otlp.map(|follower| follower.reporting(reporting("OTLP")));
+        // The destinations that must take an event before it may leave the file.
+        let fleet_holder = fleet.as_ref().and_then(Follower::holder);
+        let holders = fleet_holder.into_iter().chain(otlp.as_ref().and_then(Follower::holder));
         let retention = match (config.retention.prunes(), &archive) {
             (true, Some(archive)) => Some(Pruning {
                 config: config.retention.clone(),
                 archive: archive.clone(),
-                destinations,
+                holders: holders.collect(),
             }),
             _ => None,
         };
@@ -148,7 +140,7 @@ impl Lifecycle {
                 signer,
                 reader: store.reader.clone(),
                 writer: store.writer.clone(),
-                destinations: pruning.destinations,
+                holders: pruning.holders,
                 // As the submitter keeps their cosignatures: under each key as it encodes.
                 witnesses: witness_keys.iter().map(CosignatureVerifier::encode).collect(),
             };
