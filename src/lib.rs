@@ -19,7 +19,8 @@
 //!   (plain data: the file, every section of it and their defaults), [`registry`] (each tool's safety level and
 //!   action), `query` (an auditor's counts and the filter's SQL, whichever store holds
 //!   the trail), `metrics`, `text` (strings from the trail as a terminal or a page shows
-//!   them: nothing hidden or reordered), `backoff` (a task's pauses after trouble), `wire`
+//!   them: nothing hidden or reordered), `backoff` (a task's pauses after trouble), `tick` (the
+//!   rounds of a periodic task: waits, stops, its last round), `wire`
 //!   (events to and from protobuf), `shutdown`, [`telemetry`].
 //! - Storage, I/O only: `store` (the SQLite file through rusqlite: migrations, the single
 //!   group-committing writer, WAL checkpoints, read-only reads, the disk's space), `archive`
@@ -105,6 +106,7 @@ mod state;
 mod store;
 pub mod telemetry;
 mod text;
+mod tick;
 pub mod tls;
 pub use toolgate_trail as trail;
 #[deny(clippy::wildcard_enum_match_arm)]

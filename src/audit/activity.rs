@@ -15,6 +15,7 @@ use super::Trails;
 use super::trails::ReadResult;
 use crate::backoff::Backoff;
 use crate::query::Tally;
+use crate::tick::{Next, Periodic, Ticker};
 use crate::trail::{Kind, Outcome};
 
 /// Minutes kept: a day, and the minute under way.
@@ -201,34 +202,38 @@ impl Activity {
 
 /// Counts `trails` into `activity` until `stopping` turns true: a day back at first, then each
 /// event as it lands.
-pub async fn follow(
+pub async fn follow(activity: Activity, trails: Arc<dyn Trails>, stopping: watch::Receiver<bool>) {
+    let counting = Counting { activity, trails, backoff: Backoff::new(EVERY) };
+    Ticker::new(counting, Next::After(Duration::ZERO)).run(stopping).await;
+}
+
+/// The task's rounds: a step over every trail, a pause after it.
+struct Counting {
     activity: Activity,
     trails: Arc<dyn Trails>,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let mut backoff = Backoff::new(EVERY);
-    loop {
-        let pause = match step(&activity, &*trails).await {
+    backoff: Backoff,
+}
+
+impl Periodic for Counting {
+    async fn round(&mut self, _last: bool) -> Next {
+        let pause = match step(&self.activity, &*self.trails).await {
             Ok(()) => {
-                activity.write().caught_up = true;
-                let (pause, recovered) = backoff.succeeded(false);
+                self.activity.write().caught_up = true;
+                let (pause, recovered) = self.backoff.succeeded(false);
                 if recovered {
                     tracing::info!("counting the trail's activity again");
                 }
                 pause
             }
             Err(error) => {
-                let (pause, new) = backoff.failed(error.to_string());
+                let (pause, new) = self.backoff.failed(error.to_string());
                 if new {
                     tracing::warn!(%error, "cannot count the trail's activity");
                 }
                 pause
             }
         };
-        tokio::select! {
-            _ = tokio::time::sleep(pause) => {}
-            _ = stopping.wait_for(|stop| *stop) => return,
-        }
+        Next::After(pause)
     }
 }
 

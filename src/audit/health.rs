@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use super::Trails;
 use super::trails::ReadResult;
 
+use crate::tick::{Next, Periodic, Ticker};
 use crate::trail::Report;
 
 /// The pause between checks of what landed since the last.
@@ -104,25 +105,32 @@ impl ChainHealth {
 }
 
 /// Checks `trails` into `health` until `stopping` turns true.
-pub async fn watch(
+pub async fn watch(health: ChainHealth, trails: Arc<dyn Trails>, stopping: watch::Receiver<bool>) {
+    let (whole_at, heads) = (None, BTreeMap::new());
+    let checking = Checking { health, trails, whole_at, heads };
+    Ticker::new(checking, Next::After(Duration::ZERO)).run(stopping).await;
+}
+
+/// The task's rounds, and when it last checked what.
+struct Checking {
     health: ChainHealth,
     trails: Arc<dyn Trails>,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let mut whole_at: Option<Instant> = None;
-    let mut heads: BTreeMap<String, (i64, Instant)> = BTreeMap::new();
-    loop {
-        let checked = match trails.is_fleet() {
-            false => check_trail(&health, &*trails, &mut whole_at).await,
-            true => check_fleet(&health, &*trails, &mut heads).await,
+    /// When a sidecar's trail was last verified whole.
+    whole_at: Option<Instant>,
+    /// Each fleet node's head when last checked, and when.
+    heads: BTreeMap<String, (i64, Instant)>,
+}
+
+impl Periodic for Checking {
+    async fn round(&mut self, _last: bool) -> Next {
+        let checked = match self.trails.is_fleet() {
+            false => check_trail(&self.health, &*self.trails, &mut self.whole_at).await,
+            true => check_fleet(&self.health, &*self.trails, &mut self.heads).await,
         };
         if let Err(e) = checked {
             tracing::warn!(error = %e, "cannot check the trail's chain");
         }
-        tokio::select! {
-            _ = tokio::time::sleep(EVERY) => {}
-            _ = stopping.wait_for(|stop| *stop) => return,
-        }
+        Next::After(EVERY)
     }
 }
 

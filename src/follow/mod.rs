@@ -27,7 +27,6 @@ pub use sink::{Sink, Taken, Trouble};
 
 use crate::backoff::Backoff;
 use crate::metrics::{Delivered, FollowerMetrics, Metrics, SinkNames};
-use crate::retention::Holder;
 use crate::store::Reader;
 use crate::trail::Filter;
 
@@ -337,6 +336,15 @@ async fn committed(commits: &mut watch::Receiver<i64>, look: Option<Duration>) {
 /// Resolves once `stopping` turns true, or no one is left to turn it.
 async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|stop| *stop).await;
+}
+
+/// A destination that must take every event before it may leave the file under retention
+/// (registered by its follower: [`Follower::holder`]).
+pub trait Holder: Send + Sync {
+    /// Its name in what retention says it waits for.
+    fn name(&self) -> &'static str;
+    /// The last seq it has taken (0 before it has taken anything).
+    fn taken(&self) -> i64;
 }
 
 /// Where a follower's destination stands, as retention asks it.

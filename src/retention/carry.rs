@@ -140,7 +140,7 @@ async fn sessions(
 ) -> Result<(Vec<Session>, LastCalls), StoreError> {
     let mut counts: HashMap<(String, String), (u64, u64, i64)> = previous
         .into_iter()
-        .map(|(actor, session, calls, denials, last)| ((actor, session), (calls, denials, last)))
+        .map(|s| ((s.actor, s.session), (s.calls, s.denials, s.last_us)))
         .collect();
     for (actor, session, calls, denials, last) in reader.sessions_through(through).await? {
         let at = DateTime::parse_from_rfc3339(&last)
@@ -155,9 +155,15 @@ async fn sessions(
     let mut sessions: Vec<Session> = counts
         .into_iter()
         .filter(|(_, (_, _, last))| *last >= live)
-        .map(|((actor, session), (calls, denials, last))| (actor, session, calls, denials, last))
+        .map(|((actor, session), (calls, denials, last_us))| Session {
+            actor,
+            session,
+            calls,
+            denials,
+            last_us,
+        })
         .collect();
-    sessions.sort_by_key(|s| std::cmp::Reverse(s.4));
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.last_us));
     sessions.truncate(MOST_SESSIONS);
     Ok((sessions, last_calls))
 }
@@ -172,7 +178,7 @@ async fn reads(
     last_calls: &LastCalls,
 ) -> Result<Vec<SessionReads>, StoreError> {
     let mut reads: HashMap<(String, String), Vec<CarriedRead>> =
-        previous.into_iter().map(|(actor, session, classes)| ((actor, session), classes)).collect();
+        previous.into_iter().map(|r| ((r.actor, r.session), r.classes)).collect();
     let mut after = from;
     'pages: loop {
         let events = reader.of_kinds(&[Kind::Execution], after, PAGE).await?;
@@ -192,10 +198,10 @@ async fn reads(
             let key = (r.actor_id.unwrap_or_default(), r.session_id.unwrap_or_default());
             let known = reads.entry(key).or_default();
             for class in classes {
-                match known.iter_mut().find(|(name, ..)| *name == class) {
+                match known.iter_mut().find(|read| read.class == class) {
                     // The first read stays named; the last one keeps the session's taint live.
-                    Some(read) => read.2 = read.2.max(at),
-                    None => known.push((class, event.seq, at)),
+                    Some(read) => read.live_us = read.live_us.max(at),
+                    None => known.push(CarriedRead { class, first_seq: event.seq, live_us: at }),
                 }
             }
         }
@@ -206,14 +212,14 @@ async fn reads(
     let since = Utc::now().timestamp_micros() - TAINT_LIVE_US;
     let last = |key: &(String, String), classes: &[CarriedRead]| {
         let called = last_calls.get(key).copied().unwrap_or(0);
-        classes.iter().map(|c| c.2).max().unwrap_or(0).max(called)
+        classes.iter().map(|c| c.live_us).max().unwrap_or(0).max(called)
     };
     let mut reads: Vec<(i64, SessionReads)> = reads
         .into_iter()
         .map(|(key, mut classes)| {
             let last = last(&key, &classes);
-            classes.iter_mut().for_each(|class| class.2 = last);
-            (last, (key.0, key.1, classes))
+            classes.iter_mut().for_each(|class| class.live_us = last);
+            (last, SessionReads { actor: key.0, session: key.1, classes })
         })
         .filter(|(last, _)| *last >= since)
         .collect();
@@ -287,11 +293,11 @@ mod tests {
         assert_eq!(carry.pins.len(), 1);
         assert_eq!(carry.pins[0].args_hash.as_deref(), Some(&*"a".repeat(64)));
         assert_eq!(carry.sessions.len(), 1);
-        let (actor, session, calls, denials, _) = carry.sessions[0].clone();
+        let Session { actor, session, calls, denials, .. } = carry.sessions[0].clone();
         assert_eq!((actor.as_str(), session.as_str(), calls, denials), ("agent", "s", 5, 1));
-        let (actor, session, classes) = carry.reads[0].clone();
+        let SessionReads { actor, session, classes } = carry.reads[0].clone();
         assert_eq!((actor.as_str(), session.as_str()), ("agent", "s"));
-        assert_eq!((classes[0].0.as_str(), classes[0].1), ("secret", 6));
+        assert_eq!((classes[0].class.as_str(), classes[0].first_seq), ("secret", 6));
 
         // Recorded and deleted: a gate rebuilt from the file has the pin and the counts.
         let (sessions, reads) = (carry.sessions.clone(), carry.reads.clone());

@@ -14,13 +14,16 @@ mod rules;
 
 use std::time::Duration;
 
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::watch;
 
 use crate::archive::Archive;
 use crate::archive::check::{self, HoldsError};
 use crate::config::RetentionConfig;
+use crate::follow::Holder;
 use crate::metrics::Metrics;
 use crate::store::{Pruning, Reader, StoreError, Writer};
+use crate::tick::{Next, Periodic, Ticker};
 use crate::trail::note::NoteVerifier;
 use crate::trail::{Event, Kind, Record};
 
@@ -37,15 +40,6 @@ pub enum RetentionError {
     Store(#[from] StoreError),
     #[error("cannot check the archive: {0}")]
     Holds(#[from] HoldsError),
-}
-
-/// A destination that must take every event before it may leave the file (registered by its
-/// follower: `Follower::holder`).
-pub trait Holder: Send + Sync {
-    /// Its name in what retention says it waits for.
-    fn name(&self) -> &'static str;
-    /// The last seq it has taken (0 before it has taken anything).
-    fn taken(&self) -> i64;
 }
 
 /// The retention task's parts (no `Debug`: it holds the signing key).
@@ -77,9 +71,67 @@ enum Round {
     Waiting(String),
 }
 
+/// The task's rounds, and what it has said of a wait.
+struct Retaining {
+    retention: Retention,
+    through: Gauge,
+    waiting: Gauge,
+    every: Duration,
+    said: Said,
+}
+
+/// What the log has been told of the current wait.
+#[derive(Default)]
+struct Said {
+    /// When the wait began.
+    since: Option<tokio::time::Instant>,
+    /// Whether the long wait's warning is out.
+    warned: bool,
+    /// What holds it, as last said.
+    why: String,
+}
+
+impl Periodic for Retaining {
+    async fn round(&mut self, _last: bool) -> Next {
+        // A wait this long is no lag: the log says so at warning level.
+        const LONG: Duration = Duration::from_secs(600);
+        let said = &mut self.said;
+        match self.retention.round().await {
+            Ok(Round::Waiting(why)) => {
+                let began = *said.since.get_or_insert_with(tokio::time::Instant::now);
+                self.waiting.set(i64::try_from(began.elapsed().as_secs()).unwrap_or(i64::MAX));
+                if why != said.why {
+                    tracing::info!("retention waits: {why}");
+                    said.why = why;
+                }
+                if began.elapsed() >= LONG && !said.warned {
+                    tracing::warn!(
+                        "retention has waited {} s and prunes nothing until it is resolved: {}",
+                        began.elapsed().as_secs(),
+                        said.why
+                    );
+                    said.warned = true;
+                }
+            }
+            Ok(round) => {
+                if let Round::Pruned(seq) = round {
+                    tracing::info!(through = seq, "pruned the trail");
+                }
+                (said.since, said.warned) = (None, false);
+                self.waiting.set(0);
+            }
+            Err(error) => tracing::warn!(%error, "retention round failed; trying again"),
+        }
+        if let Ok(Some(pruned)) = self.retention.reader.pruned().await {
+            self.through.set(pruned.through);
+        }
+        Next::After(self.every)
+    }
+}
+
 impl Retention {
     /// Applies the rules every `check_every_ms` until `stopping` turns true.
-    pub async fn run(self, metrics: &Metrics, mut stopping: watch::Receiver<bool>) {
+    pub async fn run(self, metrics: &Metrics, stopping: watch::Receiver<bool>) {
         let through = metrics.gauge(
             "retention_pruned_through_seq",
             "The last seq pruned from the trail's file (0: none)",
@@ -91,10 +143,6 @@ impl Retention {
             "How long the rules have wanted more gone than is safe yet (an archive, a fleet \
              store or a witness behind: the log says which), 0 when they do not",
         );
-        // A wait this long is no lag: the log says so at warning level.
-        const LONG: Duration = Duration::from_secs(600);
-        let mut since: Option<tokio::time::Instant> = None;
-        let mut warned = false;
         let every = Duration::from_millis(self.config.check_every_ms.max(100));
         tracing::info!(
             max_age_days = self.config.max_age_days,
@@ -102,41 +150,9 @@ impl Retention {
             legal_hold = self.config.legal_hold,
             "retention on"
         );
-        let mut said = String::new();
-        loop {
-            match self.round().await {
-                Ok(Round::Waiting(why)) => {
-                    let began = *since.get_or_insert_with(tokio::time::Instant::now);
-                    waiting.set(i64::try_from(began.elapsed().as_secs()).unwrap_or(i64::MAX));
-                    if why != said {
-                        tracing::info!("retention waits: {why}");
-                        said = why;
-                    }
-                    if began.elapsed() >= LONG && !warned {
-                        tracing::warn!(
-                            "retention has waited {} s and prunes nothing until it is resolved: {said}",
-                            began.elapsed().as_secs()
-                        );
-                        warned = true;
-                    }
-                }
-                Ok(round) => {
-                    if let Round::Pruned(seq) = round {
-                        tracing::info!(through = seq, "pruned the trail");
-                    }
-                    (since, warned) = (None, false);
-                    waiting.set(0);
-                }
-                Err(error) => tracing::warn!(%error, "retention round failed; trying again"),
-            }
-            if let Ok(Some(pruned)) = self.reader.pruned().await {
-                through.set(pruned.through);
-            }
-            tokio::select! {
-                _ = stopping.wait_for(|stop| *stop) => return,
-                () = tokio::time::sleep(every) => {}
-            }
-        }
+        let said = Said::default();
+        let retaining = Retaining { retention: self, through, waiting, every, said };
+        Ticker::new(retaining, Next::After(Duration::ZERO)).run(stopping).await;
     }
 
     async fn round(&self) -> Result<Round, RetentionError> {

@@ -203,15 +203,73 @@ impl Reader {
     }
 }
 
-/// A session's counts carried past a cut: actor, session, calls, denials, last call (µs).
-pub type Session = (String, String, u64, u64, i64);
+/// A session's counts carried past a cut; on the trail an array in this field order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "(String, String, u64, u64, i64)", into = "(String, String, u64, u64, i64)")]
+pub struct Session {
+    pub actor: String,
+    pub session: String,
+    pub calls: u64,
+    pub denials: u64,
+    /// The session's last call (µs).
+    pub last_us: i64,
+}
 
-/// A data class carried past a cut: its name, the seq of the first execution that read it, and
-/// the time (µs) of the session's last read or call, which keeps it live.
-pub type CarriedRead = (String, i64, i64);
+impl From<(String, String, u64, u64, i64)> for Session {
+    fn from((actor, session, calls, denials, last_us): (String, String, u64, u64, i64)) -> Self {
+        Self { actor, session, calls, denials, last_us }
+    }
+}
 
-/// A session's data classes carried past a cut: actor, session, and its classes.
-pub type SessionReads = (String, String, Vec<CarriedRead>);
+impl From<Session> for (String, String, u64, u64, i64) {
+    fn from(s: Session) -> Self {
+        (s.actor, s.session, s.calls, s.denials, s.last_us)
+    }
+}
+
+/// A data class carried past a cut; on the trail an array in this field order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "(String, i64, i64)", into = "(String, i64, i64)")]
+pub struct CarriedRead {
+    pub class: String,
+    /// The seq of the first execution that read it.
+    pub first_seq: i64,
+    /// The time (µs) of the session's last read or call, which keeps it live.
+    pub live_us: i64,
+}
+
+impl From<(String, i64, i64)> for CarriedRead {
+    fn from((class, first_seq, live_us): (String, i64, i64)) -> Self {
+        Self { class, first_seq, live_us }
+    }
+}
+
+impl From<CarriedRead> for (String, i64, i64) {
+    fn from(r: CarriedRead) -> Self {
+        (r.class, r.first_seq, r.live_us)
+    }
+}
+
+/// A session's data classes carried past a cut; on the trail an array in this field order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "(String, String, Vec<CarriedRead>)", into = "(String, String, Vec<CarriedRead>)")]
+pub struct SessionReads {
+    pub actor: String,
+    pub session: String,
+    pub classes: Vec<CarriedRead>,
+}
+
+impl From<(String, String, Vec<CarriedRead>)> for SessionReads {
+    fn from((actor, session, classes): (String, String, Vec<CarriedRead>)) -> Self {
+        Self { actor, session, classes }
+    }
+}
+
+impl From<SessionReads> for (String, String, Vec<CarriedRead>) {
+    fn from(r: SessionReads) -> Self {
+        (r.actor, r.session, r.classes)
+    }
+}
 
 /// What a `prune` event's `request` records (docs/trail-format.md, "Pruned trails"), as
 /// canonical JSON in this field order: the one shape its writer and every reader use.

@@ -9,13 +9,14 @@
 //! append, queued like any other).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::watch;
 
 use crate::config::CheckpointsConfig;
 use crate::follow::Trail;
 use crate::store::{StoreError, Writer, checkpoint_record};
+use crate::tick::{Last, Next, Periodic, Ticker};
 use crate::trail::note::NoteSigner;
 
 /// How long the task waits before it tries again after trouble.
@@ -70,7 +71,7 @@ pub async fn run(
     trail: Trail,
     signer: Arc<NoteSigner>,
     config: CheckpointsConfig,
-    mut stopping: watch::Receiver<bool>,
+    stopping: watch::Receiver<bool>,
 ) {
     tracing::info!(
         key = %signer.verifier().encode(),
@@ -78,20 +79,27 @@ pub async fn run(
         every_ms = config.every_ms,
         "signing checkpoints"
     );
-    let Trail { reader, commits } = trail;
     let every = Duration::from_millis(config.every_ms.max(1));
-    // When to look next: when the last checkpoint is `every` old, as far as this task knows (a
+    let publisher = Publisher { writer, trail, signer, every };
+    // The first look when a checkpoint would be `every` old, as far as this task knows (a
     // checkpoint the writer signed since moves it when the task looks).
-    let mut next = Instant::now() + every;
-    loop {
-        let stop = tokio::select! {
-            biased;
-            _ = stopping.wait_for(|stop| *stop) => true,
-            () = tokio::time::sleep_until(next.into()) => false,
-        };
+    Ticker::new(publisher, Next::After(every)).at_stop(Last::Whole).run(stopping).await;
+}
+
+/// The task's rounds: a look at the last checkpoint, and a checkpoint when one is due.
+struct Publisher {
+    writer: Writer,
+    trail: Trail,
+    signer: Arc<NoteSigner>,
+    every: Duration,
+}
+
+impl Periodic for Publisher {
+    async fn round(&mut self, last: bool) -> Next {
+        let Trail { reader, commits } = &self.trail;
         // What the last checkpoint covers (and itself), and the trail's size: at shutdown from
         // the file, since the commit signal follows the callers' answers.
-        let sized = match stop {
+        let sized = match last {
             true => reader.tree_size().await.map(|size| i64::try_from(size).unwrap_or(i64::MAX)),
             false => Ok(*commits.borrow()),
         };
@@ -103,39 +111,33 @@ pub async fn run(
             Ok(looked) => looked,
             Err(error) => {
                 tracing::warn!(%error, "cannot read the last checkpoint or the tree's size; retrying");
-                if stop {
-                    return;
-                }
-                next = Instant::now() + TICK;
-                continue;
+                return Next::After(TICK);
             }
         };
         let (covered_seq, age) = match &covered {
             Some((seq, ts)) => (*seq, age(ts)),
             None => (0, None),
         };
-        let due = size > covered_seq && (stop || age.is_none_or(|age| age >= every));
-        next = if due {
-            match append(&writer, &signer).await {
+        let every = self.every;
+        let due = size > covered_seq && (last || age.is_none_or(|age| age >= every));
+        if due {
+            match append(&self.writer, &self.signer).await {
                 Ok(size) => {
                     tracing::debug!(size, "checkpoint signed");
-                    Instant::now() + every
+                    Next::After(every)
                 }
                 Err(error) => {
                     tracing::warn!(%error, "checkpoint not recorded; retrying");
-                    Instant::now() + TICK
+                    Next::After(TICK)
                 }
             }
         } else if size > covered_seq {
             // Events wait, but the last checkpoint is younger than `every`: look again when
             // it is `every` old.
-            Instant::now() + every.saturating_sub(age.unwrap_or_default())
+            Next::After(every.saturating_sub(age.unwrap_or_default()))
         } else {
             // Nothing waits: look again in `every`.
-            Instant::now() + every
-        };
-        if stop {
-            return;
+            Next::After(every)
         }
     }
 }

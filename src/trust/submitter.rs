@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use crate::config::WitnessConfig;
 use crate::query::Cosignature;
 use crate::store::{Reader, StoreError, Writer};
+use crate::tick::{Last, Next, Periodic, Ticker};
 use crate::trail::Event;
 use crate::trail::add_checkpoint::{AddCheckpoint, SIZE_CONTENT_TYPE};
 use crate::trail::checkpoint::Checkpoint;
@@ -82,9 +83,8 @@ pub async fn run(
     reader: Reader,
     writer: Writer,
     mut targets: Vec<Target>,
-    mut stopping: watch::Receiver<bool>,
+    stopping: watch::Receiver<bool>,
 ) {
-    let client = reqwest::Client::new();
     for target in &mut targets {
         match reader.cosigned_size(&target.encoded).await {
             Ok(size) => target.holds = size,
@@ -93,25 +93,28 @@ pub async fn run(
     }
     // A checkpoint is a commit: the writer's signal wakes the task, at most every
     // `follow::COALESCE` under load.
-    let mut commits = writer.committed();
-    let mut began = tokio::time::Instant::now();
-    loop {
-        let woken = async {
-            let _ = tokio::time::timeout(TICK, commits.changed()).await;
-            tokio::time::sleep_until(began + crate::follow::COALESCE).await;
-        };
-        let stop = tokio::select! {
-            _ = stopping.wait_for(|stop| *stop) => true,
-            () = woken => false,
-        };
-        commits.borrow_and_update();
-        began = tokio::time::Instant::now();
-        let pass = pass(&client, &reader, &writer, &mut targets, stop);
-        if stop {
-            let _ = tokio::time::timeout(LAST_PASS, pass).await;
-            return;
-        }
-        pass.await;
+    let commits = writer.committed();
+    let submitter = Submitter { client: reqwest::Client::new(), reader, writer, targets };
+    let every = Next::Commit { at_most: TICK };
+    Ticker::new(submitter, every)
+        .woken_by(commits, crate::follow::COALESCE)
+        .at_stop(Last::Within(LAST_PASS))
+        .run(stopping)
+        .await;
+}
+
+/// The task's rounds: a pass over the witnesses.
+struct Submitter {
+    client: reqwest::Client,
+    reader: Reader,
+    writer: Writer,
+    targets: Vec<Target>,
+}
+
+impl Periodic for Submitter {
+    async fn round(&mut self, last: bool) -> Next {
+        pass(&self.client, &self.reader, &self.writer, &mut self.targets, last).await;
+        Next::Commit { at_most: TICK }
     }
 }
 

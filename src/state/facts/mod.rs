@@ -432,7 +432,8 @@ impl Facts {
 
     /// Starts a session's counts where a prune left them (its calls and denials before the
     /// first decision the file keeps, as the `prune` event carried them).
-    fn seed(&self, (actor, session, calls, denials, last_us): crate::store::Session) {
+    fn seed(&self, carried: crate::store::Session) {
+        let crate::store::Session { actor, session, calls, denials, last_us } = carried;
         let key = self.session_key(&actor, &session);
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = state.sessions.entry(key).or_default();
@@ -442,9 +443,10 @@ impl Facts {
     }
 
     /// Starts a session's data classes where a prune left them.
-    fn seed_reads(&self, (actor, session, reads): crate::store::SessionReads) {
-        for (class, seq, at_us) in reads {
-            self.read(&actor, &session, &[class], seq, at_us);
+    fn seed_reads(&self, carried: crate::store::SessionReads) {
+        for read in carried.classes {
+            let (actor, session) = (&carried.actor, &carried.session);
+            self.read(actor, session, &[read.class], read.first_seq, read.live_us);
         }
     }
 
