@@ -14,7 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::trail::{Event, Kind};
+use crate::trail::{Event, Group, Kind};
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
@@ -197,35 +197,24 @@ impl Metrics {
             last = Some(event.seq);
             let record = &event.record;
             let label = |value: &Option<String>| value.clone().unwrap_or_default();
-            match record.kind {
-                Kind::Decision => {
+            match record.kind.group() {
+                Group::Decision => {
                     let outcome = record.outcome.map_or("", |o| o.as_str()).to_owned();
                     let labels = OutcomeLabels { outcome };
                     self.decisions.get_or_create(&labels).inc();
                 }
-                Kind::Execution => {
+                Group::Execution => {
                     let labels = StatusLabels { status: label(&record.status) };
                     self.executions.get_or_create(&labels).inc();
                 }
-                Kind::Violation => {
+                Group::Violation => {
                     self.violations.inc();
                 }
-                Kind::InvalidRequest => {
+                Group::Refusal if record.kind == Kind::InvalidRequest => {
                     self.invalid_requests.inc();
                 }
                 // Counted elsewhere (approvals, refusals by the guard) or not at all.
-                Kind::PolicyLoaded
-                | Kind::ApprovalRequested
-                | Kind::ApprovalApproved
-                | Kind::ApprovalRejected
-                | Kind::ApprovalExpired
-                | Kind::ApprovalWithdrawn
-                | Kind::AccessDenied
-                | Kind::Checkpoint
-                | Kind::Prune
-                | Kind::Undelivered
-                | Kind::ToolDefined
-                | Kind::PeerRefused => {}
+                Group::Refusal | Group::Approval | Group::Keeping => {}
             }
         }
         self.batch_events.observe(f64::from(count));

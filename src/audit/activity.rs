@@ -16,7 +16,7 @@ use super::trails::ReadResult;
 use crate::backoff::Backoff;
 use crate::query::Tally;
 use crate::tick::{Next, Periodic, Ticker};
-use crate::trail::{Kind, Outcome};
+use crate::trail::{Group, Kind, Outcome};
 
 /// Minutes kept: a day, and the minute under way.
 const KEPT_MINUTES: i64 = 24 * 60 + 1;
@@ -77,8 +77,8 @@ pub struct Summary {
 impl Minute {
     fn add(&mut self, tally: Tally) {
         let outcome = tally.outcome.as_deref().and_then(|o| o.parse::<Outcome>().ok());
-        match (tally.kind.parse::<Kind>(), outcome) {
-            (Ok(Kind::Decision), Some(outcome)) => {
+        match (tally.kind.parse::<Kind>().map(Kind::group), outcome) {
+            (Ok(Group::Decision), Some(outcome)) => {
                 self.decisions[outcome as usize] += tally.count;
                 if let Some(tool) = tally.tool {
                     count(&mut self.denied_tools, tool, tally.count);
@@ -87,27 +87,10 @@ impl Minute {
                     count(&mut self.denied_actors, actor, tally.count);
                 }
             }
-            (Ok(Kind::Violation), _) => self.violations += tally.count,
-            (Ok(Kind::InvalidRequest | Kind::AccessDenied | Kind::PeerRefused), _) => {
-                self.refusals += tally.count;
-            }
-            (Ok(Kind::Decision), None) | (Err(()), _) => {}
-            (
-                Ok(
-                    Kind::Execution
-                    | Kind::PolicyLoaded
-                    | Kind::ApprovalRequested
-                    | Kind::ApprovalApproved
-                    | Kind::ApprovalRejected
-                    | Kind::ApprovalExpired
-                    | Kind::ApprovalWithdrawn
-                    | Kind::Checkpoint
-                    | Kind::Prune
-                    | Kind::Undelivered
-                    | Kind::ToolDefined,
-                ),
-                _,
-            ) => {}
+            (Ok(Group::Violation), _) => self.violations += tally.count,
+            (Ok(Group::Refusal), _) => self.refusals += tally.count,
+            (Ok(Group::Decision), None) | (Err(()), _) => {}
+            (Ok(Group::Execution | Group::Approval | Group::Keeping), _) => {}
         }
     }
 }

@@ -112,6 +112,49 @@ impl Kind {
     pub fn ends_approval(self) -> bool {
         Self::ENDS_APPROVAL.contains(&self)
     }
+
+    /// The group the kind falls in.
+    pub fn group(self) -> Group {
+        match self {
+            Kind::Decision => Group::Decision,
+            Kind::Execution => Group::Execution,
+            Kind::Violation => Group::Violation,
+            Kind::InvalidRequest | Kind::AccessDenied | Kind::PeerRefused => Group::Refusal,
+            Kind::ApprovalRequested
+            | Kind::ApprovalApproved
+            | Kind::ApprovalRejected
+            | Kind::ApprovalExpired
+            | Kind::ApprovalWithdrawn => Group::Approval,
+            Kind::PolicyLoaded
+            | Kind::ToolDefined
+            | Kind::Checkpoint
+            | Kind::Undelivered
+            | Kind::Prune => Group::Keeping,
+        }
+    }
+}
+
+/// The groups the kinds fall in, declared once here: what a reader that counts the trail or
+/// rebuilds state from it asks of an event first. A reader that matches on the group is asked
+/// about a new kind when the kind starts a group of its own; one that must tell the kinds of a
+/// group apart matches on [`Kind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Group {
+    /// `decision`: a Decide call and its outcome.
+    Decision,
+    /// `execution`: an Execute report.
+    Execution,
+    /// `violation`: an execution that broke its decision.
+    Violation,
+    /// A request or a relayed message refused before any decision: `invalid_request`,
+    /// `access_denied`, `peer_refused`.
+    Refusal,
+    /// An approval's round: `approval_requested` and the kinds that end it
+    /// ([`Kind::ENDS_APPROVAL`]).
+    Approval,
+    /// What the trail records of its setting and its own keeping: `policy_loaded`,
+    /// `tool_defined`, `checkpoint`, `undelivered`, `prune`.
+    Keeping,
 }
 
 names! {
@@ -150,5 +193,19 @@ impl Event {
         chrono::DateTime::parse_from_rfc3339(&self.ts).map_or(0.0, |t| {
             (chrono::Utc::now() - t.with_timezone(&chrono::Utc)).as_seconds_f64().max(0.0)
         })
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+
+    #[test]
+    fn the_named_groups_agree_with_the_kinds_each_holds() {
+        let approval: Vec<Kind> =
+            Kind::ALL.into_iter().filter(|k| k.group() == Group::Approval).collect();
+        assert_eq!(approval, Kind::APPROVAL);
+        assert!(Kind::ENDS_APPROVAL.iter().all(|k| Kind::APPROVAL.contains(k)));
+        assert!(!Kind::ApprovalRequested.ends_approval());
     }
 }

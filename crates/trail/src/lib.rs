@@ -35,7 +35,7 @@ pub use columns::{
 pub use encoding::{
     DecodeError, GENESIS_HASH, decode_event, encode, event_hash, hash_cells, hashed_columns,
 };
-pub use event::{Event, Kind, Outcome};
+pub use event::{Event, Group, Kind, Outcome};
 pub use filter::Filter;
 pub use manifest::{MANIFEST_FORMAT, Manifest};
 pub use report::{Anchors, Prefix, Report};

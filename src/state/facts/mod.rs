@@ -24,7 +24,7 @@ use chrono::{DateTime, Utc};
 use crate::request::ActionRequest;
 use crate::store::{Reader, StoreError};
 use crate::trail::Filter;
-use crate::trail::{Kind, Outcome};
+use crate::trail::{Group, Kind, Outcome};
 
 /// The window of the per-actor rate, in microseconds: one minute.
 const RATE_WINDOW_US: i64 = 60_000_000;
@@ -493,8 +493,8 @@ impl Facts {
         let at_us = DateTime::parse_from_rfc3339(&event.ts)
             .map_or(0, |t| t.with_timezone(&Utc).timestamp_micros());
         let (actor, session) = (text(&r.actor_id), text(&r.session_id));
-        match r.kind {
-            Kind::Decision => {
+        match r.kind.group() {
+            Group::Decision => {
                 let (task_type, tool, args_hash) =
                     (text(&r.task_type), text(&r.tool), text(&r.args_hash));
                 self.observe(Call {
@@ -509,22 +509,9 @@ impl Facts {
                     self.denied(&actor, &session);
                 }
             }
-            Kind::Execution => self.read(&actor, &session, &Reads::of(r), event.seq, at_us),
+            Group::Execution => self.read(&actor, &session, &Reads::of(r), event.seq, at_us),
             // Nothing else changes the facts.
-            Kind::Violation
-            | Kind::InvalidRequest
-            | Kind::PolicyLoaded
-            | Kind::ApprovalRequested
-            | Kind::ApprovalApproved
-            | Kind::ApprovalRejected
-            | Kind::ApprovalExpired
-            | Kind::ApprovalWithdrawn
-            | Kind::AccessDenied
-            | Kind::Checkpoint
-            | Kind::Undelivered
-            | Kind::ToolDefined
-            | Kind::PeerRefused
-            | Kind::Prune => {}
+            Group::Violation | Group::Refusal | Group::Approval | Group::Keeping => {}
         }
     }
 }
