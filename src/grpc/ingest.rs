@@ -86,7 +86,7 @@ impl IngestService {
         if revoked {
             let refusal = Refusal::whole("a call with the node's revoked token");
             self.refuse(&shipper.node, &shipper, &refusal).await;
-            return Err(Status::permission_denied("this node's registration is revoked"));
+            return Err(IngestError::Revoked.into());
         }
         Ok(shipper)
     }
@@ -118,25 +118,18 @@ impl IngestService {
         Status::invalid_argument(message)
     }
 
-    /// The status of a failed call; a refusal is recorded first.
+    /// The status of a failed call; a refusal is recorded first, as an alarm.
     async fn failed(&self, shipper: &Shipper, error: IngestError) -> Status {
-        match error {
-            IngestError::Refused(refusal) => {
-                self.refuse(&shipper.node, shipper, &refusal).await;
-                Status::failed_precondition(format!("the fleet store refused it: {refusal}"))
-            }
+        match &error {
+            IngestError::Refused(refusal) => self.refuse(&shipper.node, shipper, refusal).await,
             IngestError::Revoked => {
                 let refusal = Refusal::whole("a batch with the node's revoked token");
                 self.refuse(&shipper.node, shipper, &refusal).await;
-                Status::permission_denied("this node's registration is revoked")
             }
-            IngestError::Unregistered => Status::failed_precondition("the node is not registered"),
-            IngestError::Db(e) => unavailable(&e),
-            IngestError::Tree => {
-                tracing::error!(node = %shipper.node, "{error}");
-                Status::internal("the fleet store's tree of the node does not read")
-            }
+            IngestError::Tree => tracing::error!(node = %shipper.node, "{error}"),
+            IngestError::Unregistered | IngestError::Db(_) => {}
         }
+        error.into()
     }
 
     /// One batch: checked, then stored or refused.
@@ -274,6 +267,25 @@ impl FleetIngest for IngestService {
         match self.writer.cosign(&shipper.node, &request.cosignatures).await {
             Ok(stored) => Ok(Response::new(proto::CosignResponse { stored })),
             Err(e) => Err(self.failed(&shipper, e).await),
+        }
+    }
+}
+
+/// The status of an ingest call that failed: the one mapping of the ingest's errors.
+impl From<IngestError> for Status {
+    fn from(error: IngestError) -> Self {
+        match error {
+            IngestError::Refused(refusal) => {
+                Status::failed_precondition(format!("the fleet store refused it: {refusal}"))
+            }
+            IngestError::Revoked => {
+                Status::permission_denied("this node's registration is revoked")
+            }
+            IngestError::Unregistered => Status::failed_precondition("the node is not registered"),
+            IngestError::Db(e) => unavailable(&e),
+            IngestError::Tree => {
+                Status::internal("the fleet store's tree of the node does not read")
+            }
         }
     }
 }

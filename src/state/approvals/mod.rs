@@ -232,6 +232,25 @@ fn held_bytes(req: &ActionRequest) -> usize {
         + 1024
 }
 
+/// Why a call finds no room among the pending approvals: the bound it meets.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Full {
+    #[error(
+        "this caller has {0} calls pending approval, the most [approvals] max_pending_per_caller allows"
+    )]
+    Caller(usize),
+    #[error("this caller's calls pending approval hold [approvals] max_pending_bytes_per_caller")]
+    CallerBytes,
+    #[error("{0} calls are pending approval, the most [approvals] max_pending allows")]
+    All(usize),
+    #[error(
+        "this actor has {0} calls pending approval, the most [approvals] max_pending_per_actor allows"
+    )]
+    Actor(usize),
+    #[error("the calls pending approval hold [approvals] max_pending_bytes")]
+    AllBytes,
+}
+
 impl Approvals {
     pub fn new(config: ApprovalsConfig) -> Self {
         Self { config, pending: Mutex::new(HashMap::new()), reserved: Mutex::default() }
@@ -244,7 +263,7 @@ impl Approvals {
     /// credential, whatever actors it may act as, fills its own share and not another
     /// tenant's; then its actor (`max_pending_per_actor`); then all of them (`max_pending`,
     /// `max_pending_bytes`).
-    pub fn reserve(&self, req: &ActionRequest) -> Result<Ticket<'_>, String> {
+    pub fn reserve(&self, req: &ActionRequest) -> Result<Ticket<'_>, Full> {
         let (actor, caller, bytes) = (&req.actor.id, req.identity.as_deref(), held_bytes(req));
         let pending = self.lock();
         let mut reserved = self.reserved();
@@ -255,16 +274,10 @@ impl Approvals {
             let (count, held) = of_caller.fold((0, 0), |(n, b), e| (n + 1, b + e.bytes));
             let (more, more_bytes) = reserved.by_caller.get(caller).copied().unwrap_or_default();
             if count + more >= config.max_pending_per_caller {
-                return Err(format!(
-                    "this caller has {} calls pending approval, the most [approvals] \
-                     max_pending_per_caller allows",
-                    count + more
-                ));
+                return Err(Full::Caller(count + more));
             }
             if held + more_bytes + bytes > config.max_pending_bytes_per_caller {
-                return Err("this caller's calls pending approval hold [approvals] \
-                            max_pending_bytes_per_caller"
-                    .to_owned());
+                return Err(Full::CallerBytes);
             }
         }
         let of_actor = pending.values().filter(|e| &e.approval.request.actor.id == actor).count()
@@ -272,18 +285,13 @@ impl Approvals {
         let held: usize = pending.values().map(|e| e.bytes).sum::<usize>() + reserved.bytes;
         let count = pending.len() + reserved.count;
         if count >= config.max_pending {
-            return Err(format!(
-                "{count} calls are pending approval, the most [approvals] max_pending allows"
-            ));
+            return Err(Full::All(count));
         }
         if of_actor >= config.max_pending_per_actor {
-            return Err(format!(
-                "this actor has {of_actor} calls pending approval, the most \
-                 [approvals] max_pending_per_actor allows"
-            ));
+            return Err(Full::Actor(of_actor));
         }
         if held + bytes > config.max_pending_bytes {
-            return Err("the calls pending approval hold [approvals] max_pending_bytes".to_owned());
+            return Err(Full::AllBytes);
         }
         *reserved.by_actor.entry(actor.to_owned()).or_default() += 1;
         if let Some(caller) = caller {
