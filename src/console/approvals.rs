@@ -18,7 +18,7 @@ const REFRESH_SECONDS: u32 = 10;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Verdict {
+pub struct VerdictForm {
     csrf: String,
     decision: String,
     /// `approve` or `reject`.
@@ -34,7 +34,7 @@ pub async fn page(Seen { console, visitor }: Seen) -> Response {
 }
 
 /// `POST /ui/approvals`: a verdict.
-pub async fn judge(Seen { console, visitor }: Seen, Form(verdict): Form<Verdict>) -> Response {
+pub async fn judge(Seen { console, visitor }: Seen, Form(verdict): Form<VerdictForm>) -> Response {
     if !visitor.csrf_matches(&verdict.csrf) {
         return console.not_taken(Some(&visitor), StatusCode::FORBIDDEN, CSRF_REFUSED);
     }

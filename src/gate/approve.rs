@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::policy::Grant;
 use crate::proto;
 use crate::request::{VerdictRequest, WithdrawRequest};
-use crate::state::approvals::{Approval, ClaimError, GivenBy, Verdict, verdict_state};
+use crate::state::approvals::{Approval, ClaimError, GivenBy, Ruling, verdict_state};
 use crate::state::facts::Observed;
 use crate::trail::Kind;
 use crate::trail::Outcome;
@@ -307,7 +307,7 @@ impl Gatekeeper {
         for pinned in &events[1..] {
             self.pins.committed(pinned);
         }
-        let verdict = Verdict {
+        let verdict = Ruling {
             state,
             approver: approver.map(str::to_owned),
             comment,

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::gate::Gatekeeper;
 use crate::proto::{self, approvals_server::Approvals};
 use crate::request::awaited_decision;
-use crate::state::approvals::{Approval, Settled, State, settled};
+use crate::state::approvals::{Approval, ApprovalState, Settled, settled};
 use crate::store::Reader;
 use crate::trail::Outcome;
 
@@ -194,11 +194,11 @@ fn to_proto(approval: &Approval) -> proto::Approval {
     proto::Approval {
         decision_id: approval.decision_id.clone(),
         state: match approval.state() {
-            State::Pending => proto::ApprovalState::Pending,
-            State::Approved => proto::ApprovalState::Approved,
-            State::Rejected => proto::ApprovalState::Rejected,
-            State::Expired => proto::ApprovalState::Expired,
-            State::Withdrawn => proto::ApprovalState::Withdrawn,
+            ApprovalState::Pending => proto::ApprovalState::Pending,
+            ApprovalState::Approved => proto::ApprovalState::Approved,
+            ApprovalState::Rejected => proto::ApprovalState::Rejected,
+            ApprovalState::Expired => proto::ApprovalState::Expired,
+            ApprovalState::Withdrawn => proto::ApprovalState::Withdrawn,
         } as i32,
         session_id: req.session_id.clone(),
         actor_id: req.actor.id.clone(),

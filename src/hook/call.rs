@@ -69,7 +69,7 @@ impl Call {
 
 /// What the agent is told before its call runs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum Permission {
     /// Nothing: the agent's own permission flow decides, as without the hook.
     Defer,
     /// Run it, with this input instead when given, without the agent's own prompt; toolgate's
@@ -110,7 +110,7 @@ pub async fn decide(
     call: &Call,
     config: &HookConfig,
     sidecar: &mut Sidecar,
-) -> Result<Verdict, Status> {
+) -> Result<Permission, Status> {
     let mut request = sidecar.request(decide_request(agent, call, config));
     request.set_timeout(ANSWER);
     let answer = sidecar.gate.decide(request).await?.into_inner();
@@ -122,28 +122,28 @@ pub async fn decide(
         _ => None,
     };
     let verdict = match answer.outcome() {
-        Outcome::Allow if config.allow_skips_prompt => Verdict::Allow(reason, None),
-        Outcome::Allow => Verdict::Defer,
+        Outcome::Allow if config.allow_skips_prompt => Permission::Allow(reason, None),
+        Outcome::Allow => Permission::Defer,
         // An agent that cannot ask would run a rewritten input without its own prompt, and
         // one that cannot rewrite would run the input as it was: the model is told the input
         // toolgate lets run, and may call it so. A rewrite that cannot be put in the agent's
         // own fields is refused: the call must never run as it was.
         Outcome::Rewrite => match rewritten() {
             Some(input) if agent.can_rewrite() && config.allow_skips_prompt => {
-                Verdict::Allow(reason, Some(input))
+                Permission::Allow(reason, Some(input))
             }
-            Some(input) if agent.can_rewrite() && asks => Verdict::Ask(reason, Some(input)),
-            Some(input) => Verdict::Deny(format!("{reason}; call it again as: {input}")),
+            Some(input) if agent.can_rewrite() && asks => Permission::Ask(reason, Some(input)),
+            Some(input) => Permission::Deny(format!("{reason}; call it again as: {input}")),
             None => {
-                Verdict::Deny(format!("{reason}; the rewritten call cannot be given to {agent}"))
+                Permission::Deny(format!("{reason}; the rewritten call cannot be given to {agent}"))
             }
         },
-        Outcome::RequireApproval if asks => Verdict::Ask(reason, None),
+        Outcome::RequireApproval if asks => Permission::Ask(reason, None),
         Outcome::RequireApproval => hold(&answer, reason, config, sidecar).await?,
         Outcome::DryRun => {
-            Verdict::Deny(format!("{reason}; only a dry run is allowed: run it as a dry run"))
+            Permission::Deny(format!("{reason}; only a dry run is allowed: run it as a dry run"))
         }
-        Outcome::Deny | Outcome::Unspecified => Verdict::Deny(reason),
+        Outcome::Deny | Outcome::Unspecified => Permission::Deny(reason),
     };
     Ok(verdict)
 }
@@ -167,7 +167,7 @@ async fn hold(
     reason: String,
     config: &HookConfig,
     sidecar: &mut Sidecar,
-) -> Result<Verdict, Status> {
+) -> Result<Permission, Status> {
     let id = answer.decision_id.clone();
     let mut state = ApprovalState::Pending;
     if config.hold_ms > 0 {
@@ -178,14 +178,14 @@ async fn hold(
         state = approval.state();
         if state == ApprovalState::Approved || approval.verdict_outcome() == Outcome::Allow {
             return Ok(if config.allow_skips_prompt {
-                Verdict::Allow(format!("{reason}; approved by {}", approval.approver), None)
+                Permission::Allow(format!("{reason}; approved by {}", approval.approver), None)
             } else {
-                Verdict::Defer
+                Permission::Defer
             });
         }
         if state != ApprovalState::Pending {
             let comment = approval.comment;
-            return Ok(Verdict::Deny(format!("{reason}; not approved ({comment})")));
+            return Ok(Permission::Deny(format!("{reason}; not approved ({comment})")));
         }
     }
     if state == ApprovalState::Pending {
@@ -197,7 +197,7 @@ async fn hold(
         let _ = sidecar.approvals.withdraw(withdraw).await;
     }
     let waited = Duration::from_millis(u64::from(config.hold_ms)).as_secs();
-    Ok(Verdict::Deny(format!(
+    Ok(Permission::Deny(format!(
         "{reason}; this call waits for a person, and none approved it within {waited} s \
          (decision {id}): ask an approver to watch `toolgate approvals list`, then make the \
          call again and have it approved while it is held"

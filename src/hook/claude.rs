@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::Answer;
-use super::call::{Call, Phase, Report, Verdict};
+use super::call::{Call, Permission, Phase, Report};
 
 /// The fields of a hook's input that toolgate reads.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -56,13 +56,13 @@ impl Payload {
 }
 
 /// The PreToolUse answer.
-pub fn before(verdict: &Verdict) -> Value {
+pub fn before(verdict: &Permission) -> Value {
     let (decision, reason, input) = match verdict {
         // No `permissionDecision`: the agent's permission flow goes on as without the hook.
-        Verdict::Defer => return json!({}),
-        Verdict::Allow(reason, input) => ("allow", reason, input),
-        Verdict::Ask(reason, input) => ("ask", reason, input),
-        Verdict::Deny(reason) => ("deny", reason, &None),
+        Permission::Defer => return json!({}),
+        Permission::Allow(reason, input) => ("allow", reason, input),
+        Permission::Ask(reason, input) => ("ask", reason, input),
+        Permission::Deny(reason) => ("deny", reason, &None),
     };
     let mut output = json!({
         "hookEventName": "PreToolUse",
@@ -84,7 +84,7 @@ pub fn after(report: &Report) -> Value {
 }
 
 /// The answer to `verdict` or `report`, on stdout with exit 0.
-pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
+pub fn answer(verdict: Result<&Permission, &Report>) -> Answer {
     let value = match verdict {
         Ok(verdict) => before(verdict),
         Err(report) => after(report),
@@ -98,19 +98,19 @@ mod tests {
 
     #[test]
     fn a_deny_always_carries_its_reason_and_a_defer_says_nothing() {
-        let deny = before(&Verdict::Deny("toolgate: no".into()));
+        let deny = before(&Permission::Deny("toolgate: no".into()));
         assert_eq!(deny["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(deny["hookSpecificOutput"]["permissionDecisionReason"], "toolgate: no");
-        assert_eq!(before(&Verdict::Defer), json!({}));
+        assert_eq!(before(&Permission::Defer), json!({}));
     }
 
     #[test]
     fn a_rewrite_goes_with_its_decision() {
         let input = Some(json!({"command": "rm -i x"}));
-        let allow = before(&Verdict::Allow("why".into(), input.clone()));
+        let allow = before(&Permission::Allow("why".into(), input.clone()));
         assert_eq!(allow["hookSpecificOutput"]["permissionDecision"], "allow");
         assert_eq!(allow["hookSpecificOutput"]["updatedInput"]["command"], "rm -i x");
-        let ask = before(&Verdict::Ask("why".into(), input));
+        let ask = before(&Permission::Ask("why".into(), input));
         assert_eq!(ask["hookSpecificOutput"]["permissionDecision"], "ask");
         assert_eq!(ask["hookSpecificOutput"]["updatedInput"]["command"], "rm -i x");
     }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::Answer;
-use super::call::{Call, Phase, Report, Verdict};
+use super::call::{Call, Permission, Phase, Report};
 
 /// The fields of a hook's input that toolgate reads.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -64,16 +64,16 @@ impl Payload {
 }
 
 /// The answer to `verdict` or `report`, on stdout with exit 0.
-pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
+pub fn answer(verdict: Result<&Permission, &Report>) -> Answer {
     let value = match verdict {
-        Ok(Verdict::Defer) | Err(Report { violation: None }) => {
+        Ok(Permission::Defer) | Err(Report { violation: None }) => {
             return Answer::stdout(String::new());
         }
-        Ok(Verdict::Allow(reason, _)) => {
+        Ok(Permission::Allow(reason, _)) => {
             json!({ "permissionDecision": "allow", "permissionDecisionReason": reason })
         }
         // Copilot CLI does not ask here (`can_ask`): an ask that reached here is refused.
-        Ok(Verdict::Ask(reason, _) | Verdict::Deny(reason)) => deny(reason),
+        Ok(Permission::Ask(reason, _) | Permission::Deny(reason)) => deny(reason),
         Err(Report { violation: Some(violation) }) => deny(violation),
     };
     Answer::stdout(value.to_string())

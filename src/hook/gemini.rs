@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::Answer;
-use super::call::{Call, Phase, Report, Verdict};
+use super::call::{Call, Permission, Phase, Report};
 
 /// The fields of a hook's input that toolgate reads.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -72,10 +72,10 @@ impl Payload {
 }
 
 /// The answer to `verdict` or `report`, on stdout with exit 0.
-pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
+pub fn answer(verdict: Result<&Permission, &Report>) -> Answer {
     let value = match verdict {
-        Ok(Verdict::Defer) => json!({}),
-        Ok(Verdict::Allow(reason, input)) => {
+        Ok(Permission::Defer) => json!({}),
+        Ok(Permission::Allow(reason, input)) => {
             let mut allow = json!({ "decision": "allow", "reason": reason });
             if let Some(input) = input {
                 allow["hookSpecificOutput"] =
@@ -84,7 +84,7 @@ pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
             allow
         }
         // Gemini CLI cannot ask (`can_ask`): an ask that reached here is refused.
-        Ok(Verdict::Ask(reason, _) | Verdict::Deny(reason)) => deny(reason),
+        Ok(Permission::Ask(reason, _) | Permission::Deny(reason)) => deny(reason),
         Err(Report { violation: None }) => json!({}),
         Err(Report { violation: Some(violation) }) => deny(violation),
     };
@@ -118,9 +118,9 @@ mod tests {
 
     #[test]
     fn a_deny_is_a_decision_with_its_reason() {
-        let out = answer(Ok(&Verdict::Deny("toolgate: no".into())));
+        let out = answer(Ok(&Permission::Deny("toolgate: no".into())));
         assert_eq!(out.stdout, r#"{"decision":"deny","reason":"toolgate: no"}"#);
-        assert_eq!(answer(Ok(&Verdict::Defer)).stdout, "{}");
+        assert_eq!(answer(Ok(&Permission::Defer)).stdout, "{}");
         assert_eq!(crate::hook::blocked(crate::hook::Agent::Gemini, "x").exit, 2);
     }
 }

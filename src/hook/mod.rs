@@ -22,7 +22,7 @@ use tonic::Status;
 pub use agent::Agent;
 pub use call::{Call, Phase};
 
-use self::call::{Report, Verdict};
+use self::call::{Permission, Report};
 use self::pending::Pending;
 use crate::config::HookConfig;
 use crate::sidecar::Sidecar;
@@ -109,11 +109,11 @@ pub async fn handle(
             }
             let verdict = call::decide(agent, &call, config, sidecar).await?;
             if let Some(pending) = pending
-                && !matches!(verdict, Verdict::Deny(_))
+                && !matches!(verdict, Permission::Deny(_))
             {
                 // The after-event names the call by the input it ran with.
                 let mut input = call.input.clone();
-                if let Verdict::Allow(_, Some(Value::Object(rewritten))) = &verdict {
+                if let Permission::Allow(_, Some(Value::Object(rewritten))) = &verdict {
                     input.extend(rewritten.clone());
                 }
                 let args = Value::Object(input).to_string();
@@ -163,7 +163,7 @@ fn name<'a>(agent: Agent, call: &'a Call, args: &'a str) -> Vec<&'a str> {
 }
 
 /// `agent`'s answer to a verdict (before) or a report (after).
-fn answer(agent: Agent, verdict: Result<&Verdict, &Report>) -> Answer {
+fn answer(agent: Agent, verdict: Result<&Permission, &Report>) -> Answer {
     match agent {
         Agent::Claude | Agent::Codex | Agent::Qwen => claude::answer(verdict),
         Agent::Gemini => gemini::answer(verdict),

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::Answer;
-use super::call::{Call, Phase, Report, Verdict};
+use super::call::{Call, Permission, Phase, Report};
 
 /// The plugin, with `__COMMAND__` (a JSON array: the binary and its arguments) and
 /// `__TIMEOUT_MS__` to fill in.
@@ -56,15 +56,15 @@ impl Payload {
 }
 
 /// The answer to `verdict` or `report`.
-pub fn answer(verdict: Result<&Verdict, &Report>) -> Answer {
+pub fn answer(verdict: Result<&Permission, &Report>) -> Answer {
     let value = match verdict {
-        Ok(Verdict::Defer) | Err(Report { violation: None }) => allow(),
-        Ok(Verdict::Allow(_, input)) => match input {
+        Ok(Permission::Defer) | Err(Report { violation: None }) => allow(),
+        Ok(Permission::Allow(_, input)) => match input {
             Some(args) => json!({ "decision": "allow", "args": args }),
             None => allow(),
         },
         // OpenCode cannot ask (`can_ask`): an ask that reached here is refused.
-        Ok(Verdict::Ask(reason, _) | Verdict::Deny(reason)) => deny(reason),
+        Ok(Permission::Ask(reason, _) | Permission::Deny(reason)) => deny(reason),
         Err(Report { violation: Some(violation) }) => deny(violation),
     };
     Answer::stdout(value.to_string())
@@ -96,7 +96,7 @@ mod tests {
         assert_eq!((call.phase, call.id.as_str()), (Phase::After { failed: true }, "c"));
         assert_eq!(call.duration_ms, Some(12));
         assert_eq!(
-            answer(Ok(&Verdict::Deny("no".into()))).stdout,
+            answer(Ok(&Permission::Deny("no".into()))).stdout,
             r#"{"decision":"deny","reason":"no"}"#
         );
     }

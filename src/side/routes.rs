@@ -31,7 +31,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::config::HooksConfig;
-use crate::hook::call::Verdict;
+use crate::hook::call::Permission;
 use crate::hook::{self, Agent, Phase, claude};
 use crate::listener::host::{foreign_origin, literal_or_loopback_host};
 use crate::metrics::Metrics;
@@ -142,7 +142,7 @@ async fn http_hook(
     Json(match answer {
         Ok(answer) => serde_json::from_str(&answer.stdout).unwrap_or_else(|_| json!({})),
         Err(status) => match call.phase {
-            Phase::Before => claude::before(&Verdict::Deny(reason(status))),
+            Phase::Before => claude::before(&Permission::Deny(reason(status))),
             Phase::After { .. } | Phase::Other => {
                 json!({ "decision": "block", "reason": reason(status) })
             }

@@ -18,19 +18,19 @@ impl UpstreamGate {
         &self,
         decision: &proto::DecideResponse,
         inbox: &mut mpsc::Receiver<Upstream>,
-    ) -> Verdict {
+    ) -> Ended {
         let wait = Duration::from_secs(self.config.approval_wait_seconds);
         let deadline = Instant::now() + wait;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Verdict::Refused(self.give_up(&decision.decision_id).await);
+                return Ended::Refused(self.give_up(&decision.decision_id).await);
             }
             match self.round(&decision.decision_id, left.min(AWAIT_ROUND), inbox).await {
                 Round::Pending => continue,
-                Round::Verdict(Verdict::Dropped) => {
+                Round::Verdict(Ended::Dropped) => {
                     self.withdraw(&decision.decision_id, "the client cancelled the call").await;
-                    return Verdict::Dropped;
+                    return Ended::Dropped;
                 }
                 Round::Verdict(verdict) => return verdict,
             }
@@ -56,15 +56,15 @@ impl UpstreamGate {
                 // The server failed (the call is answered so), or the client cancelled.
                 if let Some(Upstream::Failed(why)) = message {
                     self.withdraw(decision_id, &why).await;
-                    return Round::Verdict(Verdict::Refused(why));
+                    return Round::Verdict(Ended::Refused(why));
                 }
-                return Round::Verdict(Verdict::Dropped);
+                return Round::Verdict(Ended::Dropped);
             }
         };
         let approval = match approval {
             Ok(approval) => approval.into_inner(),
             Err(status) => {
-                return Round::Verdict(Verdict::Refused(format!(
+                return Round::Verdict(Ended::Refused(format!(
                     "toolgate could not wait for the verdict ({})",
                     status.message()
                 )));
@@ -82,15 +82,13 @@ impl UpstreamGate {
         };
         Round::Verdict(match approval.state() {
             ApprovalState::Pending | ApprovalState::Unspecified => return Round::Pending,
-            ApprovalState::Approved => Verdict::Approved,
+            ApprovalState::Approved => Ended::Approved,
             ApprovalState::Expired if approval.verdict_outcome() == Outcome::Allow => {
-                Verdict::Approved
+                Ended::Approved
             }
-            ApprovalState::Rejected => Verdict::Refused(format!("rejected{by}{comment}")),
-            ApprovalState::Expired => {
-                Verdict::Refused(format!("expired without a verdict{comment}"))
-            }
-            ApprovalState::Withdrawn => Verdict::Refused("withdrawn".into()),
+            ApprovalState::Rejected => Ended::Refused(format!("rejected{by}{comment}")),
+            ApprovalState::Expired => Ended::Refused(format!("expired without a verdict{comment}")),
+            ApprovalState::Withdrawn => Ended::Refused("withdrawn".into()),
         })
     }
 
@@ -119,7 +117,7 @@ impl UpstreamGate {
 }
 
 /// How the wait for a verdict ended.
-pub(super) enum Verdict {
+pub(super) enum Ended {
     Approved,
     Refused(String),
     Dropped,
@@ -128,5 +126,5 @@ pub(super) enum Verdict {
 /// What one wait for a verdict found.
 pub(super) enum Round {
     Pending,
-    Verdict(Verdict),
+    Verdict(Ended),
 }

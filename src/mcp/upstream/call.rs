@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
-use super::approval::{Round, Verdict};
+use super::approval::{Ended, Round};
 use super::{Upstream, UpstreamGate, cut_str};
 use crate::mcp::Caller;
 use crate::mcp::held;
@@ -103,9 +103,9 @@ impl UpstreamGate {
                 return self.surface(call, &decision);
             }
             Outcome::RequireApproval => match self.hold(&decision, &mut call.inbox).await {
-                Verdict::Approved => {}
-                Verdict::Refused(why) => return needed_approval(reason, &why, facts),
-                Verdict::Dropped => return Admission::Dropped,
+                Ended::Approved => {}
+                Ended::Refused(why) => return needed_approval(reason, &why, facts),
+                Ended::Dropped => return Admission::Dropped,
             },
             Outcome::DryRun => {
                 let text = format!(
@@ -192,15 +192,15 @@ impl UpstreamGate {
         let wait = Duration::from_secs(left).min(RETRY_WAIT);
         match self.round(&held.decision_id, wait, &mut call.inbox).await {
             Round::Pending => Admission::Answer(held::input_required(state.to_owned(), None)),
-            Round::Verdict(Verdict::Approved) if self.states.run(&held.decision_id) => {
+            Round::Verdict(Ended::Approved) if self.states.run(&held.decision_id) => {
                 let limits = (held.timeout_ms, held.max_chars);
                 let params = call.params.clone();
                 Admission::Relay(relayed(params, held.decision_id, limits, &call.caller))
             }
-            Round::Verdict(Verdict::Approved) => refused("the approved call ran already"),
-            Round::Verdict(Verdict::Refused(why)) => refused(&why),
+            Round::Verdict(Ended::Approved) => refused("the approved call ran already"),
+            Round::Verdict(Ended::Refused(why)) => refused(&why),
             // The client gave up on this retry (it may retry again): the approval stays.
-            Round::Verdict(Verdict::Dropped) => Admission::Dropped,
+            Round::Verdict(Ended::Dropped) => Admission::Dropped,
         }
     }
 

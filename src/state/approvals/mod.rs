@@ -31,7 +31,7 @@ use crate::trail::{Kind, Record};
 
 /// Where an approval stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub enum ApprovalState {
     Pending,
     Approved,
     Rejected,
@@ -41,8 +41,8 @@ pub enum State {
 
 /// The verdict that ended an approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    pub state: State,
+pub struct Ruling {
+    pub state: ApprovalState,
     /// Who gave it; `None` for an expiry.
     pub approver: Option<String>,
     /// The approver's comment, or why the approval expired.
@@ -78,12 +78,12 @@ pub struct Approval {
     /// The facts of the call when it was decided (a first call's after a restart), for
     /// checking an approval against the policy.
     pub observed: Observed,
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<Ruling>,
 }
 
 impl Approval {
-    pub fn state(&self) -> State {
-        self.verdict.as_ref().map_or(State::Pending, |v| v.state)
+    pub fn state(&self) -> ApprovalState {
+        self.verdict.as_ref().map_or(ApprovalState::Pending, |v| v.state)
     }
 
     /// The approval as requested at `ts` (RFC 3339, its event's time), expiring `ttl` later.
@@ -161,7 +161,7 @@ struct Entry {
     approval: Approval,
     /// A verdict is being committed for it.
     claimed: bool,
-    verdicts: watch::Sender<Option<Verdict>>,
+    verdicts: watch::Sender<Option<Ruling>>,
     /// What its request holds in memory (its arguments and context), as reserved.
     bytes: usize,
 }
@@ -371,7 +371,7 @@ impl Approvals {
     }
 
     /// Ends a claimed approval with its committed verdict and wakes whoever waits for it.
-    pub fn settle(&self, decision_id: &str, verdict: Verdict) {
+    pub fn settle(&self, decision_id: &str, verdict: Ruling) {
         if let Some(entry) = self.lock().remove(decision_id) {
             entry.verdicts.send_replace(Some(verdict));
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use super::{Approval, Approvals, State, Verdict};
+use super::{Approval, ApprovalState, Approvals, Ruling};
 use crate::request::ActionRequest;
 use crate::state::facts::Observed;
 use crate::store::{PAGE, Reader, StoreError};
@@ -58,15 +58,15 @@ pub async fn rebuild(approvals: &Approvals, reader: &Reader) -> Result<usize, St
 }
 
 /// The state each event that ends an approval (`Kind::ENDS_APPROVAL`) leaves it in.
-const VERDICTS: [(Kind, State); 4] = [
-    (Kind::ApprovalApproved, State::Approved),
-    (Kind::ApprovalRejected, State::Rejected),
-    (Kind::ApprovalExpired, State::Expired),
-    (Kind::ApprovalWithdrawn, State::Withdrawn),
+const VERDICTS: [(Kind, ApprovalState); 4] = [
+    (Kind::ApprovalApproved, ApprovalState::Approved),
+    (Kind::ApprovalRejected, ApprovalState::Rejected),
+    (Kind::ApprovalExpired, ApprovalState::Expired),
+    (Kind::ApprovalWithdrawn, ApprovalState::Withdrawn),
 ];
 
 /// The state a verdict's event leaves an approval in; `None` for an event that is no verdict.
-pub fn verdict_state(kind: Kind) -> Option<State> {
+pub fn verdict_state(kind: Kind) -> Option<ApprovalState> {
     VERDICTS.iter().find(|(verdict, _)| *verdict == kind).map(|(_, state)| *state)
 }
 
@@ -97,9 +97,9 @@ pub async fn settled(reader: &Reader, decision_id: &str) -> Result<Settled, Stor
     };
     approval.verdict = VERDICTS.into_iter().find_map(|(kind, state)| {
         let event = of(kind)?;
-        Some(Verdict {
+        Some(Ruling {
             state,
-            approver: event.record.actor_id.clone().filter(|_| state != State::Withdrawn),
+            approver: event.record.actor_id.clone().filter(|_| state != ApprovalState::Withdrawn),
             comment: event.record.reason.clone().unwrap_or_default(),
             decided_at: event.ts.clone(),
             outcome: match event.record.outcome {
