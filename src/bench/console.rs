@@ -73,7 +73,6 @@ fn mixed(n: usize) -> Record {
 
 /// Fills `db` with `events` events (when it holds none), starts a server on it with the
 /// console, and measures.
-#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures> {
     if !db.exists() {
         let started = Instant::now();
@@ -82,49 +81,13 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
     }
     let dir = tempfile::tempdir()?;
     let http = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
-    let key = dir.path().join("log.key");
-    let signer = crate::trail::note::NoteSigner::generate("toolgate/bench")?;
-    std::fs::write(&key, signer.encode())?;
-    let config = dir.path().join("console.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "http_listen = \"{http}\"\n[console]\nenabled = true\n\
-             [checkpoints]\nkey_file = \"{}\"\n",
-            key.display()
-        ),
-    )?;
+    let config = console_config(dir.path(), http)?;
     let starting = Instant::now();
     let server = ServerProcess::start_with(db, Durability::Full, Some(&config)).await?;
     let start = starting.elapsed();
     let started = Instant::now();
-    let base = format!("http://{http}");
-    let client = reqwest::Client::new();
-    // One session for every request, as one browser would have.
-    let first = client.get(format!("{base}/ui/trail")).send().await?;
-    let cookie = first
-        .headers()
-        .get("set-cookie")
-        .and_then(|c| c.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .context("the console gave no session")?
-        .to_owned();
-    let get = |path: String| client.get(format!("{base}{path}")).header("cookie", &cookie).send();
-    let (mut counted, mut verified) = (None, None);
-    while counted.is_none() || verified.is_none() {
-        let overview = get("/ui".to_owned()).await?.text().await?;
-        if counted.is_none() && !overview.contains("Counting the last day") {
-            counted = Some(started.elapsed());
-        }
-        if verified.is_none() && overview.contains("✓ Intact") {
-            verified = Some(started.elapsed());
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(600),
-            "the followers never caught up"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let browser = Browser::open(format!("http://{http}")).await?;
+    let (counted, verified) = browser.caught_up(started).await?;
     let middle = (events / 20) * 10;
     let pages = [
         "/ui".to_owned(),
@@ -140,15 +103,101 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
     let mut baseline = Vec::new();
     for _ in 0..SAMPLES {
         let began = Instant::now();
-        client.get(format!("{base}/healthz")).send().await?.bytes().await?;
+        browser.client.get(format!("{}/healthz", browser.base)).send().await?.bytes().await?;
         baseline.push(began.elapsed());
     }
     let mut figures = Vec::new();
     for page in pages {
+        figures.push(browser.page(page).await?);
+    }
+    server.stop().await;
+    baseline.sort();
+    let reader = crate::store::Reader::open(db).await?;
+    let events = reader.count(&crate::trail::Filter::default()).await?;
+    reader.close().await;
+    Ok(ConsoleFigures {
+        events,
+        start,
+        counted,
+        verified,
+        baseline: baseline[SAMPLES / 2],
+        pages: figures,
+    })
+}
+
+/// The server's configuration in `dir`: the console on `http`, checkpoints signed with a key
+/// made now.
+fn console_config(dir: &Path, http: std::net::SocketAddr) -> anyhow::Result<std::path::PathBuf> {
+    let key = dir.join("log.key");
+    let signer = crate::trail::note::NoteSigner::generate("toolgate/bench")?;
+    std::fs::write(&key, signer.encode())?;
+    let config = dir.join("console.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "http_listen = \"{http}\"\n[console]\nenabled = true\n\
+             [checkpoints]\nkey_file = \"{}\"\n",
+            key.display()
+        ),
+    )?;
+    Ok(config)
+}
+
+/// One session for every request, as one browser would have.
+struct Browser {
+    client: reqwest::Client,
+    base: String,
+    cookie: String,
+}
+
+impl Browser {
+    async fn open(base: String) -> anyhow::Result<Self> {
+        let client = reqwest::Client::new();
+        let first = client.get(format!("{base}/ui/trail")).send().await?;
+        let cookie = first
+            .headers()
+            .get("set-cookie")
+            .and_then(|c| c.to_str().ok())
+            .and_then(|c| c.split(';').next())
+            .context("the console gave no session")?
+            .to_owned();
+        Ok(Self { client, base, cookie })
+    }
+
+    async fn get(&self, path: &str) -> reqwest::Result<reqwest::Response> {
+        let url = format!("{}{path}", self.base);
+        self.client.get(url).header("cookie", &self.cookie).send().await
+    }
+
+    /// How long after `started` the overview counted the last day, and showed the chain
+    /// verified.
+    async fn caught_up(&self, started: Instant) -> anyhow::Result<(Duration, Duration)> {
+        let (mut counted, mut verified) = (None, None);
+        loop {
+            let overview = self.get("/ui").await?.text().await?;
+            if counted.is_none() && !overview.contains("Counting the last day") {
+                counted = Some(started.elapsed());
+            }
+            if verified.is_none() && overview.contains("✓ Intact") {
+                verified = Some(started.elapsed());
+            }
+            if let (Some(counted), Some(verified)) = (counted, verified) {
+                return Ok((counted, verified));
+            }
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(600),
+                "the followers never caught up"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// `page`'s times over [`SAMPLES`] requests.
+    async fn page(&self, page: String) -> anyhow::Result<PageFigures> {
         let (mut server_times, mut round_trips) = (Vec::new(), Vec::new());
         for _ in 0..SAMPLES {
             let began = Instant::now();
-            let answer = get(page.clone()).await?;
+            let answer = self.get(&page).await?;
             anyhow::ensure!(answer.status().is_success(), "{page}: {}", answer.status());
             let timing = answer
                 .headers()
@@ -163,23 +212,10 @@ pub async fn measure(db: &Path, events: usize) -> anyhow::Result<ConsoleFigures>
         }
         server_times.sort();
         round_trips.sort();
-        figures.push(PageFigures {
+        Ok(PageFigures {
             page,
             server: (server_times[SAMPLES / 2], server_times[SAMPLES - 1]),
             round_trip: round_trips[SAMPLES / 2],
-        });
+        })
     }
-    server.stop().await;
-    baseline.sort();
-    let reader = crate::store::Reader::open(db).await?;
-    let events = reader.count(&crate::trail::Filter::default()).await?;
-    reader.close().await;
-    Ok(ConsoleFigures {
-        events,
-        start,
-        counted: counted.unwrap_or_default(),
-        verified: verified.unwrap_or_default(),
-        baseline: baseline[SAMPLES / 2],
-        pages: figures,
-    })
 }

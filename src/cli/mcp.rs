@@ -61,8 +61,48 @@ pub struct McpArgs {
 }
 
 /// Runs the gateway until the client or the server ends.
-#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
+    let mut config = configured(&args)?;
+    let caller = Caller {
+        session: args.session.clone().unwrap_or_else(|| format!("mcp-{}", uuid::Uuid::now_v7())),
+        actor: config.mcp.actor.clone(),
+    };
+    let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
+    let (mcp, limits) = (config.mcp.clone(), config.limits.clone());
+    let front = match (&args.listen, &args.upstream) {
+        (Some(listen), Some(upstream)) => Some(front(&mut config, listen, upstream).await?),
+        _ => None,
+    };
+    let (sidecar, own, embedded) = connect(&args, config).await?;
+    let gate = UpstreamGate::new(sidecar, own, mcp, &args.name);
+    let relay = async {
+        match front {
+            Some(front) => {
+                let proxy =
+                    Proxy::new(gate, front.upstream, (front.auth, front.resource), caller.session);
+                crate::mcp::serve(front.listener, proxy, &limits, crate::shutdown::signal())
+                    .await?;
+                Ok(Ended::ClientLeft)
+            }
+            None => {
+                let (input, output) = (tokio::io::stdin(), tokio::io::stdout());
+                let stopping = crate::shutdown::signal();
+                crate::mcp::relay(gate, caller, &args.command, grace, input, output, stopping).await
+            }
+        }
+    };
+    Ok(match beside(relay, embedded).await? {
+        Ended::ClientLeft => Exit::Ok,
+        Ended::ServerExited(status) if status.success() => Exit::Ok,
+        Ended::ServerExited(status) => {
+            eprintln!("toolgate mcp: the MCP server exited ({status})");
+            Exit::Trouble
+        }
+    })
+}
+
+/// The configuration the flags give, checked against them.
+fn configured(args: &McpArgs) -> anyhow::Result<Config> {
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
@@ -73,11 +113,6 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
     if let Some(policy) = &args.policy {
         config.policy = Some(policy.clone());
     }
-    let caller = Caller {
-        session: args.session.clone().unwrap_or_else(|| format!("mcp-{}", uuid::Uuid::now_v7())),
-        actor: config.mcp.actor.clone(),
-    };
-    let grace = std::time::Duration::from_millis(config.mcp.exit_grace_ms);
     // The server's name is part of every tool name the policy sees: `__` in it would make
     // `mcp__a__b__c` the name of two tools (and `mcp__a__b/instructions` a tool's).
     let named = args.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
@@ -86,8 +121,6 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         "--name `{}`: 1 to 64 letters, digits, `-` or `_`, without `__`",
         args.name
     );
-    let mcp = config.mcp.clone();
-    let limits = config.limits.clone();
     // The gateway calls the sidecar with the client's token, issued for the gateway alone: a
     // sidecar elsewhere would have to take tokens not meant for it.
     anyhow::ensure!(
@@ -95,10 +128,15 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         "[[auth.issuers]] over Streamable HTTP needs the embedded sidecar: the clients' access \
          tokens are for the gateway alone and are not passed to a sidecar elsewhere (--server)"
     );
-    let front = match (&args.listen, &args.upstream) {
-        (Some(listen), Some(upstream)) => Some(front(&mut config, listen, upstream).await?),
-        _ => None,
-    };
+    Ok(config)
+}
+
+/// The sidecar the gateway calls (`--server`, or one embedded now): as the clients' caller,
+/// as the gateway itself, and the embedded one to run beside the relay.
+async fn connect(
+    args: &McpArgs,
+    mut config: Config,
+) -> anyhow::Result<(Sidecar, Sidecar, Option<Embedded>)> {
     // The embedded sidecar, with auth on, knows the gateway by a token of its own, minted now
     // and known to no client: only it may record the tools' definitions.
     let own_token = match (&args.server, config.auth.enabled()) {
@@ -121,46 +159,26 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
         Some(token) => sidecar.clone().authorized(&format!("Bearer {token}"))?,
         None => sidecar.clone(),
     };
-    let gate = UpstreamGate::new(sidecar, own, mcp, &args.name);
-    let relay = async {
-        match front {
-            Some(front) => {
-                let proxy =
-                    Proxy::new(gate, front.upstream, (front.auth, front.resource), caller.session);
-                crate::mcp::serve(front.listener, proxy, &limits, crate::shutdown::signal())
-                    .await?;
-                Ok(Ended::ClientLeft)
-            }
-            None => {
-                let (input, output) = (tokio::io::stdin(), tokio::io::stdout());
-                let stopping = crate::shutdown::signal();
-                crate::mcp::relay(gate, caller, &args.command, grace, input, output, stopping).await
-            }
+    Ok((sidecar, own, embedded))
+}
+
+/// Runs `relay` beside the embedded sidecar, if any: the sidecar stopping first is trouble;
+/// once the relay ends, the sidecar is stopped.
+async fn beside(
+    relay: impl Future<Output = anyhow::Result<Ended>>,
+    embedded: Option<Embedded>,
+) -> anyhow::Result<Ended> {
+    let Some(mut embedded) = embedded else { return relay.await };
+    let ended = tokio::select! {
+        ended = relay => ended,
+        served = &mut embedded.server => {
+            served.context("the embedded sidecar failed")??;
+            anyhow::bail!("the embedded sidecar stopped");
         }
     };
-    let ended = match embedded {
-        None => relay.await?,
-        Some(mut embedded) => {
-            let ended = tokio::select! {
-                ended = relay => ended,
-                served = &mut embedded.server => {
-                    served.context("the embedded sidecar failed")??;
-                    anyhow::bail!("the embedded sidecar stopped");
-                }
-            };
-            let _ = embedded.stop.send(());
-            embedded.server.await.context("the embedded sidecar failed")??;
-            ended?
-        }
-    };
-    Ok(match ended {
-        Ended::ClientLeft => Exit::Ok,
-        Ended::ServerExited(status) if status.success() => Exit::Ok,
-        Ended::ServerExited(status) => {
-            eprintln!("toolgate mcp: the MCP server exited ({status})");
-            Exit::Trouble
-        }
-    })
+    let _ = embedded.stop.send(());
+    embedded.server.await.context("the embedded sidecar failed")??;
+    ended
 }
 
 /// Adds to the embedded sidecar's tokens one for the gateway itself (the `gateway` role, any

@@ -287,7 +287,6 @@ pub async fn start(
 }
 
 /// `GET /ui/oidc/callback`.
-#[allow(clippy::too_many_lines)] // Over 80 lines: to be split (issue 60).
 pub async fn callback(
     State(console): State<std::sync::Arc<Console>>,
     headers: HeaderMap,
@@ -311,42 +310,9 @@ pub async fn callback(
         }
         response
     };
-    if let Some(error) = &back.error {
-        let said = ERRORS.iter().find(|known| *known == error).copied().unwrap_or("an error");
-        return refused(
-            StatusCode::FORBIDDEN,
-            &format!("not signed in: the identity provider said `{said}`"),
-        );
-    }
-    let Some(code) = &back.code else {
-        return refused(
-            StatusCode::BAD_REQUEST,
-            "not signed in: the identity provider gave no code",
-        );
-    };
-    let endpoints = oidc.endpoints().await;
-    // RFC 9207: the provider's own name, when it gives one, and always when it says it does.
-    let names_itself = endpoints.as_ref().is_ok_and(|e| e.names_itself);
-    let iss = back.iss.as_deref();
-    if iss.is_some_and(|iss| iss != oidc.config.issuer) || (names_itself && iss.is_none()) {
-        return refused(
-            StatusCode::FORBIDDEN,
-            "not signed in: the answer is not the provider's own (iss)",
-        );
-    }
-    let id_token = match endpoints {
-        Ok(endpoints) => oidc.exchange(&endpoints.token, code, &pending.verifier).await,
-        Err(e) => Err(e),
-    };
-    let id_token = match id_token {
+    let id_token = match id_token_of(oidc, &back, &pending).await {
         Ok(id_token) => id_token,
-        Err(e) => {
-            tracing::warn!(error = e, "the console's sign-in code was not exchanged");
-            return refused(
-                StatusCode::BAD_GATEWAY,
-                "not signed in: the code was not exchanged at the identity provider; see the server's log",
-            );
-        }
+        Err((status, why)) => return refused(status, &why),
     };
     let provider = (oidc.config.issuer.as_str(), oidc.config.client_id.as_str());
     let person = match console.guard.sign_in_person(provider, &id_token, &pending.nonce).await {
@@ -374,6 +340,47 @@ pub async fn callback(
         false => "/ui/approvals".to_owned(),
         true => pending.next,
     };
+    signed_in(&console, oidc, &id, &next, session)
+}
+
+/// The ID token the provider's answer `back` is exchanged for; why not, as the page says it.
+async fn id_token_of(
+    oidc: &Oidc,
+    back: &Callback,
+    pending: &Pending,
+) -> Result<String, (StatusCode, String)> {
+    if let Some(error) = &back.error {
+        let said = ERRORS.iter().find(|known| *known == error).copied().unwrap_or("an error");
+        let why = format!("not signed in: the identity provider said `{said}`");
+        return Err((StatusCode::FORBIDDEN, why));
+    }
+    let Some(code) = &back.code else {
+        let why = "not signed in: the identity provider gave no code";
+        return Err((StatusCode::BAD_REQUEST, why.to_owned()));
+    };
+    let endpoints = oidc.endpoints().await;
+    // RFC 9207: the provider's own name, when it gives one, and always when it says it does.
+    let names_itself = endpoints.as_ref().is_ok_and(|e| e.names_itself);
+    let iss = back.iss.as_deref();
+    if iss.is_some_and(|iss| iss != oidc.config.issuer) || (names_itself && iss.is_none()) {
+        let why = "not signed in: the answer is not the provider's own (iss)";
+        return Err((StatusCode::FORBIDDEN, why.to_owned()));
+    }
+    let id_token = match endpoints {
+        Ok(endpoints) => oidc.exchange(&endpoints.token, code, &pending.verifier).await,
+        Err(e) => Err(e),
+    };
+    id_token.map_err(|e| {
+        tracing::warn!(error = e, "the console's sign-in code was not exchanged");
+        let why = "not signed in: the code was not exchanged at the identity provider; see the \
+                   server's log";
+        (StatusCode::BAD_GATEWAY, why.to_owned())
+    })
+}
+
+/// The page of a sign-in that went through: it sets the session's cookie, ends the pending
+/// sign-in's, and goes on to `next` by itself.
+fn signed_in(console: &Console, oidc: &Oidc, id: &str, next: &str, session: String) -> Response {
     // The provider's redirect was another site's navigation: the session's `Strict` cookie is
     // sent from the next one, which this page makes by itself.
     let body = html! {
