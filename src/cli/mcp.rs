@@ -87,7 +87,9 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<Exit> {
             None => {
                 let (input, output) = (tokio::io::stdin(), tokio::io::stdout());
                 let stopping = crate::shutdown::signal();
-                crate::mcp::relay(gate, caller, &args.command, grace, input, output, stopping).await
+                let relayed =
+                    crate::mcp::relay(gate, caller, &args.command, grace, input, output, stopping);
+                Ok(relayed.await?)
             }
         }
     };

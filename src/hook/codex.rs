@@ -28,6 +28,21 @@ pub struct Hook {
     pub source: String,
 }
 
+/// Why `codex app-server` could not say or change its trust in the hooks.
+#[derive(Debug, thiserror::Error)]
+pub enum CodexError {
+    #[error("cannot run `{} app-server`: {error}", codex.display())]
+    Run { codex: std::path::PathBuf, error: std::io::Error },
+    #[error("`codex app-server`'s stdio could not be piped")]
+    Piped,
+    #[error("cannot write to `codex app-server`: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("`codex app-server` did not answer {0}")]
+    NoAnswer(String),
+    #[error("`codex app-server` refused {method}: {error}")]
+    Refused { method: String, error: String },
+}
+
 /// A running `codex app-server`.
 struct AppServer {
     child: Child,
@@ -37,7 +52,7 @@ struct AppServer {
 }
 
 impl AppServer {
-    fn start(codex: &Path, cwd: &Path) -> anyhow::Result<Self> {
+    fn start(codex: &Path, cwd: &Path) -> Result<Self, CodexError> {
         let mut child = std::process::Command::new(codex)
             .arg("app-server")
             .current_dir(cwd)
@@ -45,9 +60,9 @@ impl AppServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| anyhow::anyhow!("cannot run `{} app-server`: {e}", codex.display()))?;
-        let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
-        let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("no stdout"))?;
+            .map_err(|error| CodexError::Run { codex: codex.to_owned(), error })?;
+        let stdin = child.stdin.take().ok_or(CodexError::Piped)?;
+        let stdout = child.stdout.take().ok_or(CodexError::Piped)?;
         let (send, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -65,7 +80,7 @@ impl AppServer {
         Ok(server)
     }
 
-    fn call(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, CodexError> {
         self.next += 1;
         writeln!(self.stdin, "{}", json!({ "id": self.next, "method": method, "params": params }))?;
         self.stdin.flush()?;
@@ -73,18 +88,19 @@ impl AppServer {
             let line = self
                 .lines
                 .recv_timeout(ANSWER)
-                .map_err(|_| anyhow::anyhow!("`codex app-server` did not answer {method}"))?;
+                .map_err(|_| CodexError::NoAnswer(method.to_owned()))?;
             let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
             if message["id"] == json!(self.next) {
                 if let Some(error) = message.get("error") {
-                    anyhow::bail!("`codex app-server` refused {method}: {error}");
+                    let error = error.to_string();
+                    return Err(CodexError::Refused { method: method.to_owned(), error });
                 }
                 return Ok(message["result"].clone());
             }
         }
     }
 
-    fn hooks(&mut self, cwd: &Path) -> anyhow::Result<Vec<Hook>> {
+    fn hooks(&mut self, cwd: &Path) -> Result<Vec<Hook>, CodexError> {
         let listed = self.call("hooks/list", json!({ "cwds": [cwd] }))?;
         let hooks = listed["data"].as_array().into_iter().flatten();
         let text = |hook: &Value, key: &str| hook[key].as_str().unwrap_or_default().to_owned();
@@ -109,7 +125,7 @@ impl Drop for AppServer {
 }
 
 /// toolgate's hooks as Codex sees them from `cwd`, with its trust in each.
-pub fn ours(codex: &Path, cwd: &Path) -> anyhow::Result<Vec<Hook>> {
+pub fn ours(codex: &Path, cwd: &Path) -> Result<Vec<Hook>, CodexError> {
     let mut server = AppServer::start(codex, cwd)?;
     let hooks = server.hooks(cwd)?;
     Ok(hooks.into_iter().filter(|h| is_ours(&h.command, Agent::Codex)).collect())
@@ -118,7 +134,7 @@ pub fn ours(codex: &Path, cwd: &Path) -> anyhow::Result<Vec<Hook>> {
 /// Trusts the hooks running exactly `line` (the command `hook install` just wrote) from the
 /// file `file`, that Codex does not trust yet (new, or changed since); the ones it trusted now.
 /// Nothing else is trusted: not another file's hook, not a line that only looks like ours.
-pub fn trust(codex: &Path, cwd: &Path, file: &Path, line: &str) -> anyhow::Result<Vec<Hook>> {
+pub fn trust(codex: &Path, cwd: &Path, file: &Path, line: &str) -> Result<Vec<Hook>, CodexError> {
     let mut server = AppServer::start(codex, cwd)?;
     let same = |source: &str| {
         let source = Path::new(source);

@@ -182,13 +182,26 @@ fn entry(agent: Agent, command: &Command) -> Value {
     }
 }
 
+/// Why an agent's settings file cannot take toolgate's hooks.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("the file is not a JSON object")]
+    NotObject,
+    #[error("`hooks` is not an object")]
+    HooksNotObject,
+    #[error("`hooks.{0}` is not a list")]
+    NotList(&'static str),
+}
+
 /// The file's content with toolgate's hooks for `agent` (`command`) in it, or taken out of it
 /// when `command` is `None`; everything else kept. `None` for a file that should not exist.
 pub fn edit(
     agent: Agent,
     current: Option<&str>,
     command: Option<&Command>,
-) -> anyhow::Result<Option<String>> {
+) -> Result<Option<String>, EditError> {
     match agent {
         Agent::OpenCode => Ok(command.map(|command| plugin(agent, command))),
         Agent::Copilot => Ok(command.map(|command| {
@@ -209,7 +222,7 @@ pub fn edit(
                 None | Some("") => Map::new(),
                 Some(text) => match serde_json::from_str(text)? {
                     Value::Object(settings) => settings,
-                    _ => anyhow::bail!("the file is not a JSON object"),
+                    _ => return Err(EditError::NotObject),
                 },
             };
             merge(agent, &mut settings, command)?;
@@ -225,12 +238,12 @@ fn merge(
     agent: Agent,
     settings: &mut Map<String, Value>,
     command: Option<&Command>,
-) -> anyhow::Result<()> {
+) -> Result<(), EditError> {
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
-    let Value::Object(hooks) = hooks else { anyhow::bail!("`hooks` is not an object") };
+    let Value::Object(hooks) = hooks else { return Err(EditError::HooksNotObject) };
     for event in events(agent) {
         let groups = hooks.entry(*event).or_insert_with(|| json!([]));
-        let Value::Array(groups) = groups else { anyhow::bail!("`hooks.{event}` is not a list") };
+        let Value::Array(groups) = groups else { return Err(EditError::NotList(event)) };
         for group in groups.iter_mut() {
             if let Some(Value::Array(handlers)) = group.get_mut("hooks") {
                 handlers.retain(|h| !h["command"].as_str().is_some_and(|c| is_ours(c, agent)));

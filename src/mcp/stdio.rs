@@ -68,6 +68,19 @@ pub enum Ended {
     ServerExited(ExitStatus),
 }
 
+/// Why the relay to a server over stdio could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    #[error("no server command given")]
+    NoCommand,
+    #[error("cannot start the MCP server `{program}`: {error}")]
+    Start { program: String, error: std::io::Error },
+    #[error("the MCP server's stdio could not be piped")]
+    Piped,
+    #[error("cannot wait for the MCP server: {0}")]
+    Wait(std::io::Error),
+}
+
 /// Launches `command` and relays between the client (`input`, `output`) and it until either
 /// side ends, or `stopping` resolves (a signal: as if the client left). `grace` is how long
 /// the server gets at each step of its stop.
@@ -79,9 +92,8 @@ pub async fn relay(
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
     stopping: impl std::future::Future<Output = ()>,
-) -> anyhow::Result<Ended> {
-    let (program, args) =
-        command.split_first().ok_or_else(|| anyhow::anyhow!("no server command given"))?;
+) -> Result<Ended, StdioError> {
+    let (program, args) = command.split_first().ok_or(StdioError::NoCommand)?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -90,11 +102,11 @@ pub async fn relay(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| anyhow::anyhow!("cannot start the MCP server `{program}`: {e}"))?;
+        .map_err(|error| StdioError::Start { program: program.clone(), error })?;
     // Its own process group: the pid is the group's id, taken now, while the child is not reaped.
     let group = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
     let (Some(child_in), Some(child_out)) = (child.stdin.take(), child.stdout.take()) else {
-        anyhow::bail!("the MCP server's stdio could not be piped");
+        return Err(StdioError::Piped);
     };
     let (to_client, client_lines) = mpsc::unbounded_channel::<String>();
     let (to_server, server_lines) = mpsc::unbounded_channel::<String>();
@@ -114,7 +126,7 @@ pub async fn relay(
     let ended = tokio::select! {
         () = from_client(&mut input, &gate, &caller, &pipes, &mut tasks) => None,
         () = stopping => None,
-        status = child.wait() => Some(status?),
+        status = child.wait() => Some(status.map_err(StdioError::Wait)?),
     };
     let ended = match ended {
         // The client left: the calls still open end as the server answers them (within the

@@ -28,15 +28,25 @@ pub enum Challenge {
     InsufficientScope,
 }
 
+/// Why `[mcp] resource` cannot name the gateway.
+#[derive(Debug, thiserror::Error)]
+pub enum ResourceError {
+    #[error("[mcp] resource `{resource}` is not a URL: {error}")]
+    NotUrl { resource: String, error: url::ParseError },
+    #[error("[mcp] resource `{0}` is an http(s) URL without a fragment (RFC 8707)")]
+    NotHttp(String),
+}
+
 impl Resource {
     /// `resource` (its URL), whose tokens `issuers` issue.
-    pub fn new(resource: String, issuers: Vec<String>) -> anyhow::Result<Self> {
-        let url = url::Url::parse(&resource)
-            .map_err(|e| anyhow::anyhow!("[mcp] resource `{resource}` is not a URL: {e}"))?;
-        anyhow::ensure!(
-            url.fragment().is_none() && matches!(url.scheme(), "http" | "https"),
-            "[mcp] resource `{resource}` is an http(s) URL without a fragment (RFC 8707)"
-        );
+    pub fn new(resource: String, issuers: Vec<String>) -> Result<Self, ResourceError> {
+        let url = match url::Url::parse(&resource) {
+            Ok(url) => url,
+            Err(error) => return Err(ResourceError::NotUrl { resource, error }),
+        };
+        if url.fragment().is_some() || !matches!(url.scheme(), "http" | "https") {
+            return Err(ResourceError::NotHttp(resource));
+        }
         let path = url.path().trim_end_matches('/');
         let metadata_url = format!(
             "{}/.well-known/oauth-protected-resource{path}",
