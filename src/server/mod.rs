@@ -126,21 +126,9 @@ pub async fn run(
     if let Some(http) = http {
         let app = crate::side::probes(metrics.clone(), front.serving.clone(), Some(disk.clone()))
             .merge(crate::side::hooks(services.sidecar(), config.hooks.clone()));
-        // The console's, if it is served: every other holder of a writer handle is gone with
-        // the services and the side port, so that the writer can finish at shutdown.
         let console = config.console.enabled.then(|| {
-            let parts = crate::console::Parts {
-                audit: conn(services.audit.clone()),
-                approvals: Some(conn(services.approvals.clone())),
-                guard: guard.clone(),
-                auth: config.auth.enabled(),
-                session_minutes: config.console.session_minutes,
-                oidc,
-                log_key: trail.log_key.clone(),
-                witnesses: trail.witness_keys.clone(),
-                disk: Some(disk),
-            };
-            (parts, Arc::new(trail.local.clone()) as Arc<dyn Trails>)
+            let trails = Arc::new(trail.local.clone()) as Arc<dyn Trails>;
+            (console_parts(&config, &services, &guard, oidc, &trail, disk), trails)
         });
         front.side_port(http, app, console, tls.clone(), &config, &mut tasks)?;
     }
@@ -160,6 +148,31 @@ pub async fn run(
     serving::join_writer(trail.writer, cut).await;
     tracing::info!("stopped");
     Ok(served?)
+}
+
+/// What the console is served with: the services in process, the guard, the keys that
+/// verify the trail's checkpoints, and the disk's measure. Every other holder of a writer
+/// handle is gone with the services and the side port, so that the writer can finish at
+/// shutdown.
+fn console_parts(
+    config: &Config,
+    services: &Services,
+    guard: &Guard,
+    oidc: Option<crate::console::Oidc>,
+    trail: &lifecycle::Parts,
+    disk: Disk,
+) -> crate::console::Parts {
+    crate::console::Parts {
+        audit: conn(services.audit.clone()),
+        approvals: Some(conn(services.approvals.clone())),
+        guard: guard.clone(),
+        auth: config.auth.enabled(),
+        session_minutes: config.console.session_minutes,
+        oidc,
+        log_key: trail.log_key.clone(),
+        witnesses: trail.witness_keys.clone(),
+        disk: Some(disk),
+    }
 }
 
 /// The sidecar's gRPC services, over one gate and one guard.
