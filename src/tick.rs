@@ -67,9 +67,13 @@ impl<P: Periodic> Ticker<P> {
     }
 
     /// Runs rounds until `stopping` turns true, then the last round [`Ticker::at_stop`] asks for.
+    /// A first round due at once runs whatever `stopping` says.
     pub async fn run(mut self, mut stopping: watch::Receiver<bool>) {
         let mut next = self.first;
         let mut began = Instant::now();
+        if next == Next::After(Duration::ZERO) {
+            next = self.task.round(false).await;
+        }
         loop {
             let stop = tokio::select! {
                 biased;
@@ -158,5 +162,14 @@ mod tests {
         let seen =
             rounds_until_stopped(Next::After(Duration::from_secs(60)), Last::Nothing, 2).await;
         assert_eq!(seen, [false], "a timer an hour away: the commits do not wake it");
+    }
+
+    #[tokio::test]
+    async fn a_first_round_due_at_once_runs_even_when_stopped_already() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let task = Rounds { seen: seen.clone(), next: Next::After(Duration::ZERO) };
+        let (_stop, stopping) = watch::channel(true);
+        Ticker::new(task, Next::After(Duration::ZERO)).run(stopping).await;
+        assert_eq!(*seen.lock().unwrap(), [false]);
     }
 }

@@ -33,9 +33,11 @@ pub struct Hook {
 pub enum CodexError {
     #[error("cannot run `{} app-server`: {error}", codex.display())]
     Run { codex: std::path::PathBuf, error: std::io::Error },
-    #[error("`codex app-server`'s stdio could not be piped")]
-    Piped,
-    #[error("cannot write to `codex app-server`: {0}")]
+    #[error("no stdin")]
+    NoStdin,
+    #[error("no stdout")]
+    NoStdout,
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("`codex app-server` did not answer {0}")]
     NoAnswer(String),
@@ -61,8 +63,8 @@ impl AppServer {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|error| CodexError::Run { codex: codex.to_owned(), error })?;
-        let stdin = child.stdin.take().ok_or(CodexError::Piped)?;
-        let stdout = child.stdout.take().ok_or(CodexError::Piped)?;
+        let stdin = child.stdin.take().ok_or(CodexError::NoStdin)?;
+        let stdout = child.stdout.take().ok_or(CodexError::NoStdout)?;
         let (send, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {

@@ -77,7 +77,7 @@ pub enum StdioError {
     Start { program: String, error: std::io::Error },
     #[error("the MCP server's stdio could not be piped")]
     Piped,
-    #[error("cannot wait for the MCP server: {0}")]
+    #[error(transparent)]
     Wait(std::io::Error),
 }
 
