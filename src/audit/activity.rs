@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::Trails;
 use super::trails::ReadResult;
 use crate::backoff::Backoff;
-use crate::query::Tally;
+use crate::query::{Tally, TrailHead};
 use crate::tick::{Next, Periodic, Ticker};
 use crate::trail::{Group, Kind, Outcome};
 
@@ -226,7 +226,7 @@ async fn step(activity: &Activity, trails: &dyn Trails) -> ReadResult<()> {
     activity.prune(minute(now));
     let since = now - chrono::Duration::minutes(KEPT_MINUTES);
     let since = since.to_rfc3339_opts(SecondsFormat::Micros, true);
-    for (node, head) in trails.heads().await? {
+    for TrailHead { node, seq: head } in trails.heads().await? {
         let start = async {
             let first = trails.first_seq_since(&node, &since).await;
             Ok(first?.map_or(head, |seq| seq - 1))

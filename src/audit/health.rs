@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use super::Trails;
 use super::trails::ReadResult;
 
+use crate::query::TrailHead;
 use crate::tick::{Next, Periodic, Ticker};
 use crate::trail::Report;
 
@@ -189,7 +190,7 @@ async fn check_fleet(
     store: &dyn Trails,
     heads: &mut BTreeMap<String, (i64, Instant)>,
 ) -> ReadResult<()> {
-    for (node, head) in store.heads().await? {
+    for TrailHead { node, seq: head } in store.heads().await? {
         let due = match heads.get(&node) {
             Some((seen, at)) => *seen != head && at.elapsed() >= NODE_EVERY,
             None => true,

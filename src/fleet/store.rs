@@ -8,7 +8,7 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Row};
 
-use crate::query::{Stats, Tally, tally_sql};
+use crate::query::{Stats, Tally, TrailHead, tally_sql};
 
 use crate::trail::Filter;
 use crate::trail::{COLUMNS, CellError, Cells, Event, Type, Value};
@@ -450,12 +450,14 @@ impl FleetStore {
     }
 
     /// Each node's last stored `seq`.
-    pub async fn heads(&self) -> Result<Vec<(String, i64)>, FleetError> {
+    pub async fn heads(&self) -> Result<Vec<TrailHead>, FleetError> {
         let rows =
             sqlx::query("SELECT node_id, size FROM fleet_trees WHERE size > 0 ORDER BY node_id")
                 .fetch_all(&self.pool)
                 .await?;
-        rows.iter().map(|row| Ok((row.try_get(0)?, row.try_get(1)?))).collect()
+        rows.iter()
+            .map(|row| Ok(TrailHead { node: row.try_get(0)?, seq: row.try_get(1)? }))
+            .collect()
     }
 
     /// The tally of `node`'s events after `after` up to `through` whose `ts` is `since` or

@@ -13,7 +13,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::fleet::ingest::check::{Batch, Refusal};
-use crate::fleet::ingest::writer::{IngestError, Shipper, Writer};
+use crate::fleet::ingest::writer::{IngestError, Position, Shipped, Shipper, Writer};
 use crate::fleet::token;
 use crate::listener::{Door, Entry};
 use crate::metrics::Metrics;
@@ -162,7 +162,7 @@ impl IngestService {
             Err(_) => return Err(Status::internal("the batch's check stopped")),
         };
         match self.writer.ship(shipper, &batch).await {
-            Ok((seq, stored, awaiting)) => {
+            Ok(Shipped { seq, stored, awaiting }) => {
                 self.stored.inc_by(stored);
                 let required = self.writer.witnesses();
                 let (witnesses, witnesses_required) = match awaiting {
@@ -221,7 +221,9 @@ impl FleetIngest for IngestService {
         let shipper = self.shipper(&request).await?;
         self.claims(&shipper, &request.get_ref().node_id).await?;
         match self.writer.position(&shipper.node).await {
-            Ok((seq, cosigned)) => Ok(Response::new(proto::PositionResponse { seq, cosigned })),
+            Ok(Position { seq, cosigned }) => {
+                Ok(Response::new(proto::PositionResponse { seq, cosigned }))
+            }
             Err(e) => Err(self.failed(&shipper, e).await),
         }
     }

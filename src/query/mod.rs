@@ -31,6 +31,14 @@ pub struct Head {
     pub ts: String,
 }
 
+/// Where one trail ends: its node (`""` for a sidecar's own trail) and the seq of its last
+/// event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrailHead {
+    pub node: String,
+    pub seq: i64,
+}
+
 /// A cosignature as it is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cosignature {

@@ -13,7 +13,7 @@ pub use sqlite::Local;
 use std::fmt::Debug;
 
 use crate::error::Error;
-use crate::query::{Head, Stats, Tally};
+use crate::query::{Head, Stats, Tally, TrailHead};
 use crate::trail::Filter;
 use crate::trail::Report;
 use crate::trail::{Event, Hash, Kind};
@@ -54,7 +54,7 @@ pub trait Trails: Debug + Send + Sync {
     fn is_fleet(&self) -> bool;
 
     /// Every trail and the seq of its last event: a sidecar's one trail is node `""`.
-    async fn heads(&self) -> ReadResult<Vec<(String, i64)>>;
+    async fn heads(&self) -> ReadResult<Vec<TrailHead>>;
 
     /// The events `ask` asks for.
     async fn query(&self, ask: Ask<'_>) -> ReadResult<Vec<Located>>;

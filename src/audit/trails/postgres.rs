@@ -5,7 +5,7 @@ use super::{Ask, Located, ReadResult, Trails, Tree};
 use crate::audit::verify_fleet;
 use crate::error::Error;
 use crate::fleet::store::{FleetError, FleetStore};
-use crate::query::{Head, Stats, Tally};
+use crate::query::{Head, Stats, Tally, TrailHead};
 use crate::trail::Event;
 use crate::trail::Filter;
 use crate::trail::Report;
@@ -23,7 +23,7 @@ impl Trails for FleetStore {
         true
     }
 
-    async fn heads(&self) -> ReadResult<Vec<(String, i64)>> {
+    async fn heads(&self) -> ReadResult<Vec<TrailHead>> {
         Ok(FleetStore::heads(self).await?)
     }
 

@@ -13,7 +13,7 @@ use crate::archive::pruned::{self, PrunedError};
 use crate::archive::tiles::WIDTH;
 use crate::audit::verify_trail;
 use crate::error::Error;
-use crate::query::{Head, Stats, Tally};
+use crate::query::{Head, Stats, Tally, TrailHead};
 use crate::store::{Known, Proving, Reader, StoreError};
 use crate::trail::Anchors;
 use crate::trail::Filter;
@@ -186,9 +186,9 @@ impl Trails for Local {
         false
     }
 
-    async fn heads(&self) -> ReadResult<Vec<(String, i64)>> {
-        let head = self.reader.head().await?.map_or(0, |h| h.seq);
-        Ok(vec![(String::new(), head)])
+    async fn heads(&self) -> ReadResult<Vec<TrailHead>> {
+        let seq = self.reader.head().await?.map_or(0, |h| h.seq);
+        Ok(vec![TrailHead { node: String::new(), seq }])
     }
 
     async fn query(&self, ask: Ask<'_>) -> ReadResult<Vec<Located>> {

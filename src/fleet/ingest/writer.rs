@@ -40,6 +40,27 @@ pub enum IngestError {
     Tree,
 }
 
+/// Where a node's trail stands in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// The last seq the store holds.
+    pub seq: i64,
+    /// The last seq every required witness has cosigned a checkpoint of.
+    pub cosigned: i64,
+}
+
+/// What a batch shipped did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shipped {
+    /// The last seq the store holds after it.
+    pub seq: i64,
+    /// How many of its events it stored.
+    pub stored: u64,
+    /// Whether the fleet awaits its witnesses' cosignatures of a later checkpoint before the
+    /// batch's events it left out.
+    pub awaiting: bool,
+}
+
 /// Who made a call: the node its token is of, the token's hash, and the peer's address.
 #[derive(Debug, Clone)]
 pub struct Shipper {
@@ -101,7 +122,7 @@ impl Writer {
     }
 
     /// The last seq the store holds for `node`, and where its cosignatures stand.
-    pub async fn position(&self, node: &str) -> Result<(i64, i64), IngestError> {
+    pub async fn position(&self, node: &str) -> Result<Position, IngestError> {
         let row = sqlx::query(
             "SELECT t.size, (SELECT coalesce(min(w.last), 0) FROM (
                  SELECT max(c.seq) AS last FROM fleet_cosignatures c WHERE c.node_id = $1
@@ -112,19 +133,13 @@ impl Writer {
         .fetch_optional(&self.pool)
         .await?;
         let row = row.ok_or(IngestError::Unregistered)?;
-        Ok((row.try_get(0)?, row.try_get(1)?))
+        Ok(Position { seq: row.try_get(0)?, cosigned: row.try_get(1)? })
     }
 
     /// Stores the events of `batch` that extend what the store holds of the shipper's node, or
-    /// refuses the batch whole. Returns the last seq the store holds after it, how many it
-    /// stored, and whether the fleet awaits its witnesses' cosignatures of a later checkpoint
-    /// before the batch's events it left out. The token must still be the node's,
+    /// refuses the batch whole ([`Shipped`] says how it went). The token must still be the node's,
     /// unrevoked: a token replaced or revoked stops at the next batch of a stream opened before.
-    pub async fn ship(
-        &self,
-        shipper: &Shipper,
-        batch: &Batch,
-    ) -> Result<(i64, u64, bool), IngestError> {
+    pub async fn ship(&self, shipper: &Shipper, batch: &Batch) -> Result<Shipped, IngestError> {
         let node = shipper.node.as_str();
         self.partitions().await;
         let turn = self.turn(node);
@@ -182,7 +197,10 @@ impl Writer {
         // Checkpoints' signatures are verified here: off the async workers' turn.
         let checked = tokio::task::block_in_place(|| batch.check(&held, &stored, &self.witnesses))
             .map_err(IngestError::Refused)?;
-        let Some(last) = checked.new.last() else { return Ok((size, 0, checked.awaiting)) };
+        let awaiting = checked.awaiting;
+        let Some(last) = checked.new.last() else {
+            return Ok(Shipped { seq: size, stored: 0, awaiting });
+        };
         let mut copy_in = tx.copy_in_raw(&self.copy).await?;
         copy_in.send(copy::rows(node, checked.new)).await?;
         let count = copy_in.finish().await?;
@@ -196,7 +214,7 @@ impl Writer {
             .await?;
         insert_cosignatures(&mut tx, node, &checked.cosignatures).await?;
         tx.commit().await?;
-        Ok((last.seq, count, checked.awaiting))
+        Ok(Shipped { seq: last.seq, stored: count, awaiting })
     }
 
     /// Stores witnesses' cosignatures of `node`'s stored checkpoints, each checked; refuses the
