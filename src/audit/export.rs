@@ -139,16 +139,25 @@ impl<W: Write> Export<W> {
         Ok(())
     }
 
-    /// Ends the export: the underlying writer and the hex SHA-256 of every byte written, and
-    /// the proofs file's SHA-256 when proofs were written.
-    pub fn finish(self) -> Result<(W, String, Option<String>), ExportError> {
-        let proofs = match self.proofs {
+    /// Ends the export.
+    pub fn finish(self) -> Result<Finished<W>, ExportError> {
+        let proofs_sha256 = match self.proofs {
             Some((proofs, _)) => Some(proofs.finish()?.1),
             None => None,
         };
         let hashing = self.csv.finish()?;
-        Ok((hashing.inner, hex::encode(hashing.hasher.finalize()), proofs))
+        let sha256 = hex::encode(hashing.hasher.finalize());
+        Ok(Finished { out: hashing.inner, sha256, proofs_sha256 })
     }
+}
+
+/// An export ended: the underlying writer, the hex SHA-256 of every byte written, and the
+/// proofs file's SHA-256 when proofs were written.
+#[derive(Debug)]
+pub struct Finished<W> {
+    pub out: W,
+    pub sha256: String,
+    pub proofs_sha256: Option<String>,
 }
 
 /// Passes bytes through and hashes them.

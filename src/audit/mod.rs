@@ -14,7 +14,7 @@ mod prove;
 mod trails;
 mod verify;
 
-pub use export::{Export, ExportError, Origin, SharedBuffer};
+pub use export::{Export, ExportError, Finished, Origin, SharedBuffer};
 pub use fleet::verify_fleet;
 pub use prove::prove;
 pub use trails::{Ask, At, Local, Located, Trails};

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::Exit;
 use super::args::{FilterArgs, Source, SourceArgs};
-use crate::audit::{Export, Origin};
+use crate::audit::{Export, Finished, Origin};
 use crate::fleet::store::FleetStore;
 use crate::proto;
 use crate::request::WireFilter;
@@ -150,7 +150,7 @@ async fn csv(
         let mut export = Export::new(out, filter.clone(), args.bom)?;
         while export.next_page(origin.clone()).await? {}
         let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
-        let (mut out, sha256, _) = export.finish()?;
+        let Finished { mut out, sha256, .. } = export.finish()?;
         out.flush()?;
         (Written { rows, first_seq, last_seq, sha256, proofs: None }, head)
     } else {
@@ -173,7 +173,7 @@ async fn csv(
                 }
                 progress.finish_and_clear();
                 let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
-                let (mut out, sha256, proofs_sha256) = export.finish()?;
+                let Finished { mut out, sha256, proofs_sha256 } = export.finish()?;
                 out.flush()?;
                 let proofs = checkpoint.zip(proofs_sha256);
                 (Written { rows, first_seq, last_seq, sha256, proofs }, head)

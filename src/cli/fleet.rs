@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::Exit;
 use crate::fleet::URL_ENV;
-use crate::fleet::store::{FleetStore, NodeStatus};
+use crate::fleet::store::{Alarms, FleetStore, NodeStatus};
 use crate::retention::fleet::{Round, Rules, Step, prune as prune_round};
 use crate::text::escaped;
 use crate::trail::note::NoteVerifier;
@@ -187,7 +187,7 @@ pub async fn fleet(args: FleetArgs) -> anyhow::Result<Exit> {
         }
         FleetCommand::Alarms(args) => {
             let store = FleetStore::connect(super::args::postgres_url(&args.postgres.url)).await?;
-            let (count, alarms) = store.alarms(args.limit).await?;
+            let Alarms { count, last: alarms } = store.alarms(args.limit).await?;
             let earlier = count - i64::try_from(alarms.len()).unwrap_or(i64::MAX);
             if earlier > 0 {
                 println!("({earlier} earlier alarms not shown: --limit)");

@@ -61,6 +61,14 @@ pub struct Partition {
     pub to: Option<String>,
 }
 
+/// The alarms a fleet store holds: how many, and the last of them.
+#[derive(Debug, Clone)]
+pub struct Alarms {
+    pub count: i64,
+    /// Oldest first.
+    pub last: Vec<Alarm>,
+}
+
 /// A refused call, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Alarm {
@@ -238,7 +246,7 @@ impl FleetStore {
 
     /// How many alarms are recorded, and the last `limit` of them, oldest first (a hostile
     /// node can make many: they are never all read at once).
-    pub async fn alarms(&self, limit: u32) -> Result<(i64, Vec<Alarm>), FleetError> {
+    pub async fn alarms(&self, limit: u32) -> Result<Alarms, FleetError> {
         let count = sqlx::query("SELECT count(*) FROM fleet_alarms").fetch_one(&self.pool).await?;
         let count: i64 = count.try_get(0)?;
         let rows = sqlx::query(
@@ -263,7 +271,7 @@ impl FleetStore {
                 })
             })
             .collect::<Result<_, FleetError>>()
-            .map(|alarms| (count, alarms))
+            .map(|last| Alarms { count, last })
     }
 
     /// At most `limit` events matching `filter`, of `node` or of every node, after the place

@@ -409,7 +409,7 @@ async fn stream_export(
         }
     }
     let (rows, first_seq, last_seq) = (export.rows, export.first_seq, export.last_seq);
-    let (_, csv_sha256, _) = export.finish().map_err(internal)?;
+    let csv_sha256 = export.finish().map_err(internal)?.sha256;
     let summary = proto::ExportSummary {
         rows,
         first_seq: first_seq.unwrap_or_default().unsigned_abs(),
