@@ -110,10 +110,10 @@ impl<S: Sink> Follower<S> {
     /// For a sink that holds retention ([`Sink::HOLDS`]), the holder retention asks: the last
     /// seq the destination took, each time it takes more (not where it says it stands when the
     /// follower resumes: only what it acknowledged taking).
-    pub fn holder(&self) -> Option<Box<dyn Holder>> {
+    pub fn holder(&self) -> Option<Holder> {
         let name = S::HOLDS?;
         let stands = self.stands.as_ref()?.subscribe();
-        Some(Box::new(Holding { name, stands }))
+        Some(Holder { name, stands })
     }
 
     /// Follows until `stopping` turns true or the sink's receiver is gone. A round in flight
@@ -338,27 +338,22 @@ async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|stop| *stop).await;
 }
 
-/// A destination that must take every event before it may leave the file under retention
-/// (registered by its follower: [`Follower::holder`]).
-pub trait Holder: Send + Sync {
-    /// Its name in what retention says it waits for.
-    fn name(&self) -> &'static str;
-    /// The last seq it has taken (0 before it has taken anything).
-    fn taken(&self) -> i64;
-}
-
-/// Where a follower's destination stands, as retention asks it.
-struct Holding {
+/// A destination that must take every event before it may leave the file under retention,
+/// as retention asks it (registered by its follower: [`Follower::holder`]).
+#[derive(Debug, Clone)]
+pub struct Holder {
     name: &'static str,
     stands: watch::Receiver<i64>,
 }
 
-impl Holder for Holding {
-    fn name(&self) -> &'static str {
+impl Holder {
+    /// Its name in what retention says it waits for.
+    pub fn name(&self) -> &'static str {
         self.name
     }
 
-    fn taken(&self) -> i64 {
+    /// The last seq it has taken (0 before it has taken anything).
+    pub fn taken(&self) -> i64 {
         *self.stands.borrow()
     }
 }

@@ -54,7 +54,7 @@ pub struct Retention {
     pub reader: Reader,
     pub writer: Writer,
     /// Each destination that must take an event before it may leave the file.
-    pub holders: Vec<Box<dyn Holder>>,
+    pub holders: Vec<Holder>,
     /// The verifier keys of the witnesses configured: each must have cosigned a checkpoint
     /// covering a range before it may leave the file.
     pub witnesses: Vec<String>,

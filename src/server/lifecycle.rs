@@ -49,7 +49,7 @@ pub struct Lifecycle {
 struct Pruning {
     config: RetentionConfig,
     archive: Archive,
-    holders: Vec<Box<dyn Holder>>,
+    holders: Vec<Holder>,
 }
 
 impl Lifecycle {
